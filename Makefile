@@ -1,0 +1,42 @@
+# Two commands on a fresh machine with only Python: `make demo`, `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DATA := $(CURDIR)/.data
+DAGSTER_HOME_DIR := $(DATA)/dagster
+WAREHOUSE ?= $(DATA)/warehouse.duckdb
+RUN_ENV := DAGSTER_HOME=$(DAGSTER_HOME_DIR) EXTRACTION_WAREHOUSE=$(WAREHOUSE)
+
+.PHONY: setup demo test ui bench lint clean dagster-home
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+dagster-home:
+	mkdir -p $(DAGSTER_HOME_DIR)
+	cp extraction_assets/instance/dagster.yaml $(DAGSTER_HOME_DIR)/dagster.yaml
+
+demo: setup dagster-home  ## run every asset on the bundled sample inbox, offline
+	$(RUN_ENV) $(BIN)/extraction-assets run
+
+test: setup  ## the whole test suite (what CI runs)
+	$(BIN)/python -m pytest
+
+ui: setup dagster-home  ## the Dagster UI on the same warehouse
+	$(RUN_ENV) $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+
+bench: setup  ## benchmarks: prints a table, writes .data/bench/results.json
+	$(BIN)/python -m evals.bench --out $(DATA)/bench/results.json
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+clean:
+	rm -rf $(DATA)
