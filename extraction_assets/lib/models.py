@@ -1,0 +1,187 @@
+"""Typed records passed between the pipeline's stages.
+
+These are the contract between readers, the scrubber, extractors, grounding,
+review and the warehouse; nothing here knows about Dagster or DuckDB.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import date
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from extraction_assets.lib.offsets import OffsetMap
+
+DocumentKind = Literal["text", "pulse", "email", "chat", "transcript"]
+MatchKind = Literal["exact", "normalized", "fuzzy"]
+Strength = Literal["strong", "medium", "weak"]
+ItemStatus = Literal["draft", "needs_review", "accepted", "rejected"]
+
+
+def stable_id(*parts: object, length: int = 24) -> str:
+    """A short deterministic hex id from the given parts (re-runs reproduce it)."""
+    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode("utf-8"))
+    return digest.hexdigest()[:length]
+
+
+class Turn(BaseModel):
+    """One speaker turn (or pulse answer slot) with its span in the document text."""
+
+    model_config = ConfigDict(frozen=True)
+
+    turn_id: str
+    start: int
+    end: int
+    speaker: str | None = None
+    timestamp: str | None = None
+    question: str | None = None
+
+
+class Document(BaseModel):
+    """A readable input document; `text` is the raw text every offset refers to."""
+
+    doc_id: str
+    tenant_id: str
+    source_uri: str
+    kind: DocumentKind
+    text: str
+    turns: list[Turn] = Field(default_factory=list)
+    doc_date: date | None = None
+    title: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @staticmethod
+    def make_id(tenant_id: str, kind: str, text: str) -> str:
+        """Content hash scoped by tenant: the same text in another tenant is another document."""
+        return stable_id(tenant_id, kind, text)
+
+
+class ReadFailure(BaseModel):
+    """A file (or one record of a file) that could not become a Document."""
+
+    tenant_id: str
+    source_uri: str
+    reason: str
+
+
+class CandidateItem(BaseModel):
+    """An item an extractor proposes, before its evidence is located."""
+
+    item_type: str
+    title: str
+    evidence_span: str
+    confidence: float
+    value: dict[str, Any] = Field(default_factory=dict)
+    span_hint: int | None = None  # offset in the extractor's text where it saw the span
+
+
+class Grounding(BaseModel):
+    """Where a quote was found in a text, and how faithfully."""
+
+    start: int
+    end: int
+    match_kind: MatchKind
+    strength: Strength
+    score: float
+
+
+class DeadLetter(BaseModel):
+    """Anything that failed, with the stage and reason; never silently dropped."""
+
+    stage: str
+    tenant_id: str
+    source_uri: str
+    reason: str
+    doc_id: str | None = None
+    schema_version: str | None = None
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def dead_letter_id(self) -> str:
+        detail = json.dumps(self.detail, sort_keys=True, default=str)
+        return stable_id(
+            self.stage, self.tenant_id, self.source_uri, self.doc_id, self.schema_version, self.reason, detail
+        )
+
+
+class ExtractionInput(BaseModel):
+    """What an extractor sees: scrubbed text, with turns re-based onto it."""
+
+    doc_id: str
+    tenant_id: str
+    kind: DocumentKind
+    text: str
+    turns: list[Turn] = Field(default_factory=list)
+    doc_date: date | None = None
+
+
+class EvidenceRecord(BaseModel):
+    """A located quote: `quote == raw_documents.text[char_start:char_end]` always holds."""
+
+    evidence_id: str
+    item_id: str
+    doc_id: str
+    tenant_id: str
+    schema_version: str
+    char_start: int
+    char_end: int
+    quote: str
+    turn_id: str | None
+    match_kind: MatchKind
+    strength: Strength
+    evidence_type: str = "user_quote"
+    match_score: float = 100.0
+
+
+class ItemRecord(BaseModel):
+    """One stored item; its evidence rows travel with it so both are written in one transaction."""
+
+    item_id: str
+    doc_id: str
+    tenant_id: str
+    schema_version: str
+    item_type: str
+    value: dict[str, Any]
+    title: str
+    confidence: float
+    status: ItemStatus
+    extracted_by: str
+    extractor_version: str
+    model: str | None
+    review_reasons: list[str] = Field(default_factory=list)
+    reasoning_summary: str | None = None
+    evidence: list[EvidenceRecord] = Field(default_factory=list)
+
+
+class ExtractionOutcome(BaseModel):
+    """Everything one document's extraction produced; written to the warehouse as one unit."""
+
+    doc_id: str
+    tenant_id: str
+    schema_version: str
+    status: Literal["processed", "failed"]
+    extractor_version: str
+    scrubber_version: str
+    model: str | None = None
+    outcome: str = "heuristic"
+    error: str | None = None
+    items: list[ItemRecord] = Field(default_factory=list)
+    dead_letters: list[DeadLetter] = Field(default_factory=list)
+    proposed: int = 0
+    dropped: int = 0
+    capped: int = 0
+    stats: dict[str, float] = Field(default_factory=dict)
+
+
+class ScrubbedDocument(BaseModel):
+    """The text an extractor may see, and the map back to the raw text that evidence cites."""
+
+    doc_id: str
+    tenant_id: str
+    text: str
+    offset_map: OffsetMap
+    pii_counts: dict[str, int]
+    scrubber_version: str

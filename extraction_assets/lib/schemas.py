@@ -1,0 +1,173 @@
+"""Schema versions are prompt files: YAML front matter (what to extract) plus the model's instructions.
+
+`prompts/<schema>/<version>.md` is the partition `<schema>@<version>`. A released file is never
+edited; a change is a new version, so old and new results can sit side by side.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from extraction_assets.lib.models import DocumentKind
+
+Orchestration = Literal["model_first", "heuristic_first", "classify_then_extract", "heuristic_only"]
+Shape = Literal["items", "fields", "records"]
+FieldType = Literal["string", "number", "integer", "boolean", "date", "enum", "list", "object"]
+ReviewPolicy = Literal["auto", "always", "never"]
+
+_FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n?(.*)\Z", re.DOTALL)
+_KEY_SAFE = re.compile(r"^[a-z0-9_\-]+$")
+ALL_KINDS: tuple[DocumentKind, ...] = ("text", "pulse", "email", "chat", "transcript")
+
+
+class SchemaError(ValueError):
+    """A prompt file that cannot define a schema version; the message names the file and the problem."""
+
+
+class ConfidenceBand(BaseModel):
+    """Inclusive bounds an extractor's confidences must sit in (seed 000: keyword 0.60-0.80, model 0.85-0.90)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    low: float = Field(ge=0.0, lt=1.0)
+    high: float = Field(gt=0.0, lt=1.0)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ConfidenceBand:
+        if self.low > self.high:
+            raise ValueError(f"band low {self.low} is above high {self.high}")
+        return self
+
+    def clamp(self, value: float) -> float:
+        return round(min(max(value, self.low), self.high), 4)
+
+    def contains(self, value: float) -> bool:
+        return self.low <= value <= self.high
+
+
+class AttributeSpec(BaseModel):
+    """One attribute of an item type (e.g. a commitment's due_date)."""
+
+    type: FieldType = "string"
+    description: str = ""
+    enum_options: list[str] | None = None
+
+
+class FieldSpec(BaseModel):
+    """An item type (shape `items`) or an output field (shape `fields`), with its review rules."""
+
+    name: str
+    type: FieldType = "object"
+    description: str = ""
+    required: bool = False
+    enum_options: list[str] | None = None
+    confidence_threshold: float = Field(default=0.75, ge=0.0, le=1.0)
+    review_policy: ReviewPolicy = "auto"
+    extraction_hint: str = ""
+    attributes: dict[str, AttributeSpec] = Field(default_factory=dict)
+
+
+class SchemaVersion(BaseModel):
+    """A parsed prompt file; `key` is its partition key."""
+
+    schema_name: str = Field(alias="schema")
+    version: str
+    description: str = ""
+    shape: Shape = "items"
+    orchestration: Orchestration = "heuristic_only"
+    heuristic: str
+    document_kinds: list[DocumentKind] = Field(default_factory=lambda: list(ALL_KINDS))
+    max_items: int = Field(default=10, ge=1, le=1000)
+    heuristic_band: ConfidenceBand = ConfidenceBand(low=0.60, high=0.80)
+    model_band: ConfidenceBand = ConfidenceBand(low=0.85, high=0.90)
+    fields: list[FieldSpec]
+    options: dict[str, Any] = Field(default_factory=dict)
+    instructions: str = ""
+    source_path: str = ""
+    content_sha256: str = ""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    @field_validator("schema_name", "version")
+    @classmethod
+    def _safe_key_part(cls, value: str) -> str:
+        if not _KEY_SAFE.match(value):
+            raise ValueError(f"{value!r} may hold only a-z, 0-9, '_' and '-' (it becomes a partition key)")
+        return value
+
+    @model_validator(mode="after")
+    def _unique_fields(self) -> SchemaVersion:
+        names = [f.name for f in self.fields]
+        if len(names) != len(set(names)):
+            raise ValueError(f"duplicate field names in {names}")
+        if not names:
+            raise ValueError("a schema needs at least one field")
+        return self
+
+    @property
+    def key(self) -> str:
+        return f"{self.schema_name}@{self.version}"
+
+    def field(self, name: str) -> FieldSpec | None:
+        return next((f for f in self.fields if f.name == name), None)
+
+    def applies_to(self, kind: str) -> bool:
+        return kind in self.document_kinds
+
+
+def parse_schema_text(text: str, source: str = "<string>") -> SchemaVersion:
+    """Parse one prompt file's content; raises SchemaError with the file name on any problem."""
+    match = _FRONT_MATTER.match(text.replace("\r\n", "\n"))
+    if not match:
+        raise SchemaError(f"{source}: no YAML front matter (a '---' block at the top)")
+    try:
+        meta = yaml.safe_load(match.group(1)) or {}
+    except yaml.YAMLError as exc:
+        raise SchemaError(f"{source}: front matter is not valid YAML: {exc}") from exc
+    if not isinstance(meta, dict):
+        raise SchemaError(f"{source}: front matter must be a mapping")
+    meta["instructions"] = match.group(2).strip()
+    meta["source_path"] = source
+    meta["content_sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    try:
+        return SchemaVersion.model_validate(meta)
+    except ValidationError as exc:
+        raise SchemaError(f"{source}: {exc}") from exc
+
+
+def load_schema_file(path: Path) -> SchemaVersion:
+    schema = parse_schema_text(path.read_text(encoding="utf-8"), source=path.as_posix())
+    expected = f"{path.parent.name}@{path.stem}"
+    if schema.key != expected:
+        raise SchemaError(f"{path.as_posix()}: declares {schema.key} but its path says {expected}")
+    return schema
+
+
+def discover_schemas(prompts_dir: Path) -> tuple[dict[str, SchemaVersion], dict[str, str]]:
+    """All schema versions under prompts_dir, keyed by partition key, plus the files that failed and why."""
+    found: dict[str, SchemaVersion] = {}
+    errors: dict[str, str] = {}
+    for path in sorted(prompts_dir.glob("*/*.md")):
+        if path.name.startswith((".", "_")) or path.name.lower() == "readme.md":
+            continue
+        try:
+            schema = load_schema_file(path)
+        except (SchemaError, OSError) as exc:
+            errors[path.as_posix()] = str(exc)
+            continue
+        found[schema.key] = schema
+    return found, errors
+
+
+def load_schema(prompts_dir: Path, key: str) -> SchemaVersion:
+    """The schema version for a partition key such as `pulse@v1`."""
+    name, sep, version = key.partition("@")
+    if not sep:
+        raise SchemaError(f"{key!r} is not a partition key of the form schema@version")
+    return load_schema_file(prompts_dir / name / f"{version}.md")

@@ -1,0 +1,50 @@
+"""Where things are and which model to use, read from the environment (see README's Configuration)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import BaseModel
+
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+PROJECT_DIR = PACKAGE_DIR.parent
+SAMPLE_INBOX = PACKAGE_DIR / "sample_inbox"
+DEFAULT_PROMPTS = PROJECT_DIR / "prompts"
+DEFAULT_WAREHOUSE = Path(".data") / "warehouse.duckdb"
+
+
+class Settings(BaseModel):
+    """The pipeline's configuration; every field has an offline default."""
+
+    warehouse: Path = DEFAULT_WAREHOUSE
+    inbox: Path = SAMPLE_INBOX
+    prompts_dir: Path = DEFAULT_PROMPTS
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: str | None = None
+    llm_gguf: str | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if env is None else env
+
+        def pick(name: str) -> str | None:
+            value = env.get(name, "").strip()
+            return value or None
+
+        values: dict[str, object] = {
+            "warehouse": pick("EXTRACTION_WAREHOUSE"),
+            "inbox": pick("EXTRACTION_INBOX"),
+            "prompts_dir": pick("EXTRACTION_PROMPTS"),
+            "llm_base_url": pick("EXTRACTION_LLM_BASE_URL"),
+            "llm_model": pick("EXTRACTION_LLM_MODEL"),
+            "llm_api_key": pick("OPENAI_API_KEY"),
+            "llm_gguf": pick("EXTRACTION_LLM_GGUF"),
+        }
+        return cls(**{k: v for k, v in values.items() if v is not None})
+
+    @property
+    def model_configured(self) -> bool:
+        return bool((self.llm_base_url and self.llm_model) or self.llm_gguf)
