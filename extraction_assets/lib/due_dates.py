@@ -1,0 +1,257 @@
+"""Due-date parsing for Vietnamese and English commitment phrases.
+
+Everything is relative to an explicit ``reference`` date (the document date), never the clock,
+so extraction stays deterministic. Relative phrases are resolved with stdlib date arithmetic;
+absolute dates are first located with narrow regexes and only those substrings are handed to
+dateparser, so amounts such as "15.000.000 VND" or "1/2 lô hàng" are never read as dates.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import Any
+
+import dateparser
+
+__all__ = ["parse_due_date"]
+
+Resolver = Callable[[re.Match[str], date | None], date | None]
+
+_VI_WEEKDAYS = {
+    "hai": 0, "ba": 1, "tư": 2, "năm": 3, "sáu": 4, "bảy": 5, "2": 0, "3": 1, "4": 2, "5": 3, "6": 4, "7": 5,
+}  # fmt: skip
+_EN_WEEKDAYS = {
+    "monday": 0, "mon": 0, "tuesday": 1, "tue": 1, "tues": 1, "wednesday": 2, "wed": 2,
+    "thursday": 3, "thu": 3, "thur": 3, "thurs": 3, "friday": 4, "fri": 4,
+    "saturday": 5, "sat": 5, "sunday": 6, "sun": 6,
+}  # fmt: skip
+_FRIDAY = 4
+_SUNDAY = 6
+
+_EN_WD_FULL = r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_EN_WD_ABBR = r"(?P<wd>mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?"
+_MONTHS = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"  # noqa: E501
+_ORD = r"(?:st|nd|rd|th)?"
+
+# Words that mark a date as a deadline ("trước thứ sáu", "by Friday"); such mentions win over others.
+_CUE_RE = re.compile(
+    r"(?:trước|hạn(?:\s+chót)?|chậm\s+nhất|muộn\s+nhất|đến|tới|hết|by|before|due(?:\s+on|\s+by)?|deadline:?"
+    r"|until|till|no\s+later\s+than)\s*(?:ngày\s*)?$"
+)
+
+
+@dataclass(frozen=True)
+class _Mention:
+    start: int
+    end: int
+    when: date | None
+    cue: bool
+
+
+def parse_due_date(text: str, reference: date | None) -> date | None:
+    """The due date named in ``text``, or None.
+
+    Relative phrases need ``reference``; absolute dates without a year need it too (to pick the year),
+    while fully specified dates ("15/12/2026", "2026-12-15") parse without it. When several dates
+    appear, one introduced by a deadline word (trước, hạn, by, before, due ...) wins, else the first.
+    """
+    if not text or not text.strip():
+        return None
+    norm = unicodedata.normalize("NFC", text).lower().replace("’", "'")
+    found: list[_Mention] = []
+    for pattern, resolver in _RULES:
+        for m in pattern.finditer(norm):
+            date_start = m.start("d") if "d" in pattern.groupindex and m.group("d") else m.start()
+            prefix = norm[max(0, m.start() - 30) : date_start]
+            found.append(_Mention(m.start(), m.end(), resolver(m, reference), bool(_CUE_RE.search(prefix))))
+    chosen = _leftmost_longest(found)
+    dated = [mention for mention in chosen if mention.when is not None]
+    if not dated:
+        return None
+    cued = [mention for mention in dated if mention.cue]
+    return (cued or dated)[0].when
+
+
+def _leftmost_longest(mentions: list[_Mention]) -> list[_Mention]:
+    """Drop mentions overlapped by an earlier or longer one ("thứ hai tuần sau" beats "tuần sau")."""
+    kept: list[_Mention] = []
+    last_end = -1
+    for mention in sorted(mentions, key=lambda x: (x.start, -x.end)):
+        if mention.start >= last_end:
+            kept.append(mention)
+            last_end = mention.end
+    return kept
+
+
+# ---------------------------------------------------------------- date arithmetic
+
+
+def _strictly_after(ref: date, weekday: int) -> date:
+    """Next occurrence of ``weekday`` after ``ref`` ("by Friday" said on a Friday means next week)."""
+    return ref + timedelta(days=(weekday - ref.weekday()) % 7 or 7)
+
+
+def _on_or_after(ref: date, weekday: int) -> date:
+    return ref + timedelta(days=(weekday - ref.weekday()) % 7)
+
+
+def _next_week(ref: date, weekday: int) -> date:
+    """``weekday`` of the calendar week (Mon-Sun) after the one containing ``ref``."""
+    return ref + timedelta(days=7 - ref.weekday() + weekday)
+
+
+def _this_week(ref: date, weekday: int) -> date:
+    return ref + timedelta(days=weekday - ref.weekday())
+
+
+def _month_end(year: int, month: int) -> date:
+    return date(year, month, calendar.monthrange(year, month)[1])
+
+
+def _shift_month(ref: date, months: int) -> tuple[int, int]:
+    index = ref.year * 12 + ref.month - 1 + months
+    return index // 12, index % 12 + 1
+
+
+# ---------------------------------------------------------------- resolvers
+
+
+def _relative(fn: Callable[[re.Match[str], date], date | None]) -> Resolver:
+    """Wrap a resolver that needs a reference: without one a relative phrase has no date."""
+
+    def resolve(m: re.Match[str], ref: date | None) -> date | None:
+        return None if ref is None else fn(m, ref)
+
+    return resolve
+
+
+def _offset(days: int) -> Resolver:
+    return _relative(lambda _m, ref: ref + timedelta(days=days))
+
+
+def _vi_weekday(m: re.Match[str], ref: date) -> date | None:
+    """Resolve a Vietnamese weekday: "thứ hai tuần sau" -> Monday of next week, "... tuần này" -> this week.
+
+    A bare weekday means the next one after ``ref``, but bare "thứ hai" only counts after a cue word
+    ("trước thứ sáu"), since "lần thứ hai" means "the second time".
+    """
+    weekday = _SUNDAY if m.group("sun") else _VI_WEEKDAYS[m.group("wd")]
+    which = m.group("which")
+    if which in ("sau", "tới"):
+        return _next_week(ref, weekday)
+    if which in ("này", "nay"):
+        return _this_week(ref, weekday)
+    if m.group("pre") or (m.group("sun") and m.group("sun") != "cn"):
+        return _strictly_after(ref, weekday)
+    return None
+
+
+def _en_weekday(m: re.Match[str], ref: date) -> date:
+    weekday = _EN_WEEKDAYS[m.group("wd")]
+    modifier = m.groupdict().get("mod")
+    if modifier == "next":
+        return _next_week(ref, weekday)
+    if modifier == "this":
+        return _on_or_after(ref, weekday)
+    return _strictly_after(ref, weekday)
+
+
+def _month_end_of(months_ahead: int) -> Resolver:
+    def resolve(_m: re.Match[str], ref: date) -> date:
+        return _month_end(*_shift_month(ref, months_ahead))
+
+    return _relative(resolve)
+
+
+def _month_start_of(months_ahead: int) -> Resolver:
+    def resolve(_m: re.Match[str], ref: date) -> date:
+        year, month = _shift_month(ref, months_ahead)
+        return date(year, month, 1)
+
+    return _relative(resolve)
+
+
+def _end_of_named_month(m: re.Match[str], ref: date) -> date | None:
+    month = int(m.group("month"))
+    if not 1 <= month <= 12:
+        return None
+    year = ref.year if month >= ref.month else ref.year + 1
+    return _month_end(year, month)
+
+
+def _absolute(m: re.Match[str], ref: date | None) -> date | None:
+    """Hand a located date substring to dateparser (day-first, future-preferring, relative to ``ref``)."""
+    raw = m.group("d")
+    if ref is None and not m.groupdict().get("year"):
+        return None  # a date without a year needs the document date to choose the year
+    day, month = m.groupdict().get("day"), m.groupdict().get("month")
+    if day is not None and not 1 <= int(day) <= 31:
+        return None
+    if month is not None and month.isdigit() and not 1 <= int(month) <= 12:
+        return None
+    settings: dict[str, Any] = {
+        "PREFER_DATES_FROM": "future",
+        "DATE_ORDER": "DMY",
+        "REQUIRE_PARTS": ["day", "month"],
+        "PARSERS": ["absolute-time"],
+    }
+    if ref is not None:
+        settings["RELATIVE_BASE"] = datetime(ref.year, ref.month, ref.day)
+    parsed = dateparser.parse(raw, languages=["en", "vi"], settings=settings)
+    return parsed.date() if parsed is not None else None
+
+
+def _rule(pattern: str) -> re.Pattern[str]:
+    """Compile with word boundaries on both sides (Unicode-aware)."""
+    return re.compile(r"(?<!\w)(?:" + pattern + r")(?!\w)")
+
+
+_NUM_GUARD = r"(?<![\d.,/])"
+_RULES: list[tuple[re.Pattern[str], Resolver]] = [
+    # Vietnamese weekdays: "thứ X tuần sau|tới" is one mention, so it wins over plain "tuần sau".
+    (_rule(r"(?:(?P<pre>trước|vào|đến|tới|hạn|hết|trong|sáng|trưa|chiều|tối)\s+)?(?P<d>thứ\s*(?P<wd>hai|ba|tư|năm|sáu|bảy|[2-7])"
+           r"|(?P<sun>chủ\s*nhật|cn))(?:\s+(?:của\s+)?tuần\s+(?P<which>sau|tới|này|nay))?"), _relative(_vi_weekday)),
+    (_rule(r"(?:trong|cuối)\s+tuần\s+(?:sau|tới)"), _relative(lambda _m, ref: _next_week(ref, _FRIDAY))),
+    (_rule(r"(?:đầu\s+)?tuần\s+(?:sau|tới)"), _relative(lambda _m, ref: _next_week(ref, 0))),
+    (_rule(r"(?:trong|cuối)\s+tuần(?:\s+này|\s+nay)?|tuần\s+này"),
+     _relative(lambda _m, ref: _on_or_after(ref, _FRIDAY))),
+    (_rule(r"(?:ngày|sáng|trưa|chiều|tối)\s+mai"), _offset(1)),
+    (_rule(r"ngày\s+(?:kia|mốt)"), _offset(2)),
+    (_rule(r"hôm\s+nay|(?:sáng|trưa|chiều|tối)\s+nay|trong\s+ngày(?!\s+\d)"), _offset(0)),
+    (_rule(r"cuối\s+tháng(?:\s+này|\s+nay)?"), _month_end_of(0)),
+    (_rule(r"cuối\s+tháng\s+(?:sau|tới)"), _month_end_of(1)),
+    (_rule(r"(?:đầu\s+)?tháng\s+(?:sau|tới)"), _month_start_of(1)),
+    (_rule(r"cuối\s+tháng\s+(?P<month>\d{1,2})"), _relative(_end_of_named_month)),
+    # English relative phrases.
+    (_rule(r"day\s+after\s+tomorrow"), _offset(2)),
+    (_rule(r"tomorrow|tmrw?"), _offset(1)),
+    (_rule(r"today|tonight|eod|cob|end\s+of\s+(?:the\s+)?day|close\s+of\s+business"), _offset(0)),
+    (_rule(r"end\s+of\s+(?:the\s+|this\s+)?week|eow|(?:later\s+)?this\s+week|within\s+the\s+week"),
+     _relative(lambda _m, ref: _on_or_after(ref, _FRIDAY))),
+    (_rule(r"end\s+of\s+next\s+week"), _relative(lambda _m, ref: _next_week(ref, _FRIDAY))),
+    (_rule(r"(?:early\s+)?next\s+week"), _relative(lambda _m, ref: _next_week(ref, 0))),
+    (_rule(r"end\s+of\s+(?:the\s+|this\s+)?month|eom"), _month_end_of(0)),
+    (_rule(r"end\s+of\s+next\s+month"), _month_end_of(1)),
+    (_rule(r"next\s+month"), _month_start_of(1)),
+    (_rule(rf"(?:(?P<mod>next|this|coming)\s+)?{_EN_WD_FULL}"), _relative(_en_weekday)),
+    (_rule(rf"(?:(?P<mod>next|this|coming)|by|on|before|until|till|due)\s+(?P<d>{_EN_WD_ABBR})"),
+     _relative(_en_weekday)),
+    # Absolute dates: located here, parsed by dateparser.
+    (re.compile(rf"{_NUM_GUARD}(?P<d>(?P<day>\d{{1,2}})\s*(?P<sep>[/.-])\s*(?P<month>\d{{1,2}})\s*(?P=sep)\s*"
+                rf"(?P<year>\d{{4}}|\d{{2}}))(?![\d.,/]?\d)"), _absolute),
+    # Day/month without a year only after a date word, so "1/2 lô hàng" stays a fraction.
+    (re.compile(rf"(?<!\w)(?:ngày|trước|hạn|by|before|on|due|until|till|đến|tới|deadline:?)\s+(?:ngày\s+)?"
+                rf"{_NUM_GUARD}(?P<d>(?P<day>\d{{1,2}})/(?P<month>\d{{1,2}}))(?![\d/])"), _absolute),
+    (re.compile(r"(?<!\w)(?P<d>(?:ngày\s+)?(?P<day>\d{1,2})\s+tháng\s+(?P<month>\d{1,2})"
+                r"(?:\s*(?:năm|,)\s*(?P<year>\d{4}))?)(?!\w)"), _absolute),
+    (re.compile(rf"{_NUM_GUARD}(?P<d>(?P<year>\d{{4}})-(?P<month>\d{{1,2}})-(?P<day>\d{{1,2}}))(?![\d.,/]?\d)"),
+     _absolute),
+    (re.compile(rf"(?<!\w)(?P<d>{_MONTHS}\s+(?P<day>\d{{1,2}}){_ORD}(?:,?\s+(?P<year>\d{{4}}))?)(?![\w:])"), _absolute),
+    (re.compile(rf"(?<!\w)(?P<d>(?P<day>\d{{1,2}}){_ORD}\s+(?:of\s+)?{_MONTHS}(?:,?\s+(?P<year>\d{{4}}))?)(?!\w)"),
+     _absolute),
+]  # fmt: skip

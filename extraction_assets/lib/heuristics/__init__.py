@@ -1,0 +1,41 @@
+"""Registry of deterministic heuristic extractor packs, named by a schema's `heuristic:` key.
+
+Adding a pack means adding one module and one entry here; nothing else has to know which packs
+exist. Each pack carries a version: changing a pack's behaviour means bumping it, which makes
+the documents it extracted pending again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from extraction_assets.lib.heuristics.pulse import extract_pulse
+from extraction_assets.lib.models import CandidateItem, ExtractionInput
+from extraction_assets.lib.schemas import SchemaVersion
+
+__all__ = ["HEURISTIC_PACKS", "HeuristicPack", "get_pack", "pack_version"]
+
+
+@dataclass(frozen=True)
+class HeuristicPack:
+    version: str
+    extract: Callable[[ExtractionInput, SchemaVersion], list[CandidateItem]]
+
+
+HEURISTIC_PACKS: dict[str, HeuristicPack] = {
+    "pulse": HeuristicPack(version="heuristic-pulse-v1", extract=lambda doc, _schema: extract_pulse(doc)),
+}
+
+
+def get_pack(name: str) -> HeuristicPack:
+    """The pack called ``name``; a KeyError names the known packs so a typo is easy to spot."""
+    try:
+        return HEURISTIC_PACKS[name]
+    except KeyError:
+        known = ", ".join(sorted(HEURISTIC_PACKS)) or "none"
+        raise KeyError(f"no heuristic pack named {name!r}; known packs: {known}") from None
+
+
+def pack_version(name: str) -> str:
+    return get_pack(name).version

@@ -1,0 +1,397 @@
+"""Deterministic keyword extractor for the ``pulse`` schema (commitments, risks, decision requests).
+
+This is the fallback floor used when no model is available: it only proposes an item when a clause
+contains an explicit keyword, quotes that clause verbatim, and keeps confidence inside the keyword
+band [0.60, 0.80] so reviewers can tell it apart from model output. Same input, same output.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+
+from extraction_assets.lib.due_dates import parse_due_date
+from extraction_assets.lib.heuristics.segments import (
+    Segment,
+    make_title,
+    normalize_for_match,
+    segment_text,
+    segment_turns,
+)
+from extraction_assets.lib.models import CandidateItem, ExtractionInput, Turn
+
+__all__ = [
+    "CONFIDENCE_MAX",
+    "CONFIDENCE_MIN",
+    "MAX_ITEMS",
+    "extract_pulse",
+    "score_confidence",
+]
+
+ITEM_TYPES: tuple[str, ...] = ("commitment", "risk", "decision")
+MAX_ITEMS = 10
+CONFIDENCE_MIN = 0.60
+CONFIDENCE_MAX = 0.80
+TITLE_LIMIT = 120
+
+# Matches this pattern's text instead of a literal phrase; reported as the matched words ("by friday").
+DEADLINE_KEYWORD = "by <deadline>"
+_DEADLINE_RE = (
+    r"by\s+(?:(?:next\s+|this\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|wed|thu|fri)"
+    r"|tomorrow|tonight|today|eod|eow|eom|noon|end\s+of\s+(?:the\s+|this\s+|next\s+)?(?:day|week|month)"
+    r"|next\s+(?:week|month)|\d{1,2}/\d{1,2}(?:/\d{2,4})?|\d{4}-\d{1,2}-\d{1,2}"
+    r"|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2})"
+)
+
+# Keyword dictionaries. "a ... b" means "a", then up to 60 characters, then "b" (all within one clause).
+_COMMITMENT_PATTERNS: dict[str, tuple[str, ...]] = {
+    "vi": (
+        "sẽ", "đảm bảo", "nhận việc", "nhận làm", "hứa", "cam kết", "hoàn thành trước", "xong trước",
+        "gửi ... trước", "nộp ... trước", "giao ... trước", "hạn chót", "chịu trách nhiệm",
+    ),
+    "en": (
+        "i will", "i'll", "we will", "we'll", "will send", "will deliver", "will finish", "will complete",
+        "i am going to", "i'm going to", "we are going to", "we're going to", "plan to", "promise", "promised",
+        "commit to", "committed to", "i commit", DEADLINE_KEYWORD, "deadline", "due by", "due on",
+    ),
+    "zh": ("我会", "我们会", "保证", "承诺", "负责"),
+}  # fmt: skip
+_RISK_PATTERNS: dict[str, tuple[str, ...]] = {
+    "vi": (
+        "hủy", "hủy đơn", "khách hủy", "hết tiền", "không có tiền", "vốn hết", "hết vốn", "cách ly", "bị cách ly",
+        "bị thương", "nhập viện", "bị phạt", "phạt tiền", "tiền phạt", "chờ hàng", "chờ vật tư", "chờ linh kiện",
+        "chờ giao", "chờ về", "quá tải", "không đủ nhân sự", "thiếu người", "thiếu nhân sự", "chậm", "trễ",
+        "trễ hạn", "lo ngại", "rủi ro", "khiếu nại", "phàn nàn", "thiếu hàng", "hết hàng", "sự cố",
+    ),
+    "en": (
+        "delay", "delays", "delayed", "late", "overdue", "at risk", "risk", "risks", "shortage", "out of stock",
+        "cancel", "cancels", "cancelled", "canceled", "cancellation", "penalty", "penalties", "out of cash",
+        "cash crunch", "blocked", "blocker", "short-staffed", "short staffed", "understaffed", "overloaded",
+        "complaint", "complaints", "complained", "behind schedule", "missed the deadline", "waiting for parts",
+        "waiting for supplies", "waiting on the supplier", "injured", "hospitalized", "quarantine", "quarantined",
+    ),
+    "zh": ("延迟", "推迟", "取消", "罚款", "缺货", "风险", "投诉", "资金紧张"),
+}  # fmt: skip
+_DECISION_PATTERNS: dict[str, tuple[str, ...]] = {
+    "vi": (
+        "cần anh quyết định", "cần chị quyết định", "cần anh/chị quyết định", "cần anh chị quyết định",
+        "cần sếp quyết định", "cần quyết định", "xin ý kiến", "cho ý kiến", "duyệt", "phê duyệt", "chờ duyệt",
+        "xin phép", "không có quyền", "không được phép", "không thẩm quyền", "không có thẩm quyền",
+        "vượt thẩm quyền", "có nên",
+    ),
+    "en": (
+        "need your approval", "need approval", "needs approval", "need a decision", "needs a decision",
+        "need your decision", "need your input", "please decide", "please approve", "should we", "approve",
+        "approval", "sign off", "sign-off", "your call", "need permission", "not authorized", "not allowed",
+        "beyond my authority",
+    ),
+    "zh": ("请批准", "审批", "批准", "请决定", "需要您决定"),
+}  # fmt: skip
+KEYWORDS: dict[str, dict[str, tuple[str, ...]]] = {
+    "commitment": _COMMITMENT_PATTERNS,
+    "risk": _RISK_PATTERNS,
+    "decision": _DECISION_PATTERNS,
+}
+
+# Keywords that on their own are an explicit signal (a promise, a lost order, an explicit ask).
+_STRONG_KEYWORDS: dict[str, frozenset[str]] = {
+    "commitment": frozenset({
+        "cam kết", "hứa", "đảm bảo", "nhận việc", "hoàn thành trước", "gửi ... trước", "nộp ... trước",
+        "giao ... trước", "promise", "promised", "commit to", "committed to", "i commit", "承诺", "保证",
+    }),
+    "risk": frozenset({
+        "hủy đơn", "khách hủy", "hết tiền", "không có tiền", "vốn hết", "hết vốn", "nhập viện", "bị thương",
+        "bị phạt", "phạt tiền", "tiền phạt", "quá tải", "không đủ nhân sự", "out of cash", "cancellation",
+        "cancelled", "canceled", "penalty", "penalties", "blocked", "overdue", "at risk", "short-staffed",
+        "shortage", "out of stock", "hospitalized", "injured", "missed the deadline", "罚款", "取消",
+    }),
+    "decision": frozenset({
+        "cần anh quyết định", "cần chị quyết định", "cần anh/chị quyết định", "cần anh chị quyết định",
+        "cần sếp quyết định", "xin ý kiến", "phê duyệt", "vượt thẩm quyền", "không thẩm quyền",
+        "không có thẩm quyền", "không có quyền", "need your approval", "need a decision", "needs a decision",
+        "need your decision", "please decide", "please approve", "beyond my authority", "请批准", "请决定",
+        "需要您决定",
+    }),
+}  # fmt: skip
+# Future-tense markers: together with a due date they make "will ... by <date>" a strong commitment.
+_FUTURE_MARKERS = frozenset({
+    "sẽ", "i will", "i'll", "we will", "we'll", "will send", "will deliver", "will finish", "will complete",
+    "i am going to", "i'm going to", "we are going to", "we're going to", "我会", "我们会",
+})  # fmt: skip
+
+# Risk classification: the keyword decides first (priority cash > customer > delivery > operations),
+# context words in the clause decide for generic keywords such as "trễ" or "delay".
+_RISK_TYPE_PRIORITY = ("cash", "customer", "delivery", "operations")
+_RISK_TYPE_BY_KEYWORD: dict[str, tuple[str, ...]] = {
+    "cash": (
+        "hết tiền", "không có tiền", "vốn hết", "hết vốn", "bị phạt", "phạt tiền", "tiền phạt", "penalty",
+        "penalties", "out of cash", "cash crunch", "罚款", "资金紧张",
+    ),
+    "customer": (
+        "hủy", "hủy đơn", "khách hủy", "khiếu nại", "phàn nàn", "cancel", "cancels", "cancelled", "canceled",
+        "cancellation", "complaint", "complaints", "complained", "取消", "投诉",
+    ),
+    "delivery": (
+        "chờ hàng", "chờ vật tư", "chờ linh kiện", "chờ giao", "chờ về", "thiếu hàng", "hết hàng", "shortage",
+        "out of stock", "waiting for parts", "waiting for supplies", "waiting on the supplier", "缺货",
+    ),
+    "operations": (
+        "cách ly", "bị cách ly", "bị thương", "nhập viện", "quá tải", "không đủ nhân sự", "thiếu người",
+        "thiếu nhân sự", "sự cố", "short-staffed", "short staffed", "understaffed", "overloaded", "injured",
+        "hospitalized", "quarantine", "quarantined",
+    ),
+}  # fmt: skip
+_RISK_TYPE_HINTS: dict[str, tuple[str, ...]] = {
+    "cash": ("tiền", "vốn", "dòng tiền", "thanh toán", "công nợ", "phạt", "cash", "payment", "payments"),
+    "customer": ("khách", "khách hàng", "customer", "customers", "client", "clients"),
+    "delivery": (
+        "giao hàng", "đơn hàng", "lô hàng", "nhập hàng", "hàng về", "vận chuyển", "vật tư", "linh kiện",
+        "nhà cung cấp", "shipment", "shipping", "delivery", "deliveries", "supplier", "suppliers", "parts",
+        "materials", "container", "logistics",
+    ),
+}  # fmt: skip
+_SEVERITY_WORDS: dict[str, tuple[str, ...]] = {
+    "critical": (
+        "khẩn cấp", "nguy cấp", "rất nghiêm trọng", "cực kỳ nghiêm trọng", "critical", "emergency", "紧急",
+    ),
+    "high": ("gấp", "rất gấp", "nghiêm trọng", "urgent", "urgently", "severe", "serious", "asap", "严重"),
+    "low": ("nhẹ", "hơi", "một chút", "chút xíu", "minor", "slight", "slightly", "a bit", "a little"),
+}  # fmt: skip
+
+# Pulse question words that mark the answer slot each item type naturally belongs to.
+_SLOT_WORDS: dict[str, tuple[str, ...]] = {
+    "commitment": (
+        "plan", "plans", "commit", "commitment", "commitments", "will you", "next week", "this week", "tomorrow",
+        "goal", "goals", "kế hoạch", "cam kết", "sẽ làm", "dự định", "mục tiêu", "tuần tới", "tuần sau", "ngày mai",
+    ),
+    "risk": (
+        "problem", "problems", "blocker", "blockers", "blocked", "issue", "issues", "risk", "risks", "concern",
+        "concerns", "challenge", "challenges", "worry", "worried", "vướng", "vướng mắc", "khó khăn", "vấn đề",
+        "rủi ro", "trở ngại", "lo ngại", "lo lắng", "sự cố",
+    ),
+    "decision": (
+        "need", "needs", "ask", "help", "support", "decide", "decision", "decisions", "approve", "approval",
+        "cần", "hỗ trợ", "giúp", "quyết định", "xin ý kiến", "đề xuất", "duyệt", "phê duyệt",
+    ),
+}  # fmt: skip
+
+# A risk/commitment keyword right after a negation ("không trễ", "no delay", "not at risk") is not a signal.
+_NEGATORS = frozenset({
+    "không", "ko", "k", "chẳng", "chả", "no", "not", "never", "without", "isn't", "aren't", "wasn't",
+    "weren't", "don't", "doesn't", "didn't", "won't", "hasn't", "haven't", "没有", "不",
+})  # fmt: skip
+_NEGATION_FILLERS = frozenset({
+    "có", "bị", "hề", "gì", "is", "are", "was", "were", "be", "been", "any", "a", "an", "major", "big", "much",
+    "the",
+})  # fmt: skip
+_NEGATABLE_TYPES = frozenset({"commitment", "risk"})
+_TOKEN_RE = re.compile(r"[\w']+")
+_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
+_GAP = "..."
+
+
+@dataclass(frozen=True)
+class _Keyword:
+    label: str
+    pattern: re.Pattern[str]
+    report_match: bool = False
+
+
+@dataclass(frozen=True)
+class _Hit:
+    start: int
+    end: int
+    label: str
+
+
+def _compile_phrase(phrase: str) -> re.Pattern[str]:
+    """Word-bounded, whitespace-tolerant regex for a phrase (no boundaries for CJK, which has no spaces)."""
+    norm = normalize_for_match(phrase)
+    parts = [r"\s+".join(re.escape(tok) for tok in part.split()) for part in norm.split(_GAP)]
+    body = r"(?!\w).{1,60}?(?<!\w)".join(parts)
+    if _CJK_RE.search(norm):
+        return re.compile(body)
+    return re.compile(r"(?<!\w)" + body + r"(?!\w)")
+
+
+def _build(table: dict[str, tuple[str, ...]]) -> tuple[_Keyword, ...]:
+    keywords: list[_Keyword] = []
+    seen: set[str] = set()
+    for phrases in table.values():
+        for phrase in phrases:
+            if phrase in seen:
+                continue
+            seen.add(phrase)
+            if phrase == DEADLINE_KEYWORD:
+                keywords.append(_Keyword(phrase, re.compile(r"(?<!\w)" + _DEADLINE_RE + r"(?!\w)"), True))
+            else:
+                keywords.append(_Keyword(phrase, _compile_phrase(phrase)))
+    return tuple(keywords)
+
+
+def _word_set_re(words: tuple[str, ...]) -> re.Pattern[str]:
+    """One alternation over ``words``, longest first, with the same boundary rules as keywords."""
+    alternatives = sorted((p.pattern for p in map(_compile_phrase, words)), key=len, reverse=True)
+    return re.compile("|".join(f"(?:{a})" for a in alternatives))
+
+
+_MATCHERS: dict[str, tuple[_Keyword, ...]] = {item_type: _build(table) for item_type, table in KEYWORDS.items()}
+_SLOT_RES = {item_type: _word_set_re(words) for item_type, words in _SLOT_WORDS.items()}
+_SEVERITY_RES = {level: _word_set_re(words) for level, words in _SEVERITY_WORDS.items()}
+_RISK_HINT_RES = {risk_type: _word_set_re(words) for risk_type, words in _RISK_TYPE_HINTS.items()}
+_RISK_TYPE_OF = {kw: risk_type for risk_type, kws in _RISK_TYPE_BY_KEYWORD.items() for kw in kws}
+
+
+def score_confidence(*, strong: bool, distinct_keywords: int, has_due_date: bool, in_slot: bool) -> float:
+    """Keyword-path confidence, always in [0.60, 0.80] and never 1.0.
+
+    Start at 0.60 (one weak keyword) and add:
+      +0.05 if a strong keyword matched (an explicit promise, lost order, penalty or decision ask;
+            for commitments also a future marker such as "sẽ"/"will" together with a due date),
+      +0.05 if two or more distinct keywords matched,
+      +0.05 if a due date was parsed,
+      +0.10 if the clause answers a pulse question whose slot suits the item type
+            (plans -> commitment, problems/blockers -> risk, needs/asks -> decision).
+    The sum is clamped to the band and rounded to two decimals.
+    """
+    points = 60 + 5 * strong + 5 * (distinct_keywords >= 2) + 5 * has_due_date + 10 * in_slot
+    return round(min(max(points, 60), 80) / 100, 2)
+
+
+def extract_pulse(doc: ExtractionInput) -> list[CandidateItem]:
+    """Propose commitments, risks and decision requests, one per (clause, type) with a keyword.
+
+    Returns at most ``MAX_ITEMS`` items in text order; each ``evidence_span`` is the exact slice
+    ``doc.text[span_hint:span_hint + len(evidence_span)]``.
+    """
+    if not doc.text.strip():
+        return []
+    turns = {turn.turn_id: turn for turn in doc.turns}
+    best: dict[tuple[str, str], tuple[float, int, int, CandidateItem]] = {}
+    for seg in _answer_segments(doc):
+        turn = turns.get(seg.turn_id) if seg.turn_id is not None else None
+        norm = normalize_for_match(seg.text)
+        question = normalize_for_match(turn.question) if turn is not None and turn.question else ""
+        due = parse_due_date(seg.text, doc.doc_date)
+        for type_rank, item_type in enumerate(ITEM_TYPES):
+            hits = _find_keywords(norm, item_type)
+            if not hits:
+                continue
+            item = _candidate(item_type, seg, hits, norm, question, due, turn)
+            key = (item_type, seg.text)
+            ranked = (item.confidence, -seg.start, -type_rank, item)
+            if key not in best or ranked[:3] > best[key][:3]:
+                best[key] = ranked
+    ranked_items = sorted(best.values(), key=lambda r: (-r[0], -r[1], -r[2]))[:MAX_ITEMS]
+    ranked_items.sort(key=lambda r: (-r[1], -r[2]))
+    return [r[3] for r in ranked_items]
+
+
+def _answer_segments(doc: ExtractionInput) -> list[Segment]:
+    """Clauses that can hold answers.
+
+    With turns, only text inside turns counts (a clause never crosses a turn; pulse question lines
+    between answers are ignored). A pulse without turns falls back to the whole text minus question
+    and header lines (ending in "?" or ":"), since those are the form, not the answer.
+    """
+    if doc.turns:
+        segments = segment_turns(doc.text, doc.turns)
+        questions = {t.turn_id: normalize_for_match(t.question).strip() for t in doc.turns if t.question}
+        return [s for s in segments if normalize_for_match(s.text) != questions.get(s.turn_id or "")]
+    segments = segment_text(doc.text)
+    if doc.kind == "pulse":
+        segments = [s for s in segments if not s.text.rstrip().endswith(("?", "？", ":", "："))]
+    return segments
+
+
+def _find_keywords(norm: str, item_type: str) -> list[_Hit]:
+    """Leftmost-longest, non-overlapping keyword hits in a normalised clause, negated hits removed."""
+    raw: list[_Hit] = []
+    for kw in _MATCHERS[item_type]:
+        for m in kw.pattern.finditer(norm):
+            label = " ".join(m.group(0).split()) if kw.report_match else kw.label
+            raw.append(_Hit(m.start(), m.end(), label))
+    raw.sort(key=lambda h: (h.start, -(h.end - h.start), h.label))
+    hits: list[_Hit] = []
+    last_end = -1
+    for hit in raw:
+        if hit.start >= last_end:
+            hits.append(hit)
+            last_end = hit.end
+    if item_type in _NEGATABLE_TYPES:
+        hits = [h for h in hits if not _is_negated(norm, h.start)]
+    return hits
+
+
+def _is_negated(norm: str, start: int) -> bool:
+    """True when the nearest content word before ``start`` (skipping fillers like "có", "bị", "any") negates it."""
+    window = norm[max(0, start - 40) : start]
+    if window and _CJK_RE.search(window[-1]):
+        return window.endswith(("没有", "不"))
+    for token in reversed(_TOKEN_RE.findall(window)[-4:]):
+        if token in _NEGATION_FILLERS:
+            continue
+        return token in _NEGATORS
+    return False
+
+
+def _candidate(
+    item_type: str,
+    seg: Segment,
+    hits: list[_Hit],
+    norm: str,
+    question: str,
+    due: date | None,
+    turn: Turn | None,
+) -> CandidateItem:
+    """Build one item: score, classify and attach provenance."""
+    labels = list(dict.fromkeys(h.label for h in hits))
+    due_date = due if item_type in ("commitment", "decision") else None
+    strong = any(label in _STRONG_KEYWORDS[item_type] for label in labels) or (
+        item_type == "commitment" and due_date is not None and any(label in _FUTURE_MARKERS for label in labels)
+    )
+    in_slot = bool(question) and _SLOT_RES[item_type].search(question) is not None
+    confidence = score_confidence(
+        strong=strong, distinct_keywords=len(labels), has_due_date=due_date is not None, in_slot=in_slot
+    )
+    risk_type = _infer_risk_type(labels, norm) if item_type == "risk" else None
+    severity = _infer_severity(norm, risk_type) if item_type == "risk" else None
+    return CandidateItem(
+        item_type=item_type,
+        title=make_title(seg.text, TITLE_LIMIT),
+        evidence_span=seg.text,
+        confidence=confidence,
+        span_hint=seg.start,
+        value={
+            "due_date": due_date.isoformat() if due_date is not None else None,
+            "owner_name": turn.speaker if turn is not None else None,
+            "risk_type": risk_type,
+            "severity": severity,
+            "matched_keywords": labels,
+            "turn_id": turn.turn_id if turn is not None else None,
+        },
+    )
+
+
+def _infer_risk_type(labels: list[str], norm: str) -> str:
+    """Cash (penalties, money) > customer (cancellations, complaints) > delivery (waiting for goods) > operations."""
+    from_keywords = {_RISK_TYPE_OF[label] for label in labels if label in _RISK_TYPE_OF}
+    for risk_type in _RISK_TYPE_PRIORITY:
+        if risk_type in from_keywords:
+            return risk_type
+    for risk_type, pattern in _RISK_HINT_RES.items():
+        if pattern.search(norm):
+            return risk_type
+    return "operations"
+
+
+def _infer_severity(norm: str, risk_type: str | None) -> str:
+    """Critical words > high words or a cash/penalty risk > softening words (low) > medium."""
+    if _SEVERITY_RES["critical"].search(norm):
+        return "critical"
+    if _SEVERITY_RES["high"].search(norm) or risk_type == "cash":
+        return "high"
+    if _SEVERITY_RES["low"].search(norm):
+        return "low"
+    return "medium"

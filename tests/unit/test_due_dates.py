@@ -1,0 +1,125 @@
+"""Due-date parsing: Vietnamese and English phrases relative to the document date, never the clock."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from extraction_assets.lib.due_dates import parse_due_date
+
+WED = date(2026, 11, 25)
+
+
+def test_reference_is_a_wednesday() -> None:
+    assert WED.weekday() == 2  # the expectations below are worked out from this
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Em gửi thứ hai tuần sau", date(2026, 11, 30)),
+        ("xong trước thứ sáu tuần tới", date(2026, 12, 4)),
+        ("chủ nhật tuần sau giao hàng", date(2026, 12, 6)),
+        ("thứ 3 tuần sau", date(2026, 12, 1)),
+        ("tuần sau em làm", date(2026, 11, 30)),
+        ("tuần tới", date(2026, 11, 30)),
+        ("trong tuần sẽ xong", date(2026, 11, 27)),
+        ("tuần này", date(2026, 11, 27)),
+        ("ngày mai gửi", date(2026, 11, 26)),
+        ("hôm nay chốt", date(2026, 11, 25)),
+        ("cuối tháng thanh toán", date(2026, 11, 30)),
+        ("cuối tháng sau", date(2026, 12, 31)),
+        ("trước thứ sáu", date(2026, 11, 27)),
+        ("trước ngày 15/12", date(2026, 12, 15)),
+        ("trước ngày 10/1", date(2027, 1, 10)),  # already past this year -> next one
+        ("hạn 15/12/2026", date(2026, 12, 15)),
+        ("ngày 20 tháng 12", date(2026, 12, 20)),
+    ],
+)
+def test_vietnamese_phrases(text: str, expected: date) -> None:
+    assert parse_due_date(text, WED) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'll send it by Friday", date(2026, 11, 27)),
+        ("by Wednesday", date(2026, 12, 2)),  # bare weekday is strictly after the reference
+        ("on Monday", date(2026, 11, 30)),
+        ("next Tuesday", date(2026, 12, 1)),
+        ("next Friday", date(2026, 12, 4)),
+        ("by fri.", date(2026, 11, 27)),
+        ("tomorrow", date(2026, 11, 26)),
+        ("today", date(2026, 11, 25)),
+        ("end of week", date(2026, 11, 27)),
+        ("EOW", date(2026, 11, 27)),
+        ("end of the month", date(2026, 11, 30)),
+        ("EOM", date(2026, 11, 30)),
+        ("next week", date(2026, 11, 30)),
+        ("end of next week", date(2026, 12, 4)),
+        ("Dec 15", date(2026, 12, 15)),
+        ("December 3rd", date(2026, 12, 3)),
+        ("15 December 2026", date(2026, 12, 15)),
+        ("2026-12-15", date(2026, 12, 15)),
+        ("by 15/12", date(2026, 12, 15)),
+    ],
+)
+def test_english_phrases(text: str, expected: date) -> None:
+    assert parse_due_date(text, WED) == expected
+
+
+def test_weekday_of_next_week_wins_over_plain_next_week() -> None:
+    assert parse_due_date("thứ hai tuần sau", WED) == date(2026, 11, 30)
+    assert parse_due_date("thứ tư tuần sau", WED) == date(2026, 12, 2)  # not Monday 30th
+
+
+def test_deadline_cue_beats_an_earlier_mention() -> None:
+    assert parse_due_date("Hôm nay họp, em gửi trước thứ sáu tuần sau", WED) == date(2026, 12, 4)
+    assert parse_due_date("Today we met; I will deliver by Monday", WED) == date(2026, 11, 30)
+
+
+def test_by_friday_said_on_a_friday_means_next_week() -> None:
+    assert parse_due_date("by Friday", date(2026, 11, 27)) == date(2026, 12, 4)
+
+
+def test_week_and_month_boundaries() -> None:
+    sunday = date(2026, 11, 29)
+    assert parse_due_date("tuần sau", sunday) == date(2026, 11, 30)
+    assert parse_due_date("cuối tháng sau", date(2026, 12, 30)) == date(2027, 1, 31)
+    assert parse_due_date("end of month", date(2028, 2, 10)) == date(2028, 2, 29)
+
+
+@pytest.mark.parametrize("text", ["thứ hai tuần sau", "by Friday", "tomorrow", "cuối tháng", "Dec 15", "15/12"])
+def test_no_reference_gives_no_relative_date(text: str) -> None:
+    assert parse_due_date(text, None) is None
+
+
+def test_fully_specified_date_needs_no_reference() -> None:
+    assert parse_due_date("hạn 15/12/2026", None) == date(2026, 12, 15)
+    assert parse_due_date("due 2026-12-15", None) == date(2026, 12, 15)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Khoản phạt 15.000.000 VND",
+        "Chuyển 15.000.000 VND cho nhà cung cấp",
+        "1/2 lô hàng bị lỗi",
+        "Cost was $1,250.50",
+        "lần thứ hai khách hủy",
+        "version 2.10.3 shipped",
+        "",
+        "không có gì",
+    ],
+)
+def test_non_dates_are_not_parsed(text: str) -> None:
+    assert parse_due_date(text, WED) is None
+
+
+def test_amount_next_to_a_real_deadline_is_ignored() -> None:
+    assert parse_due_date("Thanh toán 15.000.000 VND trước thứ sáu", WED) == date(2026, 11, 27)
+
+
+def test_invalid_calendar_date_is_rejected() -> None:
+    assert parse_due_date("hạn 31/11/2026", WED) is None
