@@ -1,0 +1,242 @@
+"""Locate an extractor's evidence quote in the source text and compute trustworthy offsets.
+
+Extractors (keyword heuristics or LLMs) hand back an ``evidence_span`` that should be a verbatim quote.
+Offsets they report are never trusted: grounding searches the source itself with a cascade
+exact -> normalized -> fuzzy, so every stored span is a real slice of the text, and the match kind
+records how much the quote had to be bent to fit.
+
+All offsets are Python ``str`` indices (code points), so they stay right on Vietnamese, Russian or
+Chinese text, where byte offsets would drift.
+"""
+
+from __future__ import annotations
+
+import bisect
+import unicodedata
+from collections.abc import Sequence
+from functools import lru_cache
+
+from rapidfuzz import fuzz
+
+from extraction_assets.lib.models import Grounding, Turn
+
+# Quotes shorter than this (after normalization) are only grounded exactly or normalized:
+# a fuzzy match on a handful of characters proves nothing.
+MIN_FUZZY_CHARS = 12
+# The aligned source span must be comparable in length to the quote, so a long claim cannot
+# ground on a short fragment that happens to match (LangExtract #289).
+MIN_SPAN_RATIO = 0.75
+MAX_SPAN_RATIO = 1.33
+# Above this many characters, and with a hint, the fuzzy search only looks near the hint.
+LONG_TEXT_CHARS = 20_000
+FUZZY_WINDOW_RADIUS = 4_000
+# Snapping to word boundaries gives up on a side when the "word" is longer than this
+# (URLs, scripts without spaces), rather than swallowing a paragraph.
+MAX_SNAP_CHARS = 30
+
+_ZERO_WIDTH = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad")
+_CHAR_MAP: dict[str, str] = {
+    **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u2035", "'"),
+    **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\u2036\u00ab\u00bb", '"'),
+    **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d", "-"),
+    "\u2026": "...",
+}
+
+
+@lru_cache(maxsize=64)
+def _normalize_spans(text: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
+    """Normalize ``text``; for each output char keep the original [start, end) it came from.
+
+    Cached because one document's text is grounded against many items.
+    Characters are processed in clusters (a base character plus its combining marks) so that
+    decomposed input (common in Vietnamese) composes under NFKC just like the whole string would,
+    and the end map lets a match cover the full cluster in the original.
+    """
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    n = len(text)
+    i = 0
+    while i < n:
+        ch = text[i]
+        if ch in _ZERO_WIDTH:
+            i += 1
+            continue
+        j = i + 1
+        while j < n and (unicodedata.combining(text[j]) or text[j] in _ZERO_WIDTH):
+            j += 1
+        cluster = "".join(c for c in text[i:j] if c not in _ZERO_WIDTH)
+        folded = unicodedata.normalize("NFKC", cluster).casefold()
+        for folded_char in folded:
+            piece = _CHAR_MAP.get(folded_char, folded_char)
+            if piece.isspace():
+                if not out or out[-1] == " ":
+                    continue  # collapse runs; never lead with a space
+                piece = " "
+            for c in piece:
+                out.append(c)
+                starts.append(i)
+                ends.append(j)
+        i = j
+    if out and out[-1] == " ":
+        out.pop()
+        starts.pop()
+        ends.pop()
+    return "".join(out), tuple(starts), tuple(ends)
+
+
+def normalize_with_map(text: str) -> tuple[str, list[int]]:
+    """Normalized form of ``text`` used for matching, plus the original index of each normalized char.
+
+    Normalization: NFKC, casefold, whitespace runs -> one space (trimmed at both ends), curly quotes and
+    guillemets -> straight quotes, dashes -> "-", "…" -> "...", zero-width characters and soft hyphens removed.
+    The map is non-decreasing and every entry is a valid index into ``text``.
+    """
+    normalized, starts, _ = _normalize_spans(text)
+    return normalized, list(starts)
+
+
+def _nearest(positions: Sequence[int], hint: int | None) -> int:
+    """The position closest to ``hint`` (earliest on ties), or the first when there is no hint."""
+    if hint is None:
+        return positions[0]
+    return min(positions, key=lambda p: (abs(p - hint), p))
+
+
+def _find_all(haystack: str, needle: str) -> list[int]:
+    """Start offsets of every (possibly overlapping) occurrence of ``needle``."""
+    found: list[int] = []
+    pos = haystack.find(needle)
+    while pos != -1:
+        found.append(pos)
+        pos = haystack.find(needle, pos + 1)
+    return found
+
+
+def _is_word_char(ch: str) -> bool:
+    """Characters a word is made of; CJK ideographs and kana are excluded since those scripts have no spaces."""
+    if ch == "_" or unicodedata.combining(ch):
+        return True
+    if not ch.isalnum():
+        return False
+    name = unicodedata.name(ch, "")
+    return not name.startswith(("CJK ", "HIRAGANA", "KATAKANA", "HALFWIDTH KATAKANA"))
+
+
+def _snap_to_words(s: str, start: int, end: int) -> tuple[int, int]:
+    """Widen [start, end) in ``s`` so it does not split a word, then trim surrounding whitespace."""
+    if 0 < start < len(s) and _is_word_char(s[start]) and _is_word_char(s[start - 1]):
+        k = start
+        while k > 0 and _is_word_char(s[k - 1]) and start - k < MAX_SNAP_CHARS:
+            k -= 1
+        if k == 0 or not _is_word_char(s[k - 1]):
+            start = k
+    if 0 < end < len(s) and _is_word_char(s[end - 1]) and _is_word_char(s[end]):
+        k = end
+        while k < len(s) and _is_word_char(s[k]) and k - end < MAX_SNAP_CHARS:
+            k += 1
+        if k == len(s) or not _is_word_char(s[k]):
+            end = k
+    while start < end and s[start].isspace():
+        start += 1
+    while end > start and s[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _ground_exact(quote: str, text: str, hint: int | None) -> Grounding | None:
+    positions = _find_all(text, quote)
+    if not positions:
+        return None
+    start = _nearest(positions, hint)
+    return Grounding(start=start, end=start + len(quote), match_kind="exact", strength="strong", score=100.0)
+
+
+def _ground_normalized(
+    nquote: str, ntext: str, starts: Sequence[int], ends: Sequence[int], hint: int | None
+) -> Grounding | None:
+    positions = _find_all(ntext, nquote)
+    if not positions:
+        return None
+    by_original = {starts[p]: p for p in reversed(positions)}
+    start = _nearest(sorted(by_original), hint)
+    nstart = by_original[start]
+    end = ends[nstart + len(nquote) - 1]
+    return Grounding(start=start, end=end, match_kind="normalized", strength="medium", score=100.0)
+
+
+def _ground_fuzzy(
+    nquote: str,
+    ntext: str,
+    starts: Sequence[int],
+    ends: Sequence[int],
+    text_len: int,
+    hint: int | None,
+    min_score: float,
+) -> Grounding | None:
+    if len(nquote) < MIN_FUZZY_CHARS:
+        return None
+    lo, hi = 0, len(ntext)
+    if hint is not None and text_len > LONG_TEXT_CHARS:
+        radius = FUZZY_WINDOW_RADIUS + 2 * len(nquote)
+        lo = bisect.bisect_left(starts, hint - radius)
+        hi = bisect.bisect_right(starts, hint + radius)
+    window = ntext[lo:hi]
+    if len(window) < MIN_SPAN_RATIO * len(nquote):
+        return None
+    alignment = fuzz.partial_ratio_alignment(nquote, window, score_cutoff=min_score)
+    if alignment is None or alignment.score < min_score:
+        return None
+    span_len = alignment.dest_end - alignment.dest_start
+    if not MIN_SPAN_RATIO * len(nquote) <= span_len <= MAX_SPAN_RATIO * len(nquote):
+        return None
+    nstart, nend = _snap_to_words(ntext, lo + alignment.dest_start, lo + alignment.dest_end)
+    if nend <= nstart:
+        return None
+    return Grounding(
+        start=starts[nstart], end=ends[nend - 1], match_kind="fuzzy", strength="weak", score=float(alignment.score)
+    )
+
+
+def ground(quote: str, text: str, hint: int | None = None, min_fuzzy_score: float = 90.0) -> Grounding | None:
+    """Find ``quote`` in ``text`` and return offsets computed from ``text`` itself, or None.
+
+    Cascade: exact (strong) -> normalized (medium) -> fuzzy (weak, long quotes only, with length gates).
+    ``hint`` is an offset near where the extractor saw the quote; it breaks ties between occurrences
+    and, for very long texts, bounds the fuzzy search. It is never used as an offset by itself.
+    """
+    quote = quote.strip()
+    if not quote or not text:
+        return None
+    exact = _ground_exact(quote, text, hint)
+    if exact is not None:
+        return exact
+    nquote, _, _ = _normalize_spans(quote)
+    if not nquote:
+        return None
+    ntext, starts, ends = _normalize_spans(text)
+    normalized = _ground_normalized(nquote, ntext, starts, ends, hint)
+    if normalized is not None:
+        return normalized
+    return _ground_fuzzy(nquote, ntext, starts, ends, len(text), hint, min_fuzzy_score)
+
+
+def turn_for_span(turns: Sequence[Turn], start: int, end: int) -> str | None:
+    """The turn a span belongs to, so an item can be attributed to a speaker or a pulse question.
+
+    Prefers a turn that contains ``start``; otherwise the turn overlapping [start, end) most.
+    None when there are no turns or the span lies outside all of them (e.g. a header line):
+    guessing a speaker would be worse than leaving it unattributed.
+    """
+    end = max(end, start)
+    best: str | None = None
+    best_key: tuple[int, int] | None = None
+    for turn in turns:
+        contains = turn.start <= start < turn.end
+        overlap = min(end, turn.end) - max(start, turn.start)
+        if not contains and overlap <= 0:
+            continue
+        key = (1 if contains else 0, overlap)
+        if best_key is None or key > best_key:
+            best, best_key = turn.turn_id, key
+    return best
