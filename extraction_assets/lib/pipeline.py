@@ -1,0 +1,208 @@
+"""Per-document steps of the pipeline: scrub, then extract, ground, cap and review.
+
+Assets and the CLI call these; they hold no connection and no Dagster context, so every step is
+tested directly and a failure of one document never touches another.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+from extraction_assets.lib.extractors import Extractor, ExtractorRun
+from extraction_assets.lib.grounding import ground, turn_for_span
+from extraction_assets.lib.models import (
+    DeadLetter,
+    Document,
+    EvidenceRecord,
+    ExtractionInput,
+    ExtractionOutcome,
+    ItemRecord,
+    ScrubbedDocument,
+    Turn,
+    stable_id,
+)
+from extraction_assets.lib.pii import scrub
+from extraction_assets.lib.review import review_reasons
+from extraction_assets.lib.schemas import SchemaVersion
+
+_SPACES = re.compile(r"\s+")
+
+
+def scrub_document(doc: Document, region: str | None = None) -> ScrubbedDocument:
+    result = scrub(doc.text, region=region)
+    return ScrubbedDocument(
+        doc_id=doc.doc_id,
+        tenant_id=doc.tenant_id,
+        text=result.text,
+        offset_map=result.offset_map,
+        pii_counts=result.counts,
+        scrubber_version=result.scrubber_version,
+    )
+
+
+def extraction_input(doc: Document, scrubbed: ScrubbedDocument) -> ExtractionInput:
+    """The scrubbed text with the document's turns re-based onto it."""
+    turns = []
+    for turn in doc.turns:
+        start, end = scrubbed.offset_map.to_scrubbed(turn.start, turn.end)
+        turns.append(turn.model_copy(update={"start": start, "end": end}))
+    return ExtractionInput(
+        doc_id=doc.doc_id,
+        tenant_id=doc.tenant_id,
+        kind=doc.kind,
+        text=scrubbed.text,
+        turns=turns,
+        doc_date=doc.doc_date,
+    )
+
+
+def _span_key(quote: str) -> str:
+    return _SPACES.sub(" ", unicodedata.normalize("NFKC", quote).casefold()).strip()
+
+
+def item_id_for(doc_id: str, schema_version: str, item_type: str, quote: str) -> str:
+    """Deterministic: the same item found again in a re-run gets the same id, so re-runs upsert."""
+    return stable_id(doc_id, schema_version, item_type, _span_key(quote))
+
+
+def _evidence_for(
+    doc: Document, scrubbed: ScrubbedDocument, schema_key: str, item_id: str, span: str, hint: int | None
+) -> EvidenceRecord | None:
+    located = ground(span, scrubbed.text, hint=hint)
+    if located is None:
+        return None
+    start, end = scrubbed.offset_map.to_raw(located.start, located.end)
+    quote = doc.text[start:end]
+    if not quote.strip():
+        return None
+    turns: list[Turn] = doc.turns
+    return EvidenceRecord(
+        evidence_id=stable_id(item_id, start, end),
+        item_id=item_id,
+        doc_id=doc.doc_id,
+        tenant_id=doc.tenant_id,
+        schema_version=schema_key,
+        char_start=start,
+        char_end=end,
+        quote=quote,
+        turn_id=turn_for_span(turns, start, end),
+        match_kind=located.match_kind,
+        strength=located.strength,
+        match_score=located.score,
+    )
+
+
+def ground_candidates(
+    doc: Document, scrubbed: ScrubbedDocument, schema: SchemaVersion, run: ExtractorRun
+) -> tuple[list[ItemRecord], list[DeadLetter], int]:
+    """Locate every candidate's evidence; drop (and report) the ones that do not ground; cap the rest.
+
+    Returns (items, dead letters for dropped candidates, number cut by the cap).
+    """
+    band = schema.model_band if run.extracted_by == "model" else schema.heuristic_band
+    items: dict[str, ItemRecord] = {}
+    dropped: list[DeadLetter] = []
+    for candidate in run.candidates:
+        spec = schema.field(candidate.item_type)
+        item_id = item_id_for(doc.doc_id, schema.key, candidate.item_type, candidate.evidence_span)
+        evidence = _evidence_for(doc, scrubbed, schema.key, item_id, candidate.evidence_span, candidate.span_hint)
+        if evidence is None:
+            dropped.append(
+                DeadLetter(
+                    stage="grounding",
+                    tenant_id=doc.tenant_id,
+                    source_uri=doc.source_uri,
+                    doc_id=doc.doc_id,
+                    schema_version=schema.key,
+                    reason="evidence span not found in the source text",
+                    detail={
+                        "item_type": candidate.item_type,
+                        "evidence_span": candidate.evidence_span[:500],
+                        "extractor_version": run.extractor_version,
+                    },
+                )
+            )
+            continue
+        # Re-key on the located quote so an item's id never depends on how the extractor spelled it.
+        item_id = item_id_for(doc.doc_id, schema.key, candidate.item_type, evidence.quote)
+        evidence = evidence.model_copy(
+            update={"item_id": item_id, "evidence_id": stable_id(item_id, evidence.char_start, evidence.char_end)}
+        )
+        confidence = band.clamp(candidate.confidence)
+        value: dict[str, Any] = dict(candidate.value)
+        reasons = review_reasons(spec, confidence, [evidence], value)
+        record = ItemRecord(
+            item_id=item_id,
+            doc_id=doc.doc_id,
+            tenant_id=doc.tenant_id,
+            schema_version=schema.key,
+            item_type=candidate.item_type,
+            value=value,
+            title=candidate.title.strip()[:200] or evidence.quote[:120],
+            confidence=confidence,
+            status="needs_review" if reasons else "draft",
+            extracted_by=run.extracted_by,
+            extractor_version=run.extractor_version,
+            model=run.model,
+            review_reasons=reasons,
+            evidence=[evidence],
+        )
+        if item_id not in items or items[item_id].confidence < record.confidence:
+            items[item_id] = record
+    ranked = sorted(items.values(), key=lambda i: (-i.confidence, i.evidence[0].char_start))
+    kept = sorted(ranked[: schema.max_items], key=lambda i: (i.evidence[0].char_start, i.item_type))
+    return kept, dropped, max(0, len(ranked) - schema.max_items)
+
+
+def extract_document(
+    doc: Document, scrubbed: ScrubbedDocument, schema: SchemaVersion, extractor: Extractor
+) -> ExtractionOutcome:
+    """One document under one schema version; an extractor error marks it failed, never half-done."""
+    base = {
+        "doc_id": doc.doc_id,
+        "tenant_id": doc.tenant_id,
+        "schema_version": schema.key,
+        "extractor_version": extractor.version(schema),
+        "scrubber_version": scrubbed.scrubber_version,
+    }
+    try:
+        run = extractor.extract(extraction_input(doc, scrubbed), schema)
+        items, dropped, capped = ground_candidates(doc, scrubbed, schema, run)
+    except Exception as exc:  # one document's failure must not stop the batch
+        reason = f"{type(exc).__name__}: {exc}"
+        letter = DeadLetter(
+            stage="extract",
+            tenant_id=doc.tenant_id,
+            source_uri=doc.source_uri,
+            doc_id=doc.doc_id,
+            schema_version=schema.key,
+            reason=reason[:1000],
+        )
+        return ExtractionOutcome(**base, status="failed", error=reason, dead_letters=[letter], outcome="failed")
+    if run.error:
+        dropped.append(
+            DeadLetter(
+                stage="model",
+                tenant_id=doc.tenant_id,
+                source_uri=doc.source_uri,
+                doc_id=doc.doc_id,
+                schema_version=schema.key,
+                reason=run.error[:1000],
+                detail={"outcome": run.outcome},
+            )
+        )
+    return ExtractionOutcome(
+        **base,
+        status="processed",
+        model=run.model,
+        outcome=run.outcome,
+        error=run.error,
+        items=items,
+        dead_letters=dropped,
+        proposed=len(run.candidates),
+        dropped=sum(1 for d in dropped if d.stage == "grounding"),
+        capped=capped,
+        stats=run.stats,
+    )

@@ -1,0 +1,83 @@
+"""Each invariant query must find a planted violation and nothing in clean data."""
+
+from pathlib import Path
+
+import pytest
+
+from extraction_assets.lib import invariants
+from extraction_assets.lib.schemas import load_schema
+from extraction_assets.lib.settings import DEFAULT_PROMPTS
+from extraction_assets.lib.warehouse import open_warehouse
+
+SCHEMA = load_schema(DEFAULT_PROMPTS, "pulse@v1")
+TEXT = "Supplier delay. Cash is short."
+
+
+@pytest.fixture
+def con(tmp_path: Path):
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        con.execute(
+            "INSERT INTO raw_documents VALUES "
+            "('d1', 'acme', 'acme/x.txt', 'text', ?, '[]', NULL, NULL, '{}', 30, now())",
+            [TEXT],
+        )
+        for item_id, status, conf, reasons in [
+            ("i1", "draft", 0.7, "[]"),
+            ("i2", "needs_review", 0.65, '["below_threshold: x"]'),
+        ]:
+            con.execute(
+                """INSERT INTO extracted_items VALUES (?, 'd1', 'acme', 'pulse@v1', 'risk', '{}', NULL, 't', ?, ?,
+                   'heuristic', 'h1', NULL, ?, NULL, now(), now(), NULL)""",
+                [item_id, conf, status, reasons],
+            )
+        con.execute(
+            """INSERT INTO evidence VALUES ('e1', 'i1', 'd1', 'acme', 'pulse@v1', 0, 15, 'Supplier delay.', NULL,
+               'exact', 'strong', 'user_quote', 100, now()),
+               ('e2', 'i2', 'd1', 'acme', 'pulse@v1', 16, 30, 'Cash is short.', NULL,
+               'exact', 'strong', 'user_quote', 100, now())"""
+        )
+        con.execute(
+            "INSERT INTO scrubbed_documents VALUES ('d1', 'acme', 'Mail [EMAIL_1] now', '{}', '{}', 1, 'pii-v1', now())"
+        )
+        yield con
+
+
+def test_clean_data_has_no_violations(con) -> None:
+    assert invariants.items_without_evidence(con) == []
+    assert invariants.quote_mismatches(con, "pulse@v1") == []
+    assert invariants.confidence_out_of_band(con, SCHEMA) == []
+    assert invariants.documents_over_cap(con, SCHEMA) == []
+    assert invariants.review_status_mismatches(con) == []
+    assert invariants.cross_tenant_evidence(con) == []
+    assert invariants.unmasked_pii(con) == []
+
+
+def test_each_planted_violation_is_found(con) -> None:
+    con.execute("DELETE FROM evidence WHERE evidence_id = 'e2'")
+    assert invariants.items_without_evidence(con, "pulse@v1") == ["i2"]
+    assert invariants.items_without_evidence(con, "other@v1") == []
+    con.execute("UPDATE evidence SET char_end = 14")
+    assert invariants.quote_mismatches(con) == ["e1"]
+    con.execute("UPDATE extracted_items SET confidence = 1.0 WHERE item_id = 'i1'")
+    assert invariants.confidence_out_of_band(con, SCHEMA) == [("i1", "heuristic", 1.0)]
+    con.execute("UPDATE extracted_items SET status = 'draft' WHERE item_id = 'i2'")
+    assert invariants.review_status_mismatches(con) == ["i2"]
+    con.execute("UPDATE evidence SET tenant_id = 'other'")
+    assert invariants.cross_tenant_evidence(con) == ["e1"]
+    con.execute("UPDATE scrubbed_documents SET text = 'Mail dana@acme.com now'")
+    assert invariants.unmasked_pii(con) == [("d1", "EMAIL")]
+
+
+def test_cap_violation(con) -> None:
+    capped = SCHEMA.model_copy(update={"max_items": 1})
+    assert invariants.documents_over_cap(con, capped) == [("d1", 2)]
+
+
+def test_null_placeholder_needs_no_evidence_only_while_in_review(con) -> None:
+    con.execute(
+        """INSERT INTO extracted_items VALUES ('i3', 'd1', 'acme', 'pulse@v1', 'risk', '{"value": null}', NULL, 't',
+           0.0, 'needs_review', 'heuristic', 'h1', NULL, '["no_evidence: x"]', NULL, now(), now(), NULL)"""
+    )
+    assert invariants.items_without_evidence(con) == []
+    con.execute("UPDATE extracted_items SET status = 'draft' WHERE item_id = 'i3'")
+    assert invariants.items_without_evidence(con) == ["i3"]

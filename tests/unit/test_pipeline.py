@@ -1,0 +1,127 @@
+from datetime import date
+
+from extraction_assets.lib.extractors import ExtractorRun, HeuristicExtractor
+from extraction_assets.lib.models import CandidateItem, Document, ExtractionInput, Turn
+from extraction_assets.lib.pipeline import extract_document, extraction_input, item_id_for, scrub_document
+from extraction_assets.lib.schemas import SchemaVersion, load_schema
+from extraction_assets.lib.settings import DEFAULT_PROMPTS
+
+SCHEMA = load_schema(DEFAULT_PROMPTS, "pulse@v1")
+
+
+def _pulse(answer: str, question: str = "What will you do this week?") -> Document:
+    text = f"{question}\n{answer}\n\n"
+    start = len(question) + 1
+    return Document(
+        doc_id=Document.make_id("acme", "pulse", text),
+        tenant_id="acme",
+        source_uri="acme/p.json",
+        kind="pulse",
+        text=text,
+        turns=[Turn(turn_id="a1", start=start, end=start + len(answer), speaker="Dana", question=question)],
+        doc_date=date(2026, 11, 25),
+    )
+
+
+class _Scripted:
+    """An extractor that proposes exactly the given candidates, as a model might."""
+
+    def __init__(self, candidates: list[CandidateItem], extracted_by: str = "model") -> None:
+        self.candidates = candidates
+        self.extracted_by = extracted_by
+
+    def version(self, schema: SchemaVersion) -> str:
+        return "scripted-v1"
+
+    def extract(self, doc: ExtractionInput, schema: SchemaVersion) -> ExtractorRun:
+        return ExtractorRun(
+            candidates=self.candidates, extracted_by=self.extracted_by, extractor_version="scripted-v1", model="m"
+        )
+
+
+def test_evidence_offsets_point_into_raw_text_even_across_masked_pii() -> None:
+    doc = _pulse("Email dana@acme.com first. I will send the quote to bob@acme.com by Friday.")
+    scrubbed = scrub_document(doc)
+    assert "dana@acme.com" not in scrubbed.text and "[EMAIL_2]" in scrubbed.text
+    outcome = extract_document(doc, scrubbed, SCHEMA, HeuristicExtractor())
+    assert outcome.status == "processed"
+    commitment = next(i for i in outcome.items if i.item_type == "commitment")
+    ev = commitment.evidence[0]
+    assert doc.text[ev.char_start : ev.char_end] == ev.quote
+    assert "bob@acme.com" in ev.quote  # the raw quote, while the extractor saw only the placeholder
+    assert "[EMAIL_" in commitment.title
+    assert ev.turn_id == "a1"
+    assert commitment.value["due_date"] == "2026-11-27"
+    assert 0.6 <= commitment.confidence <= 0.8
+
+
+def test_turns_are_rebased_onto_scrubbed_text() -> None:
+    doc = _pulse("Call +1 415 555 0132 today; we will ship.")
+    scrubbed = scrub_document(doc)
+    rebased = extraction_input(doc, scrubbed).turns[0]
+    assert scrubbed.text[rebased.start : rebased.end] == "Call [PHONE_1] today; we will ship."
+
+
+def test_ungrounded_candidates_are_dropped_and_dead_lettered() -> None:
+    doc = _pulse("We will ship the order on Monday.")
+    candidates = [
+        CandidateItem(
+            item_type="commitment", title="ship", evidence_span="We will ship the order on Monday.", confidence=0.99
+        ),
+        CandidateItem(
+            item_type="risk", title="made up", evidence_span="The factory burned down overnight.", confidence=0.9
+        ),
+    ]
+    outcome = extract_document(doc, scrub_document(doc), SCHEMA, _Scripted(candidates))
+    assert [i.item_type for i in outcome.items] == ["commitment"]
+    assert outcome.items[0].confidence == 0.9  # clamped into the model band
+    assert outcome.dropped == 1
+    assert [d.stage for d in outcome.dead_letters] == ["grounding"]
+    assert outcome.dead_letters[0].detail["evidence_span"] == "The factory burned down overnight."
+
+
+def test_cap_keeps_the_most_confident_items_in_text_order() -> None:
+    sentences = [f"We will finish task number {n}." for n in range(15)]
+    doc = _pulse(" ".join(sentences))
+    candidates = [
+        CandidateItem(item_type="commitment", title=s, evidence_span=s, confidence=0.6 + n / 100)
+        for n, s in enumerate(sentences)
+    ]
+    outcome = extract_document(doc, scrub_document(doc), SCHEMA, _Scripted(candidates, "heuristic"))
+    assert len(outcome.items) == 10 and outcome.capped == 5
+    kept = [i.title for i in outcome.items]
+    assert kept == sentences[5:]
+    starts = [i.evidence[0].char_start for i in outcome.items]
+    assert starts == sorted(starts)
+
+
+def test_item_ids_are_deterministic_and_spelling_insensitive() -> None:
+    assert item_id_for("d", "pulse@v1", "risk", "Supplier  LATE") == item_id_for(
+        "d", "pulse@v1", "risk", "supplier late"
+    )
+    assert item_id_for("d", "pulse@v1", "risk", "x") != item_id_for("d", "pulse@v2", "risk", "x")
+    doc = _pulse("The supplier delay is a risk for the launch.")
+    first = extract_document(doc, scrub_document(doc), SCHEMA, HeuristicExtractor())
+    second = extract_document(doc, scrub_document(doc), SCHEMA, HeuristicExtractor())
+    assert first == second and first.items
+
+
+def test_extractor_crash_marks_the_document_failed() -> None:
+    class Broken(_Scripted):
+        def extract(self, doc, schema):
+            raise ValueError("bad payload")
+
+    doc = _pulse("We will ship.")
+    outcome = extract_document(doc, scrub_document(doc), SCHEMA, Broken([]))
+    assert outcome.status == "failed"
+    assert outcome.items == []
+    assert outcome.error == "ValueError: bad payload"
+    assert outcome.dead_letters[0].stage == "extract"
+
+
+def test_low_confidence_item_needs_review_with_reason() -> None:
+    doc = _pulse("Maybe a delay.", question="Anything else?")
+    outcome = extract_document(doc, scrub_document(doc), SCHEMA, HeuristicExtractor())
+    risk = next(i for i in outcome.items if i.item_type == "risk")
+    assert risk.status == "needs_review"
+    assert risk.review_reasons[0].startswith("below_threshold")

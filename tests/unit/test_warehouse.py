@@ -1,0 +1,199 @@
+import multiprocessing
+from pathlib import Path
+
+import duckdb
+
+from extraction_assets.lib.models import DeadLetter, Document, EvidenceRecord, ExtractionOutcome, ItemRecord
+from extraction_assets.lib.warehouse import (
+    TABLES,
+    batched,
+    insert_documents,
+    open_warehouse,
+    pending_extractions,
+    rebuild_review_queue,
+    record_dead_letters,
+    table_counts,
+    transaction,
+    write_extraction_batch,
+)
+
+
+def _doc(text: str, tenant: str = "acme") -> Document:
+    return Document(
+        doc_id=Document.make_id(tenant, "text", text),
+        tenant_id=tenant,
+        source_uri=f"{tenant}/x.txt",
+        kind="text",
+        text=text,
+    )
+
+
+def _item(doc: Document, item_id: str, quote: str, status: str = "draft") -> ItemRecord:
+    start = doc.text.index(quote)
+    return ItemRecord(
+        item_id=item_id,
+        doc_id=doc.doc_id,
+        tenant_id=doc.tenant_id,
+        schema_version="pulse@v1",
+        item_type="risk",
+        value={},
+        title=quote,
+        confidence=0.7,
+        status=status,
+        extracted_by="heuristic",
+        extractor_version="h1",
+        model=None,
+        review_reasons=["below_threshold: x"] if status == "needs_review" else [],
+        evidence=[
+            EvidenceRecord(
+                evidence_id=f"ev-{item_id}",
+                item_id=item_id,
+                doc_id=doc.doc_id,
+                tenant_id=doc.tenant_id,
+                schema_version="pulse@v1",
+                char_start=start,
+                char_end=start + len(quote),
+                quote=quote,
+                turn_id=None,
+                match_kind="exact",
+                strength="strong",
+            )
+        ],
+    )
+
+
+def _outcome(doc: Document, items: list[ItemRecord], status: str = "processed") -> ExtractionOutcome:
+    return ExtractionOutcome(
+        doc_id=doc.doc_id,
+        tenant_id=doc.tenant_id,
+        schema_version="pulse@v1",
+        status=status,
+        extractor_version="h1",
+        scrubber_version="pii-v1",
+        items=items,
+        error="boom" if status == "failed" else None,
+    )
+
+
+def test_schema_creates_every_table(tmp_path: Path) -> None:
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        assert set(table_counts(con)) == set(TABLES)
+        assert all(n == 0 for n in table_counts(con).values())
+
+
+def test_documents_insert_once(tmp_path: Path) -> None:
+    docs = [_doc("one"), _doc("two"), _doc("one", tenant="other")]
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        assert insert_documents(con, docs) == 3
+        assert insert_documents(con, docs) == 0
+        assert con.execute("SELECT count(DISTINCT tenant_id) FROM raw_documents").fetchone()[0] == 2
+
+
+def test_dead_letters_are_not_duplicated(tmp_path: Path) -> None:
+    letter = DeadLetter(stage="ingest", tenant_id="acme", source_uri="acme/bad.json", reason="malformed JSON")
+    other = letter.model_copy(update={"reason": "empty file"})
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        assert record_dead_letters(con, [letter, other]) == 2
+        assert record_dead_letters(con, [letter]) == 0
+
+
+def test_rewrite_replaces_machine_items_keeps_human_ones_and_removes_stale(tmp_path: Path) -> None:
+    doc = _doc("Supplier delay. Cash is short. Penalty looming.")
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        insert_documents(con, [doc])
+        write_extraction_batch(
+            con,
+            "pulse@v1",
+            [
+                _outcome(
+                    doc,
+                    [
+                        _item(doc, "a", "Supplier delay."),
+                        _item(doc, "b", "Cash is short."),
+                        _item(doc, "c", "Penalty looming."),
+                    ],
+                )
+            ],
+        )
+        con.execute("UPDATE extracted_items SET status = 'accepted', title = 'human title' WHERE item_id = 'b'")
+        written = write_extraction_batch(
+            con, "pulse@v1", [_outcome(doc, [_item(doc, "a", "Supplier delay."), _item(doc, "b", "Cash is short.")])]
+        )
+        rows = dict(con.execute("SELECT item_id, title FROM extracted_items").fetchall())
+        evidence = sorted(r[0] for r in con.execute("SELECT item_id FROM evidence").fetchall())
+        attempts = con.execute("SELECT attempts FROM extraction_status").fetchone()[0]
+    assert rows == {"a": "Supplier delay.", "b": "human title"}  # c was stale, b is a person's
+    assert evidence == ["a", "b"]
+    assert written == {"items": 1, "evidence": 1, "protected_kept": 1, "stale_removed": 1}
+    assert attempts == 2
+
+
+def test_failed_outcome_keeps_previous_items_and_stays_pending(tmp_path: Path) -> None:
+    doc = _doc("Supplier delay.")
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        insert_documents(con, [doc])
+        con.execute(
+            "INSERT INTO scrubbed_documents VALUES (?, 'acme', ?, '{}', '{}', 0, 'pii-v1', now())",
+            [doc.doc_id, doc.text],
+        )
+        write_extraction_batch(con, "pulse@v1", [_outcome(doc, [_item(doc, "a", "Supplier delay.")])])
+        assert pending_extractions(con, "pulse@v1", ["text"], "h1") == []
+        assert pending_extractions(con, "pulse@v1", ["text"], "h2") == [doc.doc_id]
+        write_extraction_batch(con, "pulse@v1", [_outcome(doc, [], status="failed")])
+        assert con.execute("SELECT count(*) FROM extracted_items").fetchone()[0] == 1
+        assert pending_extractions(con, "pulse@v1", ["text"], "h1") == [doc.doc_id]
+        assert pending_extractions(con, "pulse@v1", ["email"], "h1") == []
+
+
+def test_review_queue_is_derived_from_needs_review_items(tmp_path: Path) -> None:
+    doc = _doc("Supplier delay. Cash is short.")
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        insert_documents(con, [doc])
+        items = [_item(doc, "a", "Supplier delay.", "needs_review"), _item(doc, "b", "Cash is short.")]
+        write_extraction_batch(con, "pulse@v1", [_outcome(doc, items)])
+        assert rebuild_review_queue(con, "pulse@v1") == 1
+        assert rebuild_review_queue(con, "pulse@v1") == 1
+        row = con.execute("SELECT item_id, evidence_quote, source_uri FROM review_queue").fetchone()
+    assert row == ("a", "Supplier delay.", "acme/x.txt")
+
+
+def test_transaction_rolls_back_on_error(tmp_path: Path) -> None:
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        try:
+            with transaction(con):
+                insert_documents_raw = (
+                    "INSERT INTO dead_letters VALUES ('x', 's', 't', 'u', NULL, NULL, 'r', '{}', now())"
+                )
+                con.execute(insert_documents_raw)
+                raise RuntimeError("crash mid-batch")
+        except RuntimeError:
+            pass
+        assert con.execute("SELECT count(*) FROM dead_letters").fetchone()[0] == 0
+
+
+def test_batched() -> None:
+    assert batched(["a", "b", "c"], 2) == [["a", "b"], ["c"]]
+    assert batched([], 5) == []
+
+
+def _writer(path: str, worker: int, n: int) -> None:
+    for i in range(n):
+        with open_warehouse(path) as con:
+            record_dead_letters(
+                con, [DeadLetter(stage="test", tenant_id="t", source_uri=f"w{worker}/{i}", reason="concurrent write")]
+            )
+
+
+def test_two_processes_writing_at_once_wait_for_the_lock(tmp_path: Path) -> None:
+    path = str(tmp_path / "w.duckdb")
+    with open_warehouse(path):
+        pass
+    ctx = multiprocessing.get_context("spawn")
+    workers = [ctx.Process(target=_writer, args=(path, w, 15)) for w in range(2)]
+    for p in workers:
+        p.start()
+    for p in workers:
+        p.join(120)
+    assert [p.exitcode for p in workers] == [0, 0]
+    con = duckdb.connect(path, read_only=True)
+    assert con.execute("SELECT count(*) FROM dead_letters").fetchone()[0] == 30
