@@ -1,0 +1,128 @@
+"""Benchmarks: `make bench` prints a table and writes `{"group": {"figure": number}}` to a JSON file.
+
+Each group returns its figures together with what they were measured on, so a number never
+travels without its conditions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from extraction_assets.lib.extractors import HeuristicExtractor
+from extraction_assets.lib.models import Document
+from extraction_assets.lib.pipeline import extract_document, scrub_document
+from extraction_assets.lib.readers import read_inbox
+from extraction_assets.lib.schemas import load_schema
+from extraction_assets.lib.settings import DEFAULT_PROMPTS, SAMPLE_INBOX, Settings
+
+Figures = dict[str, float | int | str]
+
+
+def _sample_documents() -> list[Document]:
+    return [d for d in read_inbox(SAMPLE_INBOX) if isinstance(d, Document)]
+
+
+def _synthetic_inbox(target: Path, copies: int, seed: int = 7) -> int:
+    """The sample inbox repeated with a varied line in each copy, so every copy is a new document."""
+    rng = random.Random(seed)
+    written = 0
+    for n in range(copies):
+        for path in sorted(SAMPLE_INBOX.rglob("*.txt")) + sorted(SAMPLE_INBOX.rglob("*.md")):
+            if path.parent == SAMPLE_INBOX:
+                continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                continue
+            if not text.strip():
+                continue
+            rel = path.relative_to(SAMPLE_INBOX)
+            out = target / rel.parts[0] / f"copy{n}" / Path(*rel.parts[1:])
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(f"{text}\nBatch {n}-{rng.randint(0, 10**9)}: we will review the delay by Friday.\n")
+            written += 1
+    return written
+
+
+def bench_foundation(copies: int = 40) -> Figures:
+    docs = _sample_documents()
+    schema = load_schema(DEFAULT_PROMPTS, "pulse@v1")
+    extractor = HeuristicExtractor()
+    rounds = 20
+    started = time.perf_counter()
+    scrubbed = [scrub_document(d) for _ in range(rounds) for d in docs]
+    scrub_s = time.perf_counter() - started
+    started = time.perf_counter()
+    for _ in range(rounds):
+        for doc, clean in zip(docs, scrubbed[: len(docs)], strict=True):
+            extract_document(doc, clean, schema, extractor)
+    extract_s = time.perf_counter() - started
+
+    import dagster as dg
+
+    from extraction_assets.runner import run_pipeline  # Dagster only for the end-to-end figure
+
+    with tempfile.TemporaryDirectory() as tmp:
+        inbox = Path(tmp) / "inbox"
+        files = _synthetic_inbox(inbox, copies)
+        settings = Settings(warehouse=Path(tmp) / "bench.duckdb", inbox=inbox, prompts_dir=DEFAULT_PROMPTS)
+        started = time.perf_counter()
+        run_pipeline(settings, instance=dg.DagsterInstance.ephemeral())
+        first_s = time.perf_counter() - started
+        started = time.perf_counter()
+        run_pipeline(settings, instance=dg.DagsterInstance.ephemeral())
+        rerun_s = time.perf_counter() - started
+        shutil.rmtree(inbox)
+    return {
+        "scrub_docs_per_s": round(len(scrubbed) / scrub_s, 1),
+        "heuristic_extract_docs_per_s": round(len(docs) * rounds / extract_s, 1),
+        "pipeline_documents": files,
+        "pipeline_first_run_s": round(first_s, 2),
+        "pipeline_docs_per_s": round(files / first_s, 1),
+        "pipeline_rerun_s": round(rerun_s, 2),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "measured_on": f"{len(docs)} sample documents x {rounds} rounds; pipeline on {files} synthetic text documents",
+    }
+
+
+BENCHES: dict[str, Callable[[], Figures]] = {"foundation": bench_foundation}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", type=Path, default=Path(".data/bench/results.json"))
+    parser.add_argument("--only", action="append", choices=sorted(BENCHES), help="run only this group")
+    args = parser.parse_args(argv)
+    console = Console()
+    results: dict[str, Figures] = {}
+    for name in args.only or list(BENCHES):
+        console.print(f"running [bold]{name}[/] ...")
+        results[name] = BENCHES[name]()
+    table = Table(title="benchmarks")
+    for column in ("group", "figure", "value"):
+        table.add_column(column)
+    for group, figures in results.items():
+        for figure, value in figures.items():
+            table.add_row(group, figure, str(value))
+    console.print(table)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    existing = json.loads(args.out.read_text()) if args.out.exists() else {}
+    existing.update(results)
+    args.out.write_text(json.dumps(existing, indent=2, ensure_ascii=False) + "\n")
+    console.print(f"written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

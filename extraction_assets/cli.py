@@ -1,0 +1,137 @@
+"""`extraction-assets`: run the pipeline and inspect the warehouse from a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from extraction_assets.lib.settings import Settings
+from extraction_assets.lib.summary import warehouse_summary
+from extraction_assets.lib.warehouse import open_warehouse
+
+console = Console()
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    settings = Settings.from_env()
+    overrides = {k: Path(v) for k in ("warehouse", "inbox", "prompts_dir") if (v := getattr(args, k, None))}
+    return settings.model_copy(update=overrides)
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    table = Table(title="extraction-assets: warehouse summary", show_lines=False)
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    table.add_row("documents", str(summary["documents"]))
+    for tenant, kind, n in summary["documents_by_tenant_kind"]:
+        table.add_row(f"  {tenant} / {kind}", str(n))
+    for kind, n in summary["pii_masked"]:
+        table.add_row(f"  PII masked: {kind}", str(n))
+    table.add_row("items", str(summary["items"]))
+    for version, item_type, status, n in summary["items_by_type"]:
+        table.add_row(f"  {version} {item_type} ({status})", str(n))
+    table.add_row("evidence", str(summary["evidence"]))
+    for kind, n in summary["evidence_by_match"]:
+        table.add_row(f"  match {kind}", str(n))
+    table.add_row("review queue", str(summary["review_queue"]))
+    table.add_row("dead letters", str(summary["dead_letters"]))
+    for stage, n in summary["dead_letters_by_stage"]:
+        table.add_row(f"  stage {stage}", str(n))
+    table.add_row("failed documents", str(summary["failed_documents"]))
+    console.print(table)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from extraction_assets.runner import run_pipeline  # Dagster loads only for commands that need it
+
+    settings = _settings(args)
+    console.print(f"inbox [bold]{settings.inbox}[/], warehouse [bold]{settings.warehouse}[/]")
+    mode = "model + heuristic" if settings.model_configured else "offline heuristic (no model endpoint set)"
+    console.print(f"extractor: {mode}")
+    started = time.perf_counter()
+    with Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=console
+    ) as progress:
+        task = progress.add_task("starting", total=None)
+
+        def on_step(name: str) -> None:
+            progress.update(task, description=name, advance=1)
+
+        results = run_pipeline(
+            settings,
+            schema_keys=args.schema or None,
+            on_step=on_step,
+            log_level="DEBUG" if args.verbose else "WARNING",
+        )
+        progress.update(task, total=len(results), completed=len(results), description="done")
+    ok = True
+    for step in results:
+        status = "[green]ok[/]" if step.success and not step.failed_checks else "[red]FAILED[/]"
+        console.print(
+            f"{status} {step.name}" + (f" (failed checks: {', '.join(step.failed_checks)})" * bool(step.failed_checks))
+        )
+        ok = ok and step.success and not step.failed_checks
+    with open_warehouse(settings.warehouse) as con:
+        summary = warehouse_summary(con)
+    if args.json:
+        print(json.dumps(summary, default=str, indent=2))
+    else:
+        _print_summary(summary)
+    console.print(f"took {time.perf_counter() - started:.1f} s")
+    return 0 if ok else 1
+
+
+def cmd_summary(args: argparse.Namespace) -> int:
+    settings = _settings(args)
+    with open_warehouse(settings.warehouse) as con:
+        summary = warehouse_summary(con)
+    if args.json:
+        print(json.dumps(summary, default=str, indent=2))
+    else:
+        _print_summary(summary)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="extraction-assets", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--warehouse", help="DuckDB file (default: EXTRACTION_WAREHOUSE or .data/warehouse.duckdb)")
+        p.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    run = sub.add_parser("run", help="materialize every asset for every schema version")
+    common(run)
+    run.add_argument(
+        "--inbox", help="inbox folder, one sub-folder per tenant (default: EXTRACTION_INBOX or the sample)"
+    )
+    run.add_argument("--prompts", dest="prompts_dir", help="prompt files folder (default: EXTRACTION_PROMPTS)")
+    run.add_argument("--schema", action="append", help="only this schema version (repeatable), e.g. pulse@v1")
+    run.add_argument("--verbose", action="store_true", help="show Dagster's run log")
+    run.set_defaults(func=cmd_run)
+
+    summary = sub.add_parser("summary", help="what the warehouse holds")
+    common(summary)
+    summary.set_defaults(func=cmd_summary)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (ValueError, OSError) as exc:
+        console.print(f"[red]error:[/] {exc}")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

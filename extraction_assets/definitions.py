@@ -1,0 +1,30 @@
+"""The code location: every Dagster object, wired in one place."""
+
+import dagster as dg
+
+from extraction_assets.defs import checks
+from extraction_assets.defs.extraction import extracted_items_and_evidence, review_queue
+from extraction_assets.defs.ingest import raw_documents, scrubbed_documents
+from extraction_assets.defs.jobs import extract_job, ingest_job
+from extraction_assets.defs.resources import resources_from_settings
+from extraction_assets.defs.schedules import ingest_schedule, nightly_extract_schedule
+from extraction_assets.defs.sensors import extract_after_ingest_sensor, schema_version_sensor
+from extraction_assets.lib.settings import Settings
+
+ASSETS = [raw_documents, scrubbed_documents, extracted_items_and_evidence, review_queue]
+CHECKS = dg.load_asset_checks_from_modules([checks])
+
+
+def build_definitions(settings: Settings | None = None) -> dg.Definitions:
+    """Definitions for the given settings (tests pass a temporary warehouse); the environment otherwise."""
+    return dg.Definitions(
+        assets=ASSETS,
+        asset_checks=CHECKS,
+        jobs=[ingest_job, extract_job],
+        sensors=[schema_version_sensor, extract_after_ingest_sensor],
+        schedules=[ingest_schedule, nightly_extract_schedule],
+        resources=resources_from_settings(settings or Settings.from_env()),
+    )
+
+
+defs = build_definitions()

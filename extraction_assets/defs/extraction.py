@@ -1,0 +1,168 @@
+"""Extraction assets, partitioned by schema version: items with grounded evidence, then the review queue."""
+
+from collections import Counter
+
+import dagster as dg
+
+from extraction_assets.defs.ingest import scrubbed_documents
+from extraction_assets.defs.partitions import POOL, schema_versions
+from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
+from extraction_assets.lib.models import ExtractionOutcome
+from extraction_assets.lib.pipeline import extract_document
+from extraction_assets.lib.reporting import markdown_table
+from extraction_assets.lib.schemas import SchemaVersion, load_schema
+from extraction_assets.lib.warehouse import (
+    batched,
+    load_documents,
+    load_scrubbed,
+    pending_extractions,
+    rebuild_review_queue,
+    rows_as_dicts,
+    write_extraction_batch,
+)
+
+EXTRACT_BATCH = 50
+
+
+def _extract_batch(
+    warehouse: WarehouseResource, doc_ids: list[str], schema: SchemaVersion, extractor: ExtractorResource
+) -> list[ExtractionOutcome]:
+    """Read the batch, close the connection, then extract: no DuckDB lock is held while a model works."""
+    with warehouse.connect() as con:
+        docs = load_documents(con, doc_ids)
+        scrubbed = load_scrubbed(con, doc_ids)
+    built = extractor.build()
+    return [extract_document(doc, scrubbed[doc.doc_id], schema, built) for doc in docs]
+
+
+@dg.multi_asset(
+    specs=[
+        dg.AssetSpec(
+            "extracted_items",
+            deps=[scrubbed_documents],
+            kinds={"duckdb", "python"},
+            group_name="extraction",
+            description="Items proposed by the extractor whose evidence was located; ungrounded ones are dropped.",
+        ),
+        dg.AssetSpec(
+            "grounded_evidence",
+            deps=[scrubbed_documents],
+            kinds={"duckdb", "python"},
+            group_name="extraction",
+            description="Table `evidence`: each item's quote with raw-text offsets, turn, match kind and strength.",
+        ),
+    ],
+    partitions_def=schema_versions,
+    pool=POOL,
+)
+def extracted_items_and_evidence(
+    context: dg.AssetExecutionContext,
+    warehouse: WarehouseResource,
+    pipeline: PipelineResource,
+    extractor: ExtractorResource,
+):
+    """Items and their evidence are written in one transaction per batch, so neither exists without the other."""
+    schema = load_schema(pipeline.prompts_path, context.partition_key)
+    version = extractor.build().version(schema)
+    with warehouse.connect() as con:
+        pending = pending_extractions(con, schema.key, schema.document_kinds, version)
+    context.log.info(f"{schema.key}: {len(pending)} documents to extract with {version}")
+    totals: Counter[str] = Counter()
+    outcomes_seen: Counter[str] = Counter()
+    for number, batch in enumerate(batched(pending, EXTRACT_BATCH), start=1):
+        outcomes = _extract_batch(warehouse, batch, schema, extractor)
+        with warehouse.connect() as con:
+            written = write_extraction_batch(con, schema.key, outcomes)
+        totals.update(written)
+        for outcome in outcomes:
+            outcomes_seen[outcome.outcome] += 1
+            totals["proposed"] += outcome.proposed
+            totals["dropped_ungrounded"] += outcome.dropped
+            totals["capped"] += outcome.capped
+            totals["failed"] += outcome.status == "failed"
+        context.log.info(f"batch {number}: {len(outcomes)} documents, {written['items']} items stored")
+    with warehouse.connect() as con:
+        item_count = int(
+            con.execute("SELECT count(*) FROM extracted_items WHERE schema_version = ?", [schema.key]).fetchone()[0]  # type: ignore[index]
+        )
+        evidence_count = int(
+            con.execute("SELECT count(*) FROM evidence WHERE schema_version = ?", [schema.key]).fetchone()[0]  # type: ignore[index]
+        )
+        by_type = dict(
+            con.execute(
+                "SELECT item_type, count(*) FROM extracted_items WHERE schema_version = ? GROUP BY 1 ORDER BY 1",
+                [schema.key],
+            ).fetchall()
+        )
+        preview = rows_as_dicts(
+            con,
+            """SELECT i.item_type, i.title, i.confidence, i.status, e.quote, e.match_kind, e.turn_id
+               FROM extracted_items i JOIN evidence e USING (item_id)
+               WHERE i.schema_version = ? ORDER BY i.confidence DESC, i.item_id LIMIT 8""",
+            [schema.key],
+        )
+    yield dg.MaterializeResult(
+        asset_key="extracted_items",
+        metadata={
+            "dagster/row_count": item_count,
+            "documents_processed": len(pending) - totals["failed"],
+            "documents_failed": totals["failed"],
+            "items_proposed": totals["proposed"],
+            "items_stored": totals["items"],
+            "dropped_ungrounded": totals["dropped_ungrounded"],
+            "cut_by_cap": totals["capped"],
+            "human_owned_kept": totals["protected_kept"],
+            "extractor_version": version,
+            "outcomes": dg.MetadataValue.json(dict(outcomes_seen)),
+            "items_by_type": dg.MetadataValue.json(by_type),
+            "preview": dg.MetadataValue.md(
+                markdown_table(
+                    ["type", "title", "conf", "status", "evidence", "match", "turn"],
+                    [list(r.values()) for r in preview],
+                )
+            ),
+        },
+    )
+    yield dg.MaterializeResult(
+        asset_key="grounded_evidence",
+        metadata={"dagster/row_count": evidence_count, "evidence_written": totals["evidence"]},
+    )
+
+
+@dg.asset(
+    partitions_def=schema_versions,
+    group_name="review",
+    kinds={"duckdb", "python"},
+    pool=POOL,
+    deps=["extracted_items", "grounded_evidence"],
+    description="Items that need a person, with the rules that sent them there, most urgent first.",
+)
+def review_queue(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    key = context.partition_key
+    with warehouse.connect() as con:
+        queued = rebuild_review_queue(con, key)
+        reasons = con.execute(
+            """SELECT split_part(r.reason, ':', 1) AS rule, count(*) FROM review_queue q,
+               unnest(CAST(q.reasons AS VARCHAR[])) AS r(reason) WHERE q.schema_version = ? GROUP BY 1 ORDER BY 1""",
+            [key],
+        ).fetchall()
+        statuses = dict(
+            con.execute(
+                "SELECT status, count(*) FROM extracted_items WHERE schema_version = ? GROUP BY 1 ORDER BY 1", [key]
+            ).fetchall()
+        )
+        preview = con.execute(
+            """SELECT item_type, title, confidence, reasons, source_uri FROM review_queue
+               WHERE schema_version = ? ORDER BY priority DESC, item_id LIMIT 8""",
+            [key],
+        ).fetchall()
+    return dg.MaterializeResult(
+        metadata={
+            "dagster/row_count": queued,
+            "by_rule": dg.MetadataValue.json(dict(reasons)),
+            "items_by_status": dg.MetadataValue.json(statuses),
+            "preview": dg.MetadataValue.md(
+                markdown_table(["type", "title", "conf", "reasons", "source"], [list(r) for r in preview])
+            ),
+        }
+    )

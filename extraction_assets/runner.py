@@ -1,0 +1,89 @@
+"""Materialize the whole pipeline outside the UI: the same assets and checks, one run per partition."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import dagster as dg
+
+from extraction_assets.definitions import build_definitions
+from extraction_assets.defs.partitions import schema_versions
+from extraction_assets.lib.schemas import discover_schemas
+from extraction_assets.lib.settings import Settings
+
+
+@dataclass
+class StepResult:
+    name: str
+    success: bool
+    failed_checks: list[str] = field(default_factory=list)
+    metadata: dict[str, dict[str, object]] = field(default_factory=dict)
+
+
+def open_instance() -> dg.DagsterInstance:
+    """The instance in DAGSTER_HOME when set (the UI then shows these runs), else a throwaway one."""
+    return dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
+
+
+def _step(
+    defs: dg.Definitions,
+    instance: dg.DagsterInstance,
+    name: str,
+    selection: dg.AssetSelection,
+    partition_key: str | None = None,
+    log_level: str = "WARNING",
+) -> StepResult:
+    result = dg.materialize(
+        list(defs.assets or []) + list(defs.asset_checks or []),
+        run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+        instance=instance,
+        resources=defs.resources,
+        selection=selection,
+        partition_key=partition_key,
+        raise_on_error=False,
+        tags={"extraction_assets/step": name},
+    )
+    failed = [
+        f"{e.asset_check_key.asset_key.to_user_string()}:{e.check_name}"
+        for e in result.get_asset_check_evaluations()
+        if not e.passed
+    ]
+    metadata = {
+        m.asset_key.to_user_string(): {k: v.value for k, v in m.metadata.items()}
+        for m in result.get_asset_materialization_events()
+        for m in [m.event_specific_data.materialization]  # type: ignore[union-attr]
+    }
+    return StepResult(name=name, success=result.success, failed_checks=failed, metadata=metadata)
+
+
+def run_pipeline(
+    settings: Settings,
+    schema_keys: Sequence[str] | None = None,
+    instance: dg.DagsterInstance | None = None,
+    on_step: Callable[[str], None] | None = None,
+    log_level: str = "WARNING",
+) -> list[StepResult]:
+    """Ingest and scrub, then extract and queue for review under every (or the given) schema version."""
+    defs = build_definitions(settings)
+    instance = instance or open_instance()
+    found, errors = discover_schemas(settings.prompts_dir)
+    if errors:
+        raise ValueError("invalid prompt files:\n" + "\n".join(f"{p}: {e}" for p, e in errors.items()))
+    keys = sorted(schema_keys or found)
+    unknown = [k for k in keys if k not in found]
+    if unknown:
+        raise ValueError(f"unknown schema versions {unknown}; known: {sorted(found)}")
+    partition_set = schema_versions.name or ""
+    missing = [k for k in keys if not instance.has_dynamic_partition(partition_set, k)]
+    if missing:
+        instance.add_dynamic_partitions(partition_set, missing)
+    steps = [("ingest", dg.AssetSelection.groups("ingest"), None)]
+    steps += [(f"extract {k}", dg.AssetSelection.groups("extraction", "review"), k) for k in keys]
+    results = []
+    for name, selection, key in steps:
+        if on_step:
+            on_step(name)
+        results.append(_step(defs, instance, name, selection, key, log_level))
+    return results

@@ -1,0 +1,43 @@
+import json
+
+import pytest
+
+from extraction_assets.cli import main
+from extraction_assets.lib.settings import Settings
+
+
+def test_run_then_summary_as_json(settings: Settings, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    args = [
+        "--inbox",
+        str(settings.inbox),
+        "--warehouse",
+        str(settings.warehouse),
+        "--prompts",
+        str(settings.prompts_dir),
+    ]
+    assert main(["run", *args, "--json"]) == 0
+    out = capsys.readouterr().out
+    summary = json.loads(out[out.index("{") : out.rindex("}") + 1])
+    assert summary["documents"] >= 20
+    assert summary["items"] == summary["evidence"] > 0
+    assert summary["failed_documents"] == 0
+    assert main(["summary", "--warehouse", str(settings.warehouse), "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["items"] == summary["items"]
+
+
+def test_unknown_schema_is_a_clear_error(settings: Settings, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    code = main(["run", "--inbox", str(settings.inbox), "--warehouse", str(settings.warehouse), "--schema", "nope@v1"])
+    assert code == 2
+    assert "unknown schema versions" in capsys.readouterr().out
+
+
+def test_settings_from_environment() -> None:
+    env = {"EXTRACTION_WAREHOUSE": "/tmp/w.duckdb", "EXTRACTION_LLM_BASE_URL": " ", "EXTRACTION_LLM_MODEL": "m"}
+    settings = Settings.from_env(env)
+    assert str(settings.warehouse) == "/tmp/w.duckdb"
+    assert settings.llm_base_url is None
+    assert not settings.model_configured
+    assert Settings.from_env({"EXTRACTION_LLM_BASE_URL": "http://x/v1", "EXTRACTION_LLM_MODEL": "m"}).model_configured
