@@ -24,10 +24,15 @@ def schema_version_sensor(context: dg.SensorEvaluationContext, pipeline: Pipelin
     )
 
 
-@dg.asset_sensor(
-    asset_key=dg.AssetKey("scrubbed_documents"), job=extract_job, default_status=dg.DefaultSensorStatus.RUNNING
-)
-def extract_after_ingest_sensor(context: dg.SensorEvaluationContext, asset_event: dg.EventLogEntry):
+@dg.sensor(job=extract_job, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING)
+def extract_after_ingest_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
     """New scrubbed documents: extract every known schema version (already-processed documents are skipped)."""
-    for key in sorted(context.instance.get_dynamic_partitions(schema_versions.name or "")):
-        yield dg.RunRequest(partition_key=key, run_key=f"ingest-{asset_event.storage_id}:{key}")
+    latest = context.instance.fetch_materializations(dg.AssetKey("scrubbed_documents"), limit=1).records
+    if not latest or str(latest[0].storage_id) == context.cursor:
+        return dg.SensorResult(skip_reason="no new scrubbed documents")
+    event_id = latest[0].storage_id
+    keys = sorted(context.instance.get_dynamic_partitions(schema_versions.name or ""))
+    return dg.SensorResult(
+        run_requests=[dg.RunRequest(partition_key=key, run_key=f"ingest-{event_id}:{key}") for key in keys],
+        cursor=str(event_id),
+    )

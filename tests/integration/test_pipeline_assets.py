@@ -280,3 +280,37 @@ def test_turn_ids_are_recorded_for_documents_with_turns(settings: Settings) -> N
         turns = {t["turn_id"]: t for t in json.loads(turns_json)}
         assert turn_id in turns
         assert turns[turn_id]["start"] <= start < turns[turn_id]["end"]
+
+
+def test_new_scrubbed_documents_trigger_one_extract_run_per_schema_version(settings: Settings) -> None:
+    defs = build_definitions(settings)
+    with dg.instance_for_test() as instance:
+        _check_asset_sensor(defs, instance)
+
+
+def _check_asset_sensor(defs: dg.Definitions, instance: dg.DagsterInstance) -> None:
+    from extraction_assets.defs.sensors import extract_after_ingest_sensor
+
+    instance.add_dynamic_partitions("schema_versions", [PULSE, "pulse@v2"])
+    everything = list(defs.assets) + list(defs.asset_checks)
+    ingest = dg.AssetSelection.groups("ingest")
+    dg.materialize(everything, instance=instance, resources=defs.resources, selection=ingest)
+    result = extract_after_ingest_sensor(dg.build_sensor_context(instance=instance))
+    assert sorted(r.partition_key for r in result.run_requests) == [PULSE, "pulse@v2"]
+    assert len({r.run_key for r in result.run_requests}) == 2
+    # the cursor moved past that materialization: the next tick asks for nothing
+    again = extract_after_ingest_sensor(dg.build_sensor_context(instance=instance, cursor=result.cursor))
+    assert not again.run_requests and again.skip_reason
+
+
+def test_nightly_schedule_requests_every_schema_version() -> None:
+    from datetime import datetime
+
+    from extraction_assets.defs.schedules import nightly_extract_schedule
+
+    with dg.instance_for_test() as instance:
+        instance.add_dynamic_partitions("schema_versions", [PULSE, "pulse@v2"])
+        context = dg.build_schedule_context(instance=instance, scheduled_execution_time=datetime(2026, 11, 30, 2))
+        requests = list(nightly_extract_schedule(context))
+    assert [r.partition_key for r in requests] == [PULSE, "pulse@v2"]
+    assert all("2026-11-30T02:00:00" in r.run_key for r in requests)
