@@ -96,6 +96,7 @@ def bench_foundation(copies: int = 40) -> Figures:
     }
 
 
+# Each group registers here; a group's module may live beside this one (evals/bench_<group>.py).
 BENCHES: dict[str, Callable[[], Figures]] = {"foundation": bench_foundation}
 
 

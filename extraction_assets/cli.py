@@ -6,24 +6,15 @@ import argparse
 import json
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from extraction_assets.lib.settings import Settings
+from extraction_assets.commands import REGISTRY
+from extraction_assets.commands.common import add_warehouse_option, console, settings_from_args
 from extraction_assets.lib.summary import warehouse_summary
 from extraction_assets.lib.warehouse import open_warehouse
-
-console = Console()
-
-
-def _settings(args: argparse.Namespace) -> Settings:
-    settings = Settings.from_env()
-    overrides = {k: Path(v) for k in ("warehouse", "inbox", "prompts_dir") if (v := getattr(args, k, None))}
-    return settings.model_copy(update=overrides)
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
@@ -52,7 +43,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     from extraction_assets.runner import run_pipeline  # Dagster loads only for commands that need it
 
-    settings = _settings(args)
+    settings = settings_from_args(args)
     console.print(f"inbox [bold]{settings.inbox}[/], warehouse [bold]{settings.warehouse}[/]")
     mode = "model + heuristic" if settings.model_configured else "offline heuristic (no model endpoint set)"
     console.print(f"extractor: {mode}")
@@ -90,7 +81,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
-    settings = _settings(args)
+    settings = settings_from_args(args)
     with open_warehouse(settings.warehouse) as con:
         summary = warehouse_summary(con)
     if args.json:
@@ -105,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--warehouse", help="DuckDB file (default: EXTRACTION_WAREHOUSE or .data/warehouse.duckdb)")
+        add_warehouse_option(p)
         p.add_argument("--json", action="store_true", help="print the summary as JSON")
 
     run = sub.add_parser("run", help="materialize every asset for every schema version")
@@ -121,6 +112,8 @@ def build_parser() -> argparse.ArgumentParser:
     summary = sub.add_parser("summary", help="what the warehouse holds")
     common(summary)
     summary.set_defaults(func=cmd_summary)
+    for register in REGISTRY:
+        register(sub)
     return parser
 
 

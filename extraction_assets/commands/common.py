@@ -1,0 +1,22 @@
+"""What every command shares: the console and settings from the environment plus command-line overrides."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from extraction_assets.lib.settings import Settings
+
+console = Console()
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    settings = Settings.from_env()
+    overrides = {k: Path(v) for k in ("warehouse", "inbox", "prompts_dir") if (v := getattr(args, k, None))}
+    return settings.model_copy(update=overrides)
+
+
+def add_warehouse_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--warehouse", help="DuckDB file (default: EXTRACTION_WAREHOUSE or .data/warehouse.duckdb)")
