@@ -38,10 +38,14 @@ def quote_mismatches(con: duckdb.DuckDBPyConnection, schema_version: str | None 
 
 
 def confidence_out_of_band(con: duckdb.DuckDBPyConnection, schema: SchemaVersion) -> list[tuple[str, str, float]]:
-    """Machine-made items whose confidence lies outside their extractor's band (and 1.0 never)."""
+    """Machine-made items whose confidence lies outside their extractor's band (and 1.0 never).
+
+    A required field's null placeholder has no evidence and no confidence to speak of (0.0): not checked.
+    """
     rows = con.execute(
-        """SELECT item_id, extracted_by, confidence FROM extracted_items
-           WHERE schema_version = ? AND extracted_by IN ('heuristic', 'model')""",
+        """SELECT i.item_id, i.extracted_by, i.confidence FROM extracted_items i
+           WHERE i.schema_version = ? AND i.extracted_by IN ('heuristic', 'model')
+             AND EXISTS (SELECT 1 FROM evidence e WHERE e.item_id = i.item_id)""",
         [schema.key],
     ).fetchall()
     bands = {"heuristic": schema.heuristic_band, "model": schema.model_band}

@@ -68,7 +68,12 @@ class ReadFailure(BaseModel):
 
 
 class CandidateItem(BaseModel):
-    """An item an extractor proposes, before its evidence is located."""
+    """An item an extractor proposes, before its evidence is located.
+
+    `key` gives the item its identity when a quote should not: a field name (shape `fields`) or a
+    record key such as a Message-ID plus module (shape `records`), so a re-delivered message or a
+    re-worded quote updates the same item instead of adding one.
+    """
 
     item_type: str
     title: str
@@ -76,6 +81,12 @@ class CandidateItem(BaseModel):
     confidence: float
     value: dict[str, Any] = Field(default_factory=dict)
     span_hint: int | None = None  # offset in the extractor's text where it saw the span
+    more_evidence: list[str] = Field(default_factory=list)  # further verbatim spans supporting the item
+    evidence_type: str = "user_quote"
+    key: str | None = None
+    reasoning_summary: str | None = None
+    contradiction: str | None = None  # why statements in the document disagree about this item
+    denial: str | None = None  # the speaker denied this conclusion
 
 
 class Grounding(BaseModel):

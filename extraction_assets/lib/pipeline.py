@@ -13,6 +13,7 @@ from typing import Any
 from extraction_assets.lib.extractors import Extractor, ExtractorRun
 from extraction_assets.lib.grounding import ground, turn_for_span
 from extraction_assets.lib.models import (
+    CandidateItem,
     DeadLetter,
     Document,
     EvidenceRecord,
@@ -20,7 +21,6 @@ from extraction_assets.lib.models import (
     ExtractionOutcome,
     ItemRecord,
     ScrubbedDocument,
-    Turn,
     stable_id,
 )
 from extraction_assets.lib.pii import scrub
@@ -68,8 +68,13 @@ def item_id_for(doc_id: str, schema_version: str, item_type: str, quote: str) ->
 
 
 def _evidence_for(
-    doc: Document, scrubbed: ScrubbedDocument, schema_key: str, item_id: str, span: str, hint: int | None
+    doc: Document,
+    scrubbed: ScrubbedDocument,
+    span: str,
+    hint: int | None,
+    evidence_type: str,
 ) -> EvidenceRecord | None:
+    """Locate a span in the scrubbed text and express it in raw-text offsets; ids are set by the caller."""
     located = ground(span, scrubbed.text, hint=hint)
     if located is None:
         return None
@@ -77,21 +82,126 @@ def _evidence_for(
     quote = doc.text[start:end]
     if not quote.strip():
         return None
-    turns: list[Turn] = doc.turns
     return EvidenceRecord(
-        evidence_id=stable_id(item_id, start, end),
-        item_id=item_id,
+        evidence_id="",
+        item_id="",
         doc_id=doc.doc_id,
         tenant_id=doc.tenant_id,
-        schema_version=schema_key,
+        schema_version="",
         char_start=start,
         char_end=end,
         quote=quote,
-        turn_id=turn_for_span(turns, start, end),
+        turn_id=turn_for_span(doc.turns, start, end),
         match_kind=located.match_kind,
         strength=located.strength,
+        evidence_type=evidence_type,
         match_score=located.score,
     )
+
+
+def _identity(doc: Document, schema: SchemaVersion, candidate: CandidateItem, quote: str) -> str:
+    """Items are keyed by field (shape fields), by record key (shape records) or by their quote (shape items)."""
+    if schema.shape == "fields":
+        return stable_id(doc.doc_id, schema.key, candidate.item_type, "field")
+    if candidate.key:
+        return stable_id(doc.tenant_id, schema.key, candidate.item_type, "key", candidate.key)
+    return item_id_for(doc.doc_id, schema.key, candidate.item_type, quote)
+
+
+def _dropped(doc: Document, schema: SchemaVersion, run: ExtractorRun, candidate: CandidateItem) -> DeadLetter:
+    return DeadLetter(
+        stage="grounding",
+        tenant_id=doc.tenant_id,
+        source_uri=doc.source_uri,
+        doc_id=doc.doc_id,
+        schema_version=schema.key,
+        reason="evidence span not found in the source text",
+        detail={
+            "item_type": candidate.item_type,
+            "evidence_span": candidate.evidence_span[:500],
+            "extractor_version": run.extractor_version,
+        },
+    )
+
+
+def _record(
+    doc: Document, schema: SchemaVersion, run: ExtractorRun, candidate: CandidateItem, evidence: list[EvidenceRecord]
+) -> ItemRecord:
+    item_id = _identity(doc, schema, candidate, evidence[0].quote)
+    evidence = sorted(
+        {
+            (ev.char_start, ev.char_end): ev.model_copy(
+                update={
+                    "item_id": item_id,
+                    "schema_version": schema.key,
+                    "evidence_id": stable_id(item_id, ev.char_start, ev.char_end),
+                }
+            )
+            for ev in evidence
+        }.values(),
+        key=lambda ev: ev.char_start,
+    )
+    band = schema.model_band if run.extracted_by == "model" else schema.heuristic_band
+    confidence = band.clamp(candidate.confidence)
+    value: dict[str, Any] = dict(candidate.value)
+    reasons = review_reasons(
+        schema.field(candidate.item_type),
+        confidence,
+        evidence,
+        value,
+        contradiction=candidate.contradiction,
+        denial=candidate.denial,
+    )
+    return ItemRecord(
+        item_id=item_id,
+        doc_id=doc.doc_id,
+        tenant_id=doc.tenant_id,
+        schema_version=schema.key,
+        item_type=candidate.item_type,
+        value=value,
+        title=candidate.title.strip()[:200] or evidence[0].quote[:120],
+        confidence=confidence,
+        status="needs_review" if reasons else "draft",
+        extracted_by=run.extracted_by,
+        extractor_version=run.extractor_version,
+        model=run.model,
+        review_reasons=reasons,
+        reasoning_summary=candidate.reasoning_summary,
+        evidence=evidence,
+    )
+
+
+def missing_required_fields(
+    doc: Document, schema: SchemaVersion, run: ExtractorRun, found: set[str]
+) -> list[ItemRecord]:
+    """A required field with no grounded value still gets a record: value null, no evidence, needs_review."""
+    if schema.shape != "fields":
+        return []
+    placeholders = []
+    for spec in schema.fields:
+        if not spec.required or spec.name in found:
+            continue
+        candidate = CandidateItem(item_type=spec.name, title=f"{spec.name}: not found", evidence_span="", confidence=0)
+        reasons = review_reasons(spec, 0.0, [], {"value": None})
+        placeholders.append(
+            ItemRecord(
+                item_id=_identity(doc, schema, candidate, ""),
+                doc_id=doc.doc_id,
+                tenant_id=doc.tenant_id,
+                schema_version=schema.key,
+                item_type=spec.name,
+                value={"value": None},
+                title=candidate.title,
+                confidence=0.0,
+                status="needs_review",
+                extracted_by=run.extracted_by,
+                extractor_version=run.extractor_version,
+                model=run.model,
+                review_reasons=reasons,
+                reasoning_summary="required field: no value with verbatim evidence was found",
+            )
+        )
+    return placeholders
 
 
 def ground_candidates(
@@ -99,60 +209,25 @@ def ground_candidates(
 ) -> tuple[list[ItemRecord], list[DeadLetter], int]:
     """Locate every candidate's evidence; drop (and report) the ones that do not ground; cap the rest.
 
-    Returns (items, dead letters for dropped candidates, number cut by the cap).
+    Shape `fields` keeps the most confident grounded value per field and adds null placeholders for
+    required fields; the cap is `max_items`. Returns (items, dead letters for dropped candidates,
+    number cut by the cap).
     """
-    band = schema.model_band if run.extracted_by == "model" else schema.heuristic_band
     items: dict[str, ItemRecord] = {}
     dropped: list[DeadLetter] = []
     for candidate in run.candidates:
-        spec = schema.field(candidate.item_type)
-        item_id = item_id_for(doc.doc_id, schema.key, candidate.item_type, candidate.evidence_span)
-        evidence = _evidence_for(doc, scrubbed, schema.key, item_id, candidate.evidence_span, candidate.span_hint)
-        if evidence is None:
-            dropped.append(
-                DeadLetter(
-                    stage="grounding",
-                    tenant_id=doc.tenant_id,
-                    source_uri=doc.source_uri,
-                    doc_id=doc.doc_id,
-                    schema_version=schema.key,
-                    reason="evidence span not found in the source text",
-                    detail={
-                        "item_type": candidate.item_type,
-                        "evidence_span": candidate.evidence_span[:500],
-                        "extractor_version": run.extractor_version,
-                    },
-                )
-            )
+        primary = _evidence_for(doc, scrubbed, candidate.evidence_span, candidate.span_hint, candidate.evidence_type)
+        if primary is None:
+            dropped.append(_dropped(doc, schema, run, candidate))
             continue
-        # Re-key on the located quote so an item's id never depends on how the extractor spelled it.
-        item_id = item_id_for(doc.doc_id, schema.key, candidate.item_type, evidence.quote)
-        evidence = evidence.model_copy(
-            update={"item_id": item_id, "evidence_id": stable_id(item_id, evidence.char_start, evidence.char_end)}
-        )
-        confidence = band.clamp(candidate.confidence)
-        value: dict[str, Any] = dict(candidate.value)
-        reasons = review_reasons(spec, confidence, [evidence], value)
-        record = ItemRecord(
-            item_id=item_id,
-            doc_id=doc.doc_id,
-            tenant_id=doc.tenant_id,
-            schema_version=schema.key,
-            item_type=candidate.item_type,
-            value=value,
-            title=candidate.title.strip()[:200] or evidence.quote[:120],
-            confidence=confidence,
-            status="needs_review" if reasons else "draft",
-            extracted_by=run.extracted_by,
-            extractor_version=run.extractor_version,
-            model=run.model,
-            review_reasons=reasons,
-            evidence=[evidence],
-        )
-        if item_id not in items or items[item_id].confidence < record.confidence:
-            items[item_id] = record
+        extra = [_evidence_for(doc, scrubbed, span, None, candidate.evidence_type) for span in candidate.more_evidence]
+        record = _record(doc, schema, run, candidate, [primary, *[e for e in extra if e is not None]])
+        if record.item_id not in items or items[record.item_id].confidence < record.confidence:
+            items[record.item_id] = record
     ranked = sorted(items.values(), key=lambda i: (-i.confidence, i.evidence[0].char_start))
-    kept = sorted(ranked[: schema.max_items], key=lambda i: (i.evidence[0].char_start, i.item_type))
+    kept = ranked[: schema.max_items]
+    kept += missing_required_fields(doc, schema, run, {i.item_type for i in kept})
+    kept.sort(key=lambda i: (i.evidence[0].char_start if i.evidence else len(doc.text), i.item_type))
     return kept, dropped, max(0, len(ranked) - schema.max_items)
 
 

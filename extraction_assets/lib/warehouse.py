@@ -444,11 +444,14 @@ def write_extraction_batch(
                 [schema_version, doc_ids],
             ).fetchall()
         )
+        items = [item for o in processed for item in o.items]
+        new_ids = {item.item_id for item in items}
+        # an item keyed by record (e.g. a Message-ID) may already exist under another document
         existing = rows_as_dicts(
             con,
             """SELECT item_id, status, extracted_by, created_at FROM extracted_items
-               WHERE schema_version = ? AND doc_id IN (SELECT unnest(?))""",
-            [schema_version, [o.doc_id for o in processed]],
+               WHERE (schema_version = ? AND doc_id IN (SELECT unnest(?))) OR item_id IN (SELECT unnest(?))""",
+            [schema_version, [o.doc_id for o in processed], sorted(new_ids)],
         )
         protected = {
             r["item_id"]
@@ -456,8 +459,6 @@ def write_extraction_batch(
             if not overwrite_protected and (r["status"] not in MACHINE_OWNED_STATUSES or r["extracted_by"] == "human")
         }
         created = {r["item_id"]: r["created_at"] for r in existing}
-        items = [item for o in processed for item in o.items]
-        new_ids = {item.item_id for item in items}
         replaced = [r["item_id"] for r in existing if r["item_id"] not in protected]
         if replaced:
             for table in ("evidence", "review_queue", "extracted_items"):

@@ -125,3 +125,77 @@ def test_low_confidence_item_needs_review_with_reason() -> None:
     risk = next(i for i in outcome.items if i.item_type == "risk")
     assert risk.status == "needs_review"
     assert risk.review_reasons[0].startswith("below_threshold")
+
+
+FIELDS = SchemaVersion.model_validate(
+    {
+        "schema": "receipt",
+        "version": "v9",
+        "shape": "fields",
+        "heuristic": "pulse",
+        "fields": [
+            {"name": "total", "type": "number", "required": True, "confidence_threshold": 0.6},
+            {"name": "company", "type": "string", "required": True},
+            {"name": "note", "type": "string"},
+        ],
+    }
+)
+
+
+def _text_doc(text: str) -> Document:
+    return Document(
+        doc_id=Document.make_id("t", "text", text), tenant_id="t", source_uri="t/r.txt", kind="text", text=text
+    )
+
+
+def test_fields_shape_keeps_best_value_per_field_and_placeholders_for_required_ones() -> None:
+    doc = _text_doc("TOTAL 12.50\nSubtotal 10.00\nThank you")
+    candidates = [
+        CandidateItem(
+            item_type="total",
+            title="total 10.00",
+            evidence_span="Subtotal 10.00",
+            confidence=0.6,
+            value={"value": 10.0},
+        ),
+        CandidateItem(
+            item_type="total", title="total 12.50", evidence_span="TOTAL 12.50", confidence=0.75, value={"value": 12.5}
+        ),
+    ]
+    outcome = extract_document(doc, scrub_document(doc), FIELDS, _Scripted(candidates, "heuristic"))
+    by_field = {i.item_type: i for i in outcome.items}
+    assert set(by_field) == {"total", "company"}  # note is optional and absent
+    assert by_field["total"].value == {"value": 12.5}
+    assert by_field["total"].status == "draft"
+    company = by_field["company"]
+    assert company.value == {"value": None} and company.evidence == []
+    assert company.status == "needs_review"
+    assert [r.split(":")[0] for r in company.review_reasons] == ["below_threshold", "no_evidence"]
+    # the field, not the quote, is the identity: a re-worded value updates the same item
+    again = extract_document(
+        doc,
+        scrub_document(doc),
+        FIELDS,
+        _Scripted([candidates[0].model_copy(update={"confidence": 0.8})], "heuristic"),
+    )
+    assert {i.item_type: i.item_id for i in again.items}["total"] == by_field["total"].item_id
+
+
+def test_more_evidence_contradiction_and_record_keys() -> None:
+    doc = _text_doc("Alice: I love the app. Bob: we stopped using it. Alice: honestly I never open it.")
+    candidate = CandidateItem(
+        item_type="risk",
+        title="usage unclear",
+        evidence_span="I love the app.",
+        more_evidence=["honestly I never open it.", "not in the text at all"],
+        confidence=0.7,
+        key="msg-1:crm",
+        contradiction="Alice says she loves it and that she never opens it",
+    )
+    outcome = extract_document(doc, scrub_document(doc), SCHEMA, _Scripted([candidate], "heuristic"))
+    item = outcome.items[0]
+    assert [e.quote for e in item.evidence] == ["I love the app.", "honestly I never open it."]
+    assert any(r.startswith("contradiction: Alice") for r in item.review_reasons)
+    other = _text_doc("Forwarded again. " + doc.text)
+    again = extract_document(other, scrub_document(other), SCHEMA, _Scripted([candidate], "heuristic"))
+    assert again.items[0].item_id == item.item_id  # keyed by record, not by document

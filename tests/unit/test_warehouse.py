@@ -197,3 +197,15 @@ def test_two_processes_writing_at_once_wait_for_the_lock(tmp_path: Path) -> None
     assert [p.exitcode for p in workers] == [0, 0]
     con = duckdb.connect(path, read_only=True)
     assert con.execute("SELECT count(*) FROM dead_letters").fetchone()[0] == 30
+
+
+def test_record_keyed_item_moves_to_the_redelivered_document_without_duplicating(tmp_path: Path) -> None:
+    first, second = _doc("Invoice 42 due."), _doc("Fwd: Invoice 42 due.")
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        insert_documents(con, [first, second])
+        write_extraction_batch(con, "pulse@v1", [_outcome(first, [_item(first, "record-42", "Invoice 42 due.")])])
+        write_extraction_batch(con, "pulse@v1", [_outcome(second, [_item(second, "record-42", "Invoice 42 due.")])])
+        rows = con.execute("SELECT item_id, doc_id FROM extracted_items").fetchall()
+        evidence = con.execute("SELECT doc_id FROM evidence").fetchall()
+    assert rows == [("record-42", second.doc_id)]
+    assert evidence == [(second.doc_id,)]
