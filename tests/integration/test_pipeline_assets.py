@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import Path
 
 import dagster as dg
@@ -284,8 +285,7 @@ def test_turn_ids_are_recorded_for_documents_with_turns(settings: Settings) -> N
 
 def test_new_scrubbed_documents_trigger_one_extract_run_per_schema_version(settings: Settings) -> None:
     defs = build_definitions(settings)
-    with dg.instance_for_test() as instance:
-        _check_asset_sensor(defs, instance)
+    _check_asset_sensor(defs, dg.DagsterInstance.ephemeral())
 
 
 def _check_asset_sensor(defs: dg.Definitions, instance: dg.DagsterInstance) -> None:
@@ -308,7 +308,8 @@ def test_nightly_schedule_requests_every_schema_version() -> None:
 
     from extraction_assets.defs.schedules import nightly_extract_schedule
 
-    with dg.instance_for_test() as instance:
+    with tempfile.TemporaryDirectory() as home:
+        instance = dg.DagsterInstance.local_temp(home)
         instance.add_dynamic_partitions("schema_versions", [PULSE, "pulse@v2"])
         context = dg.build_schedule_context(instance=instance, scheduled_execution_time=datetime(2026, 11, 30, 2))
         requests = list(nightly_extract_schedule(context))
