@@ -1,16 +1,16 @@
 """Extraction assets, partitioned by schema version: items with grounded evidence, then the review queue."""
 
-from collections import Counter
-
 import dagster as dg
+from pydantic import Field
 
 from extraction_assets.defs.ingest import scrubbed_documents
 from extraction_assets.defs.partitions import POOL, schema_versions
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
-from extraction_assets.lib.models import ExtractionOutcome
-from extraction_assets.lib.pipeline import extract_document
+from extraction_assets.lib.extraction_stats import ExtractionTally
+from extraction_assets.lib.pipeline import extract_documents
 from extraction_assets.lib.reporting import markdown_table
-from extraction_assets.lib.schemas import SchemaVersion, load_schema
+from extraction_assets.lib.rerun import preview_rerun
+from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.warehouse import (
     batched,
     load_documents,
@@ -21,18 +21,17 @@ from extraction_assets.lib.warehouse import (
     write_extraction_batch,
 )
 
-EXTRACT_BATCH = 50
+EXTRACT_BATCH = 256  # large enough to keep many model requests in flight between commits
 
 
-def _extract_batch(
-    warehouse: WarehouseResource, doc_ids: list[str], schema: SchemaVersion, extractor: ExtractorResource
-) -> list[ExtractionOutcome]:
-    """Read the batch, close the connection, then extract: no DuckDB lock is held while a model works."""
-    with warehouse.connect() as con:
-        docs = load_documents(con, doc_ids)
-        scrubbed = load_scrubbed(con, doc_ids)
-    built = extractor.build()
-    return [extract_document(doc, scrubbed[doc.doc_id], schema, built) for doc in docs]
+class ExtractionConfig(dg.Config):
+    """Run config for a deliberate re-extraction; the defaults are the incremental run."""
+
+    force: bool = Field(default=False, description="treat every document of the partition as pending")
+    confirm_overwrite: bool = Field(
+        default=False, description="also overwrite accepted, rejected and human-corrected items"
+    )
+    tenant: str | None = Field(default=None, description="only this tenant's documents")
 
 
 @dg.multi_asset(
@@ -60,27 +59,40 @@ def extracted_items_and_evidence(
     warehouse: WarehouseResource,
     pipeline: PipelineResource,
     extractor: ExtractorResource,
+    config: ExtractionConfig,
 ):
     """Items and their evidence are written in one transaction per batch, so neither exists without the other."""
     schema = load_schema(pipeline.prompts_path, context.partition_key)
-    version = extractor.build().version(schema)
+    built = extractor.build(warehouse_path=warehouse.path)
+    version = built.version(schema)
     with warehouse.connect() as con:
-        pending = pending_extractions(con, schema.key, schema.document_kinds, version)
+        pending = pending_extractions(
+            con, schema.key, schema.document_kinds, version, tenant_id=config.tenant, force=config.force
+        )
+        rerun = preview_rerun(con, schema.key, config.tenant, pending)
     context.log.info(f"{schema.key}: {len(pending)} documents to extract with {version}")
-    totals: Counter[str] = Counter()
-    outcomes_seen: Counter[str] = Counter()
+    if rerun.need_confirmation and not config.confirm_overwrite:
+        context.log.warning(f"{rerun.message}: kept, since the run was not confirmed (confirm_overwrite)")
+    tally = ExtractionTally()
     for number, batch in enumerate(batched(pending, EXTRACT_BATCH), start=1):
-        outcomes = _extract_batch(warehouse, batch, schema, extractor)
+        with warehouse.connect() as con:  # read, then close: no DuckDB lock is held while a model works
+            docs = load_documents(con, batch)
+            scrubbed = load_scrubbed(con, batch)
+        outcomes = extract_documents(docs, scrubbed, schema, built)
         with warehouse.connect() as con:
-            written = write_extraction_batch(con, schema.key, outcomes)
-        totals.update(written)
-        for outcome in outcomes:
-            outcomes_seen[outcome.outcome] += 1
-            totals["proposed"] += outcome.proposed
-            totals["dropped_ungrounded"] += outcome.dropped
-            totals["capped"] += outcome.capped
-            totals["failed"] += outcome.status == "failed"
-        context.log.info(f"batch {number}: {len(outcomes)} documents, {written['items']} items stored")
+            written = write_extraction_batch(
+                con,
+                schema.key,
+                outcomes,
+                overwrite_protected=config.confirm_overwrite,
+                cache_entries=built.take_cache_entries(),
+            )
+        tally.add(outcomes, written)
+        context.log.info(
+            f"batch {number}: {len(outcomes)} documents, {written['items']} items stored, "
+            f"{tally.counts['documents']}/{len(pending)} done"
+        )
+    totals = tally.counts
     with warehouse.connect() as con:
         item_count = int(
             con.execute("SELECT count(*) FROM extracted_items WHERE schema_version = ?", [schema.key]).fetchone()[0]  # type: ignore[index]
@@ -112,8 +124,19 @@ def extracted_items_and_evidence(
             "dropped_ungrounded": totals["dropped_ungrounded"],
             "cut_by_cap": totals["capped"],
             "human_owned_kept": totals["protected_kept"],
+            "forced": config.force,
+            "confirm_overwrite": config.confirm_overwrite,
+            "rerun_preview": rerun.message,
+            "kept_needing_confirmation": 0 if config.confirm_overwrite else rerun.need_confirmation,
+            "overwritten_with_confirmation": rerun.need_confirmation if config.confirm_overwrite else 0,
             "extractor_version": version,
-            "outcomes": dg.MetadataValue.json(dict(outcomes_seen)),
+            "model": built.model or "none (offline heuristic)",
+            "outcomes": dg.MetadataValue.json(dict(tally.outcomes)),
+            "model_calls": totals["calls"],
+            "cache_hits": totals["cache_hits"],
+            "prompt_tokens": totals["prompt_tokens"],
+            "completion_tokens": totals["completion_tokens"],
+            "model_latency_ms": dg.MetadataValue.json(tally.latency_percentiles()),
             "items_by_type": dg.MetadataValue.json(by_type),
             "preview": dg.MetadataValue.md(
                 markdown_table(

@@ -7,7 +7,11 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 
-from extraction_assets.lib.extractors import Extractor, HeuristicExtractor
+from extraction_assets.lib.extractors import Extractor
+from extraction_assets.lib.llm import LLMClient, LLMSettings, MemoryCache
+from extraction_assets.lib.llm_cache import WarehouseCache
+from extraction_assets.lib.local_model import LOCAL_EXTRA_BODY, local_base_url
+from extraction_assets.lib.orchestration import OrchestratedExtractor
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import open_warehouse
 
@@ -39,15 +43,62 @@ class PipelineResource(dg.ConfigurableResource):
 
 
 class ExtractorResource(dg.ConfigurableResource):
-    """Which extractor runs: the deterministic heuristic unless a model endpoint is configured."""
+    """Which extractor runs: the deterministic heuristic unless a model endpoint (or a GGUF file) is configured."""
 
-    def build(self) -> Extractor:
-        return HeuristicExtractor()
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: str | None = None
+    llm_gguf: str | None = None
+    llm_mode: str = "json_schema"
+    llm_timeout_s: float = 60.0
+    llm_max_concurrency: int = 8
+    refresh_cache: bool = False
+    kill_switch: bool = False
+
+    def llm_settings(self) -> LLMSettings | None:
+        if self.llm_gguf:
+            return LLMSettings(
+                base_url=local_base_url(self.llm_gguf),
+                model=self.llm_model or Path(self.llm_gguf).stem,
+                mode="json_schema",  # the local server constrains decoding to the schema
+                timeout_s=self.llm_timeout_s,
+                max_concurrency=1,
+                extra_body=LOCAL_EXTRA_BODY,
+                refresh_cache=self.refresh_cache,
+            )
+        if not (self.llm_base_url and self.llm_model):
+            return None
+        return LLMSettings(
+            base_url=self.llm_base_url,
+            model=self.llm_model,
+            api_key=self.llm_api_key or "not-needed",
+            mode=self.llm_mode,  # type: ignore[arg-type]
+            timeout_s=self.llm_timeout_s,
+            max_concurrency=self.llm_max_concurrency,
+            refresh_cache=self.refresh_cache,
+        )
+
+    def build(self, warehouse_path: str | None = None) -> Extractor:
+        settings = self.llm_settings()
+        if settings is None:
+            return OrchestratedExtractor(None)
+        cache = WarehouseCache(warehouse_path) if warehouse_path else MemoryCache()
+        return OrchestratedExtractor(LLMClient(settings, cache), kill_switch=self.kill_switch)
 
 
 def resources_from_settings(settings: Settings) -> dict[str, dg.ConfigurableResource]:
     return {
         "warehouse": WarehouseResource(path=str(settings.warehouse)),
         "pipeline": PipelineResource(inbox=str(settings.inbox), prompts_dir=str(settings.prompts_dir)),
-        "extractor": ExtractorResource(),
+        "extractor": ExtractorResource(
+            llm_base_url=settings.llm_base_url,
+            llm_model=settings.llm_model,
+            llm_api_key=settings.llm_api_key,
+            llm_gguf=settings.llm_gguf,
+            llm_mode=settings.llm_mode,
+            llm_timeout_s=settings.llm_timeout_s,
+            llm_max_concurrency=settings.llm_max_concurrency,
+            refresh_cache=settings.llm_refresh_cache,
+            kill_switch=settings.llm_disabled,
+        ),
     }

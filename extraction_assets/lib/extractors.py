@@ -6,7 +6,7 @@ protocol, so orchestration (model first, heuristic first, ...) never cares which
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -30,15 +30,28 @@ class ExtractorRun(BaseModel):
 
 
 class Extractor(Protocol):
+    concurrency: int  # documents it can usefully work on at once (a model endpoint: many; CPU-bound: one)
+    model: str | None  # the model it may call, None offline
+
     def version(self, schema: SchemaVersion) -> str:
         """The configured pipeline version: a change makes every document of the partition pending again."""
         ...
 
     def extract(self, doc: ExtractionInput, schema: SchemaVersion) -> ExtractorRun: ...
 
+    def take_cache_entries(self) -> list[dict[str, Any]]:
+        """Model responses obtained since the last call, to be stored with the batch they served."""
+        ...
+
 
 class HeuristicExtractor:
     """The offline default: the schema's heuristic pack, no network, same output every time."""
+
+    concurrency = 1
+    model: str | None = None
+
+    def take_cache_entries(self) -> list[dict[str, Any]]:
+        return []
 
     def version(self, schema: SchemaVersion) -> str:
         return pack_version(schema.heuristic)

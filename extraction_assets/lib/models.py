@@ -87,6 +87,7 @@ class CandidateItem(BaseModel):
     reasoning_summary: str | None = None
     contradiction: str | None = None  # why statements in the document disagree about this item
     denial: str | None = None  # the speaker denied this conclusion
+    extracted_by: str | None = None  # "heuristic" or "model" when a merged run mixes both; else the run's
 
 
 class Grounding(BaseModel):
@@ -118,6 +119,9 @@ class DeadLetter(BaseModel):
         )
 
 
+EXTRACTOR_METADATA = ("message_id", "language")  # document facts an extractor may see (no PII)
+
+
 class ExtractionInput(BaseModel):
     """What an extractor sees: scrubbed text, with turns re-based onto it."""
 
@@ -127,6 +131,7 @@ class ExtractionInput(BaseModel):
     text: str
     turns: list[Turn] = Field(default_factory=list)
     doc_date: date | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)  # only EXTRACTOR_METADATA keys: never raw PII
 
 
 class EvidenceRecord(BaseModel):

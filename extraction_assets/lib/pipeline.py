@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from extraction_assets.lib.extractors import Extractor, ExtractorRun
 from extraction_assets.lib.grounding import ground, turn_for_span
 from extraction_assets.lib.models import (
+    EXTRACTOR_METADATA,
     CandidateItem,
     DeadLetter,
     Document,
@@ -55,6 +58,7 @@ def extraction_input(doc: Document, scrubbed: ScrubbedDocument) -> ExtractionInp
         text=scrubbed.text,
         turns=turns,
         doc_date=doc.doc_date,
+        metadata={k: doc.metadata[k] for k in EXTRACTOR_METADATA if k in doc.metadata},
     )
 
 
@@ -141,7 +145,8 @@ def _record(
         }.values(),
         key=lambda ev: ev.char_start,
     )
-    band = schema.model_band if run.extracted_by == "model" else schema.heuristic_band
+    extracted_by = candidate.extracted_by or run.extracted_by
+    band = schema.model_band if extracted_by == "model" else schema.heuristic_band
     confidence = band.clamp(candidate.confidence)
     value: dict[str, Any] = dict(candidate.value)
     reasons = review_reasons(
@@ -162,9 +167,9 @@ def _record(
         title=candidate.title.strip()[:200] or evidence[0].quote[:120],
         confidence=confidence,
         status="needs_review" if reasons else "draft",
-        extracted_by=run.extracted_by,
+        extracted_by=extracted_by,
         extractor_version=run.extractor_version,
-        model=run.model,
+        model=run.model if extracted_by == "model" else None,
         review_reasons=reasons,
         reasoning_summary=candidate.reasoning_summary,
         evidence=evidence,
@@ -281,3 +286,19 @@ def extract_document(
         capped=capped,
         stats=run.stats,
     )
+
+
+def extract_documents(
+    docs: Sequence[Document],
+    scrubbed: Mapping[str, ScrubbedDocument],
+    schema: SchemaVersion,
+    extractor: Extractor,
+) -> list[ExtractionOutcome]:
+    """A batch of documents, `extractor.concurrency` at a time (model calls wait on the network, not the CPU)."""
+    def one(doc: Document) -> ExtractionOutcome:
+        return extract_document(doc, scrubbed[doc.doc_id], schema, extractor)
+
+    if extractor.concurrency <= 1 or len(docs) <= 1:
+        return [one(doc) for doc in docs]
+    with ThreadPoolExecutor(max_workers=extractor.concurrency, thread_name_prefix="extract") as pool:
+        return list(pool.map(one, docs))

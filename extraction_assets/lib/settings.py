@@ -25,6 +25,11 @@ class Settings(BaseModel):
     llm_model: str | None = None
     llm_api_key: str | None = None
     llm_gguf: str | None = None
+    llm_mode: str = "json_schema"
+    llm_timeout_s: float = 60.0
+    llm_max_concurrency: int = 8
+    llm_disabled: bool = False
+    llm_refresh_cache: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -42,6 +47,11 @@ class Settings(BaseModel):
             "llm_model": pick("EXTRACTION_LLM_MODEL"),
             "llm_api_key": pick("OPENAI_API_KEY"),
             "llm_gguf": pick("EXTRACTION_LLM_GGUF"),
+            "llm_mode": pick("EXTRACTION_LLM_MODE"),
+            "llm_timeout_s": pick("EXTRACTION_LLM_TIMEOUT"),
+            "llm_max_concurrency": pick("EXTRACTION_LLM_CONCURRENCY"),
+            "llm_disabled": pick("EXTRACTION_LLM_DISABLED"),
+            "llm_refresh_cache": pick("EXTRACTION_LLM_REFRESH_CACHE"),
         }
         return cls(**{k: v for k, v in values.items() if v is not None})
 

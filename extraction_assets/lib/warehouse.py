@@ -137,6 +137,15 @@ DDL: tuple[str, ...] = (
         note VARCHAR,
         occurred_at TIMESTAMP NOT NULL
     )""",
+    # the audit hash chain: added as columns so warehouses created before it keep working
+    "ALTER TABLE audit_log ADD COLUMN IF NOT EXISTS seq BIGINT",
+    "ALTER TABLE audit_log ADD COLUMN IF NOT EXISTS prev_hash VARCHAR",
+    "ALTER TABLE audit_log ADD COLUMN IF NOT EXISTS row_hash VARCHAR",
+    """CREATE TABLE IF NOT EXISTS audit_log_heads (
+        checked_at TIMESTAMP NOT NULL,
+        row_count BIGINT NOT NULL,
+        head_hash VARCHAR
+    )""",
     """CREATE TABLE IF NOT EXISTS llm_cache (
         request_hash VARCHAR PRIMARY KEY,
         model VARCHAR NOT NULL,
@@ -147,6 +156,57 @@ DDL: tuple[str, ...] = (
         completion_tokens INTEGER,
         latency_ms DOUBLE,
         created_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS eval_runs (
+        run_id VARCHAR PRIMARY KEY,
+        dataset VARCHAR NOT NULL,
+        schema_version VARCHAR NOT NULL,
+        extractor_version VARCHAR NOT NULL,
+        model VARCHAR,
+        run_at TIMESTAMP NOT NULL,
+        mode VARCHAR NOT NULL,
+        source VARCHAR NOT NULL,
+        documents INTEGER NOT NULL,
+        documents_failed INTEGER NOT NULL,
+        records_invalid INTEGER NOT NULL,
+        document_limit INTEGER,
+        grounding_rate DOUBLE,
+        hallucination_rate DOUBLE,
+        needs_review_rate DOUBLE,
+        items_proposed INTEGER NOT NULL,
+        items_stored INTEGER NOT NULL,
+        items_dropped INTEGER NOT NULL,
+        ece DOUBLE,
+        calibration JSON NOT NULL,
+        latency_ms_mean DOUBLE,
+        latency_ms_p95 DOUBLE,
+        wall_seconds DOUBLE NOT NULL,
+        model_calls INTEGER NOT NULL,
+        cache_hits INTEGER NOT NULL,
+        prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        notes JSON NOT NULL,
+        report_path VARCHAR
+    )""",
+    """CREATE TABLE IF NOT EXISTS eval_metrics (
+        run_id VARCHAR NOT NULL,
+        dataset VARCHAR NOT NULL,
+        schema_version VARCHAR NOT NULL,
+        extractor_version VARCHAR NOT NULL,
+        model VARCHAR,
+        run_at TIMESTAMP NOT NULL,
+        field VARCHAR NOT NULL,
+        comparator VARCHAR NOT NULL,
+        support INTEGER NOT NULL,
+        predicted INTEGER,
+        tp INTEGER NOT NULL,
+        fp INTEGER,
+        fn INTEGER NOT NULL,
+        precision DOUBLE,
+        recall DOUBLE,
+        f1 DOUBLE,
+        f2 DOUBLE,
+        PRIMARY KEY (run_id, field)
     )""",
 )
 
@@ -159,7 +219,10 @@ TABLES: tuple[str, ...] = (
     "review_queue",
     "dead_letters",
     "audit_log",
+    "audit_log_heads",
     "llm_cache",
+    "eval_runs",
+    "eval_metrics",
 )
 
 MACHINE_OWNED_STATUSES = ("draft", "needs_review")
@@ -367,11 +430,17 @@ def upsert_scrubbed(con: duckdb.DuckDBPyConnection, rows: Sequence[ScrubbedDocum
 
 
 def pending_extractions(
-    con: duckdb.DuckDBPyConnection, schema_version: str, kinds: Sequence[str], extractor_version: str
+    con: duckdb.DuckDBPyConnection,
+    schema_version: str,
+    kinds: Sequence[str],
+    extractor_version: str,
+    tenant_id: str | None = None,
+    force: bool = False,
 ) -> list[str]:
     """Scrubbed documents of the schema's kinds not yet processed by this extractor and scrubber version.
 
-    Failed documents stay pending, so the next run retries them.
+    Failed documents stay pending, so the next run retries them. `force` makes every document pending
+    (a deliberate re-extraction); `tenant_id` keeps the work inside one tenant.
     """
     return [
         row[0]
@@ -380,10 +449,11 @@ def pending_extractions(
                JOIN raw_documents r USING (doc_id)
                LEFT JOIN extraction_status e ON e.doc_id = s.doc_id AND e.schema_version = ?
                WHERE r.kind IN (SELECT unnest(?))
-                 AND (e.doc_id IS NULL OR e.status <> 'processed' OR e.extractor_version <> ?
+                 AND (CAST(? AS VARCHAR) IS NULL OR r.tenant_id = ?)
+                 AND (? OR e.doc_id IS NULL OR e.status <> 'processed' OR e.extractor_version <> ?
                       OR e.scrubber_version <> s.scrubber_version)
                ORDER BY s.doc_id""",
-            [schema_version, list(kinds), extractor_version],
+            [schema_version, list(kinds), tenant_id, tenant_id, force, extractor_version],
         ).fetchall()
     ]
 
@@ -421,13 +491,45 @@ def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Seque
         con.execute(f"INSERT INTO {table} VALUES {', '.join([placeholder] * len(chunk))} {suffix}", params)
 
 
+def cache_entry(con: duckdb.DuckDBPyConnection, request_hash: str) -> dict[str, Any] | None:
+    row = con.execute("SELECT response FROM llm_cache WHERE request_hash = ?", [request_hash]).fetchone()
+    return {"request_hash": request_hash, "response": json.loads(row[0])} if row else None
+
+
+def insert_cache_entries(con: duckdb.DuckDBPyConnection, entries: Sequence[dict[str, Any]]) -> None:
+    """Model responses, stored with the batch they served (a refreshed request replaces its old answer)."""
+    stamp = now()
+    insert_rows(
+        con,
+        "llm_cache",
+        [
+            (
+                e["request_hash"],
+                e["model"],
+                e["mode"],
+                _json(e["request"]),
+                _json(e["response"]),
+                e.get("prompt_tokens"),
+                e.get("completion_tokens"),
+                e.get("latency_ms"),
+                stamp,
+            )
+            for e in {e["request_hash"]: e for e in entries}.values()
+        ],
+        """ON CONFLICT (request_hash) DO UPDATE SET response = excluded.response,
+             prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
+             latency_ms = excluded.latency_ms, created_at = excluded.created_at""",
+    )
+
+
 def write_extraction_batch(
     con: duckdb.DuckDBPyConnection,
     schema_version: str,
     outcomes: Sequence[ExtractionOutcome],
     overwrite_protected: bool = False,
+    cache_entries: Sequence[dict[str, Any]] = (),
 ) -> dict[str, int]:
-    """Store a batch of documents' items, evidence, dead letters and status in one transaction.
+    """Store a batch of documents' items, evidence, dead letters, status and model responses in one transaction.
 
     Items a person owns (accepted, rejected, or corrected by a human) are kept as they are unless
     `overwrite_protected`; machine-owned items of a re-extracted document that were not found again
@@ -496,6 +598,7 @@ def write_extraction_batch(
                  attempts = excluded.attempts, updated_at = excluded.updated_at""",
         )
         _insert_dead_letters(con, [letter for outcome in outcomes for letter in outcome.dead_letters])
+        insert_cache_entries(con, cache_entries)
     return {
         "items": len(stored),
         "evidence": len(evidence),
@@ -549,12 +652,7 @@ def _evidence_row(ev: EvidenceRecord, stamp: datetime) -> tuple[Any, ...]:
 # --- review -------------------------------------------------------------------------------------
 
 
-def rebuild_review_queue(con: duckdb.DuckDBPyConnection, schema_version: str) -> int:
-    """The queue of a partition is derived from its items: needs_review items, with reasons and context."""
-    with transaction(con):
-        con.execute("DELETE FROM review_queue WHERE schema_version = ?", [schema_version])
-        con.execute(
-            """INSERT INTO review_queue
+_QUEUE_ROWS = """INSERT INTO review_queue
                SELECT i.item_id, i.tenant_id, i.doc_id, i.schema_version, i.item_type, i.title, i.confidence,
                       i.review_reasons,
                       (SELECT e.quote FROM evidence e WHERE e.item_id = i.item_id
@@ -563,9 +661,20 @@ def rebuild_review_queue(con: duckdb.DuckDBPyConnection, schema_version: str) ->
                       round(json_array_length(i.review_reasons) + (1.0 - i.confidence), 4),
                       ?
                FROM extracted_items i JOIN raw_documents r USING (doc_id)
-               WHERE i.schema_version = ? AND i.status = 'needs_review'""",
-            [now(), schema_version],
-        )
+               WHERE i.status = 'needs_review' AND """
+
+
+def rebuild_review_queue(con: duckdb.DuckDBPyConnection, schema_version: str) -> int:
+    """The queue of a partition is derived from its items: needs_review items, with reasons and context."""
+    with transaction(con):
+        con.execute("DELETE FROM review_queue WHERE schema_version = ?", [schema_version])
+        con.execute(_QUEUE_ROWS + "i.schema_version = ?", [now(), schema_version])
     return int(
         con.execute("SELECT count(*) FROM review_queue WHERE schema_version = ?", [schema_version]).fetchone()[0]  # type: ignore[index]
     )
+
+
+def requeue_items(con: duckdb.DuckDBPyConnection, item_ids: Sequence[str]) -> None:
+    """Keep the queue in step with a person's change (inside the caller's transaction): in while needs_review."""
+    con.execute("DELETE FROM review_queue WHERE item_id IN (SELECT unnest(?))", [list(item_ids)])
+    con.execute(_QUEUE_ROWS + "i.item_id IN (SELECT unnest(?))", [now(), list(item_ids)])

@@ -142,7 +142,7 @@ class _HallucinatingExtractor(HeuristicExtractor):
 
 
 class HallucinatingExtractorResource(ExtractorResource):
-    def build(self) -> _HallucinatingExtractor:  # type: ignore[override]
+    def build(self, warehouse_path: str | None = None) -> _HallucinatingExtractor:  # type: ignore[override]
         return _HallucinatingExtractor()
 
 
@@ -196,7 +196,7 @@ class _FlakyExtractor(HeuristicExtractor):
 
 
 class FlakyExtractorResource(ExtractorResource):
-    def build(self) -> _FlakyExtractor:  # type: ignore[override]
+    def build(self, warehouse_path: str | None = None) -> _FlakyExtractor:  # type: ignore[override]
         return _FlakyExtractor()
 
 

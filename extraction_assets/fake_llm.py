@@ -1,0 +1,272 @@
+"""A fake OpenAI-compatible server on 127.0.0.1 for tests, benchmarks and trying the model path offline.
+
+It answers chat completions by running the schema's own heuristic pack over the document inside the
+request's boundary tags, shaped as the response schema asks, and on demand adds the faults a real
+endpoint shows: latency, 429 with Retry-After, 500, timeouts, invalid JSON, schema-violating JSON,
+invented evidence spans and echoed prompt-injection text. It records every request it receives.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import re
+import threading
+import time
+from datetime import date
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from extraction_assets.lib.heuristics import get_pack
+from extraction_assets.lib.models import CandidateItem, ExtractionInput
+from extraction_assets.lib.prompting import document_from_messages
+from extraction_assets.lib.schemas import SchemaVersion, discover_schemas
+from extraction_assets.lib.settings import DEFAULT_PROMPTS
+
+INVENTED_SPAN = "The board approved an unlimited budget for the Atlantis office."
+_SCHEMA_KEY = re.compile(r"Schema version: ([a-z0-9_\-]+@[a-z0-9_\-]+)")
+_DATE = re.compile(r"^Today's date \(the document's date[^)]*\): (\d{4}-\d{2}-\d{2})$", re.MULTILINE)
+_KIND = re.compile(r"^Document kind: (\w+)$", re.MULTILINE)
+_MODULE = re.compile(r"^Extract the (\w+) record\.$", re.MULTILINE)
+_INJECTION = re.compile(r"[^\n]*(ignore (all |any )?(previous|prior) instructions|system prompt)[^\n]*", re.IGNORECASE)
+
+
+class Faults(BaseModel):
+    """What the fake does wrong, and how often (`*_every` = N: requests 1, N+1, 2N+1, ... are hit)."""
+
+    latency_ms: float = 0.0
+    rate_limit_every: int = 0
+    retry_after_s: float = 0.05
+    server_error_every: int = 0
+    timeout_every: int = 0
+    timeout_s: float = 3.0
+    invalid_json: bool = False
+    schema_violation: bool = False
+    hallucinate: bool = False
+    echo_injection: bool = False
+    fail_classification: bool = False
+    confidence: float = 0.95
+
+
+def _hit(every: int, index: int) -> bool:
+    return every > 0 and (index - 1) % every == 0
+
+
+class _Responder:
+    """Builds the JSON answer a well-behaved model would give, from the schema's heuristic pack."""
+
+    def __init__(self, prompts_dir: Path) -> None:
+        self.schemas: dict[str, SchemaVersion] = discover_schemas(prompts_dir)[0]
+
+    def answer(self, messages: list[dict[str, Any]], faults: Faults) -> dict[str, Any]:
+        system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")
+        user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
+        key = _SCHEMA_KEY.search(system)
+        schema = self.schemas.get(key.group(1)) if key else None
+        text = document_from_messages(messages) or ""
+        if schema is None:
+            return {"items": []}
+        when = _DATE.search(user)
+        kind = _KIND.search(user)
+        doc = ExtractionInput(
+            doc_id="fake",
+            tenant_id="fake",
+            kind=kind.group(1) if kind and kind.group(1) in schema.document_kinds else "text",  # type: ignore[arg-type]
+            text=text,
+            doc_date=date.fromisoformat(when.group(1)) if when else None,
+        )
+        candidates = get_pack(schema.heuristic).extract(doc, schema)
+        if faults.hallucinate:
+            candidates = [c.model_copy(update={"evidence_span": INVENTED_SPAN}) for c in candidates]
+        if faults.echo_injection and (injected := _INJECTION.search(text)):
+            candidates.append(
+                CandidateItem(
+                    item_type=schema.fields[0].name,
+                    title=injected.group(0).strip()[:200],
+                    evidence_span=injected.group(0).strip(),
+                    confidence=1.0,
+                )
+            )
+        if user.startswith("Classify"):
+            if faults.fail_classification:
+                return {"modules": ["not-a-module"]}
+            return {"modules": sorted({c.item_type for c in candidates})}
+        if module := _MODULE.search(user):
+            best = max(
+                (c for c in candidates if c.item_type == module.group(1)), key=lambda c: c.confidence, default=None
+            )
+            spans = [best.evidence_span, *best.more_evidence] if best else []
+            return {"evidence_spans": spans[:5], "confidence": faults.confidence, **(best.value if best else {})}
+        if schema.shape == "fields":
+            answer: dict[str, Any] = {}
+            for c in candidates:
+                answer.setdefault(
+                    c.item_type,
+                    {
+                        "value": c.value.get("value"),
+                        "evidence_spans": [c.evidence_span],
+                        "confidence": faults.confidence,
+                    },
+                )
+            return answer
+        return {
+            "items": [
+                {
+                    "item_type": c.item_type,
+                    "title": c.title,
+                    "evidence_span": c.evidence_span,
+                    "confidence": faults.confidence,
+                    **{k: v for k, v in c.value.items() if v is not None},
+                }
+                for c in candidates[: schema.max_items]
+            ]
+        }
+
+
+def _violate(answer: dict[str, Any]) -> dict[str, Any]:
+    """The same answer with a value of the wrong type, as a sloppy model would write it."""
+    broken = json.loads(json.dumps(answer))
+    if broken.get("items"):
+        broken["items"][0]["item_type"] = "banana"
+        broken["items"][0]["confidence"] = "very high"
+    elif "modules" in broken:
+        broken["modules"] = "all of them"
+    else:
+        broken["confidence"] = "very high"
+        for value in broken.values():
+            if isinstance(value, dict):
+                value["confidence"] = "very high"
+    return broken
+
+
+class FakeLLMServer:
+    """`with FakeLLMServer(Faults(latency_ms=200)) as fake:` then point a client at `fake.base_url`."""
+
+    def __init__(self, faults: Faults | None = None, prompts_dir: Path = DEFAULT_PROMPTS, port: int = 0) -> None:
+        self.faults = faults or Faults()
+        self.requests: list[dict[str, Any]] = []
+        self._responder = _Responder(prompts_dir)
+        self._counter = itertools.count(1)
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def configure(self, **faults: Any) -> None:
+        self.faults = self.faults.model_copy(update=faults)
+
+    def start(self) -> FakeLLMServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> FakeLLMServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _record(self, body: dict[str, Any]) -> int:
+        with self._lock:
+            self.requests.append(body)
+            return next(self._counter)
+
+    def _completion(self, body: dict[str, Any], content: str) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if body.get("tools"):
+            name = body["tools"][0]["function"]["name"]
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": name, "arguments": content}}],
+            }
+        prompt = sum(len(str(m.get("content") or "")) for m in body.get("messages", []))
+        return {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "fake"),
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": {
+                "prompt_tokens": prompt // 4,
+                "completion_tokens": len(content) // 4,
+                "total_tokens": prompt // 4 + len(content) // 4,
+            },
+        }
+
+    def handle(self, body: dict[str, Any]) -> tuple[int, dict[str, str], dict[str, Any] | None]:
+        """One request: (status, headers, JSON body or None to drop the connection after a timeout)."""
+        index = self._record(body)
+        faults = self.faults
+        if faults.latency_ms:
+            time.sleep(faults.latency_ms / 1000)
+        if _hit(faults.timeout_every, index):
+            time.sleep(faults.timeout_s)
+            return 504, {}, {"error": {"message": "upstream timed out", "type": "timeout"}}
+        if _hit(faults.rate_limit_every, index):
+            headers = {"Retry-After": str(faults.retry_after_s)}
+            return 429, headers, {"error": {"message": "rate limited", "type": "rate_limit_exceeded"}}
+        if _hit(faults.server_error_every, index):
+            return 500, {}, {"error": {"message": "internal error", "type": "server_error"}}
+        answer = self._responder.answer(body.get("messages", []), faults)
+        if faults.schema_violation:
+            answer = _violate(answer)
+        content = "this is not JSON {" if faults.invalid_json else json.dumps(answer, ensure_ascii=False)
+        return 200, {}, self._completion(body, content)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:  # quiet: tests read `requests` instead
+                return
+
+            def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(payload).encode("utf-8")
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+                elif self.path == "/_requests":
+                    self._send(200, fake.requests)
+                else:
+                    self._send(404, {"error": {"message": "not found"}})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                try:
+                    body = json.loads(self.rfile.read(length) or b"{}")
+                except json.JSONDecodeError:
+                    self._send(400, {"error": {"message": "request body is not JSON"}})
+                    return
+                if self.path == "/_faults":
+                    fake.configure(**body)
+                    self._send(200, fake.faults.model_dump())
+                    return
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, {"error": {"message": "not found"}})
+                    return
+                status, headers, payload = fake.handle(body)
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
+                    self._send(status, payload, headers)
+
+        return Handler

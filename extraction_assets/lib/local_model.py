@@ -1,0 +1,47 @@
+"""An embedded llama.cpp server for data that must not leave the machine (the optional `local` extra).
+
+`EXTRACTION_LLM_GGUF=/path/model.gguf` starts llama.cpp's OpenAI-compatible server in this process on
+127.0.0.1 (the `xllamacpp` package) once, and the pipeline uses it like any other endpoint.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+from pathlib import Path
+from typing import Any
+
+_servers: dict[str, tuple[Any, str]] = {}
+_lock = threading.Lock()
+
+# Small local models loop or ramble without these; llama.cpp-specific sampling options.
+LOCAL_EXTRA_BODY = {"repeat_penalty": 1.3, "repeat_last_n": 32, "cache_prompt": False}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def local_base_url(gguf: str | Path, n_ctx: int = 4096, threads: int = 2) -> str:
+    """Start (once per file) the in-process server and return its `/v1` base URL."""
+    path = str(Path(gguf).resolve())
+    if not Path(path).is_file():
+        raise FileNotFoundError(f"GGUF model file not found: {gguf}")
+    with _lock:
+        if path not in _servers:
+            try:
+                import xllamacpp  # optional extra: pip install 'extraction-assets[local]'
+            except ImportError as exc:
+                raise RuntimeError("EXTRACTION_LLM_GGUF needs the 'local' extra (xllamacpp)") from exc
+            params = xllamacpp.CommonParams()
+            params.model.path = path
+            params.n_ctx = n_ctx
+            params.cpuparams.n_threads = threads
+            params.cpuparams_batch.n_threads = threads
+            params.hostnames = ["127.0.0.1"]
+            params.port = _free_port()
+            server = xllamacpp.Server(params)
+            _servers[path] = (server, server.listening_address + "/v1")
+        return _servers[path][1]
