@@ -14,7 +14,7 @@ from extraction_assets.defs.resources import ExtractorResource
 from extraction_assets.lib import invariants
 from extraction_assets.lib.extractors import ExtractorRun, HeuristicExtractor
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
-from extraction_assets.lib.schemas import SchemaVersion, load_schema
+from extraction_assets.lib.schemas import SchemaVersion, discover_schemas, load_schema
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import open_warehouse, rows_as_dicts, table_counts
 from extraction_assets.runner import run_pipeline
@@ -256,7 +256,7 @@ def test_schema_sensor_adds_a_partition_for_a_new_prompt_file(settings: Settings
     from extraction_assets.defs.sensors import schema_version_sensor
 
     instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions("schema_versions", [PULSE])
+    instance.add_dynamic_partitions("schema_versions", sorted(discover_schemas(prompts)[0]))
     pipeline = PipelineResource(inbox=str(settings.inbox), prompts_dir=str(prompts))
     context = dg.build_sensor_context(instance=instance, resources={"pipeline": pipeline})
     result = schema_version_sensor(context)

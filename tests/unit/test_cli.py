@@ -20,7 +20,7 @@ def test_run_then_summary_as_json(settings: Settings, capsys: pytest.CaptureFixt
     out = capsys.readouterr().out
     summary = json.loads(out[out.index("{") : out.rindex("}") + 1])
     assert summary["documents"] >= 20
-    assert summary["items"] == summary["evidence"] > 0
+    assert summary["items"] > 0 and summary["evidence"] > 0
     assert summary["failed_documents"] == 0
     assert main(["summary", "--warehouse", str(settings.warehouse), "--json"]) == 0
     again = json.loads(capsys.readouterr().out)
