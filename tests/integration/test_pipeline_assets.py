@@ -68,7 +68,12 @@ def test_full_run_fills_every_table_and_keeps_invariants(settings: Settings) -> 
         assert counts["evidence"] >= counts["extracted_items"]
         tenants = {r[0] for r in con.execute("SELECT DISTINCT tenant_id FROM extracted_items").fetchall()}
         assert len(tenants) >= 2
-        item_types = {r[0] for r in con.execute("SELECT DISTINCT item_type FROM extracted_items").fetchall()}
+        item_types = {
+            r[0]
+            for r in con.execute(
+                "SELECT DISTINCT item_type FROM extracted_items WHERE schema_version = ?", [PULSE]
+            ).fetchall()
+        }
         assert item_types == {"commitment", "risk", "decision"}
         assert invariants.items_without_evidence(con, PULSE) == []
         assert invariants.quote_mismatches(con, PULSE) == []
