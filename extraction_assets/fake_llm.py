@@ -60,13 +60,17 @@ class _Responder:
     """Builds the JSON answer a well-behaved model would give, from the schema's heuristic pack."""
 
     def __init__(self, prompts_dir: Path) -> None:
-        self.schemas: dict[str, SchemaVersion] = discover_schemas(prompts_dir)[0]
+        self.prompts_dir = prompts_dir
+
+    def schema(self, key: str) -> SchemaVersion | None:
+        """Read at request time, so a prompt file added while the server runs is known."""
+        return discover_schemas(self.prompts_dir)[0].get(key)
 
     def answer(self, messages: list[dict[str, Any]], faults: Faults) -> dict[str, Any]:
         system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")
         user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
         key = _SCHEMA_KEY.search(system)
-        schema = self.schemas.get(key.group(1)) if key else None
+        schema = self.schema(key.group(1)) if key else None
         text = document_from_messages(messages) or ""
         if schema is None:
             return {"items": []}

@@ -32,6 +32,7 @@ class PipelineResource(dg.ConfigurableResource):
 
     inbox: str
     prompts_dir: str
+    pii_policy: str | None = None  # tenant PII policy YAML; None = the bundled one
 
     @property
     def inbox_path(self) -> Path:
@@ -52,6 +53,7 @@ class ExtractorResource(dg.ConfigurableResource):
     llm_mode: str = "json_schema"
     llm_timeout_s: float = 60.0
     llm_max_concurrency: int = 8
+    llm_http_retries: int = 4
     refresh_cache: bool = False
     kill_switch: bool = False
 
@@ -75,6 +77,7 @@ class ExtractorResource(dg.ConfigurableResource):
             mode=self.llm_mode,  # type: ignore[arg-type]
             timeout_s=self.llm_timeout_s,
             max_concurrency=self.llm_max_concurrency,
+            http_retries=self.llm_http_retries,
             refresh_cache=self.refresh_cache,
         )
 
@@ -89,7 +92,11 @@ class ExtractorResource(dg.ConfigurableResource):
 def resources_from_settings(settings: Settings) -> dict[str, dg.ConfigurableResource]:
     return {
         "warehouse": WarehouseResource(path=str(settings.warehouse)),
-        "pipeline": PipelineResource(inbox=str(settings.inbox), prompts_dir=str(settings.prompts_dir)),
+        "pipeline": PipelineResource(
+            inbox=str(settings.inbox),
+            prompts_dir=str(settings.prompts_dir),
+            pii_policy=str(settings.pii_policy) if settings.pii_policy else None,
+        ),
         "extractor": ExtractorResource(
             llm_base_url=settings.llm_base_url,
             llm_model=settings.llm_model,
