@@ -26,8 +26,7 @@ from extraction_assets.lib.response_models import (
     candidate_from_record,
     candidates_from_fields,
     candidates_from_items,
-    classification_model,
-    record_model,
+    module_model,
     response_model,
 )
 from extraction_assets.lib.schemas import SchemaVersion
@@ -162,7 +161,7 @@ class OrchestratedExtractor:
         self, doc: ExtractionInput, schema: SchemaVersion, pack: ExtractorRun, version: str, stats: dict[str, float]
     ) -> ExtractorRun:
         assert self.client is not None
-        routing = classification_model(schema)
+        routing = response_model(schema)
         try:
             parsed, call = self.client.complete(
                 build_messages(schema, doc, routing, task="Classify: list the modules that apply (or none)."), routing
@@ -173,7 +172,7 @@ class OrchestratedExtractor:
         candidates: list[CandidateItem] = []
         fell_back: list[str] = []
         for module in dict.fromkeys(parsed.modules):  # type: ignore[attr-defined]
-            output = record_model(schema, module)
+            output = module_model(schema, module)
             try:
                 record, call = self.client.complete(
                     build_messages(schema, doc, output, task=f"Extract the {module} record."), output

@@ -6,6 +6,7 @@ an enum outside its options or a malformed date never reaches the pipeline as a 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -104,13 +105,28 @@ def record_model(schema: SchemaVersion, module: str) -> type[BaseModel]:
     )
 
 
+_built: dict[tuple[str, str, str], type[BaseModel]] = {}
+
+
+def _memo(kind: str, schema: SchemaVersion, build: Callable[[], type[BaseModel]]) -> type[BaseModel]:
+    """One class per schema version and purpose: building pydantic models per document would be waste."""
+    key = (kind, schema.key, schema.content_sha256 or schema.model_dump_json())
+    if key not in _built:
+        _built[key] = build()
+    return _built[key]
+
+
 def response_model(schema: SchemaVersion) -> type[BaseModel]:
     """The single-call response model of a schema (shape `records` uses classification + record models)."""
     if schema.shape == "items":
-        return items_model(schema)
+        return _memo("items", schema, lambda: items_model(schema))
     if schema.shape == "fields":
-        return fields_model(schema)
-    return classification_model(schema)
+        return _memo("fields", schema, lambda: fields_model(schema))
+    return _memo("classification", schema, lambda: classification_model(schema))
+
+
+def module_model(schema: SchemaVersion, module: str) -> type[BaseModel]:
+    return _memo(f"record:{module}", schema, lambda: record_model(schema, module))
 
 
 def candidates_from_items(schema: SchemaVersion, response: BaseModel) -> list[CandidateItem]:
