@@ -32,6 +32,7 @@ ui: setup dagster-home  ## the Dagster UI on the same warehouse
 	$(RUN_ENV) $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
 
 bench: setup  ## benchmarks: prints a table, writes .data/bench/results.json
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
 	$(BIN)/python -m evals.bench --out $(DATA)/bench/results.json
 
 lint: setup

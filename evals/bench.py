@@ -19,6 +19,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from evals.bench_chaos_import import bench_chaos_import
+from evals.bench_email import bench_email
+from evals.bench_eval import bench_eval
+from evals.bench_model_path import bench_model_path
+from evals.bench_pii import bench_pii
+from evals.bench_review import bench_review
 from extraction_assets.lib.extractors import HeuristicExtractor
 from extraction_assets.lib.models import Document
 from extraction_assets.lib.pipeline import extract_document, scrub_document
@@ -97,7 +103,15 @@ def bench_foundation(copies: int = 40) -> Figures:
 
 
 # Each group registers here; a group's module may live beside this one (evals/bench_<group>.py).
-BENCHES: dict[str, Callable[[], Figures]] = {"foundation": bench_foundation}
+BENCHES: dict[str, Callable[[], Figures]] = {
+    "foundation": bench_foundation,
+    "model_path": bench_model_path,
+    "pii": bench_pii,
+    "eval": bench_eval,
+    "email": bench_email,
+    "chaos_import": bench_chaos_import,
+    "review": bench_review,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,7 +2,8 @@
 
 import dagster as dg
 
-from extraction_assets.defs import checks
+from extraction_assets.defs import audit, checks
+from extraction_assets.defs.evaluation import eval_comparison, eval_report
 from extraction_assets.defs.extraction import extracted_items_and_evidence, review_queue
 from extraction_assets.defs.ingest import raw_documents, scrubbed_documents
 from extraction_assets.defs.jobs import extract_job, ingest_job
@@ -11,8 +12,8 @@ from extraction_assets.defs.schedules import ingest_schedule, nightly_extract_sc
 from extraction_assets.defs.sensors import extract_after_ingest_sensor, schema_version_sensor
 from extraction_assets.lib.settings import Settings
 
-ASSETS = [raw_documents, scrubbed_documents, extracted_items_and_evidence, review_queue]
-CHECKS = dg.load_asset_checks_from_modules([checks])
+ASSETS = [raw_documents, scrubbed_documents, extracted_items_and_evidence, review_queue, eval_report, eval_comparison]
+CHECKS = dg.load_asset_checks_from_modules([checks, audit])
 
 
 def build_definitions(settings: Settings | None = None) -> dg.Definitions:

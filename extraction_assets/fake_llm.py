@@ -61,10 +61,13 @@ class _Responder:
 
     def __init__(self, prompts_dir: Path) -> None:
         self.prompts_dir = prompts_dir
+        self.schemas: dict[str, SchemaVersion] = {}
 
     def schema(self, key: str) -> SchemaVersion | None:
-        """Read at request time, so a prompt file added while the server runs is known."""
-        return discover_schemas(self.prompts_dir)[0].get(key)
+        """Re-read the prompt files on a miss, so a file added while the server runs is known."""
+        if key not in self.schemas:
+            self.schemas = discover_schemas(self.prompts_dir)[0]
+        return self.schemas.get(key)
 
     def answer(self, messages: list[dict[str, Any]], faults: Faults) -> dict[str, Any]:
         system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")

@@ -34,10 +34,14 @@ def _step(
     selection: dg.AssetSelection,
     partition_key: str | None = None,
     log_level: str = "WARNING",
+    ops_config: dict[str, dict[str, object]] | None = None,
 ) -> StepResult:
+    run_config: dict[str, object] = {"loggers": {"console": {"config": {"log_level": log_level}}}}
+    if ops_config:
+        run_config["ops"] = {op: {"config": config} for op, config in ops_config.items()}
     result = dg.materialize(
         list(defs.assets or []) + list(defs.asset_checks or []),
-        run_config={"loggers": {"console": {"config": {"log_level": log_level}}}},
+        run_config=run_config,
         instance=instance,
         resources=defs.resources,
         selection=selection,
@@ -87,3 +91,31 @@ def run_pipeline(
             on_step(name)
         results.append(_step(defs, instance, name, selection, key, log_level))
     return results
+
+
+def rerun_partition(
+    settings: Settings,
+    schema_key: str,
+    tenant: str | None = None,
+    confirm_overwrite: bool = False,
+    instance: dg.DagsterInstance | None = None,
+    log_level: str = "WARNING",
+) -> StepResult:
+    """Re-extract every document of one partition (optionally one tenant's), then rebuild its review queue."""
+    instance = instance or open_instance()
+    found, _ = discover_schemas(settings.prompts_dir)
+    if schema_key not in found:
+        raise ValueError(f"unknown schema version {schema_key!r}; known: {sorted(found)}")
+    partition_set = schema_versions.name or ""
+    if not instance.has_dynamic_partition(partition_set, schema_key):
+        instance.add_dynamic_partitions(partition_set, [schema_key])
+    config = {"force": True, "confirm_overwrite": confirm_overwrite, "tenant": tenant}
+    return _step(
+        build_definitions(settings),
+        instance,
+        f"re-extract {schema_key}",
+        dg.AssetSelection.groups("extraction", "review"),
+        schema_key,
+        log_level,
+        ops_config={"extracted_items_and_evidence": config},
+    )

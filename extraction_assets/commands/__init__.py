@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from extraction_assets.commands import eval as eval_command
+from extraction_assets.commands import fake_llm, review
+
 Register = Callable[[argparse._SubParsersAction], None]
 
-REGISTRY: list[Register] = []
+REGISTRY: list[Register] = [review.register, eval_command.register, fake_llm.register]

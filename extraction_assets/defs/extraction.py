@@ -1,5 +1,7 @@
 """Extraction assets, partitioned by schema version: items with grounded evidence, then the review queue."""
 
+import time
+
 import dagster as dg
 from pydantic import Field
 
@@ -13,6 +15,7 @@ from extraction_assets.lib.rerun import preview_rerun
 from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.warehouse import (
     batched,
+    cache_entries_for,
     load_documents,
     load_scrubbed,
     pending_extractions,
@@ -63,7 +66,7 @@ def extracted_items_and_evidence(
 ):
     """Items and their evidence are written in one transaction per batch, so neither exists without the other."""
     schema = load_schema(pipeline.prompts_path, context.partition_key)
-    built = extractor.build(warehouse_path=warehouse.path)
+    built = extractor.build()
     version = built.version(schema)
     with warehouse.connect() as con:
         pending = pending_extractions(
@@ -74,10 +77,13 @@ def extracted_items_and_evidence(
     if rerun.need_confirmation and not config.confirm_overwrite:
         context.log.warning(f"{rerun.message}: kept, since the run was not confirmed (confirm_overwrite)")
     tally = ExtractionTally()
+    started = time.perf_counter()
     for number, batch in enumerate(batched(pending, EXTRACT_BATCH), start=1):
         with warehouse.connect() as con:  # read, then close: no DuckDB lock is held while a model works
             docs = load_documents(con, batch)
             scrubbed = load_scrubbed(con, batch)
+            if built.model:
+                built.preload_cache(cache_entries_for(con, built.model, batch))
         outcomes = extract_documents(docs, scrubbed, schema, built)
         with warehouse.connect() as con:
             written = write_extraction_batch(
@@ -93,6 +99,7 @@ def extracted_items_and_evidence(
             f"{tally.counts['documents']}/{len(pending)} done"
         )
     totals = tally.counts
+    extract_seconds = round(time.perf_counter() - started, 3)
     with warehouse.connect() as con:
         item_count = int(
             con.execute("SELECT count(*) FROM extracted_items WHERE schema_version = ?", [schema.key]).fetchone()[0]  # type: ignore[index]
@@ -103,6 +110,12 @@ def extracted_items_and_evidence(
         by_type = dict(
             con.execute(
                 "SELECT item_type, count(*) FROM extracted_items WHERE schema_version = ? GROUP BY 1 ORDER BY 1",
+                [schema.key],
+            ).fetchall()
+        )
+        routed = dict(  # seed 003's routing, for schemas with a routing policy
+            con.execute(
+                "SELECT outcome, count(*) FROM document_routing WHERE schema_version = ? GROUP BY 1 ORDER BY 1",
                 [schema.key],
             ).fetchall()
         )
@@ -132,12 +145,14 @@ def extracted_items_and_evidence(
             "extractor_version": version,
             "model": built.model or "none (offline heuristic)",
             "outcomes": dg.MetadataValue.json(dict(tally.outcomes)),
+            "extract_seconds": extract_seconds,
             "model_calls": totals["calls"],
             "cache_hits": totals["cache_hits"],
             "prompt_tokens": totals["prompt_tokens"],
             "completion_tokens": totals["completion_tokens"],
             "model_latency_ms": dg.MetadataValue.json(tally.latency_percentiles()),
             "items_by_type": dg.MetadataValue.json(by_type),
+            "routing_outcomes": dg.MetadataValue.json(routed),
             "preview": dg.MetadataValue.md(
                 markdown_table(
                     ["type", "title", "conf", "status", "evidence", "match", "turn"],

@@ -1,6 +1,7 @@
 """Ingest assets: the inbox becomes raw_documents, then PII-scrubbed text the extractors may see."""
 
 from collections import Counter
+from pathlib import Path
 
 import dagster as dg
 
@@ -8,9 +9,11 @@ from extraction_assets.defs.partitions import POOL
 from extraction_assets.defs.resources import PipelineResource, WarehouseResource
 from extraction_assets.lib.models import DeadLetter, Document, ReadFailure
 from extraction_assets.lib.pii import SCRUBBER_VERSION
-from extraction_assets.lib.pipeline import scrub_document
+from extraction_assets.lib.pii_policy import load_policy
+from extraction_assets.lib.pii_vault import key_from_env, key_id
 from extraction_assets.lib.readers import read_inbox
 from extraction_assets.lib.reporting import markdown_table
+from extraction_assets.lib.scrub_batch import scrub_batch
 from extraction_assets.lib.warehouse import (
     batched,
     documents_to_scrub,
@@ -18,6 +21,7 @@ from extraction_assets.lib.warehouse import (
     known_doc_ids,
     load_documents,
     record_dead_letters,
+    tenant_ids,
     upsert_scrubbed,
 )
 
@@ -74,28 +78,48 @@ def raw_documents(
     kinds={"duckdb", "python"},
     pool=POOL,
     deps=[raw_documents],
-    description="PII-masked text with an offset map back to the raw text, and per-kind mask counts.",
+    description="PII-masked text (each tenant's policy) with an offset map back to the raw text and per-kind counts.",
 )
-def scrubbed_documents(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+def scrubbed_documents(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource, pipeline: PipelineResource
+) -> dg.MaterializeResult:
+    policy = load_policy(Path(pipeline.pii_policy) if pipeline.pii_policy else None)
+    vault_key = key_from_env()
     with warehouse.connect() as con:
-        pending = documents_to_scrub(con, SCRUBBER_VERSION)
+        tenants = {t: policy.for_tenant(t) for t in tenant_ids(con)}
+        pending = documents_to_scrub(con, {t: p.scrubber_version for t, p in tenants.items()})
+    context.log.info(f"{len(pending)} documents to scrub; policy {policy.source}; vault {'on' if vault_key else 'off'}")
     masked: Counter[str] = Counter()
-    for batch in batched(pending, SCRUB_BATCH):
+    per_tenant: Counter[str] = Counter()
+    failures: list[DeadLetter] = []
+    done = 0
+    for ids in batched(pending, SCRUB_BATCH):
         with warehouse.connect() as con:
-            docs = load_documents(con, batch)
-            rows = [scrub_document(doc) for doc in docs]
-            upsert_scrubbed(con, rows)
-        for row in rows:
-            masked.update(row.pii_counts)
-        context.log.info(f"scrubbed {len(rows)} documents")
+            batch = scrub_batch(load_documents(con, ids), policy, vault_key)
+            upsert_scrubbed(con, batch.rows, batch.sealed)
+            record_dead_letters(con, batch.failures)
+        masked.update(batch.masked)
+        per_tenant.update(batch.per_tenant)
+        failures.extend(batch.failures)
+        done += len(ids)
+        context.log.info(f"scrubbed {done}/{len(pending)} documents ({len(failures)} failed)")
     with warehouse.connect() as con:
         total = int(con.execute("SELECT count(*) FROM scrubbed_documents").fetchone()[0])  # type: ignore[index]
+    rows = [
+        [t, p.name, p.region, ", ".join(sorted(p.kinds)), p.scrubber_version, per_tenant[t]] for t, p in tenants.items()
+    ]
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": total,
-            "scrubbed_now": len(pending),
-            "skipped_up_to_date": total - len(pending),
+            "scrubbed_now": len(pending) - len(failures),
+            "skipped_up_to_date": total - (len(pending) - len(failures)),
+            "scrub_failures": len(failures),
             "scrubber_version": SCRUBBER_VERSION,
+            "policy_source": policy.source,
+            "vault": f"on (key {key_id(vault_key)})" if vault_key else "off",
             "masked_by_kind": dg.MetadataValue.json(dict(sorted(masked.items()))),
+            "policies": dg.MetadataValue.md(
+                markdown_table(["tenant", "policy", "region", "kinds", "scrubber version", "scrubbed now"], rows)
+            ),
         }
     )

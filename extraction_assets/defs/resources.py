@@ -8,9 +8,8 @@ import dagster as dg
 import duckdb
 
 from extraction_assets.lib.extractors import Extractor
-from extraction_assets.lib.llm import LLMClient, LLMSettings, MemoryCache
-from extraction_assets.lib.llm_cache import WarehouseCache
-from extraction_assets.lib.local_model import LOCAL_EXTRA_BODY, local_base_url
+from extraction_assets.lib.llm import LLMClient, LLMSettings
+from extraction_assets.lib.local_model import LOCAL_EXTRA_BODY, LOCAL_MAX_TOKENS, local_base_url
 from extraction_assets.lib.orchestration import OrchestratedExtractor
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import open_warehouse
@@ -65,6 +64,8 @@ class ExtractorResource(dg.ConfigurableResource):
                 mode="json_schema",  # the local server constrains decoding to the schema
                 timeout_s=self.llm_timeout_s,
                 max_concurrency=1,
+                validation_retries=0,
+                max_tokens=LOCAL_MAX_TOKENS,
                 extra_body=LOCAL_EXTRA_BODY,
                 refresh_cache=self.refresh_cache,
             )
@@ -81,12 +82,11 @@ class ExtractorResource(dg.ConfigurableResource):
             refresh_cache=self.refresh_cache,
         )
 
-    def build(self, warehouse_path: str | None = None) -> Extractor:
+    def build(self) -> Extractor:
         settings = self.llm_settings()
         if settings is None:
             return OrchestratedExtractor(None)
-        cache = WarehouseCache(warehouse_path) if warehouse_path else MemoryCache()
-        return OrchestratedExtractor(LLMClient(settings, cache), kill_switch=self.kill_switch)
+        return OrchestratedExtractor(LLMClient(settings), kill_switch=self.kill_switch)
 
 
 def resources_from_settings(settings: Settings) -> dict[str, dg.ConfigurableResource]:

@@ -39,6 +39,10 @@ class Extractor(Protocol):
 
     def extract(self, doc: ExtractionInput, schema: SchemaVersion) -> ExtractorRun: ...
 
+    def preload_cache(self, entries: dict[str, dict[str, Any]]) -> None:
+        """Cached model answers for the documents about to be extracted."""
+        ...
+
     def take_cache_entries(self) -> list[dict[str, Any]]:
         """Model responses obtained since the last call, to be stored with the batch they served."""
         ...
@@ -49,6 +53,9 @@ class HeuristicExtractor:
 
     concurrency = 1
     model: str | None = None
+
+    def preload_cache(self, entries: dict[str, dict[str, Any]]) -> None:
+        return None
 
     def take_cache_entries(self) -> list[dict[str, Any]]:
         return []

@@ -7,6 +7,8 @@ Asset checks report these; tests call them directly.
 
 from __future__ import annotations
 
+import json
+
 import duckdb
 
 from extraction_assets.lib.pii import find_unmasked
@@ -14,10 +16,13 @@ from extraction_assets.lib.schemas import SchemaVersion
 
 
 def items_without_evidence(con: duckdb.DuckDBPyConnection, schema_version: str | None = None) -> list[str]:
-    """Items asserting a value with no evidence row (a null placeholder awaiting review is the one exception)."""
+    """Machine items asserting a value with no evidence row (a null placeholder awaiting review is the exception).
+
+    A person may fill or settle a placeholder: the value is then theirs (audited), not the extractor's claim.
+    """
     rows = con.execute(
         """SELECT i.item_id FROM extracted_items i
-           WHERE (CAST(? AS VARCHAR) IS NULL OR i.schema_version = ?)
+           WHERE (CAST(? AS VARCHAR) IS NULL OR i.schema_version = ?) AND i.extracted_by <> 'human'
              AND NOT EXISTS (SELECT 1 FROM evidence e WHERE e.item_id = i.item_id)
              AND NOT (i.status = 'needs_review' AND json_extract_string(i.value, '$.value') IS NULL
                       AND json_exists(i.value, '$.value'))""",
@@ -86,6 +91,11 @@ def cross_tenant_evidence(con: duckdb.DuckDBPyConnection, schema_version: str | 
 
 
 def unmasked_pii(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
-    """Scrubbed documents in which an e-mail, card or phone number can still be found."""
-    rows = con.execute("SELECT doc_id, text FROM scrubbed_documents").fetchall()
-    return [(doc_id, d.kind) for doc_id, text in rows for d in find_unmasked(text)]
+    """Scrubbed documents in which an e-mail, card or phone number their tenant's policy masks can still be found."""
+    rows = con.execute("SELECT doc_id, text, policy FROM scrubbed_documents").fetchall()
+    found = []
+    for doc_id, text, policy_json in rows:
+        policy = json.loads(policy_json) if policy_json else {}
+        kinds = frozenset(policy["kinds"]) if "kinds" in policy else None
+        found += [(doc_id, d.kind) for d in find_unmasked(text, region=policy.get("region"), kinds=kinds)]
+    return found

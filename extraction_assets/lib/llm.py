@@ -13,7 +13,7 @@ import json
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, TypeVar
 
 import instructor
 import openai
@@ -46,6 +46,7 @@ class LLMSettings(BaseModel):
     max_concurrency: int = Field(default=8, ge=1, le=256)
     http_retries: int = Field(default=4, ge=0, le=10)
     validation_retries: int = Field(default=1, ge=0, le=5)
+    max_tokens: int | None = Field(default=None, ge=16)  # a bound on each answer: small models can ramble
     extra_body: dict[str, Any] = Field(default_factory=dict)
     refresh_cache: bool = False
 
@@ -60,14 +61,9 @@ class CallStats(BaseModel):
     latency_ms: float = 0.0
 
 
-class LLMCache(Protocol):
-    def get(self, request_hash: str) -> dict[str, Any] | None: ...
-
-    def put(self, entry: dict[str, Any]) -> None: ...
-
-
 class MemoryCache:
-    """A cache in memory: new entries wait in `pending` until the caller stores them with its batch."""
+    """Answers by request hash: preloaded per batch from the warehouse; new entries wait in `pending` until
+    the caller stores them with the batch they served."""
 
     def __init__(self, entries: dict[str, dict[str, Any]] | None = None) -> None:
         self.entries = dict(entries or {})
@@ -82,6 +78,10 @@ class MemoryCache:
         with self._lock:
             self.entries[entry["request_hash"]] = entry
             self.pending.append(entry)
+
+    def preload(self, entries: dict[str, dict[str, Any]]) -> None:
+        with self._lock:
+            self.entries.update(entries)
 
     def take_pending(self) -> list[dict[str, Any]]:
         with self._lock:
@@ -101,7 +101,7 @@ def request_hash(model: str, mode: str, messages: Sequence[dict[str, str]], outp
 class LLMClient:
     """One client per run; thread-safe, so documents can be extracted concurrently."""
 
-    def __init__(self, settings: LLMSettings, cache: LLMCache | None = None) -> None:
+    def __init__(self, settings: LLMSettings, cache: MemoryCache | None = None) -> None:
         self.settings = settings
         self.cache = cache or MemoryCache()
         raw = openai.OpenAI(
@@ -112,7 +112,10 @@ class LLMClient:
         )
         self._client = instructor.from_openai(raw, mode=MODES[settings.mode])
 
-    def complete(self, messages: list[dict[str, str]], output: type[T]) -> tuple[T, CallStats]:
+    def complete(
+        self, messages: list[dict[str, str]], output: type[T], tags: dict[str, str] | None = None
+    ) -> tuple[T, CallStats]:
+        """One logical request; `tags` (schema_version, doc_id) are stored with the answer to find it again."""
         key = request_hash(self.settings.model, self.settings.mode, messages, output)
         if not self.settings.refresh_cache and (hit := self.cache.get(key)) is not None:
             try:
@@ -138,6 +141,7 @@ class LLMClient:
                 max_retries=self.settings.validation_retries,
                 hooks=hooks,
                 extra_body=self.settings.extra_body or None,
+                **({"max_tokens": self.settings.max_tokens} if self.settings.max_tokens else {}),
             )
         except Exception as exc:  # provider, transport, JSON and validation errors alike
             raise LLMError(f"{type(exc).__name__}: {str(exc)[:500]}") from exc
@@ -155,6 +159,7 @@ class LLMClient:
                 "prompt_tokens": stats.prompt_tokens,
                 "completion_tokens": stats.completion_tokens,
                 "latency_ms": stats.latency_ms,
+                **(tags or {}),
             }
         )
         return parsed, stats

@@ -16,6 +16,7 @@ _lock = threading.Lock()
 
 # Small local models loop or ramble without these; llama.cpp-specific sampling options.
 LOCAL_EXTRA_BODY = {"repeat_penalty": 1.3, "repeat_last_n": 32, "cache_prompt": False}
+LOCAL_MAX_TOKENS = 512  # CPU generation is slow; a bounded answer keeps a document to seconds
 
 
 def _free_port() -> int:

@@ -133,6 +133,10 @@ class ExtractionInput(BaseModel):
     doc_date: date | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)  # only EXTRACTOR_METADATA keys: never raw PII
 
+    def record_key(self, module: str) -> str:
+        """Shape `records` (seed 001): one record per message and module, upserted by the Message-ID."""
+        return f"{self.metadata.get('message_id') or self.doc_id}:{module}"
+
 
 class EvidenceRecord(BaseModel):
     """A located quote: `quote == raw_documents.text[char_start:char_end]` always holds."""
@@ -172,6 +176,16 @@ class ItemRecord(BaseModel):
     evidence: list[EvidenceRecord] = Field(default_factory=list)
 
 
+class RoutingDecision(BaseModel):
+    """Seed 003's routing of one document under one schema version, with what it was decided from."""
+
+    outcome: Literal["auto_approve", "manual_review", "deep_analysis"]
+    weighted_confidence: float
+    flags: list[str] = Field(default_factory=list)  # clause fields found that call for deep analysis
+    missing_fields: list[str] = Field(default_factory=list)  # weighted fields without a grounded value
+    reasons: list[str] = Field(default_factory=list)
+
+
 class ExtractionOutcome(BaseModel):
     """Everything one document's extraction produced; written to the warehouse as one unit."""
 
@@ -190,6 +204,7 @@ class ExtractionOutcome(BaseModel):
     dropped: int = 0
     capped: int = 0
     stats: dict[str, float] = Field(default_factory=dict)
+    routing: RoutingDecision | None = None  # schemas with `options.routing` only
 
 
 class ScrubbedDocument(BaseModel):
@@ -201,3 +216,4 @@ class ScrubbedDocument(BaseModel):
     offset_map: OffsetMap
     pii_counts: dict[str, int]
     scrubber_version: str
+    policy: dict[str, Any] = Field(default_factory=dict)  # the tenant policy it was scrubbed with (audit)

@@ -19,7 +19,7 @@ from typing import Any
 
 from extraction_assets.lib.extractors import ExtractorRun, HeuristicExtractor
 from extraction_assets.lib.heuristics import pack_version
-from extraction_assets.lib.llm import CallStats, LLMClient, LLMError, MemoryCache
+from extraction_assets.lib.llm import CallStats, LLMClient, LLMError
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
 from extraction_assets.lib.prompting import build_messages
 from extraction_assets.lib.response_models import (
@@ -68,6 +68,10 @@ def merge(schema: SchemaVersion, heuristic: list[CandidateItem], model: list[Can
     return merged
 
 
+def _tags(schema: SchemaVersion, doc: ExtractionInput) -> dict[str, str]:
+    return {"schema_version": schema.key, "doc_id": doc.doc_id}
+
+
 def _add(total: dict[str, float], stats: CallStats) -> None:
     total["calls"] = total.get("calls", 0) + stats.calls
     total["cache_hits"] = total.get("cache_hits", 0) + int(stats.cached)
@@ -86,9 +90,12 @@ class OrchestratedExtractor:
         self.concurrency = client.settings.max_concurrency if client else 1
         self.model = client.settings.model if client else None
 
+    def preload_cache(self, entries: dict[str, dict[str, Any]]) -> None:
+        if self.client:
+            self.client.cache.preload(entries)
+
     def take_cache_entries(self) -> list[dict[str, Any]]:
-        cache = self.client.cache if self.client else None
-        return cache.take_pending() if isinstance(cache, MemoryCache) else []
+        return self.client.cache.take_pending() if self.client else []
 
     def _model_active(self, schema: SchemaVersion) -> bool:
         return self.client is not None and not self.kill_switch and schema.orchestration != "heuristic_only"
@@ -135,7 +142,7 @@ class OrchestratedExtractor:
     def _model_candidates(self, doc: ExtractionInput, schema: SchemaVersion, stats: dict[str, float]):
         assert self.client is not None
         output = response_model(schema)
-        parsed, call = self.client.complete(build_messages(schema, doc, output), output)
+        parsed, call = self.client.complete(build_messages(schema, doc, output), output, _tags(schema, doc))
         _add(stats, call)
         if schema.shape == "fields":
             return candidates_from_fields(schema, parsed)
@@ -164,7 +171,9 @@ class OrchestratedExtractor:
         routing = response_model(schema)
         try:
             parsed, call = self.client.complete(
-                build_messages(schema, doc, routing, task="Classify: list the modules that apply (or none)."), routing
+                build_messages(schema, doc, routing, task="Classify: list the modules that apply (or none)."),
+                routing,
+                _tags(schema, doc),
             )
         except LLMError as exc:
             raise ClassificationError(f"classification failed: {exc}") from exc
@@ -175,7 +184,9 @@ class OrchestratedExtractor:
             output = module_model(schema, module)
             try:
                 record, call = self.client.complete(
-                    build_messages(schema, doc, output, task=f"Extract the {module} record."), output
+                    build_messages(schema, doc, output, task=f"Extract the {module} record."),
+                    output,
+                    _tags(schema, doc),
                 )
             except LLMError as exc:
                 fell_back.append(f"{module}: {exc}")

@@ -27,22 +27,38 @@ from extraction_assets.lib.models import (
     stable_id,
 )
 from extraction_assets.lib.pii import scrub
+from extraction_assets.lib.pii_policy import PiiPolicy, TenantPolicy
 from extraction_assets.lib.review import review_reasons
+from extraction_assets.lib.routing import route_document
 from extraction_assets.lib.schemas import SchemaVersion
 
 _SPACES = re.compile(r"\s+")
 
 
-def scrub_document(doc: Document, region: str | None = None) -> ScrubbedDocument:
-    result = scrub(doc.text, region=region)
-    return ScrubbedDocument(
+def scrub_document(doc: Document, policy: TenantPolicy | None = None) -> ScrubbedDocument:
+    """Scrub with the tenant's policy (None = the built-in default: every kind, US phone region)."""
+    return scrub_document_with_values(doc, policy)[0]
+
+
+def scrub_document_with_values(
+    doc: Document, policy: TenantPolicy | None = None
+) -> tuple[ScrubbedDocument, dict[str, str]]:
+    """The scrubbed document plus its placeholder -> raw value mapping, for the optional vault only.
+
+    The stored `scrubber_version` names the policy too, so a policy change re-scrubs the document.
+    """
+    policy = policy or PiiPolicy().for_tenant(doc.tenant_id)
+    result = scrub(doc.text, region=policy.region, kinds=policy.kinds)
+    scrubbed = ScrubbedDocument(
         doc_id=doc.doc_id,
         tenant_id=doc.tenant_id,
         text=result.text,
         offset_map=result.offset_map,
         pii_counts=result.counts,
-        scrubber_version=result.scrubber_version,
+        scrubber_version=policy.scrubber_version,
+        policy=policy.audit(),
     )
+    return scrubbed, result.placeholders
 
 
 def extraction_input(doc: Document, scrubbed: ScrubbedDocument) -> ExtractionInput:
@@ -250,6 +266,7 @@ def extract_document(
     try:
         run = extractor.extract(extraction_input(doc, scrubbed), schema)
         items, dropped, capped = ground_candidates(doc, scrubbed, schema, run)
+        routing = route_document(schema, items)
     except Exception as exc:  # one document's failure must not stop the batch
         reason = f"{type(exc).__name__}: {exc}"
         letter = DeadLetter(
@@ -285,6 +302,7 @@ def extract_document(
         dropped=sum(1 for d in dropped if d.stage == "grounding"),
         capped=capped,
         stats=run.stats,
+        routing=routing,
     )
 
 

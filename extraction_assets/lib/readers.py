@@ -23,7 +23,12 @@ from typing import Any
 
 from bs4 import BeautifulSoup
 
+from extraction_assets.lib.email_body import body_parts, body_turns, is_forward
 from extraction_assets.lib.models import Document, DocumentKind, ReadFailure, Turn
+from extraction_assets.lib.pasted_chat import pasted_chat_turns
+from extraction_assets.lib.read_mbox import read_mbox
+from extraction_assets.lib.read_pdf import PdfError, read_pdf
+from extraction_assets.lib.read_sheets import SheetError, SheetRecord, csv_records, xlsx_records
 
 __all__ = [
     "MAX_FILE_BYTES",
@@ -39,7 +44,7 @@ NO_TENANT = "_no_tenant"
 # Inbox files are notes, pulses and e-mails; anything bigger is almost certainly a mistake (or an attack).
 MAX_FILE_BYTES = 20 * 1024 * 1024
 INBOX_DOCS = frozenset({"readme.md", "readme.txt"})
-SUPPORTED_EXTENSIONS = (".txt", ".md", ".json", ".jsonl", ".eml")
+SUPPORTED_EXTENSIONS = (".txt", ".md", ".json", ".jsonl", ".eml", ".mbox", ".csv", ".xlsx", ".pdf")
 
 _UTF8_BOM = b"\xef\xbb\xbf"
 _ISO_DATE_IN_NAME = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
@@ -155,18 +160,30 @@ def read_file(path: Path, tenant_id: str, source_uri: str) -> list[Document | Re
 
     ctx = _Ctx(tenant_id=tenant_id, source_uri=source_uri, name_date=_date_from_name(path.name))
     try:
+        if suffix == ".xlsx":  # a zip archive: binary by nature
+            return _sheet_documents(xlsx_records(data), ctx)
+        if suffix == ".pdf":  # binary by nature too: its text layer becomes a text document
+            pdf = read_pdf(data)
+            doc = _read_text(pdf.text, ctx, markdown=False)
+            return [doc.model_copy(update={"metadata": {"format": "pdf", "pages": pdf.pages}})]
         _check_not_empty_or_binary(data)
         if suffix == ".jsonl":
             return _read_jsonl(data, ctx)
         if suffix == ".eml":
             return [_read_email(data, ctx)]
+        if suffix == ".mbox":
+            return read_mbox(
+                path, tenant_id, source_uri, lambda raw, uri: _read_email(raw, _Ctx(tenant_id, uri, ctx.name_date))
+            )
         text = _decode_utf8(data)
         if not text.strip():
             raise _Reject("empty file (whitespace only)")
         if suffix == ".json":
             return [_read_json(text, ctx)]
+        if suffix == ".csv":
+            return _sheet_documents(csv_records(text), ctx)
         return [_read_text(text, ctx, markdown=suffix == ".md")]
-    except _Reject as exc:
+    except (_Reject, SheetError, PdfError) as exc:
         return fail(str(exc))
     except Exception as exc:  # a reader bug must not stop the whole inbox
         return fail(f"reader error: {type(exc).__name__}: {exc}")
@@ -254,6 +271,18 @@ def _read_text(text: str, ctx: _Ctx, *, markdown: bool) -> Document:
         title = lines[0].lstrip("#").strip()
     if title and len(title) > 120:
         title = title[:117].rstrip() + "..."
+    if not markdown and (turns := pasted_chat_turns(text)):
+        header = text[: text.rfind("\n", 0, turns[0].start) + 1].strip()  # a title line above the messages
+        speakers = sorted({t.speaker for t in turns if t.speaker})
+        metadata = {"format": "pasted chat", "message_count": len(turns), "participants": speakers}
+        return ctx.document(
+            "chat",
+            text,
+            turns=turns,
+            doc_date=_parse_iso_date(turns[0].timestamp),
+            title=header.split("\n")[0][:120] if header else None,
+            metadata=metadata,
+        )
     fmt = "markdown" if markdown else "plain"
     return ctx.document("text", text, title=title, metadata={"format": fmt})
 
@@ -347,7 +376,7 @@ def _pulse_document(obj: dict[str, Any], ctx: _Ctx, *, source_uri: str | None = 
     )
 
 
-def _chat_document(obj: dict[str, Any], ctx: _Ctx) -> Document:
+def _chat_document(obj: dict[str, Any], ctx: _Ctx, *, source_uri: str | None = None) -> Document:
     """`[time] sender: text` per message; a Turn spans only the message text."""
     messages = obj.get("messages")
     if not isinstance(messages, list) or not messages:
@@ -383,6 +412,7 @@ def _chat_document(obj: dict[str, Any], ctx: _Ctx) -> Document:
         doc_date=_parse_iso_date(turns[0].timestamp),
         title=title,
         metadata=metadata,
+        source_uri=source_uri,
     )
 
 
@@ -431,6 +461,23 @@ def _transcript_document(obj: dict[str, Any], ctx: _Ctx) -> Document:
     )
 
 
+def _sheet_documents(records: list[SheetRecord], ctx: _Ctx) -> list[Document | ReadFailure]:
+    """Sheet records through the pulse and chat readers; a bad record costs only itself, like a JSONL line."""
+    if not records:
+        raise _Reject("spreadsheet has no rows below its header")
+    out: list[Document | ReadFailure] = []
+    for record in records:
+        uri = f"{ctx.source_uri}#{record.fragment}" if record.fragment else ctx.source_uri
+        try:
+            if record.kind == "pulse":
+                out.append(_pulse_document(record.data, ctx, source_uri=uri))
+            else:
+                out.append(_chat_document(record.data, ctx, source_uri=uri))
+        except _Reject as exc:
+            out.append(ReadFailure(tenant_id=ctx.tenant_id, source_uri=uri, reason=str(exc)))
+    return out
+
+
 # ----------------------------------------------------------------------------------------------------------
 # E-mail
 # ----------------------------------------------------------------------------------------------------------
@@ -469,6 +516,7 @@ def _read_email(data: bytes, ctx: _Ctx) -> Document:
     return ctx.document(
         "email",
         text,
+        turns=body_turns(body_parts(text, len(head) + 1, forwarded=is_forward(headers["Subject"]))),
         doc_date=_email_date(headers["Date"]),
         title=headers["Subject"],
         metadata={k: v for k, v in metadata.items() if v},

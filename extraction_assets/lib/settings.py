@@ -30,6 +30,7 @@ class Settings(BaseModel):
     llm_max_concurrency: int = 8
     llm_disabled: bool = False
     llm_refresh_cache: bool = False
+    pii_policy: Path | None = None  # tenant PII policy YAML; None = the one bundled in the package
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -52,6 +53,7 @@ class Settings(BaseModel):
             "llm_max_concurrency": pick("EXTRACTION_LLM_CONCURRENCY"),
             "llm_disabled": pick("EXTRACTION_LLM_DISABLED"),
             "llm_refresh_cache": pick("EXTRACTION_LLM_REFRESH_CACHE"),
+            "pii_policy": pick("EXTRACTION_PII_POLICY"),
         }
         return cls(**{k: v for k, v in values.items() if v is not None})
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +25,7 @@ from extraction_assets.lib.models import (
     ScrubbedDocument,
     Turn,
 )
+from extraction_assets.lib.pii_vault import SealedMapping
 
 DDL: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS raw_documents (
@@ -50,6 +51,8 @@ DDL: tuple[str, ...] = (
         scrubber_version VARCHAR NOT NULL,
         scrubbed_at TIMESTAMP NOT NULL
     )""",
+    # the tenant policy a document was scrubbed with (added as a column so older warehouses keep working)
+    "ALTER TABLE scrubbed_documents ADD COLUMN IF NOT EXISTS policy JSON",
     """CREATE TABLE IF NOT EXISTS extraction_status (
         doc_id VARCHAR NOT NULL,
         schema_version VARCHAR NOT NULL,
@@ -157,6 +160,8 @@ DDL: tuple[str, ...] = (
         latency_ms DOUBLE,
         created_at TIMESTAMP NOT NULL
     )""",
+    "ALTER TABLE llm_cache ADD COLUMN IF NOT EXISTS schema_version VARCHAR",
+    "ALTER TABLE llm_cache ADD COLUMN IF NOT EXISTS doc_id VARCHAR",
     """CREATE TABLE IF NOT EXISTS eval_runs (
         run_id VARCHAR PRIMARY KEY,
         dataset VARCHAR NOT NULL,
@@ -208,6 +213,28 @@ DDL: tuple[str, ...] = (
         f2 DOUBLE,
         PRIMARY KEY (run_id, field)
     )""",
+    """CREATE TABLE IF NOT EXISTS pii_vault (
+        doc_id VARCHAR PRIMARY KEY,
+        tenant_id VARCHAR NOT NULL,
+        scrubber_version VARCHAR NOT NULL,
+        key_id VARCHAR NOT NULL,
+        token VARCHAR NOT NULL,
+        entries INTEGER NOT NULL,
+        sealed_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS document_routing (
+        doc_id VARCHAR NOT NULL,
+        schema_version VARCHAR NOT NULL,
+        tenant_id VARCHAR NOT NULL,
+        outcome VARCHAR NOT NULL,
+        weighted_confidence DOUBLE NOT NULL,
+        flags JSON NOT NULL,
+        missing_fields JSON NOT NULL,
+        reasons JSON NOT NULL,
+        extractor_version VARCHAR NOT NULL,
+        routed_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (doc_id, schema_version)
+    )""",
 )
 
 TABLES: tuple[str, ...] = (
@@ -223,6 +250,8 @@ TABLES: tuple[str, ...] = (
     "llm_cache",
     "eval_runs",
     "eval_metrics",
+    "pii_vault",
+    "document_routing",
 )
 
 MACHINE_OWNED_STATUSES = ("draft", "needs_review")
@@ -385,21 +414,36 @@ def load_documents(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> li
 # --- scrub --------------------------------------------------------------------------------------
 
 
-def documents_to_scrub(con: duckdb.DuckDBPyConnection, scrubber_version: str) -> list[str]:
-    """Documents never scrubbed, or scrubbed by another scrubber version."""
+def tenant_ids(con: duckdb.DuckDBPyConnection) -> list[str]:
+    return [row[0] for row in con.execute("SELECT DISTINCT tenant_id FROM raw_documents ORDER BY 1").fetchall()]
+
+
+def documents_to_scrub(con: duckdb.DuckDBPyConnection, version_by_tenant: Mapping[str, str]) -> list[str]:
+    """Documents never scrubbed, or scrubbed by another scrubber version than their tenant's policy gives.
+
+    A tenant missing from the mapping has no known version, so its documents are always pending.
+    """
+    tenants = list(version_by_tenant)
     return [
         row[0]
         for row in con.execute(
             """SELECT r.doc_id FROM raw_documents r
                LEFT JOIN scrubbed_documents s USING (doc_id)
-               WHERE s.doc_id IS NULL OR s.scrubber_version <> ?
+               LEFT JOIN (SELECT unnest(?) AS tenant_id, unnest(?) AS version) v ON v.tenant_id = r.tenant_id
+               WHERE s.doc_id IS NULL OR v.version IS NULL OR s.scrubber_version <> v.version
                ORDER BY r.doc_id""",
-            [scrubber_version],
+            [tenants, [version_by_tenant[t] for t in tenants]],
         ).fetchall()
     ]
 
 
-def upsert_scrubbed(con: duckdb.DuckDBPyConnection, rows: Sequence[ScrubbedDocument]) -> None:
+def upsert_scrubbed(
+    con: duckdb.DuckDBPyConnection, rows: Sequence[ScrubbedDocument], sealed: Sequence[SealedMapping] = ()
+) -> None:
+    """Store scrubbed documents and, in the same transaction, their vault entries.
+
+    A re-scrubbed document's old vault entry is removed with it, so an entry always matches the stored text.
+    """
     if not rows:
         return
     stamp = now()
@@ -413,17 +457,21 @@ def upsert_scrubbed(con: duckdb.DuckDBPyConnection, rows: Sequence[ScrubbedDocum
             sum(r.pii_counts.values()),
             r.scrubber_version,
             stamp,
+            _json(r.policy),
         )
         for r in rows
     ]
     with transaction(con):
         con.executemany(
-            """INSERT INTO scrubbed_documents VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+            """INSERT INTO scrubbed_documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                ON CONFLICT (doc_id) DO UPDATE SET text = excluded.text, offset_map = excluded.offset_map,
                  pii_counts = excluded.pii_counts, pii_total = excluded.pii_total,
-                 scrubber_version = excluded.scrubber_version, scrubbed_at = excluded.scrubbed_at""",
+                 scrubber_version = excluded.scrubber_version, scrubbed_at = excluded.scrubbed_at,
+                 policy = excluded.policy""",
             values,
         )
+        con.execute("DELETE FROM pii_vault WHERE doc_id IN (SELECT unnest(?))", [[r.doc_id for r in rows]])
+        insert_rows(con, "pii_vault", [entry.row() for entry in sealed])
 
 
 # --- extraction ---------------------------------------------------------------------------------
@@ -491,9 +539,15 @@ def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Seque
         con.execute(f"INSERT INTO {table} VALUES {', '.join([placeholder] * len(chunk))} {suffix}", params)
 
 
-def cache_entry(con: duckdb.DuckDBPyConnection, request_hash: str) -> dict[str, Any] | None:
-    row = con.execute("SELECT response FROM llm_cache WHERE request_hash = ?", [request_hash]).fetchone()
-    return {"request_hash": request_hash, "response": json.loads(row[0])} if row else None
+def cache_entries_for(
+    con: duckdb.DuckDBPyConnection, model: str, doc_ids: Sequence[str]
+) -> dict[str, dict[str, Any]]:
+    """Cached answers of one model for a batch of documents, read with the batch (one query, no held lock)."""
+    rows = con.execute(
+        "SELECT request_hash, response FROM llm_cache WHERE model = ? AND doc_id IN (SELECT unnest(?))",
+        [model, list(doc_ids)],
+    ).fetchall()
+    return {h: {"request_hash": h, "response": json.loads(r)} for h, r in rows}
 
 
 def insert_cache_entries(con: duckdb.DuckDBPyConnection, entries: Sequence[dict[str, Any]]) -> None:
@@ -513,6 +567,8 @@ def insert_cache_entries(con: duckdb.DuckDBPyConnection, entries: Sequence[dict[
                 e.get("completion_tokens"),
                 e.get("latency_ms"),
                 stamp,
+                e.get("schema_version"),
+                e.get("doc_id"),
             )
             for e in {e["request_hash"]: e for e in entries}.values()
         ],
@@ -546,7 +602,8 @@ def write_extraction_batch(
                 [schema_version, doc_ids],
             ).fetchall()
         )
-        items = [item for o in processed for item in o.items]
+        # a record keyed by Message-ID can come from two copies of one message in a batch: the later one wins
+        items = list({item.item_id: item for o in processed for item in o.items}.values())
         new_ids = {item.item_id for item in items}
         # an item keyed by record (e.g. a Message-ID) may already exist under another document
         existing = rows_as_dicts(
@@ -599,12 +656,42 @@ def write_extraction_batch(
         )
         _insert_dead_letters(con, [letter for outcome in outcomes for letter in outcome.dead_letters])
         insert_cache_entries(con, cache_entries)
+        routed = _write_routing(con, schema_version, processed, stamp)
     return {
         "items": len(stored),
         "evidence": len(evidence),
         "protected_kept": len(new_ids & protected),
         "stale_removed": len(set(replaced) - new_ids),
+        "routed": routed,
     }
+
+
+def _write_routing(
+    con: duckdb.DuckDBPyConnection, schema_version: str, processed: Sequence[ExtractionOutcome], stamp: datetime
+) -> int:
+    """Replace the routing rows of re-extracted documents (inside the batch's transaction)."""
+    con.execute(
+        "DELETE FROM document_routing WHERE schema_version = ? AND doc_id IN (SELECT unnest(?))",
+        [schema_version, [o.doc_id for o in processed]],
+    )
+    rows = [
+        (
+            o.doc_id,
+            schema_version,
+            o.tenant_id,
+            o.routing.outcome,
+            o.routing.weighted_confidence,
+            _json(o.routing.flags),
+            _json(o.routing.missing_fields),
+            _json(o.routing.reasons),
+            o.extractor_version,
+            stamp,
+        )
+        for o in processed
+        if o.routing is not None
+    ]
+    insert_rows(con, "document_routing", rows)
+    return len(rows)
 
 
 def _item_row(item: ItemRecord, created_at: datetime, stamp: datetime) -> tuple[Any, ...]:

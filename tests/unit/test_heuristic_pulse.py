@@ -333,3 +333,53 @@ def test_registry() -> None:
     assert get_pack("pulse").version.startswith("heuristic-pulse-")
     with pytest.raises(KeyError, match="pulse"):
         get_pack("no-such-pack")
+
+
+def test_one_item_per_type_per_answer_slot() -> None:
+    """Seed 000 E4/E5: within one answer only the strongest clause of each type becomes an item."""
+    doc = _pulse(
+        [
+            ("Any risks?", "The build is late. Khách hủy đơn. The team is overloaded."),
+            ("What will you do?", "I will call the client. I promise to send the quote by Friday."),
+            ("Anything else?", "The van is late."),
+        ]
+    )
+    items = extract_pulse(doc)
+    _check_invariants(doc, items)
+    per_slot = [(i.item_type, i.value["turn_id"]) for i in items]
+    assert len(per_slot) == len(set(per_slot))
+    assert [(i.item_type, i.evidence_span) for i in items] == [
+        ("risk", "Khách hủy đơn."),  # a strong keyword beats the earlier weak one in the same answer
+        ("commitment", "I promise to send the quote by Friday."),
+        ("risk", "The van is late."),  # another answer slot keeps its own item
+    ]
+
+
+def test_chat_messages_are_not_answer_slots() -> None:
+    text = "Khách hủy đơn. Lô hàng bị trễ."
+    doc = _doc(text, kind="chat", turns=[Turn(turn_id="m1", start=0, end=len(text), speaker="An")])
+    assert [i.evidence_span for i in extract_pulse(doc)] == ["Khách hủy đơn.", "Lô hàng bị trễ."]
+
+
+@pytest.mark.parametrize(
+    ("text", "item_type", "risk_type"),
+    [
+        ("Я подготовлю счёт до пятницы.", "commitment", None),
+        ("Задержка поставки от поставщика.", "risk", "delivery"),
+        ("Клиент грозит штрафом по договору.", "risk", "cash"),
+        ("Прошу согласовать скидку 5%.", "decision", None),
+    ],
+)
+def test_russian_signals(text: str, item_type: str, risk_type: str | None) -> None:
+    (item,) = extract_pulse(_doc(text))
+    assert (item.item_type, item.value["risk_type"]) == (item_type, risk_type)
+
+
+@pytest.mark.parametrize("text", ["Không cần quyết định gì.", "Рисков нет.", "Задержки не ожидается, не штраф."])
+def test_negated_or_absent_asks_are_not_items(text: str) -> None:
+    assert extract_pulse(_doc(text)) == []
+
+
+def test_markdown_headings_are_never_items() -> None:
+    items = extract_pulse(_doc("## Rủi ro\n- Khách hủy đơn.\n# Risks\n"))
+    assert [i.evidence_span for i in items] == ["Khách hủy đơn."]

@@ -37,7 +37,8 @@ def con(tmp_path: Path):
                'exact', 'strong', 'user_quote', 100, now())"""
         )
         con.execute(
-            "INSERT INTO scrubbed_documents VALUES ('d1', 'acme', 'Mail [EMAIL_1] now', '{}', '{}', 1, 'pii-v1', now())"
+            "INSERT INTO scrubbed_documents VALUES "
+            "('d1', 'acme', 'Mail [EMAIL_1] now', '{}', '{}', 1, 'pii-v1', now(), NULL)"
         )
         yield con
 

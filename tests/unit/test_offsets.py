@@ -185,3 +185,27 @@ def test_raw_spans_never_cut_a_placeholder(doc: tuple[str, str, OffsetMap], data
     for r in omap.replacements:
         if r.scrub_start < se and ss < r.scrub_end:
             assert ss <= r.scrub_start and r.scrub_end <= se
+
+
+@settings(max_examples=300, deadline=None)
+@given(doc=scrubbed_documents())
+def test_raw_text_is_rebuilt_from_scrubbed_text_and_the_replaced_values(doc: tuple[str, str, OffsetMap]) -> None:
+    raw, scrubbed, omap = doc
+    pieces, pos = [], 0
+    for r in omap.replacements:
+        pieces += [scrubbed[pos : r.scrub_start], raw[r.raw_start : r.raw_end]]
+        pos = r.scrub_end
+    pieces.append(scrubbed[pos:])
+    assert "".join(pieces) == raw
+
+
+@settings(max_examples=300, deadline=None)
+@given(doc=scrubbed_documents(), data=st.data())
+def test_mapping_a_mapped_span_again_changes_nothing(doc: tuple[str, str, OffsetMap], data: st.DataObject) -> None:
+    _, scrubbed, omap = doc
+    s = data.draw(st.integers(0, len(scrubbed)))
+    e = data.draw(st.integers(s, len(scrubbed)))
+    raw_span = omap.to_raw(s, e)
+    scrub_span = omap.to_scrubbed(*raw_span)
+    assert omap.to_raw(*scrub_span) == raw_span  # snapping outwards is a closure: a second round trip is stable
+    assert omap.to_scrubbed(*omap.to_raw(*scrub_span)) == scrub_span

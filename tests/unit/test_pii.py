@@ -71,8 +71,9 @@ def test_vietnamese_phones_with_region_hint() -> None:
 def test_international_numbers_are_found_whatever_the_region() -> None:
     assert masked("Call +84 90 123 4567", region="US") == [("PHONE", "+84 90 123 4567")]
     assert masked("Call +1 202-555-0143", region="VN") == [("PHONE", "+1 202-555-0143")]
-    # a national Vietnamese number needs the VN hint
-    assert masked("Call 090 123 4567", region="US") == []
+    # a national Vietnamese number needs the VN hint, or a phone word next to it
+    assert masked("Lot 090 123 4567 arrived", region="US") == []
+    assert masked("Call 090 123 4567", region="US") == [("PHONE", "090 123 4567")]
 
 
 def test_phone_next_to_a_date_is_still_found() -> None:
@@ -252,9 +253,13 @@ def test_kinds_restrict_the_policy() -> None:
 def test_registry_is_in_priority_order() -> None:
     assert [d.kind for d in DETECTORS] == [
         "CREDENTIAL",
+        "CN_RESIDENT_ID",
         "CREDIT_CARD",
         "IBAN",
         "US_SSN",
+        "RU_SNILS",
+        "RU_INN",
+        "VN_NATIONAL_ID",
         "EMAIL",
         "PHONE",
         "IP_ADDRESS",
@@ -368,6 +373,13 @@ FRAGMENTS = [
     "Привет",
     "你好",
     "ok",
+    "身份证11010519491231002X",
+    "СНИЛС 112-233-445 95",
+    "ИНН 500100732259",
+    "CCCD 079203001234",
+    "fe80::1ff:fe23:4567:890a",
+    "Phone: 0612 345 678",
+    "+1 555 010 0199",
 ]
 
 
@@ -382,5 +394,5 @@ def test_scrub_contract_holds_for_random_mixes(parts: list[str], seps: list[str]
     result = scrub(text, region=region)
     assert_consistent(text, result)
     assert find_unmasked(result.text, region=region) == []
-    for secret in ("a@x.com", "4111 1111 1111 1111", "hunter2", "536-90-4399"):
+    for secret in ("a@x.com", "4111 1111 1111 1111", "hunter2", "536-90-4399", "11010519491231002X", "0612 345 678"):
         assert secret not in result.text

@@ -147,3 +147,8 @@ def test_make_title_never_cuts_a_placeholder_in_half() -> None:
     title = make_title(text)
     assert len(title) <= 120
     assert "[EMAIL" not in title
+
+
+def test_a_vietnamese_word_ending_in_a_latin_letter_is_not_an_initial() -> None:
+    text = "Khách hủy đơn. Lô hàng bị trễ. Gặp ông Nguyễn V. Anh."
+    assert [s.text for s in segment_text(text)] == ["Khách hủy đơn.", "Lô hàng bị trễ.", "Gặp ông Nguyễn V. Anh."]

@@ -124,7 +124,7 @@ def test_rewrite_replaces_machine_items_keeps_human_ones_and_removes_stale(tmp_p
         attempts = con.execute("SELECT attempts FROM extraction_status").fetchone()[0]
     assert rows == {"a": "Supplier delay.", "b": "human title"}  # c was stale, b is a person's
     assert evidence == ["a", "b"]
-    assert written == {"items": 1, "evidence": 1, "protected_kept": 1, "stale_removed": 1}
+    assert written == {"items": 1, "evidence": 1, "protected_kept": 1, "stale_removed": 1, "routed": 0}
     assert attempts == 2
 
 
@@ -133,7 +133,7 @@ def test_failed_outcome_keeps_previous_items_and_stays_pending(tmp_path: Path) -
     with open_warehouse(tmp_path / "w.duckdb") as con:
         insert_documents(con, [doc])
         con.execute(
-            "INSERT INTO scrubbed_documents VALUES (?, 'acme', ?, '{}', '{}', 0, 'pii-v1', now())",
+            "INSERT INTO scrubbed_documents VALUES (?, 'acme', ?, '{}', '{}', 0, 'pii-v1', now(), NULL)",
             [doc.doc_id, doc.text],
         )
         write_extraction_batch(con, "pulse@v1", [_outcome(doc, [_item(doc, "a", "Supplier delay.")])])

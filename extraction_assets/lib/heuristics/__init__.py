@@ -10,7 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from extraction_assets.lib.heuristics.contract import extract_contract
+from extraction_assets.lib.heuristics.email import extract_email
+from extraction_assets.lib.heuristics.generic import extract_generic
+from extraction_assets.lib.heuristics.interview import extract_interview
 from extraction_assets.lib.heuristics.pulse import extract_pulse
+from extraction_assets.lib.heuristics.receipt import extract_receipt
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
 from extraction_assets.lib.schemas import SchemaVersion
 
@@ -24,7 +29,12 @@ class HeuristicPack:
 
 
 HEURISTIC_PACKS: dict[str, HeuristicPack] = {
-    "pulse": HeuristicPack(version="heuristic-pulse-v1", extract=lambda doc, _schema: extract_pulse(doc)),
+    "pulse": HeuristicPack(version="heuristic-pulse-v2", extract=lambda doc, _schema: extract_pulse(doc)),
+    "interview": HeuristicPack(version="heuristic-interview-v1", extract=extract_interview),
+    "receipt": HeuristicPack(version="heuristic-receipt-v1", extract=extract_receipt),
+    "contract": HeuristicPack(version="heuristic-contract-v1", extract=extract_contract),
+    "email": HeuristicPack(version="heuristic-email-v1", extract=extract_email),
+    "generic": HeuristicPack(version="heuristic-generic-v1", extract=extract_generic),
 }
 
 

@@ -16,8 +16,10 @@ from extraction_assets.lib.heuristics.segments import (
     Segment,
     make_title,
     normalize_for_match,
+    phrase_pattern,
     segment_text,
     segment_turns,
+    word_set_pattern,
 )
 from extraction_assets.lib.models import CandidateItem, ExtractionInput, Turn
 
@@ -56,6 +58,10 @@ _COMMITMENT_PATTERNS: dict[str, tuple[str, ...]] = {
         "commit to", "committed to", "i commit", DEADLINE_KEYWORD, "deadline", "due by", "due on",
     ),
     "zh": ("我会", "我们会", "保证", "承诺", "负责"),
+    "ru": (
+        "я сделаю", "сделаю", "я подготовлю", "подготовлю", "я отправлю", "отправлю", "я проверю", "я организую",
+        "я позвоню", "обещаю", "беру на себя", "гарантирую",
+    ),
 }  # fmt: skip
 _RISK_PATTERNS: dict[str, tuple[str, ...]] = {
     "vi": (
@@ -72,6 +78,11 @@ _RISK_PATTERNS: dict[str, tuple[str, ...]] = {
         "waiting for supplies", "waiting on the supplier", "injured", "hospitalized", "quarantine", "quarantined",
     ),
     "zh": ("延迟", "推迟", "取消", "罚款", "缺货", "风险", "投诉", "资金紧张"),
+    "ru": (
+        "задержка", "задерживает", "задерживается", "просрочка", "штраф", "штрафом", "отмена", "отменой",
+        "нехватка", "не хватает", "риск", "срыв", "сорвать", "перегружена", "жалоба", "претензия",
+        "кассовый разрыв",
+    ),
 }  # fmt: skip
 _DECISION_PATTERNS: dict[str, tuple[str, ...]] = {
     "vi": (
@@ -87,6 +98,10 @@ _DECISION_PATTERNS: dict[str, tuple[str, ...]] = {
         "beyond my authority",
     ),
     "zh": ("请批准", "审批", "批准", "请决定", "需要您决定"),
+    "ru": (
+        "прошу согласовать", "согласовать", "прошу утвердить", "утвердить", "нужно ваше решение", "нужно решение",
+        "прошу разрешения",
+    ),
 }  # fmt: skip
 KEYWORDS: dict[str, dict[str, tuple[str, ...]]] = {
     "commitment": _COMMITMENT_PATTERNS,
@@ -98,20 +113,22 @@ KEYWORDS: dict[str, dict[str, tuple[str, ...]]] = {
 _STRONG_KEYWORDS: dict[str, frozenset[str]] = {
     "commitment": frozenset({
         "cam kết", "hứa", "đảm bảo", "nhận việc", "hoàn thành trước", "gửi ... trước", "nộp ... trước",
-        "giao ... trước", "promise", "promised", "commit to", "committed to", "i commit", "承诺", "保证",
+        "giao ... trước", "promise", "promised", "commit to", "committed to", "i commit", "承诺", "保证", "обещаю",
+        "беру на себя", "гарантирую",
     }),
     "risk": frozenset({
         "hủy đơn", "khách hủy", "hết tiền", "không có tiền", "vốn hết", "hết vốn", "nhập viện", "bị thương",
         "bị phạt", "phạt tiền", "tiền phạt", "quá tải", "không đủ nhân sự", "out of cash", "cancellation",
         "cancelled", "canceled", "penalty", "penalties", "blocked", "overdue", "at risk", "short-staffed",
-        "shortage", "out of stock", "hospitalized", "injured", "missed the deadline", "罚款", "取消",
+        "shortage", "out of stock", "hospitalized", "injured", "missed the deadline", "罚款", "取消", "штраф",
+        "штрафом", "отменой", "отмена", "срыв", "сорвать", "кассовый разрыв",
     }),
     "decision": frozenset({
         "cần anh quyết định", "cần chị quyết định", "cần anh/chị quyết định", "cần anh chị quyết định",
         "cần sếp quyết định", "xin ý kiến", "phê duyệt", "vượt thẩm quyền", "không thẩm quyền",
         "không có thẩm quyền", "không có quyền", "need your approval", "need a decision", "needs a decision",
         "need your decision", "please decide", "please approve", "beyond my authority", "请批准", "请决定",
-        "需要您决定",
+        "需要您决定", "прошу согласовать", "прошу утвердить", "нужно ваше решение",
     }),
 }  # fmt: skip
 # Future-tense markers: together with a due date they make "will ... by <date>" a strong commitment.
@@ -126,29 +143,34 @@ _RISK_TYPE_PRIORITY = ("cash", "customer", "delivery", "operations")
 _RISK_TYPE_BY_KEYWORD: dict[str, tuple[str, ...]] = {
     "cash": (
         "hết tiền", "không có tiền", "vốn hết", "hết vốn", "bị phạt", "phạt tiền", "tiền phạt", "penalty",
-        "penalties", "out of cash", "cash crunch", "罚款", "资金紧张",
+        "penalties", "out of cash", "cash crunch", "罚款", "资金紧张", "штраф", "штрафом", "кассовый разрыв",
     ),
     "customer": (
         "hủy", "hủy đơn", "khách hủy", "khiếu nại", "phàn nàn", "cancel", "cancels", "cancelled", "canceled",
-        "cancellation", "complaint", "complaints", "complained", "取消", "投诉",
+        "cancellation", "complaint", "complaints", "complained", "取消", "投诉", "отмена", "отменой", "жалоба",
+        "претензия",
     ),
     "delivery": (
         "chờ hàng", "chờ vật tư", "chờ linh kiện", "chờ giao", "chờ về", "thiếu hàng", "hết hàng", "shortage",
-        "out of stock", "waiting for parts", "waiting for supplies", "waiting on the supplier", "缺货",
+        "out of stock", "waiting for parts", "waiting for supplies", "waiting on the supplier", "缺货", "нехватка",
     ),
     "operations": (
         "cách ly", "bị cách ly", "bị thương", "nhập viện", "quá tải", "không đủ nhân sự", "thiếu người",
         "thiếu nhân sự", "sự cố", "short-staffed", "short staffed", "understaffed", "overloaded", "injured",
-        "hospitalized", "quarantine", "quarantined",
+        "hospitalized", "quarantine", "quarantined", "не хватает", "перегружена",
     ),
 }  # fmt: skip
 _RISK_TYPE_HINTS: dict[str, tuple[str, ...]] = {
-    "cash": ("tiền", "vốn", "dòng tiền", "thanh toán", "công nợ", "phạt", "cash", "payment", "payments"),
-    "customer": ("khách", "khách hàng", "customer", "customers", "client", "clients"),
+    "cash": (
+        "tiền", "vốn", "dòng tiền", "thanh toán", "công nợ", "phạt", "cash", "payment", "payments", "оплата",
+        "оплаты", "деньги", "付款", "资金",
+    ),
+    "customer": ("khách", "khách hàng", "customer", "customers", "client", "clients", "клиент", "клиента", "客户"),
     "delivery": (
         "giao hàng", "đơn hàng", "lô hàng", "nhập hàng", "hàng về", "vận chuyển", "vật tư", "linh kiện",
         "nhà cung cấp", "shipment", "shipping", "delivery", "deliveries", "supplier", "suppliers", "parts",
-        "materials", "container", "logistics",
+        "materials", "container", "logistics", "поставка", "поставки", "поставщик", "поставщика", "отгрузка",
+        "отгрузку", "перевозчик", "供应商", "交付",
     ),
 }  # fmt: skip
 _SEVERITY_WORDS: dict[str, tuple[str, ...]] = {
@@ -164,31 +186,33 @@ _SLOT_WORDS: dict[str, tuple[str, ...]] = {
     "commitment": (
         "plan", "plans", "commit", "commitment", "commitments", "will you", "next week", "this week", "tomorrow",
         "goal", "goals", "kế hoạch", "cam kết", "sẽ làm", "dự định", "mục tiêu", "tuần tới", "tuần sau", "ngày mai",
+        "计划", "打算", "сделаете", "план", "планы",
     ),
     "risk": (
         "problem", "problems", "blocker", "blockers", "blocked", "issue", "issues", "risk", "risks", "concern",
         "concerns", "challenge", "challenges", "worry", "worried", "vướng", "vướng mắc", "khó khăn", "vấn đề",
-        "rủi ro", "trở ngại", "lo ngại", "lo lắng", "sự cố",
+        "rủi ro", "trở ngại", "lo ngại", "lo lắng", "sự cố", "阻碍", "风险", "问题", "риски", "мешает", "проблемы",
     ),
     "decision": (
         "need", "needs", "ask", "help", "support", "decide", "decision", "decisions", "approve", "approval",
-        "cần", "hỗ trợ", "giúp", "quyết định", "xin ý kiến", "đề xuất", "duyệt", "phê duyệt",
+        "cần", "hỗ trợ", "giúp", "quyết định", "xin ý kiến", "đề xuất", "duyệt", "phê duyệt", "决定", "批准",
+        "решение", "нужно",
     ),
 }  # fmt: skip
 
 # A risk/commitment keyword right after a negation ("không trễ", "no delay", "not at risk") is not a signal.
 _NEGATORS = frozenset({
     "không", "ko", "k", "chẳng", "chả", "no", "not", "never", "without", "isn't", "aren't", "wasn't",
-    "weren't", "don't", "doesn't", "didn't", "won't", "hasn't", "haven't", "没有", "不",
+    "weren't", "don't", "doesn't", "didn't", "won't", "hasn't", "haven't", "没有", "不", "не", "нет", "без",
 })  # fmt: skip
 _NEGATION_FILLERS = frozenset({
     "có", "bị", "hề", "gì", "is", "are", "was", "were", "be", "been", "any", "a", "an", "major", "big", "much",
     "the",
 })  # fmt: skip
-_NEGATABLE_TYPES = frozenset({"commitment", "risk"})
+_NEGATABLE_TYPES = frozenset({"commitment", "risk", "decision"})  # "Không cần quyết định gì" asks for nothing
 _TOKEN_RE = re.compile(r"[\w']+")
+_MD_HEADING = re.compile(r"#{1,6}\s")
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
-_GAP = "..."
 
 
 @dataclass(frozen=True)
@@ -205,16 +229,6 @@ class _Hit:
     label: str
 
 
-def _compile_phrase(phrase: str) -> re.Pattern[str]:
-    """Word-bounded, whitespace-tolerant regex for a phrase (no boundaries for CJK, which has no spaces)."""
-    norm = normalize_for_match(phrase)
-    parts = [r"\s+".join(re.escape(tok) for tok in part.split()) for part in norm.split(_GAP)]
-    body = r"(?!\w).{1,60}?(?<!\w)".join(parts)
-    if _CJK_RE.search(norm):
-        return re.compile(body)
-    return re.compile(r"(?<!\w)" + body + r"(?!\w)")
-
-
 def _build(table: dict[str, tuple[str, ...]]) -> tuple[_Keyword, ...]:
     keywords: list[_Keyword] = []
     seen: set[str] = set()
@@ -226,20 +240,14 @@ def _build(table: dict[str, tuple[str, ...]]) -> tuple[_Keyword, ...]:
             if phrase == DEADLINE_KEYWORD:
                 keywords.append(_Keyword(phrase, re.compile(r"(?<!\w)" + _DEADLINE_RE + r"(?!\w)"), True))
             else:
-                keywords.append(_Keyword(phrase, _compile_phrase(phrase)))
+                keywords.append(_Keyword(phrase, phrase_pattern(phrase)))
     return tuple(keywords)
 
 
-def _word_set_re(words: tuple[str, ...]) -> re.Pattern[str]:
-    """One alternation over ``words``, longest first, with the same boundary rules as keywords."""
-    alternatives = sorted((p.pattern for p in map(_compile_phrase, words)), key=len, reverse=True)
-    return re.compile("|".join(f"(?:{a})" for a in alternatives))
-
-
 _MATCHERS: dict[str, tuple[_Keyword, ...]] = {item_type: _build(table) for item_type, table in KEYWORDS.items()}
-_SLOT_RES = {item_type: _word_set_re(words) for item_type, words in _SLOT_WORDS.items()}
-_SEVERITY_RES = {level: _word_set_re(words) for level, words in _SEVERITY_WORDS.items()}
-_RISK_HINT_RES = {risk_type: _word_set_re(words) for risk_type, words in _RISK_TYPE_HINTS.items()}
+_SLOT_RES = {item_type: word_set_pattern(words) for item_type, words in _SLOT_WORDS.items()}
+_SEVERITY_RES = {level: word_set_pattern(words) for level, words in _SEVERITY_WORDS.items()}
+_RISK_HINT_RES = {risk_type: word_set_pattern(words) for risk_type, words in _RISK_TYPE_HINTS.items()}
 _RISK_TYPE_OF = {kw: risk_type for risk_type, kws in _RISK_TYPE_BY_KEYWORD.items() for kw in kws}
 
 
@@ -262,13 +270,15 @@ def score_confidence(*, strong: bool, distinct_keywords: int, has_due_date: bool
 def extract_pulse(doc: ExtractionInput) -> list[CandidateItem]:
     """Propose commitments, risks and decision requests, one per (clause, type) with a keyword.
 
+    In a pulse answer slot (a turn answering a question) only the strongest clause per type is kept
+    (seed 000 E4/E5: one item per type per answer, so an answer yields at most three items).
     Returns at most ``MAX_ITEMS`` items in text order; each ``evidence_span`` is the exact slice
     ``doc.text[span_hint:span_hint + len(evidence_span)]``.
     """
     if not doc.text.strip():
         return []
     turns = {turn.turn_id: turn for turn in doc.turns}
-    best: dict[tuple[str, str], tuple[float, int, int, CandidateItem]] = {}
+    best: dict[tuple[str, str | None, str], tuple[float, int, int, CandidateItem]] = {}
     for seg in _answer_segments(doc):
         turn = turns.get(seg.turn_id) if seg.turn_id is not None else None
         norm = normalize_for_match(seg.text)
@@ -279,7 +289,8 @@ def extract_pulse(doc: ExtractionInput) -> list[CandidateItem]:
             if not hits:
                 continue
             item = _candidate(item_type, seg, hits, norm, question, due, turn)
-            key = (item_type, seg.text)
+            slot = turn.turn_id if turn is not None and turn.question else None
+            key = (item_type, slot, "" if slot else seg.text)
             ranked = (item.confidence, -seg.start, -type_rank, item)
             if key not in best or ranked[:3] > best[key][:3]:
                 best[key] = ranked
@@ -293,13 +304,14 @@ def _answer_segments(doc: ExtractionInput) -> list[Segment]:
 
     With turns, only text inside turns counts (a clause never crosses a turn; pulse question lines
     between answers are ignored). A pulse without turns falls back to the whole text minus question
-    and header lines (ending in "?" or ":"), since those are the form, not the answer.
+    and header lines (ending in "?" or ":"), since those are the form, not the answer. Markdown
+    headings ("## Risks") name a section; they are never an item's clause.
     """
     if doc.turns:
         segments = segment_turns(doc.text, doc.turns)
         questions = {t.turn_id: normalize_for_match(t.question).strip() for t in doc.turns if t.question}
         return [s for s in segments if normalize_for_match(s.text) != questions.get(s.turn_id or "")]
-    segments = segment_text(doc.text)
+    segments = [s for s in segment_text(doc.text) if not _MD_HEADING.match(s.text)]
     if doc.kind == "pulse":
         segments = [s for s in segments if not s.text.rstrip().endswith(("?", "？", ":", "："))]
     return segments

@@ -30,7 +30,7 @@ _LONG_CLAUSE_SEPARATORS = "，、"
 _ABBREVIATIONS = frozenset(
     {"e.g", "i.e", "mr", "mrs", "ms", "dr", "vs", "st", "jr", "sr", "tp", "a.m", "p.m", "approx"}
 )
-_ABBREV_WORD_RE = re.compile(r"[A-Za-z.]+$")
+_ABBREV_WORD_RE = re.compile(r"(?<!\w)[A-Za-z.]+$")  # a whole word: "đơn" does not end in the initial "n"
 
 _OLD_TONE_PLACEMENT = {
     "oà": "òa", "oá": "óa", "oả": "ỏa", "oã": "õa", "oạ": "ọa",
@@ -59,6 +59,32 @@ def normalize_for_match(text: str) -> str:
     """
     folded = unicodedata.normalize("NFC", text).lower().translate(_QUOTE_FOLD)
     return _OLD_TONE_RE.sub(lambda m: _OLD_TONE_PLACEMENT[m.group(1)], folded)
+
+
+# "a ... b" in a keyword phrase: "a", then up to 60 characters of the same clause, then "b".
+KEYWORD_GAP = "..."
+_CJK_CHAR_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
+
+
+def phrase_pattern(phrase: str) -> re.Pattern[str]:
+    """Word-bounded, whitespace-tolerant regex for a keyword phrase, matched against normalised text.
+
+    CJK phrases get no word boundaries (the script has no spaces between words).
+    """
+    norm = normalize_for_match(phrase)
+    parts = [r"\s+".join(re.escape(tok) for tok in part.split()) for part in norm.split(KEYWORD_GAP)]
+    body = r"(?!\w).{1,60}?(?<!\w)".join(parts)
+    if _CJK_CHAR_RE.search(norm):
+        return re.compile(body)
+    return re.compile(r"(?<!\w)" + body + r"(?!\w)")
+
+
+def word_set_pattern(words: Sequence[str]) -> re.Pattern[str]:
+    """One alternation over ``words``, longest first, with the same boundary rules as ``phrase_pattern``."""
+    if not words:
+        return re.compile(r"(?!)")  # matches nothing
+    alternatives = sorted((phrase_pattern(w).pattern for w in words), key=len, reverse=True)
+    return re.compile("|".join(f"(?:{a})" for a in alternatives))
 
 
 def placeholder_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:

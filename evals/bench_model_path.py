@@ -1,0 +1,142 @@
+"""Model-path benchmark: 1,000 pulse documents against the fake endpoint at 200 ms a call, 16 in flight.
+
+The fake runs in its own process (as a real endpoint would), so its work does not share this
+process's interpreter. The figure is the extraction stage's wall time (reading batches, concurrent
+model calls, grounding, committing) over the ideal `documents x latency / concurrency`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import dagster as dg
+
+from extraction_assets.lib.settings import DEFAULT_PROMPTS, Settings
+from extraction_assets.lib.warehouse import open_warehouse
+from extraction_assets.runner import run_pipeline
+
+DOCUMENTS = 1000
+LATENCY_MS = 200
+CONCURRENCY = 16
+
+_PLANS = [
+    "I will send the revised quote to the client by Friday.",
+    "Tôi sẽ gửi báo giá trước thứ hai tuần sau.",
+    "We will finish the stock count on Wednesday.",
+    "Em đảm bảo giao đủ hàng cho khách trong tuần.",
+]
+_RISKS = [
+    "The supplier delay puts the launch at risk.",
+    "Khách hủy đơn vì giao trễ.",
+    "We are short-staffed in the warehouse.",
+    "Đang chờ vật tư từ nhà cung cấp.",
+]
+_ASKS = [
+    "Need your approval for the overtime budget.",
+    "Cần anh quyết định có nhận đơn gấp không.",
+    "Should we switch carriers for the north route?",
+    "Em không có quyền duyệt khoản chi này.",
+]
+
+
+def _write_pulses(inbox: Path, count: int, seed: int = 11) -> None:
+    rng = random.Random(seed)
+    for n in range(count):
+        tenant = "bench-a" if n % 2 else "bench-b"
+        answers = [
+            {"question": "What will you do this week?", "answer": f"{rng.choice(_PLANS)} (ref {n})"},
+            {"question": "What is blocking you?", "answer": rng.choice(_RISKS)},
+            {"question": "What do you need from the owner?", "answer": rng.choice(_ASKS)},
+        ]
+        pulse = {"author": f"member-{n % 37}", "date": f"2026-11-{1 + n % 28:02d}", "answers": answers}
+        path = inbox / tenant / "pulses" / f"p{n:04d}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(pulse, ensure_ascii=False), encoding="utf-8")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _requests_seen(base: str) -> int:
+    with urllib.request.urlopen(base.removesuffix("/v1") + "/_requests", timeout=30) as response:
+        return len(json.loads(response.read()))
+
+
+def _extract_seconds(results) -> float:
+    step = next(r for r in results if r.name.startswith("extract"))
+    return float(step.metadata["extracted_items"]["extract_seconds"])
+
+
+def bench_model_path() -> dict[str, float | int | str]:
+    port = _free_port()
+    fake = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "extraction_assets.cli",
+            "fake-llm",
+            "--port",
+            str(port),
+            "--latency-ms",
+            str(LATENCY_MS),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        for _ in range(100):
+            try:
+                _requests_seen(base)
+                break
+            except OSError:
+                time.sleep(0.1)
+        with tempfile.TemporaryDirectory() as tmp:
+            inbox = Path(tmp) / "inbox"
+            _write_pulses(inbox, DOCUMENTS)
+            settings = Settings(
+                warehouse=Path(tmp) / "bench.duckdb",
+                inbox=inbox,
+                prompts_dir=DEFAULT_PROMPTS,
+                llm_base_url=base,
+                llm_model="fake-model",
+                llm_max_concurrency=CONCURRENCY,
+            )
+            started = time.perf_counter()
+            first = run_pipeline(settings, schema_keys=["pulse@v1"], instance=dg.DagsterInstance.ephemeral())
+            end_to_end = time.perf_counter() - started
+            first_calls = _requests_seen(base)
+            with open_warehouse(settings.warehouse) as con:  # a backfill: every document pending again
+                con.execute("DELETE FROM extraction_status")
+            again = run_pipeline(settings, schema_keys=["pulse@v1"], instance=dg.DagsterInstance.ephemeral())
+            rerun_calls = _requests_seen(base) - first_calls
+    finally:
+        fake.terminate()
+        fake.wait(10)
+    ideal = DOCUMENTS * LATENCY_MS / 1000 / CONCURRENCY
+    extract_s = _extract_seconds(first)
+    return {
+        "concurrency_ratio": round(extract_s / ideal, 3),
+        "extract_seconds": extract_s,
+        "ideal_seconds": ideal,
+        "end_to_end_seconds": round(end_to_end, 2),
+        "first_run_calls": first_calls,
+        "cached_rerun_calls": rerun_calls,
+        "cached_rerun_extract_seconds": _extract_seconds(again),
+        "documents": DOCUMENTS,
+        "latency_ms": LATENCY_MS,
+        "concurrency": CONCURRENCY,
+        "measured_on": f"{DOCUMENTS} pulse documents, fake endpoint in its own process at {LATENCY_MS} ms per call, "
+        f"{CONCURRENCY} concurrent requests; ratio = extraction-stage wall time / ideal",
+    }

@@ -1,0 +1,34 @@
+"""The audit trail's asset check: the append-only log has not shrunk and no row of it has changed."""
+
+import dagster as dg
+
+from extraction_assets.defs.partitions import POOL
+from extraction_assets.defs.resources import WarehouseResource
+from extraction_assets.lib.audit import check_chain, record_head
+from extraction_assets.lib.warehouse import transaction
+
+
+@dg.asset_check(
+    asset="review_queue",
+    pool=POOL,
+    description="audit_log's hash chain recomputes and still extends the head recorded by the last check",
+)
+def audit_log_intact(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    with warehouse.connect() as con, transaction(con):
+        report = check_chain(con)
+        recorded = record_head(con, report)
+    for problem in report.problems:
+        context.log.error(f"audit_log: {problem}")
+    previous = report.previous
+    return dg.AssetCheckResult(
+        passed=report.intact,
+        metadata={
+            "rows": report.head.row_count,
+            "head_hash": report.head.head_hash or "",
+            "previous_rows": previous.row_count if previous else 0,
+            "previous_head_hash": (previous.head_hash or "") if previous else "",
+            "head_recorded": recorded,
+            "problems": dg.MetadataValue.json(report.problems[:20]),
+        },
+        description="; ".join(report.problems[:3]) if report.problems else None,
+    )

@@ -1,0 +1,504 @@
+"""Deterministic contract pre-screening (schema ``contract``, seed 003) for English and Russian contracts.
+
+The document's script picks the language's word lists (``contract_lexicon``); one reader then finds:
+the title and the contract type it names; the parties in the header window (the preamble before the
+terms begin) by their legal forms; dates after trigger phrases; the total amount after a trigger,
+with its currency close by; the governing law; and penalty, termination and arbitration clauses by
+keywords, sentence by sentence. Matching runs on the scan view, so non-breaking spaces, typographic
+quotes and OCR look-alikes do not hide a word, while every evidence span stays a verbatim slice.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from extraction_assets.lib.heuristics.contract_lexicon import CURRENCIES, JURISDICTION_ALIASES, LEXICONS, Lexicon
+from extraction_assets.lib.heuristics.fields import FULL, GUESS, PARTIAL, field_candidate
+from extraction_assets.lib.heuristics.printed_values import DateMention, find_dates, parse_amount, scan_view
+from extraction_assets.lib.models import CandidateItem, ExtractionInput
+from extraction_assets.lib.schemas import SchemaVersion
+
+__all__ = ["detect_language", "extract_contract"]
+
+TITLE_CHARS = 3000  # the title is printed near the top
+HEADER_MIN_CHARS = 300
+HEADER_MAX_CHARS = {"en": 4000, "ru": 2500}
+DATE_AFTER_TRIGGER = 30  # a trigger's date follows within this many characters
+DEFINED_TERM_GAP = 30  # '..., 2026 (the "Effective Date")': the term follows its date this closely
+AMOUNT_AFTER_TRIGGER = 150
+CURRENCY_AFTER_AMOUNT = 50
+SENTENCE_RADIUS = 400  # a sentence is cut to this many characters on each side of its keyword
+MAX_TITLE_CHARS = 140
+SIGNATURE_CHARS = 3000
+ABBREVIATION_CHARS = 4  # "руб.", "бел.": a dot after a word this short belongs to it
+RUNNING_DATE_REPEATS = 3
+JURISDICTION_WORDS = 6
+
+_PIECES = re.compile(r"\S(?:[^\n]*?\S)??(?=\s{2,}|\n|$)")
+_EXHIBIT = re.compile(r"exhibit\s+[\w.()-]+\s*")
+_NUMBER = re.compile(
+    r"(?<![\w.,])\d{1,3}(?:[ ,.]\d{3})+(?:[.,]\d{1,2})?(?![\w])|(?<![\w.,])\d+(?:[.,]\d{1,2})?(?![\w])"
+)
+_MULTIPLIERS = {"million": 10**6, "billion": 10**9, "млн": 10**6, "миллион": 10**6, "тыс": 10**3, "млрд": 10**9}
+_MULTIPLIER = re.compile(r"\s*(million|billion|млн|миллион\w*|тыс|млрд)\.?")
+_DEFINED_TERM_GAP = re.compile(r'[\s,]*\(?\s*(?:the\s+)?"?')
+_GAP_BREAK = re.compile(r"(?<!\w)(?:and|или|и|or)(?!\w)")  # "commence on X and expire on <date>"
+_SENTENCE_END = re.compile(r"\.\s|\.$|\n\s*\n|;\s*\n")
+_EN_FORM = (
+    r"(?:Inc|INC|Incorporated|LLC|L\.L\.C|Ltd|LTD|Limited|LIMITED|Corporation|CORPORATION|Corp|CORP|Company|COMPANY"
+    r"|Co|CO|L\.P|LP|LLP|N\.\s?A|GmbH|S\.A|PLC|plc|AG|B\.V|N\.V|Pty|S\.p\.A)"
+)
+_EN_PARTY = re.compile(rf"(?:(?:[A-Z0-9][\w&.'’-]*|&),?\s+(?:(?:of|and|for|the|de)\s+)?){{1,8}}?{_EN_FORM}(?:\.|\b)")
+_EN_BETWEEN = re.compile(r"between\s+(?:the\s+)?((?:[A-Z0-9][\w&.'’-]*,?\s*){1,6})")
+_ALIAS = re.compile(r'\(\s*(?:the\s+|hereinafter\s+(?:referred\s+to\s+as\s+)?|each\s+)?"([^"]{1,40})"')
+_RU_ALIAS = re.compile(r'(?:именуем\w*|в дальнейшем)[^"]{0,40}"([^"]{1,40})"')
+_CAPITALIZED = re.compile(r"[^\W\d_][\w'’.-]*")
+# fmt: off
+_LAW_STOPWORDS = frozenset({
+    "without", "and", "excluding", "applicable", "as", "in", "including", "that", "which", "except", "regardless",
+    "notwithstanding", "irrespective", "to", "shall", "with", "for", "by", "or", "other", "than", "governing",
+    "apply", "applies", "principles", "conflict", "conflicts", "provisions", "rules", "the", "law", "laws", "any",
+    "its", "their", "this",
+})
+# fmt: on
+_NAMED_LAW = re.compile(r"(?:governed\s+by|accordance\s+with|subject\s+to)\s+(?:the\s+)?([A-Z][\w.'’]*)\s+(?i:laws?)\b")
+_LAW_PREFIXES = ("the ", "state of ", "commonwealth of ", "province of ")
+
+
+@dataclass(frozen=True)
+class _Found:
+    field: str
+    value: dict[str, Any]
+    start: int
+    end: int
+    factor: float
+    shown: str
+
+
+@lru_cache(maxsize=1024)
+def _phrase(phrase: str) -> re.Pattern[str]:
+    """A lexicon phrase as a pattern: whitespace-tolerant, word-bounded, a word ending in ``*`` a stem."""
+    words = [re.escape(w[:-1]) + r"\w*" if w.endswith("*") else re.escape(w) for w in phrase.split()]
+    core = phrase.replace("*", "")
+    left = r"(?<!\w)" if core[0].isalnum() else ""
+    right = r"(?!\w)" if core[-1].isalnum() else ""
+    return re.compile(left + r"\s+".join(words) + right)
+
+
+@lru_cache(maxsize=256)
+def _any_phrase(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern for a word list, longest phrase first, so the text is scanned once per list."""
+    ordered = sorted(phrases, key=len, reverse=True)
+    return re.compile("|".join(f"(?:{_phrase(p).pattern})" for p in ordered))
+
+
+def _hits(view: str, phrases: tuple[str, ...], lo: int = 0, hi: int | None = None) -> list[re.Match[str]]:
+    """Every (non-overlapping, leftmost-longest) match of any phrase in ``view[lo:hi]``, in text order."""
+    return list(_any_phrase(phrases).finditer(view, lo, len(view) if hi is None else hi))
+
+
+def detect_language(view: str) -> str:
+    """Russian when Cyrillic letters outnumber Latin ones, English otherwise."""
+    sample = view[:20_000]
+    cyrillic = sum("а" <= c <= "я" or c == "ё" for c in sample)
+    latin = sum("a" <= c <= "z" for c in sample)
+    return "ru" if cyrillic > latin else "en"
+
+
+class _Contract:
+    """One contract's text, its scan view, its language's words and the windows the fields are read from."""
+
+    def __init__(self, text: str, view: str, lexicon: Lexicon) -> None:
+        self.text = text
+        self.view = view
+        self.lex = lexicon
+        ends = _hits(self.view, lexicon.header_end, HEADER_MIN_CHARS, HEADER_MAX_CHARS[lexicon.language])
+        self.header = ends[0].start() if ends else min(len(text), HEADER_MAX_CHARS[lexicon.language])
+        self.dates = find_dates(self.view, day_first=lexicon.day_first)
+        printed = Counter(self.view[d.start : d.end] for d in self.dates)
+        # a date on every page is a running header or footer (a filing date), not the contract's own
+        self.own_dates = [d for d in self.dates if printed[self.view[d.start : d.end]] < RUNNING_DATE_REPEATS]
+
+    # --- spans -------------------------------------------------------------------------------------
+
+    def sentence(self, start: int, end: int) -> tuple[int, int]:
+        """The sentence holding ``[start, end)``, cut at SENTENCE_RADIUS characters on each side."""
+        lo = max(0, start - SENTENCE_RADIUS)
+        before = list(_SENTENCE_END.finditer(self.view, lo, start))
+        left = before[-1].end() if before else lo
+        after = _SENTENCE_END.search(self.view, end, min(len(self.view), end + SENTENCE_RADIUS))
+        right = after.start() + 1 if after else min(len(self.view), end + SENTENCE_RADIUS)
+        while left < right and self.text[left].isspace():
+            left += 1
+        while right > left and self.text[right - 1].isspace():
+            right -= 1
+        return left, right
+
+    def found(self, field: str, value: dict[str, Any], start: int, end: int, factor: float) -> _Found:
+        shown = str(value.get("value"))
+        return _Found(field, value, start, end, factor, shown)
+
+    # --- title and type ----------------------------------------------------------------------------
+
+    def title(self) -> tuple[int, int, float] | None:
+        """The document's title near the top: an upper-case piece that starts or ends with a contract word
+        ("SUPPLY AGREEMENT", "ДОГОВОР ПОСТАВКИ № 7"), else any upper-case piece naming one, else a short
+        Title Case piece ending with one ("e-business Hosting Agreement")."""
+        tiers: dict[int, tuple[int, int]] = {}
+        for piece in _PIECES.finditer(self.text, 0, min(len(self.text), TITLE_CHARS)):
+            start, end = self._title_span(piece.start(), piece.end())
+            words = self.text[start:end]
+            if not words or end - start > MAX_TITLE_CHARS or ":" in words:
+                continue
+            named = _hits(self.view, self.lex.title_words, start, end)
+            if not named:
+                continue
+            letters = [c for c in words if c.isalpha()]
+            upper = sum(c.isupper() for c in letters) >= 0.8 * len(letters)
+            at_edge = named[0].start() == start or named[-1].end() == end
+            title_case = 2 <= len(words.split()) <= 8 and '"' not in words
+            tier = 0 if upper and at_edge else 1 if upper else 2 if at_edge and title_case else 3
+            tiers.setdefault(tier, (start, end))
+        for tier, factor in ((0, FULL), (1, PARTIAL), (2, PARTIAL)):
+            if tier in tiers:
+                return (*tiers[tier], factor)
+        return None
+
+    def _title_span(self, start: int, end: int) -> tuple[int, int]:
+        """A piece of text without a leading exhibit number and without the parties that follow the title."""
+        start, end = _strip(self.text, start, end)
+        exhibit = _EXHIBIT.match(self.view, start, end)
+        if exhibit:
+            start = exhibit.end()
+        cut = _hits(self.view, ("by and between", "between", "dated", "made and entered"), start, end)
+        if cut and cut[0].start() > start:
+            end = cut[0].start()
+        return _strip(self.text, start, end)
+
+    def document_name(self, title: tuple[int, int, float] | None) -> _Found | None:
+        if title is None:
+            return None
+        start, end, factor = title
+        name = " ".join(self.text[start:end].split())
+        return self.found("document_name", {"value": name}, start, end, factor)
+
+    def contract_type(self, title: tuple[int, int, float] | None) -> _Found | None:
+        """The kind the title names (its earliest dictionary phrase), else one named in the header, else other."""
+        windows = [(title[0], title[1], FULL)] if title else []
+        windows.append((0, self.header, PARTIAL))
+        for lo, hi, factor in windows:
+            named = [
+                (m.start(), kind, m)
+                for kind, phrases in self.lex.contract_types.items()
+                for m in _hits(self.view, phrases, lo, hi)
+            ]
+            if named:
+                _, kind, m = min(named, key=lambda n: n[0])
+                start, end = (lo, hi) if title and lo == title[0] else self.sentence(m.start(), m.end())
+                return self.found("contract_type", {"value": kind, "matched": m.group(0)}, start, end, factor)
+        if title is None:
+            return None
+        return self.found("contract_type", {"value": "other"}, title[0], title[1], GUESS)
+
+    # --- parties -----------------------------------------------------------------------------------
+
+    def parties(self) -> list[_Found]:
+        names = list(self._ru_parties() if self.lex.language == "ru" else self._en_parties())
+        found: list[_Found] = []
+        seen: set[str] = set()
+        for start, end, factor in names:
+            name = " ".join(self.text[start:end].split()).rstrip(",")
+            key = name.casefold()
+            if key in seen or len(found) == 2:
+                continue
+            seen.add(key)
+            value: dict[str, Any] = {"value": name}
+            alias = (_RU_ALIAS if self.lex.language == "ru" else _ALIAS).search(self.view, end, end + 160)
+            if alias:
+                value["alias"] = self.text[alias.start(1) : alias.end(1)]
+            field = "party_a" if not found else "party_b"
+            found.append(self.found(field, value, start, end, factor))
+        return found
+
+    def _en_parties(self) -> Iterator[tuple[int, int, float]]:
+        between = self.view.find("between", 0, self.header)
+        lo = between if between >= 0 else 0
+        for m in _EN_PARTY.finditer(self.text, lo, self.header):
+            yield m.start(), m.end(), FULL
+        for m in _EN_BETWEEN.finditer(self.text, 0, self.header):
+            first = m.group(1).rstrip(", ")
+            yield m.start(1), m.start(1) + len(first), PARTIAL
+            rest = re.match(r"[^\n]{0,300}?\band\s+(?:the\s+)?((?:[A-Z0-9][\w&.'’-]*,?\s*){1,6})", self.text[m.end() :])
+            if rest:
+                second = rest.group(1).rstrip(", ")
+                yield m.end() + rest.start(1), m.end() + rest.start(1) + len(second), PARTIAL
+
+    def _ru_parties(self) -> Iterator[tuple[int, int, float]]:
+        for m in _hits(self.view, self.lex.entity_forms, 0, self.header):
+            after = m.end()
+            gap = self.view[after : after + 3]
+            quote = after + len(gap) - len(gap.lstrip()) if gap.strip().startswith('"') else -1
+            if quote >= 0:
+                close = self.view.find('"', quote + 1, quote + 120)
+                if close > 0:
+                    yield m.start(), close + 1, FULL
+                continue
+            words = list(_CAPITALIZED.finditer(self.text, after, min(len(self.text), after + 80)))
+            taken = [w for w in words[:3] if w.group(0)[0].isupper()]
+            if taken and taken[0].start() - after <= 2:
+                yield m.start(), taken[-1].end(), PARTIAL
+
+    # --- dates -------------------------------------------------------------------------------------
+
+    def date_after(self, triggers: tuple[str, ...], lo: int, hi: int, near: tuple[str, ...] = ()) -> _Found | None:
+        """The first date printed right after a trigger in ``[lo, hi)``, in a sentence with a ``near`` word if given."""
+        for trigger in _hits(self.view, triggers, lo, hi):
+            mention = self._date_at(trigger.end())
+            if mention is None:
+                continue
+            if near:
+                s, e = self.sentence(trigger.start(), mention.end)
+                if not _hits(self.view, near, s, e):
+                    continue
+            return self._date_found(mention, FULL)
+        return None
+
+    def _date_at(self, position: int) -> DateMention | None:
+        for mention in self.dates:
+            if position <= mention.start <= position + DATE_AFTER_TRIGGER:
+                gap = self.view[position : mention.start]
+                return None if _SENTENCE_END.search(gap) or _GAP_BREAK.search(gap) else mention
+            if mention.start > position + DATE_AFTER_TRIGGER:
+                return None
+        return None
+
+    def _date_found(self, mention: DateMention, factor: float, field: str = "") -> _Found:
+        printed = self.text[mention.start : mention.end]
+        value = {"value": mention.value.isoformat(), "as_printed": printed}
+        return self.found(field, value, mention.start, mention.end, factor)
+
+    def agreement_date(self) -> _Found | None:
+        """After a trigger in the header; else the header's first date; else the last date of the signature block."""
+        found = self.date_after(self.lex.agreement_date, 0, self.header)
+        if found is None:
+            first = next((d for d in self.own_dates if d.start < self.header), None)
+            found = self._date_found(first, PARTIAL) if first else None
+        if found is None:
+            block = _hits(self.view, self.lex.signatures, self.header)
+            if block:
+                lo = block[0].start()
+                signed = [d for d in self.own_dates if lo <= d.start < lo + SIGNATURE_CHARS]
+                found = self._date_found(max(signed, key=lambda d: d.value), GUESS) if signed else None
+        return _renamed(found, "agreement_date")
+
+    def start_date(self) -> _Found | None:
+        """After a start trigger; else a date the contract defines as its effective date ("..., 2026 (the
+        "Effective Date")")."""
+        found = self.date_after(self.lex.start_date, 0, len(self.view))
+        if found is None:
+            for mention in self.dates:
+                defined = _hits(self.view, self.lex.start_defined, mention.end, mention.end + DEFINED_TERM_GAP)
+                if defined and _DEFINED_TERM_GAP.fullmatch(self.view, mention.end, defined[0].start()):
+                    found = self._date_found(mention, FULL)
+                    break
+        return _renamed(found, "start_date")
+
+    def end_date(self) -> _Found | None:
+        near = ("term", "expir*", "срок*", "действ*")
+        return _renamed(self.date_after(self.lex.end_date, 0, len(self.view), near), "end_date")
+
+    # --- money -------------------------------------------------------------------------------------
+
+    def amount(self) -> list[_Found]:
+        """Total amount and currency: the first number after an amount trigger that has a currency beside it."""
+        for trigger in _hits(self.view, self.lex.amount):
+            for number in _NUMBER.finditer(self.view, trigger.end(), trigger.end() + AMOUNT_AFTER_TRIGGER):
+                value = parse_amount(self.view[number.start() : number.end()])
+                if value is None or value <= 0:
+                    continue
+                end = number.end()
+                multiplier = _MULTIPLIER.match(self.view, end)
+                if multiplier:
+                    value *= _MULTIPLIERS[multiplier.group(1)[:7]]
+                    end = multiplier.end()
+                currency = self._currency(number.start(), end)
+                if currency is None:
+                    continue
+                code, c_start, c_end = currency
+                span = (min(number.start(), c_start), max(end, c_end))
+                total = {"value": float(value), "as_printed": self.text[span[0] : span[1]], "currency": code}
+                printed = {"value": code, "as_printed": self.text[c_start:c_end]}
+                return [  # the currency's evidence is the whole amount: a lone "$" shows a reviewer nothing
+                    self.found("total_amount", total, *span, FULL),
+                    self.found("currency", printed, *span, FULL),
+                ]
+        return []
+
+    def _currency(self, start: int, end: int) -> tuple[str, int, int] | None:
+        """A currency token just before the number ("$", "USD") or shortly after it ("руб.", a bracketed sum in words
+        may sit between)."""
+        before = self.view[max(0, start - 6) : start]
+        for token, code in CURRENCIES:
+            found = _phrase(token).search(before)
+            if found and not before[found.end() :].strip():
+                return code, start - len(before) + found.start(), start - len(before) + found.end()
+        after = end
+        rest = self.view[after : after + 3].lstrip()
+        if rest.startswith("("):
+            close = self.view.find(")", after, after + 250)
+            after = close + 1 if close > 0 else after
+        window_end = after + CURRENCY_AFTER_AMOUNT
+        best = None
+        for token, code in CURRENCIES:
+            found = _phrase(token).search(self.view, after, window_end)
+            if found and (best is None or found.start() < best[1]):
+                best = (code, found.start(), _word_end(self.view, found.end()))
+        return best
+
+    # --- law and clauses ---------------------------------------------------------------------------
+
+    def governing_law(self) -> _Found | None:
+        """The jurisdiction named in a governing-law sentence; one that speaks of this agreement wins."""
+        candidates: list[tuple[int, int, str, str]] = []
+        for trigger in _hits(self.view, self.lex.governing_law):
+            s, e = self.sentence(trigger.start(), trigger.end())
+            place = self._law_in(s, e)
+            if place is not None:
+                candidates.append((s, e, *place))
+        own = [c for c in candidates if _hits(self.view, self.lex.this_contract, c[0], c[1])]
+        if not candidates:
+            return None
+        s, e, name, printed = (own or candidates)[0]
+        return self.found("governing_law", {"value": name, "as_printed": printed}, s, e, FULL if own else PARTIAL)
+
+    def _law_in(self, s: int, e: int) -> tuple[str, str] | None:
+        """(jurisdiction, as printed) of the first "laws of <place>" (or "<Place> law") in the sentence ``[s, e)``."""
+        for law in _hits(self.view, self.lex.law_of, s, e):
+            if _hits(self.view, self.lex.not_governing_law, max(s, law.start() - 60), law.start()):
+                continue
+            place = self._jurisdiction(law.end(), e)
+            if place is not None:
+                printed = " ".join(self.text[place[0] : place[1]].split()).rstrip(".,")
+                return JURISDICTION_ALIASES.get(printed.casefold().rstrip("."), printed), printed
+        named = _NAMED_LAW.search(self.text, s, e)
+        if named:
+            printed = named.group(1).rstrip(".")
+            return JURISDICTION_ALIASES.get(printed.casefold(), printed), printed
+        return None
+
+    def _jurisdiction(self, start: int, limit: int) -> tuple[int, int] | None:
+        """The capitalized words naming a place, from ``start``: "the State of New York, without ..." -> New York."""
+        pos = start
+        while True:
+            rest = self.view[pos:limit].lstrip()
+            skipped = pos + (len(self.view[pos:limit]) - len(rest))
+            prefix = next((p for p in _LAW_PREFIXES if rest.startswith(p)), None)
+            if prefix is None:
+                pos = skipped
+                break
+            pos = skipped + len(prefix)
+        words: list[re.Match[str]] = []
+        for word in _CAPITALIZED.finditer(self.text, pos, limit):
+            gap = self.text[words[-1].end() if words else pos : word.start()]
+            if gap.strip() or len(words) == JURISDICTION_WORDS:
+                break
+            token = word.group(0).rstrip(".").casefold()
+            if token == "of" and words:
+                words.append(word)
+                continue
+            if not word.group(0)[0].isupper() or token in _LAW_STOPWORDS:
+                break
+            words.append(word)
+        while words and words[-1].group(0).casefold() == "of":
+            words.pop()
+        return (words[0].start(), words[-1].end()) if words else None
+
+    def _is_heading(self, start: int, end: int) -> bool:
+        """A section heading ("5. TERMINATION", "РАСТОРЖЕНИЕ ДОГОВОРА") names a clause without stating it."""
+        words = self.text[start:end]
+        letters = [c for c in words if c.isalpha()]
+        return len(words.split()) < 5 or sum(c.isupper() for c in letters) > 0.8 * len(letters)
+
+    def clauses(self) -> list[_Found]:
+        found: list[_Found] = []
+        for field, phrases in self.lex.clauses.items():
+            hits = _hits(self.view, phrases)
+            if not hits:
+                continue
+            sentences = [(self.sentence(m.start(), m.end()), m) for m in hits]
+            prose = [x for x in sentences if not self._is_heading(*x[0])]
+            chosen = (prose or sentences)[0]
+            value: dict[str, Any] = {"value": True}
+            if field == "termination_clause":
+                convenient = [x for x in sentences if _hits(self.view, self.lex.convenience, *x[0])]
+                chosen = convenient[0] if convenient else chosen
+                value["for_convenience"] = bool(convenient)
+            (start, end), _ = chosen
+            same = [hit for (lo, _), hit in sentences if lo == start]
+            value["keywords"] = sorted({" ".join(hit.group(0).split()) for hit in same})
+            found.append(self.found(field, value, start, end, FULL))
+        return found
+
+
+def _word_end(view: str, end: int) -> int:
+    """A stem's match widened to its whole word ("рубл" -> "рублей"), with an abbreviation's dot ("руб.")."""
+    while end < len(view) and view[end].isalpha():
+        end += 1
+    start = end
+    while start > 0 and view[start - 1].isalpha():
+        start -= 1
+    return end + 1 if view.startswith(".", end) and 0 < end - start <= ABBREVIATION_CHARS else end
+
+
+def _strip(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _renamed(found: _Found | None, field: str) -> _Found | None:
+    return None if found is None else _Found(field, found.value, found.start, found.end, found.factor, found.shown)
+
+
+def looks_like_contract(contract: _Contract) -> bool:
+    """A contract names its kind near the top and speaks of parties; a note that mentions a contract does not."""
+    top = min(len(contract.view), TITLE_CHARS)
+    parties = ("between", "party", "parties", "сторон*", "именуем*", "заключили")
+    return bool(_hits(contract.view, contract.lex.title_words, 0, top)) and bool(
+        _hits(contract.view, parties, 0, max(top, contract.header))
+    )
+
+
+def extract_contract(doc: ExtractionInput, schema: SchemaVersion) -> list[CandidateItem]:
+    """Seed 003's prescreen fields plus title, agreement date and governing law; nothing for a non-contract."""
+    view = scan_view(doc.text)
+    contract = _Contract(doc.text, view, LEXICONS[detect_language(view)])
+    if not looks_like_contract(contract):
+        return []
+    title = contract.title()
+    found = [
+        contract.document_name(title),
+        contract.contract_type(title),
+        *contract.parties(),
+        contract.agreement_date(),
+        contract.start_date(),
+        contract.end_date(),
+        *contract.amount(),
+        contract.governing_law(),
+        *contract.clauses(),
+    ]
+    language = contract.lex.language
+    return [
+        field_candidate(
+            schema, f.field, {**f.value, "language": language}, doc.text[f.start : f.end], f.start, f.factor, f.shown
+        )
+        for f in found
+        if f is not None and schema.field(f.field) is not None
+    ]

@@ -1,0 +1,187 @@
+"""The words the contract reader looks for, per language (seed 003: dictionaries, trigger words, no model).
+
+Phrases are lower case and matched on the scan view (spaces, quotes and OCR look-alikes folded); a
+trailing ``*`` marks a stem ("неустойк*" matches every case form), otherwise the phrase ends at a word
+boundary. Adding a language means adding one ``Lexicon`` here and naming its script in ``LEXICONS``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["CURRENCIES", "EN", "JURISDICTION_ALIASES", "LEXICONS", "RU", "Lexicon"]
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    language: str
+    day_first: bool  # how a numeric date such as 03/04/2026 is read
+    title_words: tuple[str, ...]  # a document's title names its kind: "... agreement", "договор ..."
+    contract_types: dict[str, tuple[str, ...]]  # contract type -> phrases that name it
+    header_end: tuple[str, ...]  # where the preamble (parties, date) ends and the terms begin
+    entity_forms: tuple[str, ...]  # legal forms that mark a party's name
+    party_roles: tuple[str, ...]  # "hereinafter referred to as", "именуемое в дальнейшем"
+    agreement_date: tuple[str, ...]  # phrases right before the date the contract was made
+    start_date: tuple[str, ...]  # phrases right before the date the contract takes effect
+    start_defined: tuple[str, ...]  # a defined term right after the start date: '(the "Effective Date")'
+    end_date: tuple[str, ...]  # phrases right before the date the contract ends
+    amount: tuple[str, ...]  # phrases shortly before the contract's total amount
+    governing_law: tuple[str, ...]  # phrases that open a governing-law clause
+    law_of: tuple[str, ...]  # phrases right before the jurisdiction's name ("laws of the State of")
+    not_governing_law: tuple[str, ...]  # "organized under the laws of": a party's origin, not the contract's law
+    this_contract: tuple[str, ...]  # how the contract speaks of itself ("this agreement", "настоящий договор")
+    signatures: tuple[str, ...]  # where the signature block begins (its dates say when the contract was signed)
+    clauses: dict[str, tuple[str, ...]]  # clause flag field -> phrases that show the clause
+    convenience: tuple[str, ...]  # a termination clause that needs no cause
+
+
+# fmt: off
+EN = Lexicon(
+    language="en",
+    day_first=False,
+    title_words=("agreement", "contract", "amendment", "addendum", "memorandum of understanding", "license"),
+    contract_types={
+        "supply": ("supply agreement", "supply contract", "manufacturing agreement", "manufacturing and supply"),
+        "sale": ("purchase agreement", "sale agreement", "sales agreement", "purchase and sale", "stock purchase"),
+        "services": (
+            "services agreement", "service agreement", "outsourcing", "hosting", "maintenance", "consulting",
+            "consultancy", "support agreement", "management agreement", "processing agreement",
+        ),
+        "license": ("license", "licence", "licensing"),
+        "distribution": ("distribution", "distributor", "reseller", "resale", "dealer"),
+        "agency": ("agency agreement", "agent agreement", "sales representative", "commission agreement"),
+        "marketing": ("marketing", "promotion", "sponsorship", "endorsement", "advertising"),
+        "cooperation": ("cooperation", "collaboration", "alliance", "joint venture", "partnership"),
+        "transportation": ("transportation", "transport agreement", "carriage", "shipping", "freight"),
+        "lease": ("lease", "rental agreement", "sublease"),
+        "loan": ("loan agreement", "credit agreement", "promissory note", "security agreement"),
+        "employment": ("employment agreement", "employment contract"),
+        "nda": ("non-disclosure", "nondisclosure", "confidentiality agreement"),
+        "construction": ("construction contract", "construction agreement", "development agreement"),
+    },
+    header_end=("whereas", "recitals", "now, therefore", "now therefore", "background", "1. definitions"),
+    entity_forms=(
+        "inc", "inc.", "incorporated", "llc", "l.l.c.", "ltd", "ltd.", "limited", "corporation", "corp", "corp.",
+        "company", "co.", "l.p.", "lp", "llp", "n.a.", "gmbh", "s.a.", "plc", "ag", "b.v.", "n.v.", "pty", "s.p.a.",
+    ),
+    party_roles=("hereinafter referred to as", "hereinafter called", "hereinafter", "referred to as"),
+    agreement_date=(
+        "dated as of", "dated", "made and entered into as of", "made and entered into on", "made and entered into",
+        "entered into as of", "entered into on", "made as of", "made on", "made this", "executed on", "date:",
+        "as of",
+    ),
+    start_date=(
+        "effective as of", "effective date", "effective on", "effective from", "shall become effective on",
+        "commence on", "commences on", "commencing on", "commencement date", "shall commence on", "beginning on",
+    ),
+    start_defined=("effective date", "commencement date"),
+    end_date=(
+        "expire on", "expires on", "expiring on", "shall expire on", "terminate on", "terminates on", "until",
+        "through", "ending on", "end on", "expiration date",
+    ),
+    amount=(
+        "total contract price", "total price", "total amount", "total consideration", "aggregate amount",
+        "aggregate purchase price", "purchase price", "contract price", "in the amount of", "a sum of",
+        "the sum of", "fee of", "total fees", "consideration of",
+    ),
+    governing_law=("govern*", "construed", "interpreted", "in accordance with the law*", "according to the law*",
+                   "controlled by", "applicable law", "shall apply", "applies"),
+    law_of=("laws of the state of", "laws of the commonwealth of", "laws of the province of", "law of the state of",
+            "laws of the", "laws of", "law of the", "law of", "legislation of the", "legislation of"),
+    not_governing_law=("organized under", "organised under", "incorporated under", "existing under",
+                       "formed under", "chartered under"),
+    signatures=("in witness whereof", "signed and effective", "authorized signature", "signature", "/s/", "by:"),
+    this_contract=("this agreement", "this contract", "the agreement", "this amendment", "hereunder", "hereof"),
+    clauses={
+        "penalty_clause": ("liquidated damages", "penalty", "penalties", "late fee", "late charge"),
+        "termination_clause": (
+            "terminate this agreement", "terminate the agreement", "may terminate", "right to terminate",
+            "termination of this agreement", "terminate this contract", "termination for convenience",
+        ),
+        "arbitration_clause": ("arbitration", "arbitrator*", "arbitral"),
+    },
+    convenience=("for convenience", "without cause", "for any reason", "for no reason", "at any time",
+                 "sole discretion", "non-cause"),
+)
+
+RU = Lexicon(
+    language="ru",
+    day_first=True,
+    title_words=("договор", "контракт", "соглашение", "дополнительное соглашение"),
+    contract_types={
+        "supply": ("договор поставки", "контракт поставки", "поставки"),
+        "sale": ("купли-продажи", "купли продажи"),
+        "services": ("оказания услуг", "возмездного оказания", "на оказание услуг", "абонентского обслуживания"),
+        "construction": ("подряда", "строительного подряда", "подрядных работ"),
+        "lease": ("аренды", "субаренды", "лизинга"),
+        "loan": ("займа", "кредитный договор", "кредита"),
+        "license": ("лицензионный", "лицензионного"),
+        "distribution": ("дилерский", "дистрибьюторский", "дистрибуции"),
+        "agency": ("агентский", "поручения", "комиссии"),
+        "employment": ("трудовой договор", "трудового договора"),
+        "nda": ("о неразглашении", "о конфиденциальности"),
+        "transportation": ("перевозки", "транспортной экспедиции", "экспедиции"),
+        "cooperation": ("о сотрудничестве", "о совместной деятельности"),
+    },
+    header_end=("1. предмет", "предмет договора", "1. общие положения", "общие положения", "1. термины"),
+    entity_forms=(
+        "ооо", "оао", "зао", "пао", "ао", "ип", "чуп", "уп", "одо", "сооо", "иооо", "чтуп", "тоо", "гуп", "муп",
+        "фгуп", "общество с ограниченной ответственностью", "открытое акционерное общество",
+        "закрытое акционерное общество", "публичное акционерное общество", "акционерное общество",
+        "индивидуальный предприниматель", "частное унитарное предприятие", "унитарное предприятие",
+    ),
+    party_roles=("именуем*", "в дальнейшем"),
+    agreement_date=("г.", "от", "дата заключения", "дата:"),
+    start_date=("вступает в силу с", "действует с", "срок действия договора с", "с момента", "начало действия"),
+    start_defined=("дата вступления в силу",),
+    end_date=("по", "до", "действует до", "срок действия до", "окончание действия"),
+    amount=(
+        "сумма договора", "цена договора", "общая сумма", "общая стоимость", "стоимость", "составляет",
+        "на сумму", "в размере", "цена",
+    ),
+    governing_law=("регулиру*", "применим* прав*", "применяется право", "подлежит применению"),
+    law_of=("законодательством", "законодательству", "законодательства", "правом", "право"),
+    not_governing_law=("зарегистрирован*",),
+    signatures=("подписи сторон", "реквизиты и подписи", "адреса и реквизиты", "подписи"),
+    this_contract=("настоящ* договор*", "договор*", "отношени* сторон", "настоящ* контракт*", "настоящ* соглашени*"),
+    clauses={
+        "penalty_clause": ("неустойк*", "штраф*", "пени", "пеня", "пеню"),
+        "termination_clause": ("расторгн*", "расторжени*", "односторонн* отказ*", "отказаться от исполнения"),
+        "arbitration_clause": ("арбитражн*", "третейск*", "мкас", "международн* арбитраж*"),
+    },
+    convenience=("без объяснения причин", "в любое время", "без указания причин", "по своему усмотрению"),
+)
+
+# fmt: on
+LEXICONS: dict[str, Lexicon] = {"en": EN, "ru": RU}
+
+# Currency tokens (matched on the scan view) and their ISO codes; longer tokens first so "бел. руб." wins
+# over "руб.". Plain "руб." is the Russian rouble unless the text says Belarusian.
+# fmt: off
+CURRENCIES: tuple[tuple[str, str], ...] = (
+    ("белорусских рубл*", "BYN"), ("белорусский рубл*", "BYN"), ("бел. руб*", "BYN"), ("бел.руб*", "BYN"),
+    ("byn", "BYN"), ("byr", "BYN"), ("российских рубл*", "RUB"), ("рубл*", "RUB"), ("руб.", "RUB"), ("руб", "RUB"),
+    ("rub", "RUB"), ("rur", "RUB"), ("₽", "RUB"), ("долларов сша", "USD"), ("доллар*", "USD"), ("usd", "USD"),
+    ("us$", "USD"), ("$", "USD"), ("u.s. dollars", "USD"), ("dollars", "USD"), ("евро", "EUR"), ("eur", "EUR"),
+    ("euro*", "EUR"), ("€", "EUR"), ("gbp", "GBP"), ("£", "GBP"), ("pounds sterling", "GBP"), ("cny", "CNY"),
+    ("rmb", "CNY"), ("юан*", "CNY"), ("kzt", "KZT"), ("тенге", "KZT"),
+)
+# fmt: on
+
+# Short names of jurisdictions, spelled out so one place has one name.
+JURISDICTION_ALIASES: dict[str, str] = {
+    "prc": "People's Republic of China",
+    "p.r.c": "People's Republic of China",
+    "usa": "United States",
+    "u.s": "United States",
+    "u.s.a": "United States",
+    "uk": "United Kingdom",
+    "u.k": "United Kingdom",
+    "english": "England",
+    "german": "Germany",
+    "french": "France",
+    "swiss": "Switzerland",
+    "dutch": "Netherlands",
+    "рф": "Российская Федерация",
+    "рб": "Республика Беларусь",
+}

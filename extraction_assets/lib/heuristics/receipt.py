@@ -1,0 +1,397 @@
+"""Deterministic reader for shop receipts (schema ``receipt``): seller, date, seller's address, amount paid.
+
+Receipt text is OCR output, one printed box per line. The seller and its address sit in the header,
+above the first line that belongs to the sale (telephone, tax number, invoice, date, cashier ...):
+the seller is the header line carrying a legal or trade form ("SDN BHD", "LLC", "ENTERPRISE"), the
+address the run of lines after it that look like one (a number, a street word or a postcode). The
+total is the amount after the strongest total label, confirmed when it equals cash minus change.
+Every value's evidence is the verbatim span it was read from.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from decimal import Decimal
+
+from extraction_assets.lib.heuristics.fields import FULL, GUESS, PARTIAL, field_candidate
+from extraction_assets.lib.heuristics.printed_values import find_dates, parse_amount, scan_view
+from extraction_assets.lib.models import CandidateItem, ExtractionInput
+from extraction_assets.lib.schemas import SchemaVersion
+
+__all__ = ["extract_receipt"]
+
+HEADER_LINES = 14
+MAX_ADDRESS_LINES = 5
+ADDRESS_SEARCH_LINES = 5
+AMOUNT_LOOKAHEAD = 4
+
+_AMOUNT = re.compile(r"(?<![\d.,])-?(?:\d{1,3}(?:,\d{3})+|\d*)\.\d{2}(?![\d])")
+_LEGAL_FORMS = re.compile(
+    r"(?<!\w)(?:sdn\.?\s*bhd|bhd|berhad|s/b|sb|plt|llp|llc|ltd|limited|inc|corp(?:oration)?|gmbh|co\.|pte)(?!\w)"
+)
+_TRADE_WORDS = re.compile(
+    r"(?<!\w)(?:enterprise|trading|restoran|restaurant|cafe|bistro|kedai|mart|market|supermarket|minimarket|pasaraya"
+    r"|store|stores|shop|hardware|stationery|bakery|pharmacy|farmasi|station|hotel|perniagaan|industries|services"
+    r"|electrical|book|books|food|foods|delight|delights|house)(?!\w)"
+)
+_REGISTRATION = re.compile(
+    r"^\(?\s*(?:no\.?\s*)?(?:(?:co\.?|company|br|business|reg|roc)[\s.-]*(?:reg|no|registration)?[\s.:-]*(?:no)?[\s.:-]*)?"
+    r"[a-z]{0,3}\d{4,}[\s-]*[a-z]?\)?\s*$"
+)
+_ADDRESS_WORDS = re.compile(
+    r"(?<!\w)(?:no|lot|jalan|jln|jl|lorong|lrg|taman|tmn|kampung|kg|bandar|seksyen|persiaran|lebuh|lebuhraya|kawasan"
+    r"|road|rd|street|st|avenue|ave|lane|block|blk|level|floor|unit|suite|building|plaza|mall|centre|center"
+    r"|square|park|batu|km|off|pusat|perindustrian|industrial|commercial)(?!\w)"
+)
+_REGISTRATION_LABEL = re.compile(r"(?<!\w)(?:co|company|br|roc|reg|gst|business)[\s.-]*(?:reg[\s.]*)?(?:no|id)\b")
+_TRAILING_REGISTRATION = re.compile(r"[\s,]*[(\[]?\s*(?:co\.?\s*(?:no|reg)\.?\s*:?\s*)?[a-z]{0,3}\d{4,}.*$")
+_POSTCODE = re.compile(r"(?<![\d-])\d{5}(?![\d-])")
+# Lines that end the header: contact details, tax ids, the document and the sale itself.
+_HEADER_END = re.compile(
+    r"(?<!\w)(?:tel|tel\.|fax|phone|telephone|h/p|hp|mobile|gst|sst|tax|taxinv\w*|invoice|receipt|bill|cashier|date|time"
+    r"|table|doc|slip|order|counter|terminal|member|qty|item|description|website|www|email|e-mail)(?!\w)|@|\[[a-z_0-9]+\]"
+)
+_TOTAL_LABELS: tuple[tuple[re.Pattern[str], int], ...] = (
+    (re.compile(r"(?:rounded|nett?|grand)\s*total|total\s*(?:rounded|payable|due|amount|amt|\(?rm\)?|\(?incl)"), 3),
+    (re.compile(r"amount\s*(?:due|payable)|inclusive\s+of\s+(?:gst|sst|tax)|total\s*sales?\s*\(?incl"), 3),
+    (re.compile(r"(?<![\w-])total(?!\w)"), 2),
+)
+_NOT_TOTAL = re.compile(
+    r"sub[\s-]*total|total\s*(?:qty|quantity|item|items|gst|sst|tax|disc|discount|saving|savings|excl|point|points"
+    r"|weight|no\.?\s*of)|excluding|exclusive|tax\s*total|gst\s*summary|qty"
+)
+_SLOGAN = re.compile(r"thank|welcome|please|come again|visit us|feedback|(?<!\w)tq(?!\w)|enjoy")
+_HEADINGS = re.compile(r"summary|details|thank")
+_RECEIPT_WORDS = re.compile(r"total|cash|change|rounding|amount|receipt|invoice")
+_PAID = re.compile(r"(?<!\w)(?:cash|tendered|paid|payment|visa|master|card|credit|debit)(?!\w)")
+_CHANGE = re.compile(r"(?<!\w)(?:change|balance|baki)(?!\w)")
+
+
+@dataclass(frozen=True)
+class _Line:
+    start: int
+    end: int
+    text: str  # the scan view of the line (lower-cased, folded), same offsets as the source
+
+    @property
+    def words(self) -> str:
+        return self.text.strip()
+
+
+@dataclass(frozen=True)
+class _Amount:
+    line: int
+    start: int
+    end: int
+    value: Decimal
+
+
+def _lines(view: str) -> list[_Line]:
+    lines: list[_Line] = []
+    pos = 0
+    for raw in view.split("\n"):
+        stripped = raw.strip()
+        if stripped:
+            lead = len(raw) - len(raw.lstrip())
+            lines.append(_Line(pos + lead, pos + lead + len(stripped), stripped))
+        pos += len(raw) + 1
+    return lines
+
+
+def _amounts(lines: list[_Line]) -> list[_Amount]:
+    found: list[_Amount] = []
+    for number, line in enumerate(lines):
+        for m in _AMOUNT.finditer(line.text):
+            value = parse_amount(m.group(0))
+            if value is not None:
+                found.append(_Amount(number, line.start + m.start(), line.start + m.end(), value))
+    return found
+
+
+def _header(lines: list[_Line]) -> tuple[int, int]:
+    """(first, end) lines of the seller's block: from the first name line to the first line of the sale."""
+    first = next((n for n, line in enumerate(lines[:HEADER_LINES]) if _name_end(line) is not None), 0)
+    for number in range(first + 1, min(len(lines), first + HEADER_LINES)):
+        text = lines[number].text
+        if _HEADER_END.search(text) or find_dates(text, day_first=True):
+            return first, number
+    return first, min(len(lines), first + HEADER_LINES)
+
+
+def _looks_like_address(text: str) -> bool:
+    return bool(_ADDRESS_WORDS.search(text) or _POSTCODE.search(text) or re.match(r"^\d+[a-z]?\s*[,.-]", text))
+
+
+def _looks_like_street(text: str) -> bool:
+    return bool(re.match(r"^(?:no\.?\s*)?\d", text)) and _looks_like_address(text)
+
+
+def _is_name(text: str) -> bool:
+    letters = sum(c.isalpha() for c in text)
+    return (
+        letters >= 3
+        and letters >= 0.6 * sum(not c.isspace() for c in text)
+        and not _HEADER_END.search(text)
+        and not _REGISTRATION_LABEL.search(text)
+        and not _SLOGAN.search(text)
+    )
+
+
+def _name_end(line: _Line) -> int | None:
+    """Where a name on this line ends (after its legal form, before a trailing registration number); None if
+    the line is not a name."""
+    text = line.text
+    forms = list(_LEGAL_FORMS.finditer(text))
+    if forms:
+        cut = forms[-1].end() + text.startswith(".", forms[-1].end())
+    else:
+        trailing = _TRAILING_REGISTRATION.search(text)
+        cut = trailing.start() if trailing else len(text)
+    name = text[:cut].rstrip(" ,-")
+    return line.start + len(name) if _is_name(name) else None
+
+
+@dataclass(frozen=True)
+class _Name:
+    first: int  # first line of the name
+    last: int  # last line of the name
+    end: int  # offset where the name ends on its last line
+    factor: float
+
+
+def _company(lines: list[_Line], first: int, end: int) -> _Name | None:
+    """The seller's name in the header ``lines[first:end]``: a legal form, a trade word, the line above the
+    registration number, or the first name line, in that order of trust."""
+    header = range(first, end)
+    for pattern, factor in ((_LEGAL_FORMS, FULL), (_TRADE_WORDS, PARTIAL)):
+        for number in header:
+            line = lines[number]
+            cut = _name_end(line)
+            if cut is not None and pattern.search(line.text) and not _looks_like_street(line.text):
+                return _Name(_extend_name(lines, first, number), number, cut, factor)
+    for number in header:
+        if _looks_like_address(lines[number].text):
+            break
+        if number > first and _REGISTRATION.match(lines[number].text):
+            cut = _name_end(lines[number - 1])
+            if cut is not None:
+                return _Name(_extend_name(lines, first, number - 1), number - 1, cut, PARTIAL)
+    for number in header:
+        cut = _name_end(lines[number])
+        if cut is not None and not _looks_like_address(lines[number].text):
+            return _Name(number, number, cut, GUESS)
+    return None
+
+
+def _extend_name(lines: list[_Line], first: int, last: int) -> int:
+    """A name broken over lines: join the lines before ``last`` that it continues (ends with "&", opens "(")."""
+    top = last
+    while top > first:
+        prev, cur = lines[top - 1].text, lines[top].text
+        continues = (
+            prev.endswith(("&", "-", ",", "("))
+            or prev.count("(") > prev.count(")")
+            or cur.count(")") > cur.count("(")
+            or bool(re.match(r"^(?:sdn|bhd|berhad|s/b|co\.|\(m\)|enterprise|trading|restaurant|&)", cur))
+        )
+        if not (continues and _name_end(lines[top - 1]) is not None):
+            break
+        top -= 1
+    return top
+
+
+def _address(lines: list[_Line], after: int) -> tuple[int, int] | None:
+    """(first, last) line of the seller's address: the run of address-like lines just after its name.
+
+    Registration numbers, tax ids, a branch name or the sale's date may sit between the name and the
+    address; the address ends at a contact or tax line, a "label: value" line, a date or a line without
+    letters.
+    """
+    first = next(
+        (
+            n
+            for n in range(after, min(len(lines), after + ADDRESS_SEARCH_LINES))
+            if not _ends_address(lines[n].text)
+            and (_looks_like_address(lines[n].text) or re.search(r"\d.*,", lines[n].text))
+        ),
+        None,
+    )
+    if first is None:
+        return None
+    last = first
+    while last + 1 < len(lines) and last + 1 - first < MAX_ADDRESS_LINES:
+        text = lines[last + 1].text
+        if _ends_address(text) or sum(c.isalpha() for c in text) < 3:
+            break
+        if _name_end(lines[last + 1]) is None and not _looks_like_address(text):
+            break
+        last += 1
+    return first, last
+
+
+def _ends_address(text: str) -> bool:
+    """Contact, tax and registration lines, dates and "label: value" lines are never part of an address."""
+    label = re.match(r"^([^\d:]{1,24}):", text)
+    return (
+        bool(_HEADER_END.search(text) or _REGISTRATION.match(text) or _REGISTRATION_LABEL.search(text))
+        or bool(label and not _ADDRESS_WORDS.search(label.group(1)))
+        or bool(find_dates(text, day_first=True))
+    )
+
+
+def _total(lines: list[_Line], amounts: list[_Amount]) -> tuple[_Amount, float] | None:
+    """The amount paid: cash minus change when an amount equals it, else the one after the strongest total label."""
+    by_line: dict[int, list[_Amount]] = {}
+    for amount in amounts:
+        by_line.setdefault(amount.line, []).append(amount)
+    candidates: list[tuple[int, int, _Amount]] = []
+    rounded = False
+    for number, line in enumerate(lines):
+        rounded = rounded or "rounding" in line.text
+        if _NOT_TOTAL.search(line.text):
+            continue
+        rank = next((r for pattern, r in _TOTAL_LABELS if pattern.search(line.text)), 0)
+        amount = _amount_for_label(lines, by_line, number) if rank else None
+        if amount is not None and amount.value > 0:
+            candidates.append((rank + rounded, number, amount))
+    settled, paid = _settled(lines, by_line)
+    if settled is None and paid is not None:
+        candidates = [(rank + 2 * (amount.value == paid), n, amount) for rank, n, amount in candidates]
+    if settled is not None:
+        agreeing = [c for c in candidates if c[2].value == settled]
+        if agreeing:
+            return agreeing[0][2], FULL
+        last_label = max((c[1] for c in candidates), default=0)
+        occurrences = [a for a in amounts if a.value == settled]
+        if occurrences:
+            return next((a for a in occurrences if a.line >= last_label), occurrences[-1]), PARTIAL
+    if not candidates:
+        return _repeated_largest(amounts)
+    rank, _, amount = max(candidates, key=lambda c: (c[0], c[2].value, -c[1]))
+    return amount, FULL if rank >= 3 else PARTIAL
+
+
+def _repeated_largest(amounts: list[_Amount]) -> tuple[_Amount, float] | None:
+    """No readable total label: the total is printed at least twice (item sum, total, tender), so guess the
+    largest amount printed more than once."""
+    counts = Counter(a.value for a in amounts if a.value > 0)
+    repeated = [a for a in amounts if counts[a.value] > 1]
+    if not repeated:
+        return None
+    return max(repeated, key=lambda a: (a.value, -a.start)), GUESS
+
+
+def _settled(lines: list[_Line], by_line: dict[int, list[_Amount]]) -> tuple[Decimal | None, Decimal | None]:
+    """(cash tendered minus change given when both are printed and it is positive, the amount tendered)."""
+    paid = change = None
+    for number, line in enumerate(lines):
+        label = _CHANGE if _CHANGE.search(line.text) else _PAID if _PAID.search(line.text) else None
+        if label is None or _NOT_TOTAL.search(line.text):
+            continue
+        amount = _amount_for_label(lines, by_line, number)
+        if amount is None:
+            continue
+        if label is _CHANGE and change is None:
+            change = amount.value
+        elif label is _PAID and paid is None:
+            paid = amount.value
+    if paid is None or change is None or paid <= change:
+        return None, paid
+    return paid - change, paid
+
+
+def _amount_for_label(lines: list[_Line], by_line: dict[int, list[_Amount]], number: int) -> _Amount | None:
+    """The amount a label line stands for.
+
+    On its own line, the last amount there. Otherwise OCR boxes often print a column of labels, then a
+    column of their amounts: the label's rank in its run of labels picks the amount in the next run of
+    amounts (counted from the end when some label printed no amount, as a zero rounding often does).
+    """
+    on_line = by_line.get(number)
+    if on_line:
+        return on_line[-1]
+    labels = [number]
+    nxt = number - 1
+    while nxt >= 0 and not by_line.get(nxt) and (_is_label(lines[nxt].text) or _is_heading(lines[nxt].text)):
+        if not _is_heading(lines[nxt].text):
+            labels.insert(0, nxt)
+        nxt -= 1
+    nxt = number + 1
+    while nxt < len(lines) and not by_line.get(nxt) and (_is_label(lines[nxt].text) or _is_heading(lines[nxt].text)):
+        if not _is_heading(lines[nxt].text):
+            labels.append(nxt)
+        nxt += 1
+    values: list[_Amount] = []
+    while nxt < len(lines) and (by_line.get(nxt) or _is_filler(lines[nxt].text)):
+        values.extend(by_line.get(nxt, [])[:1])
+        nxt += 1
+    if not values:
+        return None
+    rank = labels.index(number)
+    if len(values) >= len(labels):
+        return values[rank]
+    from_end = len(labels) - 1 - rank
+    return values[len(values) - 1 - from_end] if from_end < len(values) else None
+
+
+def _is_heading(text: str) -> bool:
+    return bool(_HEADINGS.search(text))
+
+
+def _is_label(text: str) -> bool:
+    return any(c.isalpha() for c in text) and not _is_filler(text) and not _is_heading(text)
+
+
+def _is_filler(text: str) -> bool:
+    """Boxes that sit between a label and its amount: a currency, a colon, a tax code."""
+    return bool(re.fullmatch(r"[:\s]*(?:rm|\$|myr|sr|zr|zrl|s)?[:\s]*", text))
+
+
+def _looks_like_receipt(lines: list[_Line], amounts: list[_Amount]) -> bool:
+    """A receipt prints several amounts and a total; a note that mentions one price is not a receipt."""
+    labelled = any(_RECEIPT_WORDS.search(line.text) for line in lines)
+    return labelled and len({a.line for a in amounts}) >= 3
+
+
+def _span(source: str, lines: list[_Line], first: int, last: int) -> tuple[int, str]:
+    start, end = lines[first].start, lines[last].end
+    return start, source[start:end]
+
+
+def extract_receipt(doc: ExtractionInput, schema: SchemaVersion) -> list[CandidateItem]:
+    """Company, date, address and total of a receipt; nothing at all for a document that is not one."""
+    view = scan_view(doc.text)
+    lines = _lines(view)
+    amounts = _amounts(lines)
+    if not _looks_like_receipt(lines, amounts):
+        return []
+    day_first = bool(schema.options.get("day_first", True))
+    candidates: list[CandidateItem] = []
+    first, end = _header(lines)
+    company = _company(lines, first, end)
+    if company is not None:
+        start = lines[company.first].start
+        quote = doc.text[start : company.end]
+        name = " ".join(quote.split())
+        candidates.append(field_candidate(schema, "company", {"value": name}, quote, start, company.factor, name))
+        address = _address(lines, company.last + 1)
+        if address is not None:
+            start, quote = _span(doc.text, lines, *address)
+            flat = " ".join(quote.split())
+            candidates.append(field_candidate(schema, "address", {"value": flat}, quote, start, FULL, flat))
+    dates = find_dates(view, day_first=day_first)
+    if dates:
+        labelled = [d for d in dates if "date" in view[max(0, d.start - 40) : d.start]]
+        mention, factor = (labelled[0], FULL) if labelled else (dates[0], PARTIAL)
+        printed = doc.text[mention.start : mention.end]
+        value = {"value": mention.value.isoformat(), "as_printed": printed}
+        candidates.append(field_candidate(schema, "date", value, printed, mention.start, factor, printed))
+    total = _total(lines, amounts)
+    if total is not None:
+        amount, factor = total
+        printed = doc.text[amount.start : amount.end]
+        value = {"value": float(amount.value), "as_printed": printed}
+        candidates.append(field_candidate(schema, "total", value, printed, amount.start, factor, printed))
+    return candidates

@@ -1,0 +1,65 @@
+"""PDF files become text through pypdf: the text layer of every page, pages separated by a blank line.
+
+Contracts arrive as PDFs. Only the text layer is read; a scanned PDF without one, an encrypted or a
+broken file raises ``PdfError`` with a reason a person can act on, and the reader turns it into a
+dead letter instead of stopping the inbox.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from io import BytesIO
+
+from pypdf import PdfReader
+from pypdf.errors import PdfReadError, PyPdfError
+
+__all__ = ["PdfError", "PdfText", "read_pdf"]
+
+PAGE_BREAK = "\n\n"
+logging.getLogger("pypdf").setLevel(logging.ERROR)  # malformed files are reported as dead letters, not log noise
+
+
+class PdfError(ValueError):
+    """A PDF whose text cannot be read; the message is the dead letter's reason."""
+
+
+@dataclass(frozen=True)
+class PdfText:
+    text: str
+    pages: int
+
+
+def read_pdf(data: bytes) -> PdfText:
+    """The text of every page of a PDF, in page order, with newlines normalised."""
+    if not data.lstrip().startswith(b"%PDF-"):
+        raise PdfError("not a PDF (no %PDF- header)")
+    try:
+        reader = PdfReader(BytesIO(data))
+        if reader.is_encrypted:
+            _open_without_password(reader)
+        pages = [_page_text(page.extract_text(), number) for number, page in enumerate(reader.pages, start=1)]
+    except PdfError:
+        raise
+    except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:
+        raise PdfError(f"malformed PDF: {type(exc).__name__}: {exc}") from None
+    text = PAGE_BREAK.join(pages).strip("\n")
+    if not text.strip():
+        raise PdfError(f"PDF has no text layer on its {len(pages)} page(s) (a scan?): run OCR on it first")
+    return PdfText(text=text, pages=len(pages))
+
+
+def _open_without_password(reader: PdfReader) -> None:
+    """Many PDFs are encrypted with an empty user password (print and copy restrictions only)."""
+    try:
+        opened = reader.decrypt("")
+    except PyPdfError as exc:
+        raise PdfError(f"encrypted PDF that cannot be opened: {exc}") from None
+    if not opened:
+        raise PdfError("encrypted PDF: it needs a password")
+
+
+def _page_text(raw: str | None, number: int) -> str:
+    if raw is None:
+        raise PdfError(f"page {number} has no readable content stream")
+    return raw.replace("\r\n", "\n").replace("\r", "\n").rstrip()

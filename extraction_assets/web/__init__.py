@@ -1,0 +1,1 @@
+"""The local review page (Starlette + Jinja2)."""

@@ -1,0 +1,184 @@
+"""The review page: one tenant's queue, each item with its source text and evidence, and its history.
+
+A Starlette app over the same functions as the command line (`lib/corrections.py`,
+`lib/review_queries.py`), so the rules, the tenant scope and the audit are the same. Every document
+string goes through Jinja2 autoescaping; the page runs no script at all and says so in its
+Content-Security-Policy; forms carry a per-server token, and only local host names are served.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import duckdb
+from jinja2 import Environment, FileSystemLoader
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.base import BaseHTTPMiddleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+from starlette.templating import Jinja2Templates
+
+from extraction_assets.lib import corrections
+from extraction_assets.lib.corrections import Action, Change, ItemNotFound
+from extraction_assets.lib.review import RULES
+from extraction_assets.lib.review_queries import ANY_STATUS, item_detail, list_queue
+from extraction_assets.lib.schemas import discover_schemas
+from extraction_assets.lib.warehouse import open_warehouse
+
+TEMPLATES = Path(__file__).parent / "templates"
+LOCAL_HOSTS = ("127.0.0.1", "localhost")
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+DONE = {"accept": "Accepted.", "reject": "Rejected.", "correct": "Correction saved."}
+STATUSES = ("needs_review", "draft", "accepted", "rejected", ANY_STATUS)
+
+
+async def _security_headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+    response = await call_next(request)
+    response.headers.update(SECURITY_HEADERS)
+    return response
+
+
+def _pretty(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)
+
+
+def _compact(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _json_input(name: str, raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise corrections.InvalidCorrection(f"{name} is not valid JSON: {exc.msg}") from exc
+
+
+def change_from_form(action: Action, form: dict[str, str]) -> Change:
+    """The form's request as a Change: accept and reject set the status; correct sends what was edited."""
+    if action != "correct":
+        return Change(status="accepted" if action == "accept" else "rejected")
+    fields: dict[str, Any] = {"value": _json_input("value", form.get("value", ""))}
+    if form.get("normalized_value", "").strip():
+        fields["normalized_value"] = _json_input("normalized value", form["normalized_value"])
+    if form.get("status"):
+        fields["status"] = form["status"]
+    return Change(**fields)
+
+
+def create_review_app(
+    warehouse: Path,
+    tenant_id: str,
+    prompts_dir: Path,
+    reviewer: str = "",
+    allowed_hosts: Sequence[str] = LOCAL_HOSTS,
+) -> Starlette:
+    """The page for one tenant; nothing of another tenant can be read or changed through it."""
+    schemas = discover_schemas(prompts_dir)[0]
+    token = secrets.token_urlsafe(32)
+    templates = Jinja2Templates(env=Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True))
+    templates.env.filters["pretty"] = _pretty
+    templates.env.filters["compact"] = _compact
+    base = {"tenant": tenant_id, "reviewer": reviewer, "token": token}
+
+    def read(fn: Callable[[duckdb.DuckDBPyConnection], Any]) -> Any:
+        with open_warehouse(warehouse) as con:
+            return fn(con)
+
+    async def queue(request: Request) -> Response:
+        filters = {k: request.query_params.get(k) or None for k in ("schema", "type", "reason")}
+        status = request.query_params.get("status") or "needs_review"
+
+        def load(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+            rows = list_queue(con, tenant_id, filters["schema"], filters["type"], filters["reason"], status)
+            versions = con.execute(
+                "SELECT DISTINCT schema_version FROM extracted_items WHERE tenant_id = ? ORDER BY 1", [tenant_id]
+            ).fetchall()
+            types = con.execute(
+                "SELECT DISTINCT item_type FROM extracted_items WHERE tenant_id = ? ORDER BY 1", [tenant_id]
+            ).fetchall()
+            return {"rows": rows, "versions": [v[0] for v in versions], "types": [t[0] for t in types]}
+
+        context = await run_in_threadpool(read, load)
+        return templates.TemplateResponse(
+            request,
+            "queue.html",
+            {**base, **context, "filters": filters, "status": status, "statuses": STATUSES, "rules": RULES},
+        )
+
+    def render_item(
+        request: Request, item_ref: str, error: str | None = None, status_code: int = 200, form: dict | None = None
+    ) -> Response:
+        def load(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
+            detail = item_detail(con, tenant_id, item_ref)
+            return {"detail": detail, "history": corrections.history(con, tenant_id, detail.item["item_id"])}
+
+        try:
+            context = read(load)
+        except ItemNotFound as exc:
+            return templates.TemplateResponse(request, "not_found.html", {**base, "message": str(exc)}, 404)
+        done = DONE.get(request.query_params.get("done", ""))
+        return templates.TemplateResponse(
+            request,
+            "item.html",
+            {**base, **context, "error": error, "done": done, "form": form or {}, "statuses": STATUSES[:-1]},
+            status_code,
+        )
+
+    async def item(request: Request) -> Response:
+        return await run_in_threadpool(render_item, request, request.path_params["item_id"])
+
+    def make_change(action: Action) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            item_ref = request.path_params["item_id"]
+            form = {k: str(v) for k, v in (await request.form()).items()}
+            if not secrets.compare_digest(form.get("token", ""), token):
+                return Response("stale or missing form token: reload the page", status_code=403)
+
+            def apply() -> Response:
+                try:
+                    change = change_from_form(action, form)
+                    with open_warehouse(warehouse) as con:
+                        done = corrections.apply_change(
+                            con,
+                            tenant_id,
+                            item_ref,
+                            change,
+                            form.get("by", ""),
+                            action,
+                            form.get("note") or None,
+                            schemas,
+                        )
+                except ItemNotFound as exc:
+                    return render_item(request, item_ref, str(exc), 404)
+                except ValueError as exc:  # a ReviewError, or a status the form does not offer
+                    return render_item(request, item_ref, str(exc), 422, form)
+                return RedirectResponse(f"/items/{done.item_id}?done={action}#history", status_code=303)
+
+            return await run_in_threadpool(apply)
+
+        return endpoint
+
+    routes = [
+        Route("/", queue),
+        Route("/items/{item_id}", item),
+        *(Route(f"/items/{{item_id}}/{a}", make_change(a), methods=["POST"]) for a in ("accept", "reject", "correct")),
+    ]
+    middleware = [
+        Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)),
+        Middleware(BaseHTTPMiddleware, dispatch=_security_headers),
+    ]
+    return Starlette(routes=routes, middleware=middleware)

@@ -1,0 +1,103 @@
+"""A small warehouse for the review tests: two tenants, items in every status, hostile document text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from extraction_assets.lib.models import Document, EvidenceRecord, ExtractionOutcome, ItemRecord, stable_id
+from extraction_assets.lib.warehouse import (
+    insert_documents,
+    open_warehouse,
+    rebuild_review_queue,
+    write_extraction_batch,
+)
+
+SCHEMA = "pulse@v1"
+HOSTILE = "<script>document.title='pwned';window.pwned=1</script>"
+TEXTS = {
+    "acme": (
+        "Weekly note 🚀 from ops.\n"
+        "We will ship the replacement parts by Friday.\n"
+        f"The supplier delay is a risk for the launch {HOSTILE} [bold]markup[/bold].\n"
+        "Should we hire two temps through December?\n"
+    ),
+    "globex": "Globex note.\nWe will ship the replacement parts by Friday.\n",
+}
+# (tenant, item type, quote, confidence, status, value)
+ITEMS = (
+    ("acme", "commitment", "We will ship the replacement parts by Friday.", 0.75, "draft", {"due_date": "2026-12-04"}),
+    ("acme", "risk", "The supplier delay is a risk for the launch", 0.65, "needs_review", {"severity": "high"}),
+    ("acme", "decision", "Should we hire two temps through December?", 0.6, "needs_review", {"owner_name": None}),
+    ("globex", "commitment", "We will ship the replacement parts by Friday.", 0.62, "needs_review", {}),
+)
+REASONS = ["below_threshold: confidence under 0.70"]
+
+
+def item_ids() -> dict[str, str]:
+    """`<tenant>:<item_type>` -> item id."""
+    return {f"{t}:{kind}": stable_id(t, kind, quote) for t, kind, quote, *_ in ITEMS}
+
+
+def seed(path: Path) -> dict[str, str]:
+    docs = {
+        tenant: Document(
+            doc_id=Document.make_id(tenant, "text", text),
+            tenant_id=tenant,
+            source_uri=f"{tenant}/notes/week.txt",
+            kind="text",
+            text=text,
+        )
+        for tenant, text in TEXTS.items()
+    }
+    outcomes: dict[str, ExtractionOutcome] = {
+        tenant: ExtractionOutcome(
+            doc_id=doc.doc_id,
+            tenant_id=tenant,
+            schema_version=SCHEMA,
+            status="processed",
+            extractor_version="test-v1",
+            scrubber_version="test",
+        )
+        for tenant, doc in docs.items()
+    }
+    ids = item_ids()
+    for tenant, kind, quote, confidence, status, value in ITEMS:
+        doc = docs[tenant]
+        start = doc.text.index(quote)
+        item_id = ids[f"{tenant}:{kind}"]
+        evidence = EvidenceRecord(
+            evidence_id=stable_id(item_id, start),
+            item_id=item_id,
+            doc_id=doc.doc_id,
+            tenant_id=tenant,
+            schema_version=SCHEMA,
+            char_start=start,
+            char_end=start + len(quote),
+            quote=quote,
+            turn_id=None,
+            match_kind="exact",
+            strength="strong",
+        )
+        outcomes[tenant].items.append(
+            ItemRecord(
+                item_id=item_id,
+                doc_id=doc.doc_id,
+                tenant_id=tenant,
+                schema_version=SCHEMA,
+                item_type=kind,
+                value=value,
+                title=quote[:60],
+                confidence=confidence,
+                status=status,
+                extracted_by="heuristic",
+                extractor_version="test-v1",
+                model=None,
+                review_reasons=REASONS if status == "needs_review" else [],
+                evidence=[evidence],
+            )
+        )
+    with open_warehouse(path) as con:
+        insert_documents(con, list(docs.values()))
+        write_extraction_batch(con, SCHEMA, list(outcomes.values()))
+        rebuild_review_queue(con, SCHEMA)
+    return ids

@@ -1,0 +1,103 @@
+"""E-mail body structure: own text and forwards are extractable; quoted replies and signatures are not."""
+
+from __future__ import annotations
+
+from extraction_assets.lib.email_body import BodyPart, body_parts, body_start, body_turns, is_forward
+
+HEAD = "From: Dana <[EMAIL_1]>\nSubject: Re: quote\n\n"
+
+
+def parts(body: str, forwarded: bool = False) -> list[tuple[str, str]]:
+    text = HEAD + body
+    found = body_parts(text, body_start(text), forwarded=forwarded)
+    for part in found:
+        assert text[part.start : part.end].strip() == text[part.start : part.end]  # trimmed, exact slice
+    return [(p.kind, text[p.start : p.end]) for p in found]
+
+
+def test_body_starts_after_the_first_blank_line() -> None:
+    assert body_start(HEAD + "Hello") == len(HEAD)
+    assert body_start("From: a\r\nSubject: b\r\n\r\nHello") == len("From: a\r\nSubject: b\r\n\r\n")
+    assert body_start("no header block at all") == 0
+
+
+def test_quoted_lines_and_signature_are_separated_from_own_text() -> None:
+    body = (
+        "Thanks, I will pay the invoice.\n\n"
+        "> earlier text\n> more earlier\n\n"
+        "Inline answer here.\n\n"
+        "-- \nDana Whitfield\nDirect: [PHONE_1]\n"
+    )
+    assert parts(body) == [
+        ("text", "Thanks, I will pay the invoice."),
+        ("quoted", "> earlier text\n> more earlier"),
+        ("text", "Inline answer here."),
+        ("signature", "-- \nDana Whitfield\nDirect: [PHONE_1]"),
+    ]
+
+
+def test_wrapped_attribution_line_is_quoted_with_what_follows() -> None:
+    body = "Sounds good.\n\nOn Mon, 24 Nov 2026 at 10:00, Sam Patel <[EMAIL_2]>\nwrote:\n> can you pay $900?\n"
+    assert parts(body) == [
+        ("text", "Sounds good."),
+        ("quoted", "On Mon, 24 Nov 2026 at 10:00, Sam Patel <[EMAIL_2]>\nwrote:\n> can you pay $900?"),
+    ]
+
+
+def test_attribution_without_quote_marks_quotes_the_rest() -> None:
+    # HTML mail turned into text loses the ">" marks: everything under the attribution is history
+    body = "Yes, go ahead.\n\nVào 24/11/2026, Lan đã viết:\nGửi anh báo giá mới.\nTổng 5.000.000 VND\n"
+    assert parts(body) == [
+        ("text", "Yes, go ahead."),
+        ("quoted", "Vào 24/11/2026, Lan đã viết:\nGửi anh báo giá mới.\nTổng 5.000.000 VND"),
+    ]
+
+
+def test_outlook_history_is_quoted_to_the_end_unless_the_message_is_a_forward() -> None:
+    body = "Please see below.\n\n-----Original Message-----\nFrom: X\nSent: Monday\nSubject: y\n\nOld stuff\n"
+    assert parts(body) == [
+        ("text", "Please see below."),
+        ("quoted", "-----Original Message-----\nFrom: X\nSent: Monday\nSubject: y\n\nOld stuff"),
+    ]
+    forwarded = parts(body, forwarded=True)
+    assert forwarded[0] == ("text", "Please see below.")
+    assert ("forwarded", "Sent: Monday\nSubject: y\n\nOld stuff") in forwarded
+    assert all(kind != "quoted" for kind, _ in forwarded)
+
+
+def test_pasted_outlook_headers_and_underscore_rules_start_history() -> None:
+    assert parts("Done.\nFrom: Rita\nSent: Monday\nOld\n")[1][0] == "quoted"
+    assert parts("Done.\n________________________________\nFrom: Rita\nOld\n")[1][0] == "quoted"
+
+
+def test_forward_marker_keeps_forwarded_content_extractable() -> None:
+    body = (
+        "FYI.\n---------------------- Forwarded by Ann/HOU on 10/06/99 01:39 \nPM ---------------------------\n\n"
+        "The invoice total is $4,210.00.\n"
+    )
+    assert parts(body) == [
+        ("text", "FYI."),
+        ("separator", "---------------------- Forwarded by Ann/HOU on 10/06/99 01:39 \nPM ---------------------------"),
+        ("forwarded", "The invoice total is $4,210.00."),
+    ]
+
+
+def test_crlf_text_keeps_exact_offsets() -> None:
+    text = "Subject: x\r\n\r\nHeads up.\r\n-- \r\nsig\r\n"
+    found = body_parts(text, body_start(text))
+    assert [(p.kind, text[p.start : p.end]) for p in found] == [("text", "Heads up."), ("signature", "-- \r\nsig")]
+
+
+def test_turns_are_the_extractable_parts_only() -> None:
+    found = [
+        BodyPart(kind="text", start=0, end=5),
+        BodyPart(kind="quoted", start=6, end=9),
+        BodyPart(kind="forwarded", start=10, end=20),
+        BodyPart(kind="signature", start=21, end=30),
+    ]
+    assert [(t.turn_id, t.start, t.end) for t in body_turns(found)] == [("b1", 0, 5), ("b2", 10, 20)]
+
+
+def test_forward_subjects() -> None:
+    assert is_forward("Fwd: report") and is_forward("FW: report") and is_forward("TR : rapport")
+    assert not is_forward("Re: Fwd: report") and not is_forward("Forward planning") and not is_forward(None)

@@ -1,0 +1,221 @@
+"""The contract pack (seed 003) on small hand-made English and Russian contracts with known answers."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from extraction_assets.lib.extractors import HeuristicExtractor
+from extraction_assets.lib.heuristics.contract import detect_language, extract_contract
+from extraction_assets.lib.heuristics.printed_values import find_dates, parse_amount, scan_view
+from extraction_assets.lib.models import CandidateItem, Document, ExtractionInput
+from extraction_assets.lib.pipeline import extract_document, scrub_document
+from extraction_assets.lib.schemas import SchemaVersion, load_schema
+from extraction_assets.lib.settings import DEFAULT_PROMPTS
+
+NBSP = "\u00a0"
+
+ENGLISH = """MASTER SUPPLY AGREEMENT
+
+This Master Supply Agreement (the "Agreement") is made and entered into as of June 1, 2025 (the "Effective Date")
+by and between Bluebird Components LLC, a Delaware limited liability company ("Supplier"), and
+Harbor Fixtures Inc., a Washington corporation ("Buyer").
+
+WHEREAS, Supplier manufactures brass fittings.
+
+1. PRICE. The total contract price is $250,000.00 for the initial term.
+2. TERM. This Agreement shall expire on May 31, 2027 unless terminated earlier.
+3. TERMINATION. Buyer may terminate this Agreement for convenience upon sixty (60) days' written notice.
+4. LATE DELIVERY. Supplier shall pay liquidated damages of one percent of the order value per week of delay.
+5. DISPUTES. Any dispute shall be settled by binding arbitration in Seattle.
+6. GOVERNING LAW. This Agreement shall be governed by the laws of the State of Washington, without regard to
+its conflict of laws rules.
+"""
+
+# OCR noise: Latin look-alikes inside Russian words, non-breaking spaces, a spaced quote.
+RUSSIAN = f"""ДОГOВОР ПОСТАВКИ № 7
+
+г. Минск{NBSP}{NBSP}«15» января 2026 г.
+
+Общество с ограниченной ответственностью «Гранит-Опт», именуемое в дальнейшем «Поставщик», с одной стороны, и
+ОАО «Речицкий комбинат», именуемое в дальнейшем «Покупатель», с другой стороны, заключили настоящий договор.
+
+1. ПРЕДМЕТ ДОГОВОРА
+1.1. Поставщик поставляет щебень.
+2. ЦЕНА
+2.1. Цeна договора составляет 1{NBSP}500{NBSP}000,00 (один миллион пятьсот тысяч) белорусских рублей.
+3. СРОК
+3.1. Договор вступает в силу с 15.01.2026 и действует по 31.12.2026.
+4. ОТВЕТСТВЕННОСТЬ
+4.1. За просрочку оплаты Покупатель уплачивает неустойку в размере 0,1 % за каждый день.
+5. РАСТОРЖЕНИЕ
+5.1. Покупатель вправе расторгнуть договор в одностороннем порядке, уведомив Поставщика за 30 дней.
+6. СПОРЫ
+6.1. Настоящий договор регулируется законодательством Республики Беларусь.
+"""
+
+
+@pytest.fixture(scope="module")
+def schema() -> SchemaVersion:
+    return load_schema(DEFAULT_PROMPTS, "contract@v1")
+
+
+def _fields(text: str, schema: SchemaVersion) -> dict[str, CandidateItem]:
+    doc = ExtractionInput(doc_id="c", tenant_id="t", kind="text", text=text)
+    found = {c.item_type: c for c in extract_contract(doc, schema)}
+    for c in found.values():  # every value is quoted verbatim where the pack says it saw it
+        assert c.span_hint is not None
+        assert text[c.span_hint : c.span_hint + len(c.evidence_span)] == c.evidence_span
+        assert schema.heuristic_band.contains(c.confidence)
+    return found
+
+
+def _values(found: dict[str, CandidateItem]) -> dict[str, object]:
+    return {name: c.value["value"] for name, c in found.items()}
+
+
+def test_english_contract_fields(schema: SchemaVersion) -> None:
+    found = _fields(ENGLISH, schema)
+    assert _values(found) == {
+        "document_name": "MASTER SUPPLY AGREEMENT",
+        "contract_type": "supply",
+        "party_a": "Bluebird Components LLC",
+        "party_b": "Harbor Fixtures Inc.",
+        "agreement_date": "2025-06-01",
+        "start_date": "2025-06-01",
+        "end_date": "2027-05-31",
+        "total_amount": 250000.0,
+        "currency": "USD",
+        "governing_law": "Washington",
+        "penalty_clause": True,
+        "termination_clause": True,
+        "arbitration_clause": True,
+    }
+    assert found["party_a"].value["alias"] == "Supplier"
+    assert found["party_b"].value["alias"] == "Buyer"
+    assert found["termination_clause"].value["for_convenience"] is True
+    assert found["penalty_clause"].evidence_span.startswith("Supplier shall pay liquidated damages")
+    assert all(c.value["language"] == "en" for c in found.values())
+
+
+def test_russian_contract_with_nbsp_and_ocr_noise(schema: SchemaVersion) -> None:
+    found = _fields(RUSSIAN, schema)
+    values = _values(found)
+    assert values["contract_type"] == "supply"
+    assert values["document_name"] == "ДОГOВОР ПОСТАВКИ № 7"  # as printed, look-alike letter and all
+    assert values["party_a"] == "Общество с ограниченной ответственностью «Гранит-Опт»"
+    assert values["party_b"] == "ОАО «Речицкий комбинат»"
+    assert found["party_b"].value["alias"] == "Покупатель"
+    assert values["agreement_date"] == "2026-01-15"
+    assert found["agreement_date"].value["as_printed"] == "«15» января 2026 г."
+    assert (values["start_date"], values["end_date"]) == ("2026-01-15", "2026-12-31")
+    assert (values["total_amount"], values["currency"]) == (1_500_000.0, "BYN")
+    assert values["governing_law"] == "Республики Беларусь"
+    assert values["penalty_clause"] is True and values["termination_clause"] is True
+    assert "arbitration_clause" not in found
+    assert found["termination_clause"].evidence_span.startswith("Покупатель вправе расторгнуть")  # not the heading
+    assert all(c.value["language"] == "ru" for c in found.values())
+
+
+@pytest.mark.parametrize(
+    ("sentence", "amount", "currency"),
+    [
+        ("Стоимость работ составляет 12 000 руб. 00 коп.", 12000.0, "RUB"),
+        (f"Цена договора составляет 2{NBSP}400 бел. руб. в месяц.", 2400.0, "BYN"),
+        ("Общая сумма договора составляет 5 000 (пять тысяч) долларов США.", 5000.0, "USD"),
+        ("Стоимость составляет 3 500,50 EUR.", 3500.5, "EUR"),
+    ],
+)
+def test_russian_amounts_and_currencies(schema: SchemaVersion, sentence: str, amount: float, currency: str) -> None:
+    text = f"ДОГОВОР ПОДРЯДА\nООО «Альфа» и ООО «Бета», именуемые Стороны, заключили договор.\n1. ЦЕНА\n{sentence}\n"
+    values = _values(_fields(text, schema))
+    assert (values["total_amount"], values["currency"]) == (amount, currency)
+
+
+def test_a_number_without_a_currency_is_not_an_amount(schema: SchemaVersion) -> None:
+    text = "SERVICES AGREEMENT\nbetween Acme Corp. and Beta LLC.\nThe total price is set out in section 4.2 below.\n"
+    assert "total_amount" not in _fields(text, schema)
+
+
+def test_a_party_organized_under_other_laws_is_not_the_governing_law(schema: SchemaVersion) -> None:
+    text = (
+        "LICENSE AGREEMENT\nThis Agreement is between Delta Soft Inc., a company organized under the laws of the "
+        "State of Delaware, and Echo Media LLC.\nThis Agreement is governed by the laws of the State of New York.\n"
+    )
+    assert _values(_fields(text, schema))["governing_law"] == "New York"
+
+
+@pytest.mark.parametrize(
+    ("clause", "expected"),
+    [
+        ("This Agreement shall be governed by PRC Laws.", "People's Republic of China"),
+        ("This Agreement is governed by English law.", "England"),
+        ("THIS CONTRACT SHALL BE CONTROLLED BY THE LAWS OF THE STATE OF TEXAS, WITHOUT REGARD TO CONFLICTS.", "TEXAS"),
+    ],
+)
+def test_governing_law_forms(schema: SchemaVersion, clause: str, expected: str) -> None:
+    text = f"SUPPLY CONTRACT\nby and between Foxtrot Ltd. and Golf Co.\n{clause}\n"
+    assert _values(_fields(text, schema))["governing_law"] == expected
+
+
+def test_a_note_that_mentions_a_contract_gets_nothing(schema: SchemaVersion) -> None:
+    note = "Weekly notes: the supplier contract renewal is late, ask legal about it on Friday.\n"
+    assert _fields(note, schema) == {}
+
+
+def test_language_follows_the_script() -> None:
+    assert detect_language(scan_view(RUSSIAN)) == "ru"
+    assert detect_language(scan_view(ENGLISH)) == "en"
+
+
+def test_a_guess_goes_to_review_and_the_document_is_routed(schema: SchemaVersion) -> None:
+    text = "Cooperation Agreement\nThis Agreement is between Hotel Kilo GmbH and India Juliett AG.\n"
+    doc = Document(doc_id="d", tenant_id="t", source_uri="t/c.txt", kind="text", text=text)
+    outcome = extract_document(doc, scrub_document(doc), schema, HeuristicExtractor())
+    items = {i.item_type: i for i in outcome.items}
+    assert items["document_name"].confidence < 0.8  # a Title Case title is a weaker cue than an upper-case one
+    assert items["party_a"].value["value"] == "Hotel Kilo GmbH"
+    assert outcome.routing is not None and outcome.routing.outcome == "manual_review"
+    assert "total_amount" in outcome.routing.missing_fields
+
+
+def test_scan_view_keeps_offsets_and_folds_noise() -> None:
+    raw = f"Д0ГOВОР{NBSP}«15»\u2014 Цeна"
+    view = scan_view(raw)
+    assert len(view) == len(raw)
+    assert view == 'договор "15"- цена'
+
+
+@pytest.mark.parametrize(
+    ("printed", "day_first", "expected"),
+    [
+        ("«15» января 2026 г.", True, date(2026, 1, 15)),
+        ("1\u00a0мая\u00a02025 года", True, date(2025, 5, 1)),
+        ("23rd day of  September, 2016", False, date(2016, 9, 23)),
+        ("24t h day of August 2018", False, date(2018, 8, 24)),
+        ("May 25th, 2018", False, date(2018, 5, 25)),
+        ("03/04/2026", True, date(2026, 4, 3)),
+        ("03/04/2026", False, date(2026, 3, 4)),
+        ("31/12/2026", False, date(2026, 12, 31)),  # a day over 12 settles the order
+        ("19-MAR-18", True, date(2018, 3, 19)),
+        ("2026-01-15", False, date(2026, 1, 15)),
+    ],
+)
+def test_printed_dates(printed: str, day_first: bool, expected: date) -> None:
+    mentions = find_dates(scan_view(f"on {printed} here"), day_first=day_first)
+    assert [m.value for m in mentions] == [expected]
+    assert f"on {printed} here"[mentions[0].start : mentions[0].end] == printed
+
+
+def test_numbers_are_not_dates() -> None:
+    assert find_dates(scan_view("1 500 000,00 and 12.5 and clause 2.1.3"), day_first=True) == []
+
+
+@pytest.mark.parametrize(
+    ("printed", "expected"),
+    [("1 500 000,00", "1500000.00"), ("1,007.50", "1007.50"), ("RM 29.70", "29.70"), ("no digits", None)],
+)
+def test_parse_amount(printed: str, expected: str | None) -> None:
+    value = parse_amount(printed)
+    assert (str(value) if value is not None else None) == expected

@@ -1,0 +1,150 @@
+"""The receipt pack on hand-made OCR-style receipts (one printed box per line) with known answers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from extraction_assets.lib.extractors import HeuristicExtractor
+from extraction_assets.lib.heuristics.receipt import extract_receipt
+from extraction_assets.lib.models import CandidateItem, Document, ExtractionInput
+from extraction_assets.lib.pipeline import extract_document, scrub_document
+from extraction_assets.lib.schemas import SchemaVersion, load_schema
+from extraction_assets.lib.settings import DEFAULT_PROMPTS
+
+SHOP = """WELCOME
+HARBOUR HARDWARE SDN BHD (123456-A)
+NO. 7, JALAN MERANTI 3,
+TAMAN CONTOH,
+43000 KAJANG, SELANGOR
+TEL: 03-8000 1234
+GST ID: 001234567890
+TAX INVOICE
+DATE: 05/03/2018 10:15
+ITEM
+QTY
+AMOUNT
+PVC PIPE 1/2"
+2
+8.40
+CABLE TIE
+1
+3.90
+SUBTOTAL
+12.30
+ROUNDING ADJ
+0.00
+TOTAL
+12.30
+CASH
+20.00
+CHANGE
+7.70
+THANK YOU
+"""
+
+
+@pytest.fixture(scope="module")
+def schema() -> SchemaVersion:
+    return load_schema(DEFAULT_PROMPTS, "receipt@v1")
+
+
+def _doc(text: str) -> ExtractionInput:
+    return ExtractionInput(doc_id="r1", tenant_id="t", kind="text", text=text)
+
+
+def _fields(text: str, schema: SchemaVersion) -> dict[str, CandidateItem]:
+    return {c.item_type: c for c in extract_receipt(_doc(text), schema)}
+
+
+def _assert_verbatim(text: str, candidates: dict[str, CandidateItem]) -> None:
+    for c in candidates.values():
+        assert c.span_hint is not None
+        assert text[c.span_hint : c.span_hint + len(c.evidence_span)] == c.evidence_span
+
+
+def test_reads_every_field_of_a_receipt(schema: SchemaVersion) -> None:
+    found = _fields(SHOP, schema)
+    assert found["company"].value["value"] == "HARBOUR HARDWARE SDN BHD"  # registration number cut off
+    assert found["address"].value["value"] == "NO. 7, JALAN MERANTI 3, TAMAN CONTOH, 43000 KAJANG, SELANGOR"
+    assert found["address"].evidence_span == "NO. 7, JALAN MERANTI 3,\nTAMAN CONTOH,\n43000 KAJANG, SELANGOR"
+    assert found["date"].value == {"value": "2018-03-05", "as_printed": "05/03/2018"}
+    assert found["total"].value == {"value": 12.3, "as_printed": "12.30"}
+    _assert_verbatim(SHOP, found)
+    assert all(schema.heuristic_band.contains(c.confidence) for c in found.values())
+
+
+def test_day_first_is_a_schema_option(schema: SchemaVersion) -> None:
+    month_first = schema.model_copy(update={"options": {**schema.options, "day_first": False}})
+    assert _fields(SHOP, month_first)["date"].value["value"] == "2018-05-03"
+
+
+def test_a_column_of_labels_takes_its_amounts_in_order(schema: SchemaVersion) -> None:
+    text = "CORNER MART ENTERPRISE\nNO 3, JALAN SATU\nDATE: 01/02/2019\nTEA\n2.50\n"
+    text += "TOTAL\nCASH\nCHANGE\n2.50\n10.00\n7.50\n"
+    assert _fields(text, schema)["total"].value["value"] == 2.5
+
+
+def test_rounded_total_wins_over_the_unrounded_one(schema: SchemaVersion) -> None:
+    text = (
+        "SUNRISE CAFE\nLOT 9, JALAN DUA\n12/06/2019\nNASI LEMAK\n6.52\nTOTAL AMT RM\n10.03\nROUNDING ADJ\n-0.03\n"
+        "RM\n10.00\nCASH RM\n50.00\nCHANGE RM\n40.00\n"
+    )
+    found = _fields(text, schema)
+    assert found["total"].value["value"] == 10.0
+    # no label of its own, but cash minus change confirms it: trusted, not a guess
+    assert found["total"].confidence >= schema.field("total").confidence_threshold
+
+
+def test_a_name_broken_over_lines_is_joined(schema: SchemaVersion) -> None:
+    text = "GOLDEN LEAF HARDWARE &\nTRADING SDN BHD\n(998877-X)\nNO 1, JALAN TIGA\nTOTAL\n4.00\nCASH\n4.00\n1.00\n"
+    found = _fields(text, schema)
+    assert found["company"].value["value"] == "GOLDEN LEAF HARDWARE & TRADING SDN BHD"
+    assert found["company"].evidence_span == "GOLDEN LEAF HARDWARE &\nTRADING SDN BHD"
+
+
+def test_a_name_without_a_legal_form_is_a_guess_under_the_review_threshold(schema: SchemaVersion) -> None:
+    text = "MORNING GLORY\nNO 4, JALAN EMPAT\nTOTAL\n5.00\nCASH\n10.00\nCHANGE\n5.00\n"
+    company = _fields(text, schema)["company"]
+    assert company.value["value"] == "MORNING GLORY"
+    assert company.confidence < schema.field("company").confidence_threshold
+
+
+def test_without_a_total_label_the_repeated_largest_amount_is_guessed(schema: SchemaVersion) -> None:
+    text = "KEDAI RUNCIT ABC\nNO 2, JALAN DUA\nRICE 5KG\n18.90\nSUGAR\n3.10\nAMOUNT RM\n22.00\nPAID\n22.00\n"
+    total = _fields(text, schema)["total"]
+    assert total.value["value"] == 22.0
+    assert total.confidence < schema.field("total").confidence_threshold
+
+
+def test_a_note_that_mentions_a_price_is_not_a_receipt(schema: SchemaVersion) -> None:
+    note = "Team note 2026-01-12\nThe supplier quoted 12.50 per unit; total budget to be confirmed by Friday.\n"
+    assert extract_receipt(_doc(note), schema) == []
+
+
+def test_ocr_spaces_and_nbsp_do_not_hide_the_total(schema: SchemaVersion) -> None:
+    text = "BLUE OCEAN SEAFOOD RESTAURANT\nNO 8, JALAN LAPAN\nDATE:\u00a009/09/2019\nFISH\n30.00\nTOTAL\u00a0:\n30.00\n"
+    text += "CASH\n50.00\nCHANGE\n20.00\n"
+    found = _fields(text, schema)
+    assert found["total"].value["value"] == 30.0
+    assert found["date"].value["value"] == "2019-09-09"
+    _assert_verbatim(text, found)
+
+
+def test_through_the_pipeline_every_item_is_grounded(schema: SchemaVersion) -> None:
+    doc = Document(doc_id="d", tenant_id="t", source_uri="t/r.txt", kind="text", text=SHOP)
+    outcome = extract_document(doc, scrub_document(doc), schema, HeuristicExtractor())
+    assert outcome.status == "processed"
+    assert {i.item_type for i in outcome.items} == {"company", "address", "date", "total"}
+    for item in outcome.items:
+        ev = item.evidence[0]
+        assert SHOP[ev.char_start : ev.char_end] == ev.quote
+    assert outcome.routing is None  # receipts have no routing policy
+
+
+def test_the_sample_receipt_reads_completely() -> None:
+    schema = load_schema(DEFAULT_PROMPTS, "receipt@v1")
+    path = Path(__file__).parents[2] / "extraction_assets/sample_inbox/minsk-legal/expenses"
+    text = next(path.glob("*.txt")).read_text(encoding="utf-8")
+    assert set(_fields(text, schema)) == {"company", "address", "date", "total"}

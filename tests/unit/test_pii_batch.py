@@ -1,0 +1,43 @@
+"""Scrubbing a batch: each document with its tenant's policy; one bad document never stops the others."""
+
+from __future__ import annotations
+
+import pytest
+
+from extraction_assets.lib import scrub_batch as module
+from extraction_assets.lib.models import Document
+from extraction_assets.lib.pii_policy import PiiPolicy, PolicyEntry
+
+
+def _doc(tenant: str, text: str) -> Document:
+    doc_id = Document.make_id(tenant, "text", text)
+    return Document(doc_id=doc_id, tenant_id=tenant, source_uri=f"{tenant}/{doc_id}.txt", kind="text", text=text)
+
+
+def test_each_tenant_gets_its_own_policy() -> None:
+    policy = PiiPolicy(tenants={"vn": PolicyEntry(region="VN"), "mail-only": PolicyEntry(mask=["EMAIL"])})
+    text = "Gọi 090 123 4567 hoặc a@b.vn"
+    batch = module.scrub_batch([_doc("vn", text), _doc("mail-only", text), _doc("us", text)], policy)
+    by_tenant = {row.tenant_id: row for row in batch.rows}
+    assert by_tenant["vn"].text == "Gọi [PHONE_1] hoặc [EMAIL_1]"
+    assert by_tenant["mail-only"].text == "Gọi 090 123 4567 hoặc [EMAIL_1]"
+    assert by_tenant["us"].text == "Gọi [PHONE_1] hoặc [EMAIL_1]"  # "gọi" (call) is a phone word in any region
+    assert batch.masked == {"PHONE": 2, "EMAIL": 3}
+    assert batch.per_tenant == {"vn": 1, "mail-only": 1, "us": 1}
+    assert len({row.scrubber_version for row in batch.rows}) == 3
+
+
+def test_a_failing_document_is_dead_lettered_and_the_batch_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = module.scrub_document_with_values
+
+    def flaky(doc: Document, policy):  # type: ignore[no-untyped-def]
+        if "boom" in doc.text:
+            raise RuntimeError("detector crashed")
+        return real(doc, policy)
+
+    monkeypatch.setattr(module, "scrub_document_with_values", flaky)
+    batch = module.scrub_batch([_doc("t", "boom a@b.com"), _doc("t", "fine a@b.com")], PiiPolicy())
+    assert [row.text for row in batch.rows] == ["fine [EMAIL_1]"]
+    [letter] = batch.failures
+    assert (letter.stage, letter.reason) == ("scrub", "RuntimeError: detector crashed")
+    assert letter.doc_id == _doc("t", "boom a@b.com").doc_id

@@ -1,0 +1,188 @@
+"""The validated detectors one by one: a valid value is masked, a wrong checksum or a look-alike is not.
+
+Test values are built here (check digits computed with the same public algorithms), never copied from data.
+"""
+
+from __future__ import annotations
+
+import pytest
+from stdnum import luhn
+
+from extraction_assets.lib.pii import detect, scrub
+from extraction_assets.lib.pii_numbers import is_card_number, is_snils
+
+
+def masked(text: str, region: str | None = None) -> list[tuple[str, str]]:
+    return [(d.kind, d.value) for d in detect(text, region=region)]
+
+
+def with_luhn(prefix: str) -> str:
+    return prefix + luhn.calc_check_digit(prefix)
+
+
+def break_last_digit(number: str) -> str:
+    return number[:-1] + str((int(number[-1]) + 1) % 10)
+
+
+# --- cards: Luhn + issuer ranges, context for what the ranges do not cover ---------------------------------------
+
+ISSUED = {
+    "visa": with_luhn("412345678901234"),
+    "mastercard 2-series": with_luhn("222312345678901"),
+    "jcb 15": with_luhn("18001234567890"),
+    "uatp": with_luhn("12345678901234"),
+    "napas": with_luhn("970436123456789"),
+    "mir": with_luhn("220012345678901"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ISSUED))
+def test_cards_in_issuer_ranges_are_masked_without_context(name: str) -> None:
+    number = ISSUED[name]
+    assert masked(f"paid with {number} yesterday") == [("CREDIT_CARD", number)]
+
+
+@pytest.mark.parametrize("name", sorted(ISSUED))
+def test_cards_failing_luhn_are_never_masked(name: str) -> None:
+    number = break_last_digit(ISSUED[name])
+    assert masked(f"my card {number} was declined") == []
+
+
+def test_luhn_valid_number_outside_issuer_ranges_needs_a_card_word() -> None:
+    number = with_luhn("351212345678901")  # 3512: no network issues there
+    assert not is_card_number(number)
+    assert masked(f"reference {number}") == []
+    assert masked(f"I lost my card {number}") == [("CREDIT_CARD", number)]
+    assert masked(f"thẻ {number}") == [("CREDIT_CARD", number)]
+    assert masked(f"please charge {number} today") == [("CREDIT_CARD", number)]
+
+
+def test_twelve_digit_maestro_needs_a_card_word() -> None:
+    number = with_luhn("50123456789")
+    assert masked(f"batch {number} shipped") == []
+    assert masked(f"what is the limit for card {number}?") == [("CREDIT_CARD", number)]
+
+
+def test_epoch_milliseconds_and_labelled_numbers_are_not_cards() -> None:
+    stamp = with_luhn("176450000000")  # 13 digits starting with 1: a timestamp, no issuer uses it
+    assert len(stamp) == 13 and luhn.is_valid(stamp)
+    assert masked(f"at {stamp} the job ended") == []
+    order = ISSUED["visa"]
+    assert masked(f"Order No. {order} for the card desk") == []
+
+
+# --- phones: region hint, E.164, context words ---------------------------------------------------------------------
+
+
+def test_foreign_national_number_needs_a_phone_word() -> None:
+    assert masked("Phone: 0612 345 678", region="US") == [("PHONE", "0612 345 678")]
+    assert masked("They're not answering at 0612 345 678") == [("PHONE", "0612 345 678")]
+    assert masked("batch 0612 345 678 arrived", region="US") == []
+    assert masked("My number is 0612 345 678") == [("PHONE", "0612 345 678")]
+    assert masked("Office: 020 7946 0958") == [("PHONE", "020 7946 0958")]
+    assert masked("our number of units 0612 345 678") == []  # "number" alone says nothing
+
+
+def test_label_after_the_number_counts_as_context() -> None:
+    assert masked("0612 345 678 mobile\n020 7946 0958 fax") == [
+        ("PHONE", "0612 345 678"),
+        ("PHONE", "020 7946 0958"),
+    ]
+
+
+def test_context_is_read_across_a_line_break() -> None:
+    assert masked("Personal info:\nPhone:\n467 3395\n") == [("PHONE", "467 3395")]
+
+
+def test_possible_international_number_is_masked_even_if_not_allocated() -> None:
+    # a + number of a plausible length is a phone whatever the operator's allocation tables say
+    assert masked("fax +1 555 010 0199") == [("PHONE", "+1 555 010 0199")]
+    assert masked("code +999 1234 5678") == []  # no such country code
+
+
+def test_postcode_glued_in_front_is_not_part_of_the_phone() -> None:
+    assert masked("Tel: 10115 0612 345 678") == [("PHONE", "0612 345 678")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "call about order 20261130 on 2026-11-30 at 10:30",
+        "phone bill 1,234,567.89 VND due 30/11/2026",
+        "call re INV-2026-0042 and PO-2026-118, total $12,500.00",
+        "số điện thoại hợp đồng HD-0001234, 15.000.000 VND",
+    ],
+)
+def test_context_words_never_turn_business_numbers_dates_or_amounts_into_phones(text: str) -> None:
+    assert masked(text, region="US") == []
+
+
+# --- IP addresses --------------------------------------------------------------------------------------------------
+
+
+def test_ipv6_is_masked() -> None:
+    text = "hosts 2001:db8::8a2e:370:7334 and fe80::1 and ::ffff:192.0.2.10"
+    assert masked(text) == [
+        ("IP_ADDRESS", "2001:db8::8a2e:370:7334"),
+        ("IP_ADDRESS", "fe80::1"),
+        ("IP_ADDRESS", "::ffff:192.0.2.10"),
+    ]
+
+
+@pytest.mark.parametrize("text", ["mac 00:1A:2B:3C:4D:5E", "at 10:30:15", "std::vector a::b", "ratio 1:2:3", "::"])
+def test_ipv6_look_alikes_are_not_masked(text: str) -> None:
+    assert masked(text) == []
+
+
+# --- national ids --------------------------------------------------------------------------------------------------
+
+CN_ID = "11010519491231002X"  # the format's published example: region 110105, born 1949-12-31
+
+
+def test_chinese_resident_id_is_masked_even_glued_to_chinese_text() -> None:
+    assert masked(f"身份证号：{CN_ID}。") == [("CN_RESIDENT_ID", CN_ID)]
+    assert masked(f"身份证{CN_ID.lower()}") == [("CN_RESIDENT_ID", CN_ID.lower())]
+
+
+@pytest.mark.parametrize(
+    "number",
+    [
+        "110105194912310021",  # wrong check character
+        "110105194913310028",  # month 13
+        "990105194912310024",  # no such region
+    ],
+)
+def test_chinese_resident_id_look_alikes_are_not_masked(number: str) -> None:
+    assert all(kind != "CN_RESIDENT_ID" for kind, _ in masked(f"身份证号：{number}"))
+
+
+def test_snils_formatted_is_masked_without_context_and_bare_only_with_it() -> None:
+    assert is_snils("11223344595")
+    assert masked("номер 112-233-445 95") == [("RU_SNILS", "112-233-445 95")]
+    assert masked("СНИЛС 11223344595") == [("RU_SNILS", "11223344595")]
+    assert masked("партия 11223344595", region="VN") == []
+
+
+@pytest.mark.parametrize("number", ["112-233-445 96", "001-001-997 00"])
+def test_snils_with_a_wrong_or_missing_check_number_is_not_masked(number: str) -> None:
+    assert all(kind != "RU_SNILS" for kind, _ in masked(f"СНИЛС {number}"))
+
+
+def test_personal_inn_needs_its_label_and_checksum_and_company_inn_stays() -> None:
+    assert masked("ИНН 500100732259") == [("RU_INN", "500100732259")]
+    assert masked("ИНН 500100732258") == []  # wrong check digits
+    assert masked("партия 500100732259", region="RU") == []  # no label
+    assert masked("ООО «Ромашка», ИНН 7707083893, КПП 773601001") == []  # a company's numbers are business ids
+
+
+def test_vietnamese_citizen_id_needs_a_label_and_a_province_code() -> None:
+    assert masked("Số CCCD: 079203001234") == [("VN_NATIONAL_ID", "079203001234")]
+    assert masked("căn cước công dân 001099012345") == [("VN_NATIONAL_ID", "001099012345")]
+    assert masked("CMND số 023456789") == [("VN_NATIONAL_ID", "023456789")]
+    assert masked("Số CCCD: 979203001234") == []  # 979 is no province
+    assert masked("mã kho 079203001234", region="VN") == []  # no label
+
+
+def test_placeholders_for_national_ids_are_stable() -> None:
+    result = scrub(f"身份证 {CN_ID}, again {CN_ID.lower()}; СНИЛС 112-233-445 95 and 11223344595")
+    assert result.text == "身份证 [CN_RESIDENT_ID_1], again [CN_RESIDENT_ID_1]; СНИЛС [RU_SNILS_1] and [RU_SNILS_1]"

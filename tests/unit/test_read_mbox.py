@@ -1,0 +1,106 @@
+"""mbox files: one e-mail document per message, `file.mbox#N`, each failure costing only its message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from extraction_assets.lib.models import Document, ReadFailure
+from extraction_assets.lib.read_mbox import read_mbox
+from extraction_assets.lib.readers import read_file, read_inbox
+
+INVOICE = """Message-ID: <inv-1@northwind.test>
+Date: Fri, 27 Nov 2026 11:20:00 -0600
+From: Northwind Billing <billing@northwind.test>
+To: Dana <dana@acme.test>
+Subject: Invoice INV-7
+
+The total amount due is $4,210.00.
+
+> old quoted line with $9,000.00
+"""
+BROKEN = """Message-ID: <broken@acme.test>
+From: Scanner <scanner@acme.test>
+Subject: Scan
+MIME-Version: 1.0
+Content-Type: multipart/mixed; boundary="never-there"
+
+truncated
+"""
+HELLO = """Message-ID: <hello@acme.test>
+Date: Sat, 28 Nov 2026 08:00:00 +0000
+From: Sam <sam@acme.test>
+Subject: Lunch
+
+Lunch is at noon, from the kitchen.
+"""
+
+
+def mbox(*messages: str) -> str:
+    return "".join(f"From MAILER-DAEMON Mon Nov 30 12:00:00 2026\n{m}\n" for m in messages)
+
+
+def test_each_message_is_a_document_numbered_in_file_order(tmp_path: Path) -> None:
+    path = tmp_path / "box.mbox"
+    path.write_text(mbox(INVOICE, BROKEN, HELLO), encoding="utf-8")
+    results = read_file(path, "acme", "acme/mail/box.mbox")
+    assert [r.source_uri for r in results] == ["acme/mail/box.mbox#1", "acme/mail/box.mbox#2", "acme/mail/box.mbox#3"]
+    first, broken, third = results
+    assert isinstance(first, Document) and isinstance(third, Document)
+    assert isinstance(broken, ReadFailure) and broken.reason.startswith("broken MIME")
+    assert broken.tenant_id == "acme"
+    assert first.kind == "email" and first.metadata["message_id"] == "<inv-1@northwind.test>"
+    assert first.title == "Invoice INV-7"
+    # quoted history stays in the text but out of the extractable turns
+    assert "$9,000.00" in first.text
+    assert [first.text[t.start : t.end] for t in first.turns] == ["The total amount due is $4,210.00."]
+
+
+def test_a_message_reads_exactly_like_the_same_eml_file(tmp_path: Path) -> None:
+    (tmp_path / "box.mbox").write_text(mbox(INVOICE), encoding="utf-8")
+    (tmp_path / "one.eml").write_text(INVOICE, encoding="utf-8")
+    from_box = read_file(tmp_path / "box.mbox", "acme", "acme/box.mbox")[0]
+    from_eml = read_file(tmp_path / "one.eml", "acme", "acme/one.eml")[0]
+    assert isinstance(from_box, Document) and isinstance(from_eml, Document)
+    assert from_box.text == from_eml.text
+    assert from_box.doc_id == from_eml.doc_id  # same content, same document: re-reading is a no-op
+    assert from_box.turns == from_eml.turns
+
+
+def test_escaped_from_lines_in_a_body_do_not_split_a_message(tmp_path: Path) -> None:
+    path = tmp_path / "box.mbox"
+    escaped = HELLO.replace("Lunch is at noon", ">From the kitchen: lunch is at noon")
+    path.write_text(mbox(escaped, INVOICE), encoding="utf-8")
+    results = read_file(path, "acme", "acme/box.mbox")
+    assert len(results) == 2 and all(isinstance(r, Document) for r in results)
+
+
+def test_a_file_without_from_lines_is_one_clear_failure(tmp_path: Path) -> None:
+    path = tmp_path / "box.mbox"
+    path.write_text(INVOICE, encoding="utf-8")
+    (failure,) = read_file(path, "acme", "acme/box.mbox")
+    assert isinstance(failure, ReadFailure)
+    assert failure.source_uri == "acme/box.mbox"
+    assert "no messages" in failure.reason
+
+
+def test_a_reader_crash_costs_only_its_message(tmp_path: Path) -> None:
+    path = tmp_path / "box.mbox"
+    path.write_text(mbox(HELLO, HELLO.replace("Lunch", "Crash")), encoding="utf-8")
+
+    def reader(data: bytes, uri: str) -> Document:
+        if b"Crash" in data:
+            raise RuntimeError("boom")
+        return Document(doc_id=uri, tenant_id="acme", source_uri=uri, kind="email", text=data.decode())
+
+    results = read_mbox(path, "acme", "acme/box.mbox", reader)
+    assert isinstance(results[0], Document)
+    assert isinstance(results[1], ReadFailure) and results[1].reason == "boom"
+    assert results[1].source_uri == "acme/box.mbox#2"
+
+
+def test_inbox_walk_reads_mbox_files(tmp_path: Path) -> None:
+    (tmp_path / "acme").mkdir()
+    (tmp_path / "acme" / "2026-11-30-box.mbox").write_text(mbox(INVOICE, HELLO), encoding="utf-8")
+    docs = [r for r in read_inbox(tmp_path) if isinstance(r, Document)]
+    assert [d.source_uri for d in docs] == ["acme/2026-11-30-box.mbox#1", "acme/2026-11-30-box.mbox#2"]
+    assert {d.tenant_id for d in docs} == {"acme"}

@@ -1,0 +1,105 @@
+"""The review page over HTTP: tenant scope, escaping, the forms, the token, local hosts only."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from extraction_assets.lib.corrections import history
+from extraction_assets.lib.settings import DEFAULT_PROMPTS
+from extraction_assets.lib.warehouse import open_warehouse
+from extraction_assets.web.review_app import create_review_app
+from tests.review_seed import HOSTILE, seed
+
+BASE = "http://127.0.0.1"
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> tuple[TestClient, Path, dict[str, str]]:
+    path = tmp_path / "w.duckdb"
+    ids = seed(path)
+    app = create_review_app(path, "acme", DEFAULT_PROMPTS, reviewer="ana")
+    return TestClient(app, base_url=BASE), path, ids
+
+
+def _token(html: str) -> str:
+    match = re.search(r'name="token" value="([^"]+)"', html)
+    assert match
+    return match.group(1)
+
+
+def test_queue_lists_only_the_tenants_items(site) -> None:
+    client, _, ids = site
+    page = client.get("/")
+    assert page.status_code == 200
+    assert ids["acme:risk"] in page.text and ids["acme:decision"] in page.text
+    assert ids["globex:commitment"] not in page.text
+    assert ids["acme:commitment"] not in page.text, "a draft is not in the queue"
+    assert ids["acme:commitment"] in client.get("/", params={"status": "draft"}).text
+    assert ids["acme:decision"] not in client.get("/", params={"type": "risk"}).text
+    assert "default-src 'none'" in page.headers["content-security-policy"]
+
+
+def test_document_text_is_escaped(site) -> None:
+    client, _, ids = site
+    page = client.get(f"/items/{ids['acme:risk']}")
+    assert page.status_code == 200
+    assert HOSTILE not in page.text
+    assert "&lt;script&gt;document.title=&#39;pwned&#39;" in page.text
+    assert "<script" not in page.text.lower()
+    assert '<mark id="ev-0"' in page.text, "the evidence is highlighted"
+
+
+def test_another_tenants_item_is_not_found(site) -> None:
+    client, path, ids = site
+    foreign = ids["globex:commitment"]
+    assert client.get(f"/items/{foreign}").status_code == 404
+    token = _token(client.get(f"/items/{ids['acme:risk']}").text)
+    response = client.post(f"/items/{foreign}/accept", data={"token": token, "by": "ana"})
+    assert response.status_code == 404
+    with open_warehouse(path) as con:
+        assert con.execute("SELECT status FROM extracted_items WHERE item_id = ?", [foreign]).fetchone() == (
+            "needs_review",
+        )
+
+
+def test_correct_then_history_shows_it(site) -> None:
+    client, path, ids = site
+    item = f"/items/{ids['acme:risk']}"
+    token = _token(client.get(item).text)
+    form = {"token": token, "by": "linh", "value": '{"severity": "critical"}', "status": "accepted", "note": "worse"}
+    response = client.post(f"{item}/correct", data=form, follow_redirects=False)
+    assert response.status_code == 303
+    page = client.get(response.headers["location"])
+    assert "Correction saved." in page.text
+    assert 'id="history-table"' in page.text and "linh" in page.text and "worse" in page.text
+    with open_warehouse(path) as con:
+        [entry] = history(con, "acme", ids["acme:risk"])
+    assert entry.after_snapshot["value"] == {"severity": "critical"}
+    assert entry.after_snapshot["status"] == "accepted"
+
+
+def test_rule_breaking_changes_are_shown_not_applied(site) -> None:
+    client, path, ids = site
+    item = f"/items/{ids['acme:risk']}"
+    token = _token(client.get(item).text)
+    bad_enum = client.post(f"{item}/correct", data={"token": token, "by": "linh", "value": '{"severity": "doom"}'})
+    bad_json = client.post(f"{item}/correct", data={"token": token, "by": "linh", "value": "{oops"})
+    no_one = client.post(f"{item}/accept", data={"token": token, "by": " "})
+    assert (bad_enum.status_code, bad_json.status_code, no_one.status_code) == (422, 422, 422)
+    assert "is not one of" in bad_enum.text and "not valid JSON" in bad_json.text
+    with open_warehouse(path) as con:
+        assert con.execute("SELECT count(*) FROM audit_log").fetchone() == (0,)
+
+
+def test_forms_need_the_servers_token_and_a_local_host(site) -> None:
+    client, path, ids = site
+    item = f"/items/{ids['acme:risk']}"
+    assert client.post(f"{item}/accept", data={"token": "forged", "by": "eve"}).status_code == 403
+    assert client.post(f"{item}/accept", data={"by": "eve"}).status_code == 403
+    assert client.get("/", headers={"host": "attacker.example"}).status_code == 400
+    with open_warehouse(path) as con:
+        assert con.execute("SELECT count(*) FROM audit_log").fetchone() == (0,)

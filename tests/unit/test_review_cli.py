@@ -1,0 +1,113 @@
+"""`extraction-assets review ...`: JSON for scripts, exit codes, tenant scope, Label Studio files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from extraction_assets.cli import main
+from extraction_assets.commands.review import EXIT_IMPORT_FAILURES, EXIT_INVALID, EXIT_NOT_FOUND
+from tests.review_seed import HOSTILE, ITEMS, SCHEMA, seed
+
+
+@pytest.fixture
+def review(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch):
+    """Run `review <args>` for tenant acme and return (exit code, parsed JSON output)."""
+    path = tmp_path / "w.duckdb"
+    ids = seed(path)
+    monkeypatch.setenv("USER", "cli-user")
+
+    def run(*args: str, tenant: str = "acme", as_json: bool = True) -> tuple[int, object]:
+        extra = ["--json"] if as_json else []
+        code = main(["review", *args, "--tenant", tenant, "--warehouse", str(path), *extra])
+        out = capsys.readouterr().out
+        return code, json.loads(out) if as_json else out
+
+    run.ids = ids  # type: ignore[attr-defined]
+    return run
+
+
+def test_list_show_accept_history(review) -> None:
+    ids = review.ids
+    code, rows = review("list", "--reason", "below_threshold")
+    assert code == 0 and [r["item_id"] for r in rows] == [ids["acme:decision"], ids["acme:risk"]]
+    code, detail = review("show", ids["acme:risk"][:8])
+    [evidence] = detail["evidence"]
+    assert code == 0 and evidence["quote"] == ITEMS[1][2]
+    assert evidence["after"].startswith(" " + HOSTILE[:8]), "the quote is shown with the text around it"
+    assert detail["item"]["item_id"] == ids["acme:risk"]
+    code, result = review("accept", ids["acme:risk"], "--note", "ok")
+    assert code == 0 and result["changed"] and result["after"]["updated_by"] == "cli-user"
+    code, again = review("accept", ids["acme:risk"])
+    assert code == 0 and again["changed"] is False
+    code, entries = review("history", ids["acme:risk"])
+    assert [(e["actor"], e["action"], e["note"]) for e in entries] == [("cli-user", "accept", "ok")]
+    code, rows = review("list")
+    assert ids["acme:risk"] not in [r["item_id"] for r in rows]
+
+
+def test_correct_with_values_and_status(review) -> None:
+    item = review.ids["acme:decision"]
+    code, result = review(
+        "correct", item, "--value", '{"owner_name": "Sam"}', "--normalized-value", '"sam"', "--status", "rejected"
+    )
+    assert code == 0
+    assert (result["after"]["value"], result["after"]["normalized_value"], result["after"]["status"]) == (
+        {"owner_name": "Sam"},
+        "sam",
+        "rejected",
+    )
+    code, error = review("correct", item, "--value", "{broken")
+    assert code == EXIT_INVALID and "not valid JSON" in error["error"]
+    code, error = review("correct", review.ids["acme:risk"], "--value", '{"severity": "doom"}')
+    assert code == EXIT_INVALID and "is not one of" in error["error"]
+
+
+def test_another_tenant_cannot_see_or_change_an_item(review) -> None:
+    foreign = review.ids["globex:commitment"]
+    for command in (["show", foreign], ["accept", foreign], ["history", foreign], ["reject", foreign[:8]]):
+        code, error = review(*command)
+        assert code == EXIT_NOT_FOUND, command
+        assert "not found in tenant 'acme'" in error["error"]
+    code, rows = review("list", tenant="globex")
+    assert [r["status"] for r in rows] == ["needs_review"], "globex's item was left alone"
+
+
+def test_human_output_does_not_interpret_document_markup(review) -> None:
+    code, out = review("show", review.ids["acme:risk"], as_json=False)
+    assert code == 0
+    assert "[bold]markup[/bold]" in out, "document text is printed as text, never as rich markup"
+    assert HOSTILE[:20] in out
+
+
+def test_rerun_preview(review) -> None:
+    review("accept", review.ids["acme:risk"])
+    code, preview = review("rerun-preview", "--schema", SCHEMA)
+    assert code == 0
+    assert (preview["would_overwrite"], preview["need_confirmation"]) == (2, 1)
+    assert preview["message"].endswith("1 need confirmation (accepted, rejected or corrected by a person)")
+
+
+def test_label_studio_export_and_import_files(review, tmp_path: Path) -> None:
+    out = tmp_path / "ls" / "tasks.json"
+    code, written = review("export", "--out", str(out))
+    tasks = json.loads(out.read_text(encoding="utf-8"))
+    assert code == 0 and written["tasks"] == len(tasks) == 2
+    assert "<Labels" in Path(written["label_config"]).read_text(encoding="utf-8")
+    tasks[0]["annotations"] = [
+        {"id": 1, "result": [{"from_name": "decision", "type": "choices", "value": {"choices": ["accepted"]}}]}
+    ]
+    tasks[1]["annotations"] = [
+        {"id": 2, "result": [{"from_name": "value", "type": "textarea", "value": {"text": ["{nope"]}}]}
+    ]
+    annotated = tmp_path / "annotated.json"
+    annotated.write_text(json.dumps(tasks), encoding="utf-8")
+    code, report = review("import", str(annotated), "--by", "lead")
+    assert code == EXIT_IMPORT_FAILURES
+    assert report["applied"] == [tasks[0]["data"]["item_id"]] and len(report["failed"]) == 1
+    broken = tmp_path / "broken.json"
+    broken.write_text("{", encoding="utf-8")
+    code, error = review("import", str(broken))
+    assert code == EXIT_INVALID and "not a Label Studio JSON export" in error["error"]

@@ -1,0 +1,86 @@
+"""Reviewer reads: the queue's filters and order, evidence in context, tenant scope; the re-run preview."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from extraction_assets.lib import corrections
+from extraction_assets.lib.rerun import preview_rerun
+from extraction_assets.lib.review_queries import highlight_segments, item_detail, list_queue
+from extraction_assets.lib.warehouse import open_warehouse
+from tests.review_seed import HOSTILE, SCHEMA, TEXTS, seed
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    path = tmp_path / "w.duckdb"
+    return path, seed(path)
+
+
+def test_highlight_segments_cover_the_text_once() -> None:
+    text = "0123456789"
+    segments = highlight_segments(text, [(6, 8), (2, 4), (3, 5)])
+    assert "".join(s.text for s in segments) == text
+    assert [(s.text, s.evidence) for s in segments] == [
+        ("01", None),
+        ("23", 1),
+        ("4", 2),
+        ("5", None),
+        ("67", 0),
+        ("89", None),
+    ]
+
+
+def test_queue_is_tenant_scoped_filtered_and_most_urgent_first(warehouse) -> None:
+    path, ids = warehouse
+    with open_warehouse(path) as con:
+        acme = list_queue(con, "acme")
+        globex = list_queue(con, "globex")
+        risks = list_queue(con, "acme", item_type="risk")
+        by_rule = list_queue(con, "acme", reason="below_threshold")
+        other_rule = list_queue(con, "acme", reason="contradiction")
+        everything = list_queue(con, "acme", status="any")
+        other_version = list_queue(con, "acme", schema_version="pulse@v9")
+    assert [r.item_id for r in acme] == [ids["acme:decision"], ids["acme:risk"]]  # lower confidence first
+    assert acme[0].priority > acme[1].priority
+    assert [r.item_id for r in globex] == [ids["globex:commitment"]]
+    assert [r.item_type for r in risks] == ["risk"]
+    assert len(by_rule) == 2 and other_rule == []
+    assert {r.status for r in everything} == {"draft", "needs_review"} and len(everything) == 3
+    assert other_version == []
+
+
+def test_item_detail_shows_evidence_in_context(warehouse) -> None:
+    path, ids = warehouse
+    with open_warehouse(path) as con:
+        detail = item_detail(con, "acme", ids["acme:risk"], context_chars=20)
+    text = TEXTS["acme"]
+    [evidence] = detail.evidence
+    assert text[evidence.char_start : evidence.char_end] == evidence.quote
+    assert evidence.before == text[evidence.char_start - 20 : evidence.char_start]
+    assert evidence.after.startswith(" " + HOSTILE[:10])
+    assert "".join(s.text for s in detail.segments) == text
+    assert [s.text for s in detail.segments if s.evidence is not None] == [evidence.quote]
+    assert detail.source_uri == "acme/notes/week.txt"
+
+
+def test_rerun_preview_counts_what_would_be_overwritten_and_what_needs_confirmation(warehouse) -> None:
+    path, ids = warehouse
+    with open_warehouse(path) as con:
+        before = preview_rerun(con, SCHEMA, "acme")
+        corrections.accept(con, "acme", ids["acme:risk"], "ana")
+        corrections.apply_change(con, "acme", ids["acme:commitment"], corrections.Change(value={}), "ben", "correct")
+        after = preview_rerun(con, SCHEMA, "acme")
+        everyone = preview_rerun(con, SCHEMA)
+        other_version = preview_rerun(con, "pulse@v2", "acme")
+        no_docs = preview_rerun(con, SCHEMA, "acme", doc_ids=[])
+    assert (before.would_overwrite, before.need_confirmation) == (3, 0)
+    assert (after.would_overwrite, after.need_confirmation) == (1, 2)
+    assert after.protected_by_status == {"accepted (human)": 1, "draft (human)": 1}
+    assert set(after.protected_items) == {ids["acme:risk"], ids["acme:commitment"]}
+    assert "would overwrite 1 draft/needs_review items; 2 need confirmation" in after.message
+    assert (everyone.would_overwrite, everyone.need_confirmation, everyone.documents) == (2, 2, 2)
+    assert (other_version.would_overwrite, other_version.need_confirmation) == (0, 0)
+    assert (no_docs.would_overwrite, no_docs.need_confirmation) == (0, 0)
