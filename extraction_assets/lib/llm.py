@@ -31,8 +31,6 @@ MODES: dict[str, instructor.Mode] = {
 }
 
 
-class LLMError(RuntimeError):
-    """The model could not give a valid answer (provider error, timeout, invalid or schema-violating JSON)."""
 
 
 class LLMSettings(BaseModel):
@@ -59,6 +57,17 @@ class CallStats(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_ms: float = 0.0
+
+
+class LLMError(RuntimeError):
+    """The model could not give a valid answer (provider error, timeout, invalid or schema-violating JSON).
+
+    `stats` holds what the failed attempt still cost (calls, tokens, time).
+    """
+
+    def __init__(self, message: str, stats: CallStats | None = None) -> None:
+        super().__init__(message)
+        self.stats = stats or CallStats()
 
 
 class MemoryCache:
@@ -144,11 +153,9 @@ class LLMClient:
                 **({"max_tokens": self.settings.max_tokens} if self.settings.max_tokens else {}),
             )
         except Exception as exc:  # provider, transport, JSON and validation errors alike
-            raise LLMError(f"{type(exc).__name__}: {str(exc)[:500]}") from exc
-        stats.latency_ms = round((time.perf_counter() - started) * 1000, 1)
-        stats.calls = max(stats.calls, 1)
-        stats.prompt_tokens = sum(int(getattr(u, "prompt_tokens", 0) or 0) for u in usage)
-        stats.completion_tokens = sum(int(getattr(u, "completion_tokens", 0) or 0) for u in usage)
+            _settle(stats, usage, started)
+            raise LLMError(f"{type(exc).__name__}: {str(exc)[:500]}", stats) from exc
+        _settle(stats, usage, started)
         self.cache.put(
             {
                 "request_hash": key,
@@ -163,6 +170,14 @@ class LLMClient:
             }
         )
         return parsed, stats
+
+
+def _settle(stats: CallStats, usage: list[Any], started: float) -> None:
+    """Fill in what a request cost; a request that got no response still made one call."""
+    stats.latency_ms = round((time.perf_counter() - started) * 1000, 1)
+    stats.calls = max(stats.calls, 1)
+    stats.prompt_tokens = sum(int(getattr(u, "prompt_tokens", 0) or 0) for u in usage)
+    stats.completion_tokens = sum(int(getattr(u, "completion_tokens", 0) or 0) for u in usage)
 
 
 def _dump(completion: Any) -> Any:

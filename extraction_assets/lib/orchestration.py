@@ -121,6 +121,7 @@ class OrchestratedExtractor:
         try:
             candidates = self._model_candidates(doc, schema, stats)
         except LLMError as exc:
+            _add(stats, exc.stats)
             return pack.model_copy(
                 update={"extractor_version": version, "outcome": "fallback_used", "error": str(exc), "stats": stats}
             )
@@ -159,6 +160,7 @@ class OrchestratedExtractor:
         try:
             model = self._model_candidates(doc, schema, stats)
         except LLMError as exc:
+            _add(stats, exc.stats)
             return pack.model_copy(
                 update={"extractor_version": version, "outcome": "failed", "error": str(exc), "stats": stats}
             )
@@ -189,6 +191,7 @@ class OrchestratedExtractor:
                     _tags(schema, doc),
                 )
             except LLMError as exc:
+                _add(stats, exc.stats)
                 fell_back.append(f"{module}: {exc}")
                 candidates += [
                     c.model_copy(update={"extracted_by": "heuristic"}) for c in pack.candidates if c.item_type == module

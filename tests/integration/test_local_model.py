@@ -45,7 +45,7 @@ def test_tiny_local_model_end_to_end(tmp_path: Path, prompts: Path) -> None:
     (prompts / "pulse" / "v1.md").write_text(schema, encoding="utf-8")
     settings = Settings(warehouse=tmp_path / "w.duckdb", inbox=tmp_path / "inbox", prompts_dir=prompts)
     defs = build_definitions(settings)
-    extractor = ExtractorResource(llm_gguf=str(GGUF), llm_timeout_s=120.0)
+    extractor = ExtractorResource(llm_gguf=str(GGUF), llm_timeout_s=300.0)
     resources = {**defs.resources, "extractor": extractor}
     everything = list(defs.assets) + list(defs.asset_checks)
     instance = dg.DagsterInstance.ephemeral()
