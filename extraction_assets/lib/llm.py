@@ -31,8 +31,6 @@ MODES: dict[str, instructor.Mode] = {
 }
 
 
-
-
 class LLMSettings(BaseModel):
     """How to reach the model; `max_concurrency` documents are in flight at once."""
 

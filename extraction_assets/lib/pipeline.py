@@ -313,6 +313,7 @@ def extract_documents(
     extractor: Extractor,
 ) -> list[ExtractionOutcome]:
     """A batch of documents, `extractor.concurrency` at a time (model calls wait on the network, not the CPU)."""
+
     def one(doc: Document) -> ExtractionOutcome:
         return extract_document(doc, scrubbed[doc.doc_id], schema, extractor)
 

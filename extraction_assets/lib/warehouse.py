@@ -539,9 +539,7 @@ def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Seque
         con.execute(f"INSERT INTO {table} VALUES {', '.join([placeholder] * len(chunk))} {suffix}", params)
 
 
-def cache_entries_for(
-    con: duckdb.DuckDBPyConnection, model: str, doc_ids: Sequence[str]
-) -> dict[str, dict[str, Any]]:
+def cache_entries_for(con: duckdb.DuckDBPyConnection, model: str, doc_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     """Cached answers of one model for a batch of documents, read with the batch (one query, no held lock)."""
     rows = con.execute(
         "SELECT request_hash, response FROM llm_cache WHERE model = ? AND doc_id IN (SELECT unnest(?))",
