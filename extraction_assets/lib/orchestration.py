@@ -198,7 +198,6 @@ class OrchestratedExtractor:
                 ]
                 continue
             _add(stats, call)
-            key = f"{doc.metadata.get('message_id') or doc.doc_id}:{module}"
-            candidates.append(candidate_from_record(module, record, key))
+            candidates.append(candidate_from_record(module, record, doc.record_key(module)))
         run = self._run(candidates, version, "fallback_used" if fell_back else "model", stats)
         return run.model_copy(update={"error": "; ".join(fell_back) or None})
