@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -70,24 +71,22 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"{status} {step.name}" + (f" (failed checks: {', '.join(step.failed_checks)})" * bool(step.failed_checks))
         )
         ok = ok and step.success and not step.failed_checks
-    with open_warehouse(settings.warehouse) as con:
-        summary = warehouse_summary(con)
-    if args.json:
-        print(json.dumps(summary, default=str, indent=2))
-    else:
-        _print_summary(summary)
+    _show_summary(settings.warehouse, args.json)
     console.print(f"took {time.perf_counter() - started:.1f} s")
     return 0 if ok else 1
 
 
-def cmd_summary(args: argparse.Namespace) -> int:
-    settings = settings_from_args(args)
-    with open_warehouse(settings.warehouse) as con:
+def _show_summary(warehouse: Path, as_json: bool) -> None:
+    with open_warehouse(warehouse) as con:
         summary = warehouse_summary(con)
-    if args.json:
+    if as_json:
         print(json.dumps(summary, default=str, indent=2))
     else:
         _print_summary(summary)
+
+
+def cmd_summary(args: argparse.Namespace) -> int:
+    _show_summary(settings_from_args(args).warehouse, args.json)
     return 0
 
 

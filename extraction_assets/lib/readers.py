@@ -376,29 +376,40 @@ def _pulse_document(obj: dict[str, Any], ctx: _Ctx, *, source_uri: str | None = 
     )
 
 
+_TurnRow = tuple[str, str, str, str | None, str | None]  # turn id, line prefix, body, speaker, timestamp
+
+
+def _lay_out_turns(rows: list[_TurnRow]) -> tuple[str, list[Turn]]:
+    """One line per turn, `prefix + body`; each Turn spans only its body, so evidence cites the words said."""
+    parts: list[str] = []
+    turns: list[Turn] = []
+    pos = 0
+    for turn_id, prefix, body, speaker, stamp in rows:
+        start = pos + len(prefix)
+        turns.append(Turn(turn_id=turn_id, start=start, end=start + len(body), speaker=speaker, timestamp=stamp))
+        line = f"{prefix}{body}\n"
+        parts.append(line)
+        pos += len(line)
+    return "".join(parts), turns
+
+
 def _chat_document(obj: dict[str, Any], ctx: _Ctx, *, source_uri: str | None = None) -> Document:
     """`[time] sender: text` per message; a Turn spans only the message text."""
     messages = obj.get("messages")
     if not isinstance(messages, list) or not messages:
         raise _Reject("chat 'messages' must be a non-empty list")
-    parts: list[str] = []
-    turns: list[Turn] = []
-    pos = 0
+    rows: list[_TurnRow] = []
     for i, msg in enumerate(messages, start=1):
         if not isinstance(msg, dict):
             raise _Reject(f"chat message {i} is not an object")
         body = msg.get("text")
         if not isinstance(body, str):
             raise _Reject(f"chat message {i} has no string 'text'")
-        body = _normalize_newlines(body)
         sender = _opt_str(msg, "sender", "from")
         stamp = _opt_str(msg, "time", "timestamp")
         prefix = (f"[{stamp}] " if stamp else "") + (f"{sender}: " if sender else "")
-        start = pos + len(prefix)
-        turns.append(Turn(turn_id=f"m{i}", start=start, end=start + len(body), speaker=sender, timestamp=stamp))
-        line = f"{prefix}{body}\n"
-        parts.append(line)
-        pos += len(line)
+        rows.append((f"m{i}", prefix, _normalize_newlines(body), sender, stamp))
+    text, turns = _lay_out_turns(rows)
     channel = _opt_str(obj, "channel")
     title = _opt_str(obj, "title") or channel
     participants = sorted({t.speaker for t in turns if t.speaker})
@@ -407,7 +418,7 @@ def _chat_document(obj: dict[str, Any], ctx: _Ctx, *, source_uri: str | None = N
         metadata["channel"] = channel
     return ctx.document(
         "chat",
-        "".join(parts),
+        text,
         turns=turns,
         doc_date=_parse_iso_date(turns[0].timestamp),
         title=title,
@@ -421,10 +432,8 @@ def _transcript_document(obj: dict[str, Any], ctx: _Ctx) -> Document:
     raw_turns = obj.get("turns")
     if not isinstance(raw_turns, list) or not raw_turns:
         raise _Reject("transcript 'turns' must be a non-empty list")
-    parts: list[str] = []
-    turns: list[Turn] = []
+    rows: list[_TurnRow] = []
     seen: set[str] = set()
-    pos = 0
     for i, item in enumerate(raw_turns, start=1):
         if not isinstance(item, dict):
             raise _Reject(f"transcript turn {i} is not an object")
@@ -438,14 +447,8 @@ def _transcript_document(obj: dict[str, Any], ctx: _Ctx) -> Document:
             raise _Reject(f"transcript turn id {turn_id!r} is used twice")
         seen.add(turn_id)
         speaker = _opt_str(item, "speaker")
-        prefix = f"{speaker}: " if speaker else ""
-        start = pos + len(prefix)
-        turns.append(
-            Turn(turn_id=turn_id, start=start, end=start + len(body), speaker=speaker, timestamp=_opt_str(item, "time"))
-        )
-        line = f"{prefix}{body}\n"
-        parts.append(line)
-        pos += len(line)
+        rows.append((turn_id, f"{speaker}: " if speaker else "", body, speaker, _opt_str(item, "time")))
+    text, turns = _lay_out_turns(rows)
     raw_date = _opt_str(obj, "date")
     speakers = sorted({t.speaker for t in turns if t.speaker})
     metadata: dict[str, Any] = {"speakers": speakers, "turn_count": len(turns)}
@@ -453,7 +456,7 @@ def _transcript_document(obj: dict[str, Any], ctx: _Ctx) -> Document:
         metadata["date"] = raw_date
     return ctx.document(
         "transcript",
-        "".join(parts),
+        text,
         turns=turns,
         doc_date=_parse_iso_date(raw_date),
         title=_opt_str(obj, "title"),
