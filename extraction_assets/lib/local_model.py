@@ -43,6 +43,8 @@ def local_base_url(gguf: str | Path, n_ctx: int = 4096, threads: int = 2) -> str
             params.cpuparams_batch.n_threads = threads
             params.hostnames = ["127.0.0.1"]
             params.port = _free_port()
+            params.verbosity = -1  # quiet: llama.cpp logs to the same stderr as the pipeline
             server = xllamacpp.Server(params)
             _servers[path] = (server, server.listening_address + "/v1")
         return _servers[path][1]
+

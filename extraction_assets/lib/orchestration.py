@@ -123,7 +123,13 @@ class OrchestratedExtractor:
         except LLMError as exc:
             _add(stats, exc.stats)
             return pack.model_copy(
-                update={"extractor_version": version, "outcome": "fallback_used", "error": str(exc), "stats": stats}
+                update={
+                    "extractor_version": version,
+                    "model": self.model,  # tried: the status row says which model failed
+                    "outcome": "fallback_used",
+                    "error": str(exc),
+                    "stats": stats,
+                }
             )
         return self._run(candidates, version, "model", stats)
 
@@ -162,7 +168,13 @@ class OrchestratedExtractor:
         except LLMError as exc:
             _add(stats, exc.stats)
             return pack.model_copy(
-                update={"extractor_version": version, "outcome": "failed", "error": str(exc), "stats": stats}
+                update={
+                    "extractor_version": version,
+                    "model": self.model,
+                    "outcome": "failed",
+                    "error": str(exc),
+                    "stats": stats,
+                }
             )
         return self._run(merge(schema, heuristic, model), version, "model", stats)
 
