@@ -20,6 +20,8 @@ import openai
 from instructor.core.hooks import Hooks
 from pydantic import BaseModel, Field
 
+from extraction_assets.lib.response_models import schema_json
+
 T = TypeVar("T", bound=BaseModel)
 
 Mode = Literal["json_schema", "json", "tools", "md_json"]
@@ -98,7 +100,7 @@ class MemoryCache:
 
 def request_hash(model: str, mode: str, messages: Sequence[dict[str, str]], output: type[BaseModel]) -> str:
     payload = json.dumps(
-        {"model": model, "mode": mode, "messages": list(messages), "schema": output.model_json_schema()},
+        {"model": model, "mode": mode, "messages": list(messages), "schema": schema_json(output)},
         sort_keys=True,
         ensure_ascii=False,
     )

@@ -13,8 +13,9 @@ Without a configured model (or with the kill switch on) every mode runs the pack
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from extraction_assets.lib.extractors import ExtractorRun, HeuristicExtractor
@@ -108,21 +109,21 @@ class OrchestratedExtractor:
         return f"{schema.orchestration}:{self.client.settings.model}+{pack}"
 
     def extract(self, doc: ExtractionInput, schema: SchemaVersion) -> ExtractorRun:
-        pack = self.heuristic.extract(doc, schema)
+        pack = functools.cache(lambda: self.heuristic.extract(doc, schema))  # only where a mode needs it
         if not self._model_active(schema):
             outcome = "heuristic" if schema.orchestration == "heuristic_only" else "disabled"
-            return pack.model_copy(update={"outcome": outcome})
+            return pack().model_copy(update={"outcome": outcome})
         version = self.version(schema)
         stats: dict[str, float] = {}
         if schema.orchestration == "heuristic_first":
-            return self._heuristic_first(doc, schema, pack, version, stats)
+            return self._heuristic_first(doc, schema, pack(), version, stats)
         if schema.orchestration == "classify_then_extract":
             return self._classify_then_extract(doc, schema, pack, version, stats)
         try:
             candidates = self._model_candidates(doc, schema, stats)
         except LLMError as exc:
             _add(stats, exc.stats)
-            return pack.model_copy(
+            return pack().model_copy(
                 update={
                     "extractor_version": version,
                     "model": self.model,  # tried: the status row says which model failed
@@ -179,7 +180,12 @@ class OrchestratedExtractor:
         return self._run(merge(schema, heuristic, model), version, "model", stats)
 
     def _classify_then_extract(
-        self, doc: ExtractionInput, schema: SchemaVersion, pack: ExtractorRun, version: str, stats: dict[str, float]
+        self,
+        doc: ExtractionInput,
+        schema: SchemaVersion,
+        pack: Callable[[], ExtractorRun],
+        version: str,
+        stats: dict[str, float],
     ) -> ExtractorRun:
         assert self.client is not None
         routing = response_model(schema)
@@ -206,7 +212,9 @@ class OrchestratedExtractor:
                 _add(stats, exc.stats)
                 fell_back.append(f"{module}: {exc}")
                 candidates += [
-                    c.model_copy(update={"extracted_by": "heuristic"}) for c in pack.candidates if c.item_type == module
+                    c.model_copy(update={"extracted_by": "heuristic"})
+                    for c in pack().candidates
+                    if c.item_type == module
                 ]
                 continue
             _add(stats, call)

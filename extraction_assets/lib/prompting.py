@@ -8,11 +8,10 @@ answered from the cache.
 
 from __future__ import annotations
 
-import json
-
 from pydantic import BaseModel
 
 from extraction_assets.lib.models import ExtractionInput, stable_id
+from extraction_assets.lib.response_models import schema_json
 from extraction_assets.lib.schemas import SchemaVersion
 
 ZERO_WIDTH_SPACE = "\u200b"
@@ -42,7 +41,7 @@ def _user_message(doc: ExtractionInput, task: str, output: type[BaseModel]) -> s
         if doc.doc_date
         else "Today's date: unknown (leave relative dates null)."
     )
-    schema = json.dumps(output.model_json_schema(), ensure_ascii=False, sort_keys=True)
+    schema = schema_json(output)
     return (
         f"{task}\n{date_line}\nDocument kind: {doc.kind}\n\n{DATA_RULES}\n\n"
         f"<{tag}>\n{defuse(doc.text, tag)}\n</{tag}>\n\n"

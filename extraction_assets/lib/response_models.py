@@ -6,6 +6,8 @@ an enum outside its options or a malformed date never reaches the pipeline as a 
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -106,6 +108,12 @@ def record_model(schema: SchemaVersion, module: str) -> type[BaseModel]:
 
 
 _built: dict[tuple[str, str, str], type[BaseModel]] = {}
+
+
+@functools.cache
+def schema_json(output: type[BaseModel]) -> str:
+    """The JSON schema of a response model, serialised once (it goes into every prompt and request hash)."""
+    return json.dumps(output.model_json_schema(), ensure_ascii=False, sort_keys=True)
 
 
 def _memo(kind: str, schema: SchemaVersion, build: Callable[[], type[BaseModel]]) -> type[BaseModel]:
