@@ -47,4 +47,3 @@ def local_base_url(gguf: str | Path, n_ctx: int = 4096, threads: int = 2) -> str
             server = xllamacpp.Server(params)
             _servers[path] = (server, server.listening_address + "/v1")
         return _servers[path][1]
-
