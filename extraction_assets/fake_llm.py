@@ -38,7 +38,7 @@ _INJECTION = re.compile(r"[^\n]*(ignore (all |any )?(previous|prior) instruction
 class Faults(BaseModel):
     """What the fake does wrong, and how often (`*_every` = N: requests 1, N+1, 2N+1, ... are hit)."""
 
-    latency_ms: float = 0.0
+    latency_ms: float = 0.0  # how long each answer takes in all (error answers come at once)
     rate_limit_every: int = 0
     retry_after_s: float = 0.05
     server_error_every: int = 0
@@ -150,6 +150,11 @@ def _violate(answer: dict[str, Any]) -> dict[str, Any]:
     return broken
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # the default backlog (5) drops bursts of connections: clients then wait ~1 s
+
+
 class FakeLLMServer:
     """`with FakeLLMServer(Faults(latency_ms=200)) as fake:` then point a client at `fake.base_url`."""
 
@@ -159,8 +164,7 @@ class FakeLLMServer:
         self._responder = _Responder(prompts_dir)
         self._counter = itertools.count(1)
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
-        self._server.daemon_threads = True
+        self._server = _Server(("127.0.0.1", port), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property
@@ -215,10 +219,9 @@ class FakeLLMServer:
 
     def handle(self, body: dict[str, Any]) -> tuple[int, dict[str, str], dict[str, Any] | None]:
         """One request: (status, headers, JSON body or None to drop the connection after a timeout)."""
+        started = time.monotonic()
         index = self._record(body)
         faults = self.faults
-        if faults.latency_ms:
-            time.sleep(faults.latency_ms / 1000)
         if _hit(faults.timeout_every, index):
             time.sleep(faults.timeout_s)
             return 504, {}, {"error": {"message": "upstream timed out", "type": "timeout"}}
@@ -231,12 +234,18 @@ class FakeLLMServer:
         if faults.schema_violation:
             answer = _violate(answer)
         content = "this is not JSON {" if faults.invalid_json else json.dumps(answer, ensure_ascii=False)
-        return 200, {}, self._completion(body, content)
+        completion = self._completion(body, content)
+        # `latency_ms` is the whole answer's time, as a client sees it, not a sleep added to our own work
+        time.sleep(max(0.0, faults.latency_ms / 1000 - (time.monotonic() - started)))
+        return 200, {}, completion
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real endpoints do
+            disable_nagle_algorithm = True  # headers and body go out at once, not 40 ms apart (delayed ACK)
+
             def log_message(self, *args: object) -> None:  # quiet: tests read `requests` instead
                 return
 

@@ -1,6 +1,7 @@
 """Extraction assets, partitioned by schema version: items with grounded evidence, then the review queue."""
 
 import time
+from collections.abc import Iterator
 
 import dagster as dg
 from pydantic import Field
@@ -9,7 +10,8 @@ from extraction_assets.defs.ingest import scrubbed_documents
 from extraction_assets.defs.partitions import POOL, schema_versions
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
 from extraction_assets.lib.extraction_stats import ExtractionTally
-from extraction_assets.lib.pipeline import extract_documents
+from extraction_assets.lib.models import Document, ExtractionOutcome, ScrubbedDocument
+from extraction_assets.lib.pipeline import extract_stream
 from extraction_assets.lib.reporting import markdown_table
 from extraction_assets.lib.rerun import preview_rerun
 from extraction_assets.lib.schemas import load_schema
@@ -78,13 +80,17 @@ def extracted_items_and_evidence(
         context.log.warning(f"{rerun.message}: kept, since the run was not confirmed (confirm_overwrite)")
     tally = ExtractionTally()
     started = time.perf_counter()
-    for number, batch in enumerate(batched(pending, EXTRACT_BATCH), start=1):
-        with warehouse.connect() as con:  # read, then close: no DuckDB lock is held while a model works
-            docs = load_documents(con, batch)
-            scrubbed = load_scrubbed(con, batch)
-            if built.model:
-                built.preload_cache(cache_entries_for(con, built.model, batch))
-        outcomes = extract_documents(docs, scrubbed, schema, built)
+
+    def documents() -> Iterator[tuple[Document, ScrubbedDocument]]:
+        for batch in batched(pending, EXTRACT_BATCH):
+            with warehouse.connect() as con:  # read, then close: no DuckDB lock is held while a model works
+                docs = load_documents(con, batch)
+                scrubbed = load_scrubbed(con, batch)
+                if built.model:
+                    built.preload_cache(cache_entries_for(con, built.model, batch))
+            yield from ((doc, scrubbed[doc.doc_id]) for doc in docs)
+
+    def commit(outcomes: list[ExtractionOutcome]) -> None:
         with warehouse.connect() as con:
             written = write_extraction_batch(
                 con,
@@ -95,9 +101,18 @@ def extracted_items_and_evidence(
             )
         tally.add(outcomes, written)
         context.log.info(
-            f"batch {number}: {len(outcomes)} documents, {written['items']} items stored, "
+            f"{len(outcomes)} documents committed, {written['items']} items stored, "
             f"{tally.counts['documents']}/{len(pending)} done"
         )
+
+    finished: list[ExtractionOutcome] = []
+    for outcome in extract_stream(documents(), schema, built):
+        finished.append(outcome)
+        if len(finished) == EXTRACT_BATCH:
+            commit(finished)
+            finished = []
+    if finished:
+        commit(finished)
     totals = tally.counts
     extract_seconds = round(time.perf_counter() - started, 3)
     with warehouse.connect() as con:

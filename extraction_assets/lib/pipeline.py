@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from extraction_assets.lib.extractors import Extractor, ExtractorRun
@@ -306,18 +307,33 @@ def extract_document(
     )
 
 
+def extract_stream(
+    pairs: Iterable[tuple[Document, ScrubbedDocument]], schema: SchemaVersion, extractor: Extractor
+) -> Iterator[ExtractionOutcome]:
+    """Outcomes in input order, `extractor.concurrency` documents in flight (model calls wait on the network).
+
+    The input is read lazily and the caller may store outcomes between two of them: loading the next
+    documents and committing finished ones overlap with the model calls still running.
+    """
+    if extractor.concurrency <= 1:
+        for doc, clean in pairs:
+            yield extract_document(doc, clean, schema, extractor)
+        return
+    window = extractor.concurrency * 4
+    with ThreadPoolExecutor(max_workers=extractor.concurrency, thread_name_prefix="extract") as pool:
+        running: deque[Future[ExtractionOutcome]] = deque()
+        for doc, clean in pairs:
+            running.append(pool.submit(extract_document, doc, clean, schema, extractor))
+            if len(running) >= window:
+                yield running.popleft().result()
+        while running:
+            yield running.popleft().result()
+
+
 def extract_documents(
     docs: Sequence[Document],
     scrubbed: Mapping[str, ScrubbedDocument],
     schema: SchemaVersion,
     extractor: Extractor,
 ) -> list[ExtractionOutcome]:
-    """A batch of documents, `extractor.concurrency` at a time (model calls wait on the network, not the CPU)."""
-
-    def one(doc: Document) -> ExtractionOutcome:
-        return extract_document(doc, scrubbed[doc.doc_id], schema, extractor)
-
-    if extractor.concurrency <= 1 or len(docs) <= 1:
-        return [one(doc) for doc in docs]
-    with ThreadPoolExecutor(max_workers=extractor.concurrency, thread_name_prefix="extract") as pool:
-        return list(pool.map(one, docs))
+    return list(extract_stream(((doc, scrubbed[doc.doc_id]) for doc in docs), schema, extractor))
