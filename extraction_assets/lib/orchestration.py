@@ -122,17 +122,23 @@ class OrchestratedExtractor:
         try:
             candidates = self._model_candidates(doc, schema, stats)
         except LLMError as exc:
-            _add(stats, exc.stats)
-            return pack().model_copy(
-                update={
-                    "extractor_version": version,
-                    "model": self.model,  # tried: the status row says which model failed
-                    "outcome": "fallback_used",
-                    "error": str(exc),
-                    "stats": stats,
-                }
-            )
+            return self._kept_heuristic(pack(), version, "fallback_used", exc, stats)
         return self._run(candidates, version, "model", stats)
+
+    def _kept_heuristic(
+        self, pack: ExtractorRun, version: str, outcome: str, exc: LLMError, stats: dict[str, float]
+    ) -> ExtractorRun:
+        """The model failed: the pack's result stands, with what the failed call cost and why it failed."""
+        _add(stats, exc.stats)
+        return pack.model_copy(
+            update={
+                "extractor_version": version,
+                "model": self.model,  # tried: the status row says which model failed
+                "outcome": outcome,
+                "error": str(exc),
+                "stats": stats,
+            }
+        )
 
     def _run(
         self, candidates: list[CandidateItem], version: str, outcome: str, stats: dict[str, float]
@@ -167,16 +173,7 @@ class OrchestratedExtractor:
         try:
             model = self._model_candidates(doc, schema, stats)
         except LLMError as exc:
-            _add(stats, exc.stats)
-            return pack.model_copy(
-                update={
-                    "extractor_version": version,
-                    "model": self.model,
-                    "outcome": "failed",
-                    "error": str(exc),
-                    "stats": stats,
-                }
-            )
+            return self._kept_heuristic(pack, version, "failed", exc, stats)
         return self._run(merge(schema, heuristic, model), version, "model", stats)
 
     def _classify_then_extract(
