@@ -7,7 +7,6 @@ Every failure surfaces as `LLMError`, so orchestration can fall back instead of 
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import threading
@@ -145,7 +144,7 @@ class LLMClient:
         try:
             parsed, completion = self._client.chat.completions.create_with_completion(
                 model=self.settings.model,
-                messages=copy.deepcopy(messages),  # instructor appends re-ask turns to the list it is given
+                messages=[dict(m) for m in messages],  # instructor appends re-ask turns and edits turns in place
                 response_model=output,
                 max_retries=self.settings.validation_retries,
                 hooks=hooks,

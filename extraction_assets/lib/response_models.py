@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Literal
 
+from instructor import ResponseSchema
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from extraction_assets.lib.models import CandidateItem
@@ -18,6 +19,27 @@ from extraction_assets.lib.schemas import AttributeSpec, FieldSpec, SchemaVersio
 
 DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
 MAX_EVIDENCE_SPANS = 5
+
+
+class ResponseBase(ResponseSchema):
+    """Base of every top-level response model.
+
+    Instructor takes a `ResponseSchema` subclass as it is (otherwise it builds a wrapper class per
+    request), and the JSON schema, which instructor rebuilds for every request, is built once per class.
+    A fresh copy is returned (parsed from the stored JSON, much cheaper than a deep copy) because
+    callers edit it.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        return json.loads(_json_schema(cls, args, tuple(sorted(kwargs.items()))))
+
+
+@functools.cache
+def _json_schema(cls: type[BaseModel], args: tuple[Any, ...], kwargs: tuple[tuple[str, Any], ...]) -> str:
+    return json.dumps(super(ResponseBase, cls).model_json_schema(*args, **dict(kwargs)), ensure_ascii=False)
 
 
 def _python_type(spec: AttributeSpec | FieldSpec) -> Any:
@@ -64,6 +86,7 @@ def items_model(schema: SchemaVersion) -> type[BaseModel]:
     )
     return create_model(  # type: ignore[call-overload]
         _name(schema, "Items"),
+        __base__=ResponseBase,
         items=(list[item], Field(default_factory=list, max_length=schema.max_items)),
     )
 
@@ -81,7 +104,7 @@ def fields_model(schema: SchemaVersion) -> type[BaseModel]:
             reasoning=(str | None, None),
         )
         entries[spec.name] = (entry | None, Field(default=None, description=spec.description or spec.extraction_hint))
-    return create_model(_name(schema, "Fields"), **entries)  # type: ignore[call-overload]
+    return create_model(_name(schema, "Fields"), __base__=ResponseBase, **entries)  # type: ignore[call-overload]
 
 
 def classification_model(schema: SchemaVersion) -> type[BaseModel]:
@@ -89,6 +112,7 @@ def classification_model(schema: SchemaVersion) -> type[BaseModel]:
     names = tuple(f.name for f in schema.fields)
     return create_model(  # type: ignore[call-overload]
         _name(schema, "Classification"),
+        __base__=ResponseBase,
         modules=(list[Literal[names]], Field(default_factory=list, max_length=len(names))),  # type: ignore[valid-type]
     )
 
@@ -100,7 +124,7 @@ def record_model(schema: SchemaVersion, module: str) -> type[BaseModel]:
         raise KeyError(f"{schema.key} has no module {module!r}")
     return create_model(  # type: ignore[call-overload]
         _name(schema, f"Record{module.title().replace('_', '')}"),
-        __config__=ConfigDict(extra="ignore"),
+        __base__=ResponseBase,
         evidence_spans=(list[str], Field(min_length=1, max_length=MAX_EVIDENCE_SPANS)),
         confidence=(float, Field(ge=0.0, le=1.0)),
         **{name: _field(attr) for name, attr in spec.attributes.items()},

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from extraction_assets.fake_llm import FakeLLMServer, Faults
 from extraction_assets.lib.extraction_stats import ExtractionTally
@@ -60,6 +60,16 @@ def _client(fake: FakeLLMServer, **kw) -> LLMClient:
 def test_response_models_are_built_once_per_schema_version() -> None:
     assert response_model(PULSE) is response_model(PULSE)
     assert response_model(PULSE) is not response_model(FIELDS)
+
+
+def test_response_model_schema_is_built_once_and_handed_out_as_a_copy() -> None:
+    model = response_model(PULSE)
+    first = model.model_json_schema()
+    first["properties"]["items"]["description"] = "edited by a caller"
+    first["$defs"].clear()
+    again = model.model_json_schema()
+    assert "description" not in again["properties"]["items"] and again["$defs"]
+    assert again == BaseModel.model_json_schema.__func__(model)  # the same schema pydantic builds
 
 
 def test_items_model_validates_types_enums_and_the_cap() -> None:
@@ -122,11 +132,13 @@ def test_client_caches_by_request_and_counts_usage(fake: FakeLLMServer) -> None:
     cache = MemoryCache()
     client = _client(fake)
     client.cache = cache
-    messages = build_messages(PULSE, DOC, items_model(PULSE))
+    output = items_model(PULSE)
+    messages = build_messages(PULSE, DOC, output)
     before = len(fake.requests)
-    first, stats = client.complete(messages, items_model(PULSE))
+    first, stats = client.complete(messages, output)
+    assert type(first) is output  # instructor used the class as it is, no wrapper class per request
     assert stats.calls == 1 and not stats.cached and stats.prompt_tokens > 0
-    again, cached = client.complete(messages, items_model(PULSE))
+    again, cached = client.complete(messages, output)
     assert cached.cached and cached.calls == 0 and again.model_dump() == first.model_dump()
     assert len(fake.requests) == before + 1
     assert [e["request_hash"] for e in cache.take_pending()] and cache.take_pending() == []
