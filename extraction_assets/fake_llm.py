@@ -9,6 +9,7 @@ invented evidence spans and echoed prompt-injection text. It records every reque
 from __future__ import annotations
 
 import contextlib
+import gc
 import itertools
 import json
 import re
@@ -176,6 +177,8 @@ class FakeLLMServer:
         self.faults = self.faults.model_copy(update=faults)
 
     def start(self) -> FakeLLMServer:
+        self._responder.schemas = discover_schemas(self._responder.prompts_dir)[0]
+        gc.freeze()  # full collections stall every answer at once: keep them off what exists before serving
         self._thread.start()
         return self
 

@@ -6,6 +6,7 @@ tested directly and a failure of one document never touches another.
 
 from __future__ import annotations
 
+import gc
 import re
 import unicodedata
 from collections import deque
@@ -319,6 +320,7 @@ def extract_stream(
         for doc, clean in pairs:
             yield extract_document(doc, clean, schema, extractor)
         return
+    gc.freeze()  # a full collection stops every thread: keep it from rescanning what exists before the stage
     window = extractor.concurrency * 4
     with ThreadPoolExecutor(max_workers=extractor.concurrency, thread_name_prefix="extract") as pool:
         running: deque[Future[ExtractionOutcome]] = deque()
