@@ -12,7 +12,7 @@ import json
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import instructor
 import openai
@@ -20,10 +20,10 @@ from instructor.core.hooks import Hooks
 from pydantic import BaseModel, Field
 
 from extraction_assets.lib.response_models import schema_json
+from extraction_assets.lib.schemas import LLMMode as Mode
 
 T = TypeVar("T", bound=BaseModel)
 
-Mode = Literal["json_schema", "json", "tools", "md_json"]
 MODES: dict[str, instructor.Mode] = {
     "json_schema": instructor.Mode.JSON_SCHEMA,
     "json": instructor.Mode.JSON,
@@ -33,7 +33,10 @@ MODES: dict[str, instructor.Mode] = {
 
 
 class LLMSettings(BaseModel):
-    """How to reach the model; `max_concurrency` documents are in flight at once."""
+    """How to reach the model; `max_concurrency` documents are in flight at once.
+
+    `mode` is the endpoint's default; a schema version may choose its own (`llm_mode` in its front matter).
+    """
 
     base_url: str
     model: str
@@ -112,19 +115,35 @@ class LLMClient:
     def __init__(self, settings: LLMSettings, cache: MemoryCache | None = None) -> None:
         self.settings = settings
         self.cache = cache or MemoryCache()
-        raw = openai.OpenAI(
+        self._raw = openai.OpenAI(
             base_url=settings.base_url,
             api_key=settings.api_key,
             timeout=settings.timeout_s,
             max_retries=settings.http_retries,
         )
-        self._client = instructor.from_openai(raw, mode=MODES[settings.mode])
+        self._clients: dict[str, instructor.Instructor] = {}
+        self._lock = threading.Lock()
+
+    def _instructor(self, mode: Mode) -> instructor.Instructor:
+        """One instructor client per mode, sharing one HTTP connection pool."""
+        with self._lock:
+            if mode not in self._clients:
+                self._clients[mode] = instructor.from_openai(self._raw, mode=MODES[mode])
+            return self._clients[mode]
 
     def complete(
-        self, messages: list[dict[str, str]], output: type[T], tags: dict[str, str] | None = None
+        self,
+        messages: list[dict[str, str]],
+        output: type[T],
+        tags: dict[str, str] | None = None,
+        mode: Mode | None = None,
     ) -> tuple[T, CallStats]:
-        """One logical request; `tags` (schema_version, doc_id) are stored with the answer to find it again."""
-        key = request_hash(self.settings.model, self.settings.mode, messages, output)
+        """One logical request; `tags` (schema_version, doc_id) are stored with the answer to find it again.
+
+        `mode` overrides the endpoint's default (a schema's choice); it is part of the request's hash.
+        """
+        mode = mode or self.settings.mode
+        key = request_hash(self.settings.model, mode, messages, output)
         if not self.settings.refresh_cache and (hit := self.cache.get(key)) is not None:
             try:
                 return output.model_validate(hit["response"]["parsed"]), CallStats(cached=True)
@@ -142,7 +161,7 @@ class LLMClient:
         hooks.on("completion:response", on_response)
         started = time.perf_counter()
         try:
-            parsed, completion = self._client.chat.completions.create_with_completion(
+            parsed, completion = self._instructor(mode).chat.completions.create_with_completion(
                 model=self.settings.model,
                 messages=[dict(m) for m in messages],  # instructor appends re-ask turns and edits turns in place
                 response_model=output,
@@ -159,7 +178,7 @@ class LLMClient:
             {
                 "request_hash": key,
                 "model": self.settings.model,
-                "mode": self.settings.mode,
+                "mode": mode,
                 "request": {"messages": messages},
                 "response": {"parsed": parsed.model_dump(mode="json"), "raw": _dump(completion)},
                 "prompt_tokens": stats.prompt_tokens,

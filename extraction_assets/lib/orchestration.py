@@ -16,7 +16,9 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from extraction_assets.lib.extractors import ExtractorRun, HeuristicExtractor
 from extraction_assets.lib.heuristics import pack_version
@@ -33,6 +35,7 @@ from extraction_assets.lib.response_models import (
 from extraction_assets.lib.schemas import SchemaVersion
 
 DEFAULT_MODEL_THRESHOLD = 0.70
+T = TypeVar("T", bound=BaseModel)
 
 
 class ClassificationError(RuntimeError):
@@ -67,10 +70,6 @@ def merge(schema: SchemaVersion, heuristic: list[CandidateItem], model: list[Can
         if chosen is not None:
             merged.append(chosen)
     return merged
-
-
-def _tags(schema: SchemaVersion, doc: ExtractionInput) -> dict[str, str]:
-    return {"schema_version": schema.key, "doc_id": doc.doc_id}
 
 
 def _add(total: dict[str, float], stats: CallStats) -> None:
@@ -153,10 +152,18 @@ class OrchestratedExtractor:
             stats=stats,
         )
 
-    def _model_candidates(self, doc: ExtractionInput, schema: SchemaVersion, stats: dict[str, float]):
+    def _ask(
+        self, doc: ExtractionInput, schema: SchemaVersion, output: type[T], task: str | None = None
+    ) -> tuple[T, CallStats]:
+        """One request about a document: the schema's prompt and mode, tagged to be found in the cache again."""
         assert self.client is not None
+        messages = build_messages(schema, doc, output, task)
+        tags = {"schema_version": schema.key, "doc_id": doc.doc_id}
+        return self.client.complete(messages, output, tags, mode=schema.llm_mode)
+
+    def _model_candidates(self, doc: ExtractionInput, schema: SchemaVersion, stats: dict[str, float]):
         output = response_model(schema)
-        parsed, call = self.client.complete(build_messages(schema, doc, output), output, _tags(schema, doc))
+        parsed, call = self._ask(doc, schema, output)
         _add(stats, call)
         if schema.shape == "fields":
             return candidates_from_fields(schema, parsed)
@@ -184,14 +191,9 @@ class OrchestratedExtractor:
         version: str,
         stats: dict[str, float],
     ) -> ExtractorRun:
-        assert self.client is not None
         routing = response_model(schema)
         try:
-            parsed, call = self.client.complete(
-                build_messages(schema, doc, routing, task="Classify: list the modules that apply (or none)."),
-                routing,
-                _tags(schema, doc),
-            )
+            parsed, call = self._ask(doc, schema, routing, task="Classify: list the modules that apply (or none).")
         except LLMError as exc:
             raise ClassificationError(f"classification failed: {exc}") from exc
         _add(stats, call)
@@ -200,11 +202,7 @@ class OrchestratedExtractor:
         for module in dict.fromkeys(parsed.modules):  # type: ignore[attr-defined]
             output = module_model(schema, module)
             try:
-                record, call = self.client.complete(
-                    build_messages(schema, doc, output, task=f"Extract the {module} record."),
-                    output,
-                    _tags(schema, doc),
-                )
+                record, call = self._ask(doc, schema, output, task=f"Extract the {module} record.")
             except LLMError as exc:
                 _add(stats, exc.stats)
                 fell_back.append(f"{module}: {exc}")

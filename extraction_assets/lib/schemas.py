@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from extraction_assets.lib.models import DocumentKind
 
 Orchestration = Literal["model_first", "heuristic_first", "classify_then_extract", "heuristic_only"]
+LLMMode = Literal["json_schema", "json", "tools", "md_json"]  # how instructor asks for structured output
 Shape = Literal["items", "fields", "records"]
 FieldType = Literal["string", "number", "integer", "boolean", "date", "enum", "list", "object"]
 ReviewPolicy = Literal["auto", "always", "never"]
@@ -81,6 +82,7 @@ class SchemaVersion(BaseModel):
     description: str = ""
     shape: Shape = "items"
     orchestration: Orchestration = "heuristic_only"
+    llm_mode: LLMMode | None = None  # None: the endpoint's mode (`EXTRACTION_LLM_MODE`)
     heuristic: str
     document_kinds: list[DocumentKind] = Field(default_factory=lambda: list(ALL_KINDS))
     max_items: int = Field(default=10, ge=1, le=1000)

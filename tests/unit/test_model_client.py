@@ -144,6 +144,39 @@ def test_client_caches_by_request_and_counts_usage(fake: FakeLLMServer) -> None:
     assert [e["request_hash"] for e in cache.take_pending()] and cache.take_pending() == []
 
 
+def _structured_output_of(request: dict) -> str:
+    """How a recorded request asked for structured output."""
+    if request.get("tools"):
+        return "tools"
+    return (request.get("response_format") or {}).get("type", "prompt only")
+
+
+@pytest.mark.parametrize(
+    ("mode", "asks_with"),
+    [("json_schema", "json_schema"), ("json", "json_object"), ("tools", "tools"), ("md_json", "prompt only")],
+)
+def test_every_mode_asks_for_structured_output_its_own_way(fake: FakeLLMServer, mode: str, asks_with: str) -> None:
+    fake.faults = Faults()
+    output = response_model(PULSE)
+    parsed, stats = _client(fake, mode=mode).complete(build_messages(PULSE, DOC, output), output)
+    assert _structured_output_of(fake.requests[-1]) == asks_with
+    assert stats.calls == 1 and {i.item_type for i in parsed.items} == {"commitment", "risk"}
+
+
+def test_a_schema_chooses_its_own_mode_over_the_endpoints(fake: FakeLLMServer) -> None:
+    fake.faults = Faults()
+    tools_schema = PULSE.model_copy(update={"llm_mode": "tools"})
+    client = _client(fake, mode="json_schema")
+    extractor = OrchestratedExtractor(client)
+    run = extractor.extract(DOC, tools_schema)
+    assert run.outcome == "model" and _structured_output_of(fake.requests[-1]) == "tools"
+    (entry,) = client.cache.take_pending()
+    assert entry["mode"] == "tools"
+    extractor.extract(DOC, PULSE)  # the same document under the endpoint's mode is another request
+    assert _structured_output_of(fake.requests[-1]) == "json_schema"
+    assert client.cache.take_pending()[0]["request_hash"] != entry["request_hash"]
+
+
 def test_client_raises_llm_error_for_bad_answers(fake: FakeLLMServer) -> None:
     messages = build_messages(PULSE, DOC, items_model(PULSE))
     for faults in (Faults(invalid_json=True), Faults(schema_violation=True), Faults(server_error_every=1)):
