@@ -219,3 +219,74 @@ def test_numbers_are_not_dates() -> None:
 def test_parse_amount(printed: str, expected: str | None) -> None:
     value = parse_amount(printed)
     assert (str(value) if value is not None else None) == expected
+
+
+def _parties(text: str, schema: SchemaVersion) -> list[object]:
+    values = _values(_fields(text, schema))
+    return [values.get("party_a"), values.get("party_b")]
+
+
+def test_a_title_block_does_not_leak_into_party_names(schema: SchemaVersion) -> None:
+    text = (
+        "EXHIBIT 10.4\n\nDISTRIBUTION AGREEMENT\n\nBY AND BETWEEN\n\nNORTHWIND TRADING INC.\n\nAND\n\n"
+        "LARCH VALLEY FOODS CORPORATION\n\nThe parties agree as follows.\n"
+    )
+    assert _parties(text, schema) == ["NORTHWIND TRADING INC.", "LARCH VALLEY FOODS CORPORATION"]
+
+
+def test_the_parties_are_read_where_they_are_defined(schema: SchemaVersion) -> None:
+    text = (
+        "SERVICES AGREEMENT BETWEEN OSPREY AND KESTREL TELECOM COMPANY\n\nThis Agreement is made by and between "
+        'Kestrel Telecom Company, a Delaware Corporation, hereinafter referred to as "Provider", and Osprey Media '
+        'Corp., a Texas corporation, hereinafter referred to as "Customer".\n'
+    )
+    found = _fields(text, schema)
+    assert _values(found)["party_a"] == "Kestrel Telecom Company"
+    assert _values(found)["party_b"] == "Osprey Media Corp."
+    assert found["party_a"].value["alias"] == "Provider"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Jade River Trading Co., Ltd.",
+        "Falkenberg Optik GmbH & Co. KG",
+        "Harbin Light (Asia) Limited",
+        "JSC Volga Steel",
+    ],
+)
+def test_multi_part_and_leading_legal_forms(schema: SchemaVersion, name: str) -> None:
+    text = f'SUPPLY AGREEMENT\nThis Agreement is made between {name} ("Seller") and Tern Retail LLC ("Buyer").\n'
+    assert _parties(text, schema) == [name, "Tern Retail LLC"]
+
+
+def test_a_recital_or_a_bare_form_is_no_party(schema: SchemaVersion) -> None:
+    text = (
+        'CONSULTING AGREEMENT\nThis Agreement is between Ana Ruiz ("Consultant") and Plover Labs Inc. (the '
+        '"Company"). WHEREAS, the Company wishes to engage the Consultant.\n'
+    )
+    assert _parties(text, schema) == ["Plover Labs Inc.", "Ana Ruiz"]
+
+
+def test_a_name_does_not_start_inside_a_word(schema: SchemaVersion) -> None:
+    text = 'LICENSE AGREEMENT\nThis Agreement is between eZest Apps LLC ("Licensor") and Wren Games Inc. ("Licensee").'
+    assert _parties(text, schema) == ["eZest Apps LLC", "Wren Games Inc."]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("The Supply Term shall be three years from March 1, 2024 to February 28, 2027.", "2027-02-28"),
+        ("EXPIRATION DATE:                                        June 30, 2028\n", "2028-06-30"),
+        ("This Agreement is for a term of two years starting May 1, 2025 and expiring April 30, 2027.", "2027-04-30"),
+        ('Deliveries cease on October 1, 2029 (the "Expiration Date").', "2029-10-01"),
+    ],
+)
+def test_end_date_forms(schema: SchemaVersion, sentence: str, expected: str) -> None:
+    text = f"SUPPLY AGREEMENT\nby and between Foxtrot Ltd. and Golf Co.\n{sentence}\n"
+    assert _values(_fields(text, schema))["end_date"] == expected
+
+
+def test_a_notary_commission_is_not_the_end_date(schema: SchemaVersion) -> None:
+    text = "SUPPLY AGREEMENT\nby and between Foxtrot Ltd. and Golf Co.\nMy Commission Expires May 1, 2030."
+    assert "end_date" not in _fields(text, schema)

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 from typing import Any
 
 from extraction_assets.lib.heuristics.contract_lexicon import CURRENCIES, JURISDICTION_ALIASES, LEXICONS, Lexicon
@@ -29,6 +30,7 @@ TITLE_CHARS = 3000  # the title is printed near the top
 HEADER_MIN_CHARS = 300
 HEADER_MAX_CHARS = {"en": 4000, "ru": 2500}
 DATE_AFTER_TRIGGER = 30  # a trigger's date follows within this many characters
+PERIOD_START_CHARS = 60  # "from May 1, 2026 to ...": the period's start is this close before "to"
 DEFINED_TERM_GAP = 30  # '..., 2026 (the "Effective Date")': the term follows its date this closely
 AMOUNT_AFTER_TRIGGER = 150
 CURRENCY_AFTER_AMOUNT = 50
@@ -51,11 +53,28 @@ _GAP_BREAK = re.compile(r"(?<!\w)(?:and|или|и|or)(?!\w)")  # "commence on X 
 _SENTENCE_END = re.compile(r"\.\s|\.$|\n\s*\n|;\s*\n")
 _EN_FORM = (
     r"(?:Inc|INC|Incorporated|LLC|L\.L\.C|Ltd|LTD|Limited|LIMITED|Corporation|CORPORATION|Corp|CORP|Company|COMPANY"
-    r"|Co|CO|L\.P|LP|LLP|N\.\s?A|GmbH|S\.A|PLC|plc|AG|B\.V|N\.V|Pty|S\.p\.A)"
+    r"|Co|CO|L\.P|LP|LLP|N\.\s?A|GmbH|S\.A|PLC|plc|AG|KG|B\.V|N\.V|Pty|S\.p\.A)"
 )
-_EN_PARTY = re.compile(rf"(?:(?:[A-Z0-9][\w&.'’-]*|&),?\s+(?:(?:of|and|for|the|de)\s+)?){{1,8}}?{_EN_FORM}(?:\.|\b)")
-_EN_BETWEEN = re.compile(r"between\s+(?:the\s+)?((?:[A-Z0-9][\w&.'’-]*,?\s*){1,6})")
-_ALIAS = re.compile(r'\(\s*(?:the\s+|hereinafter\s+(?:referred\s+to\s+as\s+)?|each\s+)?"([^"]{1,40})"')
+_EN_WORD = r"(?:[A-Z0-9][\w&.'’-]*|[a-z]+[A-Z0-9][\w&.'’-]*|\([A-Z][\w ]{0,20}\))"  # "Acme", "3M", "eBay", "(Asia)"
+_EN_LEAD_FORM = r"(?:JSC|OJSC|CJSC|PJSC)"  # a joint-stock company's form comes first: "JSC Acme"
+_EN_PARTY = re.compile(
+    rf"(?<![\w&.'’-])(?:(?:(?:{_EN_WORD}|&),?\s+(?:(?:of|for|the|de)\s+)?){{1,8}}?"
+    rf"{_EN_FORM}(?:\.|\b)(?:,?\s+(?:&\s+)?{_EN_FORM}(?:\.|\b))*"  # "Co., Ltd.", "GmbH & Co. KG"
+    rf"|{_EN_LEAD_FORM}(?:\s+[A-Z][\w&'’-]*){{1,3}})"
+)
+_EN_BETWEEN = re.compile(r"(?i:between):?\s+(?:the\s+)?((?:[A-Z0-9][\w&.'’-]*,?\s*){1,6})")
+# words a name match can drag in from a title block or a recital: "BY AND BETWEEN", "EXHIBIT 10.1", a year
+_NAME_NOISE = re.compile(
+    r"(?:(?:by|and|between|among|exhibit|whereas)(?!\w)|[(\d][\d.()-]*(?!\w)|[:,.;])\s*", re.IGNORECASE
+)
+_BLANK_LINE = re.compile(r"\n[^\S\n]*\n\s*")
+_WIDE_GAP = re.compile(r"\s{2,}")
+_ARTICLE_BEFORE = re.compile(r"(?<!\w)an?\s+$", re.IGNORECASE)
+_NAME_WORD = re.compile(r"[^\W_][\w&'’-]*")
+_ALIAS = re.compile(
+    r"(?:\(\s*(?:the\s+|hereinafter\s+(?:referred\s+to\s+as\s+)?|hereafter\s+|each\s+)?"
+    r'|hereinafter\s+(?:referred\s+to\s+as|called)\s+(?:the\s+)?)"([^"]{1,40})"'
+)
 _RU_ALIAS = re.compile(r'(?:именуем\w*|в дальнейшем)[^"]{0,40}"([^"]{1,40})"')
 _CAPITALIZED = re.compile(r"[^\W\d_][\w'’.-]*")
 # fmt: off
@@ -226,17 +245,43 @@ class _Contract:
         return found
 
     def _en_parties(self) -> Iterator[tuple[int, int, float]]:
-        between = self.view.find("between", 0, self.header)
-        lo = between if between >= 0 else 0
+        lo = self._parties_clause()
         for m in _EN_PARTY.finditer(self.text, lo, self.header):
-            yield m.start(), m.end(), FULL
+            name = self._name_span(m.start(), m.end())
+            if name is not None:
+                yield *name, FULL
         for m in _EN_BETWEEN.finditer(self.text, 0, self.header):
-            first = m.group(1).rstrip(", ")
-            yield m.start(1), m.start(1) + len(first), PARTIAL
+            first = self._name_span(m.start(1), m.start(1) + len(_WIDE_GAP.split(m.group(1))[0].rstrip(", ")))
+            if first is not None:
+                yield *first, PARTIAL
             rest = re.match(r"[^\n]{0,300}?\band\s+(?:the\s+)?((?:[A-Z0-9][\w&.'’-]*,?\s*){1,6})", self.text[m.end() :])
             if rest:
-                second = rest.group(1).rstrip(", ")
+                second = _WIDE_GAP.split(rest.group(1))[0].rstrip(", ")
                 yield m.end() + rest.start(1), m.end() + rest.start(1) + len(second), PARTIAL
+
+    def _parties_clause(self) -> int:
+        """Where the parties are named: the first "between" that a party definition ("Seller") follows before
+        another "between" (a title block's "BY AND BETWEEN X AND Y" only repeats them); else the first one."""
+        betweens = [m.start() for m in _hits(self.view, ("between",), 0, self.header)]
+        for here, after in pairwise([*betweens, self.header]):
+            if _ALIAS.search(self.view, here, after):
+                return here
+        return betweens[0] if betweens else 0
+
+    def _name_span(self, start: int, end: int) -> tuple[int, int] | None:
+        """A matched name without what a title block puts before it (a blank line, "BETWEEN", an exhibit number);
+        None for a description ("a Delaware Corporation") or a bare legal form ("The Company")."""
+        for blank in _BLANK_LINE.finditer(self.text, start, end):
+            start = blank.end()
+        for title in _hits(self.view, self.lex.title_words, start, end):  # "SUPPLY AGREEMENT ACME INC."
+            start = title.end()
+        while (noise := _NAME_NOISE.match(self.view, start, end)) and noise.end() > start:
+            start = noise.end()
+        words = [w.group(0) for w in _NAME_WORD.finditer(self.text, start, end)]
+        own = [w for w in words if w.casefold() != "the" and not re.fullmatch(_EN_FORM, w)]
+        if not own or _ARTICLE_BEFORE.search(self.view, max(0, start - 4), start):
+            return None
+        return start, end
 
     def _ru_parties(self) -> Iterator[tuple[int, int, float]]:
         for m in _hits(self.view, self.lex.entity_forms, 0, self.header):
@@ -255,11 +300,16 @@ class _Contract:
 
     # --- dates -------------------------------------------------------------------------------------
 
-    def date_after(self, triggers: tuple[str, ...], lo: int, hi: int, near: tuple[str, ...] = ()) -> _Found | None:
-        """The first date printed right after a trigger in ``[lo, hi)``, in a sentence with a ``near`` word if given."""
+    def date_after(
+        self, triggers: tuple[str, ...], lo: int, hi: int, near: tuple[str, ...] = (), after: tuple[str, ...] = ()
+    ) -> _Found | None:
+        """The first date printed right after a trigger in ``[lo, hi)``, in a sentence with a ``near`` word if given,
+        and with an ``after`` word shortly before the trigger if given ("from ... to <date>")."""
         for trigger in _hits(self.view, triggers, lo, hi):
             mention = self._date_at(trigger.end())
             if mention is None:
+                continue
+            if after and not _hits(self.view, after, max(lo, trigger.start() - PERIOD_START_CHARS), trigger.start()):
                 continue
             if near:
                 s, e = self.sentence(trigger.start(), mention.end)
@@ -269,12 +319,15 @@ class _Contract:
         return None
 
     def _date_at(self, position: int) -> DateMention | None:
+        """The date right after ``position``: within DATE_AFTER_TRIGGER characters once whitespace runs (a label's
+        padding: "EXPIRATION DATE:      May 1, 2027") count as one, with no sentence end or "and" between."""
         for mention in self.dates:
-            if position <= mention.start <= position + DATE_AFTER_TRIGGER:
-                gap = self.view[position : mention.start]
-                return None if _SENTENCE_END.search(gap) or _GAP_BREAK.search(gap) else mention
-            if mention.start > position + DATE_AFTER_TRIGGER:
+            if mention.start < position:
+                continue
+            gap = self.view[position : mention.start]
+            if len(" ".join(gap.split())) > DATE_AFTER_TRIGGER:
                 return None
+            return None if _SENTENCE_END.search(gap) or _GAP_BREAK.search(gap) else mention
         return None
 
     def _date_found(self, mention: DateMention, factor: float, field: str = "") -> _Found:
@@ -299,18 +352,27 @@ class _Contract:
     def start_date(self) -> _Found | None:
         """After a start trigger; else a date the contract defines as its effective date ("..., 2026 (the
         "Effective Date")")."""
-        found = self.date_after(self.lex.start_date, 0, len(self.view))
-        if found is None:
-            for mention in self.dates:
-                defined = _hits(self.view, self.lex.start_defined, mention.end, mention.end + DEFINED_TERM_GAP)
-                if defined and _DEFINED_TERM_GAP.fullmatch(self.view, mention.end, defined[0].start()):
-                    found = self._date_found(mention, FULL)
-                    break
+        found = self.date_after(self.lex.start_date, 0, len(self.view)) or self._defined_date(self.lex.start_defined)
         return _renamed(found, "start_date")
 
     def end_date(self) -> _Found | None:
-        near = ("term", "expir*", "срок*", "действ*")
-        return _renamed(self.date_after(self.lex.end_date, 0, len(self.view), near), "end_date")
+        """After an end trigger in a sentence about the term; else the end of a period ("from <date> to <date>");
+        else a date the contract defines as its expiration date."""
+        near = self.lex.term_words
+        found = (
+            self.date_after(self.lex.end_date, 0, len(self.view), near)
+            or self.date_after(self.lex.period_end, 0, len(self.view), near, after=self.lex.period_start)
+            or self._defined_date(self.lex.end_defined)
+        )
+        return _renamed(found, "end_date")
+
+    def _defined_date(self, terms: tuple[str, ...]) -> _Found | None:
+        """The first date right before a defined term naming it ('..., 2026 (the "Expiration Date")')."""
+        for mention in self.dates:
+            defined = _hits(self.view, terms, mention.end, mention.end + DEFINED_TERM_GAP)
+            if defined and _DEFINED_TERM_GAP.fullmatch(self.view, mention.end, defined[0].start()):
+                return self._date_found(mention, FULL)
+        return None
 
     # --- money -------------------------------------------------------------------------------------
 

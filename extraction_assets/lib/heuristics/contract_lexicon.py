@@ -25,6 +25,10 @@ class Lexicon:
     start_date: tuple[str, ...]  # phrases right before the date the contract takes effect
     start_defined: tuple[str, ...]  # a defined term right after the start date: '(the "Effective Date")'
     end_date: tuple[str, ...]  # phrases right before the date the contract ends
+    period_start: tuple[str, ...]  # "from" in "from <date> to <date>": a period's start ...
+    period_end: tuple[str, ...]  # ... and the words right before its end
+    end_defined: tuple[str, ...]  # a defined term right after the end date: '(the "Expiration Date")'
+    term_words: tuple[str, ...]  # an end date's sentence speaks of the contract's term
     amount: tuple[str, ...]  # phrases shortly before the contract's total amount
     governing_law: tuple[str, ...]  # phrases that open a governing-law clause
     law_of: tuple[str, ...]  # phrases right before the jurisdiction's name ("laws of the State of")
@@ -77,8 +81,13 @@ EN = Lexicon(
     start_defined=("effective date", "commencement date"),
     end_date=(
         "expire on", "expires on", "expiring on", "shall expire on", "terminate on", "terminates on", "until",
-        "through", "ending on", "end on", "expiration date",
+        "through", "ending on", "end on", "expiration date", "expiring", "expiry date",
+        "termination date",
     ),
+    period_start=("from",),
+    period_end=("to", "through", "thru", "until"),
+    end_defined=("expiration date", "expiry date", "termination date"),
+    term_words=("term", "expir*", "termination date"),
     amount=(
         "total contract price", "total price", "total amount", "total consideration", "aggregate amount",
         "aggregate purchase price", "purchase price", "contract price", "in the amount of", "a sum of",
@@ -135,6 +144,10 @@ RU = Lexicon(
     start_date=("вступает в силу с", "действует с", "срок действия договора с", "с момента", "начало действия"),
     start_defined=("дата вступления в силу",),
     end_date=("по", "до", "действует до", "срок действия до", "окончание действия"),
+    period_start=("с",),
+    period_end=("по", "до"),
+    end_defined=("дата окончания",),
+    term_words=("срок*", "действ*"),
     amount=(
         "сумма договора", "цена договора", "общая сумма", "общая стоимость", "стоимость", "составляет",
         "на сумму", "в размере", "цена",
