@@ -15,7 +15,7 @@ def _result(version: str, day: int, tp: int) -> EvalResult:
     return EvalResult(
         dataset="sroie",
         schema_version=version,
-        extractor="heuristic-receipt-v1",
+        extractor="heuristic-receipt-v2",
         model=None,
         mode="fields",
         source="dev.jsonl",

@@ -148,3 +148,52 @@ def test_the_sample_receipt_reads_completely() -> None:
     path = Path(__file__).parents[2] / "extraction_assets/sample_inbox/minsk-legal/expenses"
     text = next(path.glob("*.txt")).read_text(encoding="utf-8")
     assert set(_fields(text, schema)) == {"company", "address", "date", "total"}
+
+
+_SALE = "TOTAL\n9.00\nCASH\n10.00\nCHANGE\n1.00\n"
+
+
+def test_a_postcode_line_with_a_short_town_ends_the_address(schema: SchemaVersion) -> None:
+    text = "RIVERSIDE NOODLE HOUSE\n(778899-K)\n21, JLN MAWAR 4\nPUSAT NIAGA INDAH\n52100 KL\nINVOICE\n" + _SALE
+    assert _fields(text, schema)["address"].value["value"] == "21, JLN MAWAR 4 PUSAT NIAGA INDAH 52100 KL"
+
+
+def test_a_branch_name_after_the_town_and_state_is_not_address(schema: SchemaVersion) -> None:
+    text = "PAPER TRAIL BOOKS SDN BHD\nNO 3, JALAN CEMPAKA 2\n47500 SUBANG JAYA, SELANGOR\nHILLTOP GALLERIA\n"
+    text += "TEL: 03-5555 0000\n" + _SALE
+    assert _fields(text, schema)["address"].value["value"] == "NO 3, JALAN CEMPAKA 2 47500 SUBANG JAYA, SELANGOR"
+
+
+def test_after_the_town_a_state_or_a_line_led_into_by_a_comma_still_belongs(schema: SchemaVersion) -> None:
+    text = "LUCKY STAR TRADING\nNO 9, JALAN KENARI\n28000 TEMERLOH,\nBUKIT ANGGERIK HEIGHTS\nPAHANG DARUL MAKMUR\n"
+    text += "SUNNY BRANCH\nGST ID: 000111222333\n" + _SALE
+    expected = "NO 9, JALAN KENARI 28000 TEMERLOH, BUKIT ANGGERIK HEIGHTS PAHANG DARUL MAKMUR"
+    assert _fields(text, schema)["address"].value["value"] == expected
+
+
+def test_the_line_above_a_postcode_line_is_its_street(schema: SchemaVersion) -> None:
+    text = "HIGHWAY REST STOP\nROUTE DES COLLINES\n15500 VILLENEUVE\nTEL. : 05.11.22.33.44\n" + _SALE
+    found = _fields(text, schema)
+    assert found["address"].value["value"] == "ROUTE DES COLLINES 15500 VILLENEUVE"
+    _assert_verbatim(text, found)
+
+
+def test_a_name_ending_in_an_ampersand_goes_on_below(schema: SchemaVersion) -> None:
+    text = "GREEN VALLEY HARDWARE &\nPAINTS\nNO 5, JALAN ENAM\n43000 KAJANG\n" + _SALE
+    found = _fields(text, schema)
+    assert found["company"].value["value"] == "GREEN VALLEY HARDWARE & PAINTS"
+    assert found["address"].value["value"] == "NO 5, JALAN ENAM 43000 KAJANG"
+
+
+def test_a_prepaid_slip_with_only_total_and_cash_is_a_receipt(schema: SchemaVersion) -> None:
+    text = "FUELPOINT SEMENYIH\nLOT 12, JALAN SATU\n43500 SEMENYIH, SELANGOR\nPREPAY SLIP\n02-05-2018 08:30:00\n"
+    text += "PUMP 3\n30.00\nTOTAL AMOUNT\nCASH\n30.00\n"
+    found = _fields(text, schema)
+    assert found["company"].value["value"] == "FUELPOINT SEMENYIH"
+    assert found["date"].value["value"] == "2018-05-02"
+    assert found["total"].value["value"] == 30.0
+
+
+def test_two_different_prices_are_not_a_receipt(schema: SchemaVersion) -> None:
+    note = "Shopping list\nmilk 4.20 at the corner shop\nbread 3.10, total to be paid on Friday\n"
+    assert extract_receipt(_doc(note), schema) == []

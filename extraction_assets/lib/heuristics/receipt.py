@@ -48,6 +48,12 @@ _ADDRESS_WORDS = re.compile(
 _REGISTRATION_LABEL = re.compile(r"(?<!\w)(?:co|company|br|roc|reg|gst|business)[\s.-]*(?:reg[\s.]*)?(?:no|id)\b")
 _TRAILING_REGISTRATION = re.compile(r"[\s,]*[(\[]?\s*(?:co\.?\s*(?:no|reg)\.?\s*:?\s*)?[a-z]{0,3}\d{4,}.*$")
 _POSTCODE = re.compile(r"(?<![\d-])\d{5}(?![\d-])")
+# Malaysia's states and federal territories (a closed public list) and the countries receipts name: the
+# last words of an address, after the postcode and town.
+_REGION = re.compile(
+    r"(?<!\w)(?:johor|kedah|kelantan|melaka|malacca|negeri sembilan|pahang|perak|perlis|pulau pinang|penang|sabah"
+    r"|sarawak|selangor|terengganu|kuala lumpur|putrajaya|labuan|wilayah persekutuan|darul|malaysia|singapore)(?!\w)"
+)
 # Lines that end the header: contact details, tax ids, the document and the sale itself.
 _HEADER_END = re.compile(
     r"(?<!\w)(?:tel|tel\.|fax|phone|telephone|h/p|hp|mobile|gst|sst|tax|taxinv\w*|invoice|receipt|bill|cashier|date|time"
@@ -170,7 +176,7 @@ def _company(lines: list[_Line], first: int, end: int) -> _Name | None:
             line = lines[number]
             cut = _name_end(line)
             if cut is not None and pattern.search(line.text) and not _looks_like_street(line.text):
-                return _Name(_extend_name(lines, first, number), number, cut, factor)
+                return _continue_name(lines, end, _Name(_extend_name(lines, first, number), number, cut, factor))
     for number in header:
         if _looks_like_address(lines[number].text):
             break
@@ -202,12 +208,21 @@ def _extend_name(lines: list[_Line], first: int, last: int) -> int:
     return top
 
 
+def _continue_name(lines: list[_Line], end: int, name: _Name) -> _Name:
+    """A name line ending in "&" goes on below ("HARDWARE &" / "ELECTRICAL")."""
+    below = name.last + 1
+    if below >= end or not lines[name.last].text.endswith("&") or _looks_like_address(lines[below].text):
+        return name
+    cut = _name_end(lines[below])
+    return name if cut is None else _Name(name.first, below, cut, name.factor)
+
+
 def _address(lines: list[_Line], after: int) -> tuple[int, int] | None:
     """(first, last) line of the seller's address: the run of address-like lines just after its name.
 
     Registration numbers, tax ids, a branch name or the sale's date may sit between the name and the
     address; the address ends at a contact or tax line, a "label: value" line, a date or a line without
-    letters.
+    letters, and after its postcode and town at the first line that is no more address.
     """
     first = next(
         (
@@ -220,15 +235,43 @@ def _address(lines: list[_Line], after: int) -> tuple[int, int] | None:
     )
     if first is None:
         return None
+    first = _street_above(lines, after, first)
     last = first
     while last + 1 < len(lines) and last + 1 - first < MAX_ADDRESS_LINES:
         text = lines[last + 1].text
-        if _ends_address(text) or sum(c.isalpha() for c in text) < 3:
+        if _ends_address(text) or (sum(c.isalpha() for c in text) < 3 and not _POSTCODE.search(text)):
             break
         if _name_end(lines[last + 1]) is None and not _looks_like_address(text):
             break
+        if _has_reached_town(lines, first, last) and not _continues_address(lines[last].text, text):
+            break
         last += 1
     return first, last
+
+
+def _has_reached_town(lines: list[_Line], first: int, last: int) -> bool:
+    """A postcode with its town, or a state, closes an address: a plain name line after it is a branch or a
+    slogan."""
+    return any(_is_town(lines[n].text) or _REGION.search(lines[n].text) for n in range(first, last + 1))
+
+
+def _continues_address(prev: str, text: str) -> bool:
+    """After the town only more address may follow: a state, a country, or a line the previous one leads into."""
+    return prev.endswith(",") or _looks_like_address(text) or bool(_REGION.search(text))
+
+
+def _street_above(lines: list[_Line], after: int, first: int) -> int:
+    """A postcode and town line closes an address, so an address does not start with it: the name-like line
+    above it (a street without a number or a street word) is where it starts."""
+    if first <= after or not re.match(r"\d{5}(?!\d)", lines[first].text):
+        return first
+    above = lines[first - 1]
+    return first - 1 if _name_end(above) is not None and not _ends_address(above.text) else first
+
+
+def _is_town(text: str) -> bool:
+    postcode = _POSTCODE.search(text)
+    return postcode is not None and sum(c.isalpha() for c in text[postcode.end() :]) >= 2
 
 
 def _ends_address(text: str) -> bool:
@@ -350,9 +393,11 @@ def _is_filler(text: str) -> bool:
 
 
 def _looks_like_receipt(lines: list[_Line], amounts: list[_Amount]) -> bool:
-    """A receipt prints several amounts and a total; a note that mentions one price is not a receipt."""
+    """A receipt prints several amounts and a total; a note that mentions one price is not a receipt. A slip
+    for a single prepaid item prints just two: its total and the cash paid, the same amount."""
     labelled = any(_RECEIPT_WORDS.search(line.text) for line in lines)
-    return labelled and len({a.line for a in amounts}) >= 3
+    printed = {a.line: a.value for a in amounts}
+    return labelled and (len(printed) >= 3 or (len(printed) == 2 and len(set(printed.values())) == 1))
 
 
 def _span(source: str, lines: list[_Line], first: int, last: int) -> tuple[int, str]:
