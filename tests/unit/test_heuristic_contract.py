@@ -290,3 +290,69 @@ def test_end_date_forms(schema: SchemaVersion, sentence: str, expected: str) -> 
 def test_a_notary_commission_is_not_the_end_date(schema: SchemaVersion) -> None:
     text = "SUPPLY AGREEMENT\nby and between Foxtrot Ltd. and Golf Co.\nMy Commission Expires May 1, 2030."
     assert "end_date" not in _fields(text, schema)
+
+
+@pytest.mark.parametrize(
+    ("top", "expected"),
+    [
+        ("WIDGET LICENSE AGREEMENT This License Agreement is made by Acme Corp.", "WIDGET LICENSE AGREEMENT"),
+        ("Exhibit 10.1\n\nSupply and Service Agreement [***]   WHEREAS the parties", "Supply and Service Agreement"),
+        ("MARCH 1, 2020, RATE AGREEMENT\n\nGAS STORAGE AGREEMENT\n\nThe parties", "GAS STORAGE AGREEMENT"),
+    ],
+)
+def test_title_without_preamble_redaction_or_dated_heading(schema: SchemaVersion, top: str, expected: str) -> None:
+    text = f"{top}\nThis Agreement is made between Acme Corp. and Beta LLC.\n"
+    assert _values(_fields(text, schema))["document_name"] == expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("Licensee is not liable for fines or penalties imposed by a governmental authority.", False),
+        ("Each signatory certifies under penalty of perjury that the data is true.", False),
+        ("For each day of delay the Seller shall pay a penalty of 2% of the order value.", True),
+    ],
+)
+def test_a_penalty_the_contract_sets_not_one_it_mentions(schema: SchemaVersion, sentence: str, expected: bool) -> None:
+    text = f"SUPPLY AGREEMENT\nby and between Foxtrot Ltd. and Golf Co.\n{sentence}\n"
+    assert ("penalty_clause" in _fields(text, schema)) is expected
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("Either party may terminate this Agreement at any time if the other party is in material breach.", False),
+        ("This Agreement may be terminated by either party upon ninety (90) days' written notice.", True),
+    ],
+)
+def test_termination_for_convenience_or_for_cause(schema: SchemaVersion, sentence: str, expected: bool) -> None:
+    text = f"SUPPLY AGREEMENT\nby and between Foxtrot Ltd. and Golf Co.\n{sentence}\n"
+    assert _fields(text, schema)["termination_clause"].value["for_convenience"] is expected
+
+
+def test_russian_termination_for_a_breach_is_not_for_convenience(schema: SchemaVersion) -> None:
+    text = (
+        "ДОГОВОР ПОСТАВКИ\nООО «Альфа» и ООО «Бета» заключили настоящий договор.\n"
+        "Покупатель вправе в любое время расторгнуть договор в случае нарушения Поставщиком сроков поставки.\n"
+    )
+    assert _fields(text, schema)["termination_clause"].value["for_convenience"] is False
+
+
+def test_dates_said_at_signing(schema: SchemaVersion) -> None:
+    text = (
+        "AGENCY AGREEMENT\nThe parties are Foxtrot Ltd. and Golf Co.\nWHEREAS, Foxtrot sells insurance.\n"
+        "1. The Agent shall solicit applications.\nSigned and effective this 3rd day of March, 2021.\n"
+    )
+    values = _values(_fields(text, schema))
+    assert (values["agreement_date"], values["start_date"]) == ("2021-03-03", "2021-03-03")
+
+
+def test_the_signature_block_that_holds_the_dates(schema: SchemaVersion) -> None:
+    preamble = "The Customer orders hosting services from the Provider. " * 6  # the header ends at "WHEREAS"
+    body = "The Provider shall host the web site and keep it available. " * 60
+    text = (
+        f"HOSTING AGREEMENT\nThe parties are Foxtrot Ltd. and Golf Co.\n{preamble}\nWHEREAS, Foxtrot hosts sites.\n"
+        f"1. This Agreement begins on the day after the date of last signature.\n{body}\n"
+        "Authorized Signature          Authorized Signature\nDate: 2/5/21                  Date: 2/9/21\n"
+    )
+    assert _values(_fields(text, schema))["agreement_date"] == "2021-02-09"

@@ -32,7 +32,7 @@ HEURISTIC_PACKS: dict[str, HeuristicPack] = {
     "pulse": HeuristicPack(version="heuristic-pulse-v2", extract=lambda doc, _schema: extract_pulse(doc)),
     "interview": HeuristicPack(version="heuristic-interview-v1", extract=extract_interview),
     "receipt": HeuristicPack(version="heuristic-receipt-v2", extract=extract_receipt),
-    "contract": HeuristicPack(version="heuristic-contract-v2", extract=extract_contract),
+    "contract": HeuristicPack(version="heuristic-contract-v3", extract=extract_contract),
     "email": HeuristicPack(version="heuristic-email-v1", extract=extract_email),
     "generic": HeuristicPack(version="heuristic-generic-v1", extract=extract_generic),
 }

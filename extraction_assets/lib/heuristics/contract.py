@@ -10,10 +10,11 @@ quotes and OCR look-alikes do not hide a word, while every evidence span stays a
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from itertools import pairwise
 from typing import Any
@@ -30,6 +31,7 @@ TITLE_CHARS = 3000  # the title is printed near the top
 HEADER_MIN_CHARS = 300
 HEADER_MAX_CHARS = {"en": 4000, "ru": 2500}
 DATE_AFTER_TRIGGER = 30  # a trigger's date follows within this many characters
+LABEL_PADDING_CHARS = 200  # ... counting a whitespace run as one, in a gap of at most this many
 PERIOD_START_CHARS = 60  # "from May 1, 2026 to ...": the period's start is this close before "to"
 DEFINED_TERM_GAP = 30  # '..., 2026 (the "Effective Date")': the term follows its date this closely
 AMOUNT_AFTER_TRIGGER = 150
@@ -43,6 +45,7 @@ JURISDICTION_WORDS = 6
 
 _PIECES = re.compile(r"\S(?:[^\n]*?\S)??(?=\s{2,}|\n|$)")
 _EXHIBIT = re.compile(r"exhibit\s+[\w.()-]+\s*")
+_REDACTION = re.compile(r"\s*[\[{(]\s*\*+\s*[\]})]\s*$")  # "[***]": a filing's confidential-treatment mark
 _NUMBER = re.compile(
     r"(?<![\w.,])\d{1,3}(?:[ ,.]\d{3})+(?:[.,]\d{1,2})?(?![\w])|(?<![\w.,])\d+(?:[.,]\d{1,2})?(?![\w])"
 )
@@ -139,6 +142,7 @@ class _Contract:
         ends = _hits(self.view, lexicon.header_end, HEADER_MIN_CHARS, HEADER_MAX_CHARS[lexicon.language])
         self.header = ends[0].start() if ends else min(len(text), HEADER_MAX_CHARS[lexicon.language])
         self.dates = find_dates(self.view, day_first=lexicon.day_first)
+        self.date_starts = [d.start for d in self.dates]  # text order: a trigger's date is found by bisection
         printed = Counter(self.view[d.start : d.end] for d in self.dates)
         # a date on every page is a running header or footer (a filing date), not the contract's own
         self.own_dates = [d for d in self.dates if printed[self.view[d.start : d.end]] < RUNNING_DATE_REPEATS]
@@ -172,7 +176,7 @@ class _Contract:
         for piece in _PIECES.finditer(self.text, 0, min(len(self.text), TITLE_CHARS)):
             start, end = self._title_span(piece.start(), piece.end())
             words = self.text[start:end]
-            if not words or end - start > MAX_TITLE_CHARS or ":" in words:
+            if not words or end - start > MAX_TITLE_CHARS or ":" in words or self._opens_with_date(start):
                 continue
             named = _hits(self.view, self.lex.title_words, start, end)
             if not named:
@@ -188,16 +192,22 @@ class _Contract:
                 return (*tiers[tier], factor)
         return None
 
+    def _opens_with_date(self, start: int) -> bool:
+        """A line that opens with a date ("NOVEMBER 1, 2002, RATE AGREEMENT") is a dated heading, not the title."""
+        return any(d.start == start for d in self.dates)
+
     def _title_span(self, start: int, end: int) -> tuple[int, int]:
-        """A piece of text without a leading exhibit number and without the parties that follow the title."""
+        """A piece of text without a leading exhibit number, without the preamble that follows the title on its line
+        ("... by and between", "... This Agreement is") and without a trailing redaction mark ("[***]")."""
         start, end = _strip(self.text, start, end)
         exhibit = _EXHIBIT.match(self.view, start, end)
         if exhibit:
             start = exhibit.end()
-        cut = _hits(self.view, ("by and between", "between", "dated", "made and entered"), start, end)
+        cut = _hits(self.view, self.lex.title_cut, start, end)
         if cut and cut[0].start() > start:
             end = cut[0].start()
-        return _strip(self.text, start, end)
+        redacted = _REDACTION.search(self.view, start, end)
+        return _strip(self.text, start, redacted.start() if redacted else end)
 
     def document_name(self, title: tuple[int, int, float] | None) -> _Found | None:
         if title is None:
@@ -321,14 +331,14 @@ class _Contract:
     def _date_at(self, position: int) -> DateMention | None:
         """The date right after ``position``: within DATE_AFTER_TRIGGER characters once whitespace runs (a label's
         padding: "EXPIRATION DATE:      May 1, 2027") count as one, with no sentence end or "and" between."""
-        for mention in self.dates:
-            if mention.start < position:
-                continue
-            gap = self.view[position : mention.start]
-            if len(" ".join(gap.split())) > DATE_AFTER_TRIGGER:
-                return None
-            return None if _SENTENCE_END.search(gap) or _GAP_BREAK.search(gap) else mention
-        return None
+        index = bisect.bisect_left(self.date_starts, position)
+        if index == len(self.dates) or self.dates[index].start - position > LABEL_PADDING_CHARS:
+            return None
+        mention = self.dates[index]
+        gap = self.view[position : mention.start]
+        if len(" ".join(gap.split())) > DATE_AFTER_TRIGGER:
+            return None
+        return None if _SENTENCE_END.search(gap) or _GAP_BREAK.search(gap) else mention
 
     def _date_found(self, mention: DateMention, factor: float, field: str = "") -> _Found:
         printed = self.text[mention.start : mention.end]
@@ -336,18 +346,29 @@ class _Contract:
         return self.found(field, value, mention.start, mention.end, factor)
 
     def agreement_date(self) -> _Found | None:
-        """After a trigger in the header; else the header's first date; else the last date of the signature block."""
+        """After a trigger in the header; else the header's first date; else a date said to be the signing's
+        ("Signed and effective this <date>"); else the last date of the signature block."""
         found = self.date_after(self.lex.agreement_date, 0, self.header)
         if found is None:
             first = next((d for d in self.own_dates if d.start < self.header), None)
             found = self._date_found(first, PARTIAL) if first else None
         if found is None:
-            block = _hits(self.view, self.lex.signatures, self.header)
-            if block:
-                lo = block[0].start()
-                signed = [d for d in self.own_dates if lo <= d.start < lo + SIGNATURE_CHARS]
-                found = self._date_found(max(signed, key=lambda d: d.value), GUESS) if signed else None
+            signed_on = self.date_after(self.lex.signed_on, self.header, len(self.view))
+            found = replace(signed_on, factor=PARTIAL) if signed_on else None  # a body date, not the preamble's
+        if found is None:
+            signed = self._signed_dates()
+            found = self._date_found(max(signed, key=lambda d: d.value), GUESS) if signed else None
         return _renamed(found, "agreement_date")
+
+    def _signed_dates(self) -> list[DateMention]:
+        """The dates of the first signature block that has any: a body's "date of last signature" names the block
+        without holding its dates, which follow the signatures at the end."""
+        for block in _hits(self.view, self.lex.signatures, self.header):
+            lo = block.start()
+            signed = [d for d in self.own_dates if lo <= d.start < lo + SIGNATURE_CHARS]
+            if signed:
+                return signed
+        return []
 
     def start_date(self) -> _Found | None:
         """After a start trigger; else a date the contract defines as its effective date ("..., 2026 (the
@@ -486,6 +507,13 @@ class _Contract:
         letters = [c for c in words if c.isalpha()]
         return len(words.split()) < 5 or sum(c.isupper() for c in letters) > 0.8 * len(letters)
 
+    def _without_cause(self, start: int, end: int) -> bool:
+        """A sentence with a convenience cue ("without cause") or a bare notice period ("upon 90 days' written
+        notice"), unless it names a breach or default: "may terminate at any time if the other party is in breach"
+        is a right to end the contract for cause."""
+        cue = self.lex.convenience + self.lex.notice_only
+        return bool(_hits(self.view, cue, start, end)) and not _hits(self.view, self.lex.for_cause, start, end)
+
     def clauses(self) -> list[_Found]:
         found: list[_Found] = []
         for field, phrases in self.lex.clauses.items():
@@ -497,7 +525,7 @@ class _Contract:
             chosen = (prose or sentences)[0]
             value: dict[str, Any] = {"value": True}
             if field == "termination_clause":
-                convenient = [x for x in sentences if _hits(self.view, self.lex.convenience, *x[0])]
+                convenient = [x for x in sentences if self._without_cause(*x[0])]
                 chosen = convenient[0] if convenient else chosen
                 value["for_convenience"] = bool(convenient)
             (start, end), _ = chosen

@@ -17,6 +17,7 @@ class Lexicon:
     language: str
     day_first: bool  # how a numeric date such as 03/04/2026 is read
     title_words: tuple[str, ...]  # a document's title names its kind: "... agreement", "договор ..."
+    title_cut: tuple[str, ...]  # where the preamble begins on the title's line: "... AGREEMENT This Agreement is"
     contract_types: dict[str, tuple[str, ...]]  # contract type -> phrases that name it
     header_end: tuple[str, ...]  # where the preamble (parties, date) ends and the terms begin
     entity_forms: tuple[str, ...]  # legal forms that mark a party's name
@@ -35,8 +36,11 @@ class Lexicon:
     not_governing_law: tuple[str, ...]  # "organized under the laws of": a party's origin, not the contract's law
     this_contract: tuple[str, ...]  # how the contract speaks of itself ("this agreement", "настоящий договор")
     signatures: tuple[str, ...]  # where the signature block begins (its dates say when the contract was signed)
+    signed_on: tuple[str, ...]  # phrases right before the date of signing, anywhere: "Signed and effective this"
     clauses: dict[str, tuple[str, ...]]  # clause flag field -> phrases that show the clause
     convenience: tuple[str, ...]  # a termination clause that needs no cause
+    for_cause: tuple[str, ...]  # a termination sentence naming a breach or default is for cause
+    notice_only: tuple[str, ...]  # termination on notice alone ("upon sixty (60) days' written notice") needs no cause
 
 
 # fmt: off
@@ -44,6 +48,7 @@ EN = Lexicon(
     language="en",
     day_first=False,
     title_words=("agreement", "contract", "amendment", "addendum", "memorandum of understanding", "license"),
+    title_cut=("by and between", "between", "dated", "made and entered", "this"),
     contract_types={
         "supply": ("supply agreement", "supply contract", "manufacturing agreement", "manufacturing and supply"),
         "sale": ("purchase agreement", "sale agreement", "sales agreement", "purchase and sale", "stock purchase"),
@@ -75,8 +80,9 @@ EN = Lexicon(
         "as of",
     ),
     start_date=(
-        "effective as of", "effective date", "effective on", "effective from", "shall become effective on",
-        "commence on", "commences on", "commencing on", "commencement date", "shall commence on", "beginning on",
+        "effective as of", "effective date", "effective on", "effective from", "effective this",
+        "shall become effective on", "commence on", "commences on", "commencing on", "commencement date",
+        "shall commence on", "beginning on",
     ),
     start_defined=("effective date", "commencement date"),
     end_date=(
@@ -100,23 +106,33 @@ EN = Lexicon(
     not_governing_law=("organized under", "organised under", "incorporated under", "existing under",
                        "formed under", "chartered under"),
     signatures=("in witness whereof", "signed and effective", "authorized signature", "signature", "/s/", "by:"),
+    signed_on=("signed and effective this", "signed this", "executed this", "signed on", "executed on"),
     this_contract=("this agreement", "this contract", "the agreement", "this amendment", "hereunder", "hereof"),
     clauses={
-        "penalty_clause": ("liquidated damages", "penalty", "penalties", "late fee", "late charge"),
+        # a penalty the contract sets, not one it mentions ("under penalty of perjury", "fines or penalties")
+        "penalty_clause": ("liquidated damages", "late fee", "late charge", "as a penalty", "pay a penalty",
+                           "a penalty of", "penalty equal to", "penalty in the amount of", "penalty fee"),
         "termination_clause": (
             "terminate this agreement", "terminate the agreement", "may terminate", "right to terminate",
             "termination of this agreement", "terminate this contract", "termination for convenience",
+            "may be terminated",
         ),
         "arbitration_clause": ("arbitration", "arbitrator*", "arbitral"),
     },
     convenience=("for convenience", "without cause", "for any reason", "for no reason", "at any time",
                  "sole discretion", "non-cause"),
+    for_cause=("breach*", "default*", "fail*", "insolven*", "bankrupt*"),
+    notice_only=("days notice", "days' notice", "days written notice", "days' written notice",
+                 "days prior written notice", "days' prior written notice", "months notice", "months' notice",
+                 "months written notice", "months' written notice", "months prior written notice",
+                 "months' prior written notice", "following a written notice"),
 )
 
 RU = Lexicon(
     language="ru",
     day_first=True,
     title_words=("договор", "контракт", "соглашение", "дополнительное соглашение"),
+    title_cut=("между", "настоящий", "заключили"),
     contract_types={
         "supply": ("договор поставки", "контракт поставки", "поставки"),
         "sale": ("купли-продажи", "купли продажи"),
@@ -156,6 +172,7 @@ RU = Lexicon(
     law_of=("законодательством", "законодательству", "законодательства", "правом", "право"),
     not_governing_law=("зарегистрирован*",),
     signatures=("подписи сторон", "реквизиты и подписи", "адреса и реквизиты", "подписи"),
+    signed_on=("подписан*", "дата подписания"),
     this_contract=("настоящ* договор*", "договор*", "отношени* сторон", "настоящ* контракт*", "настоящ* соглашени*"),
     clauses={
         "penalty_clause": ("неустойк*", "штраф*", "пени", "пеня", "пеню"),
@@ -163,6 +180,8 @@ RU = Lexicon(
         "arbitration_clause": ("арбитражн*", "третейск*", "мкас", "международн* арбитраж*"),
     },
     convenience=("без объяснения причин", "в любое время", "без указания причин", "по своему усмотрению"),
+    for_cause=("нарушени*", "неисполнени*", "ненадлежащ*"),
+    notice_only=("уведомив*", "предупредив*", "письменного уведомления за"),
 )
 
 # fmt: on
