@@ -123,6 +123,7 @@ class LLMClient:
         )
         self._clients: dict[str, instructor.Instructor] = {}
         self._lock = threading.Lock()
+        self._instructor(settings.mode)  # now: its first use imports all of openai's resources (~0.5 s)
 
     def _instructor(self, mode: Mode) -> instructor.Instructor:
         """One instructor client per mode, sharing one HTTP connection pool."""
