@@ -8,6 +8,7 @@ model calls, grounding, committing) over the ideal `documents x latency / concur
 from __future__ import annotations
 
 import json
+import os
 import random
 import socket
 import subprocess
@@ -32,6 +33,7 @@ from extraction_assets.runner import run_pipeline
 DOCUMENTS = 1000
 LATENCY_MS = 200
 CONCURRENCY = 16
+RUNS = 3  # on a shared machine CPU steal moves one run by several percent: the median of three is reported
 
 _PLANS = [
     "I will send the revised quote to the client by Friday.",
@@ -114,6 +116,38 @@ def _extract_seconds(results) -> float:
     return float(step.metadata["extracted_items"]["extract_seconds"])
 
 
+def _cpu_steal_seconds() -> float | None:
+    """CPU time the hypervisor took from this machine so far (Linux), to read a noisy run by."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    except OSError:
+        return None
+    return int(fields[8]) / os.sysconf("SC_CLK_TCK") if len(fields) > 8 else None
+
+
+def _warm_fake(base: str) -> None:
+    """One request over plain HTTP, so the fake's first-answer costs are not measured (a real endpoint is warm)
+    while this process, like a fresh Dagster run worker, stays cold."""
+    schema = load_schema(DEFAULT_PROMPTS, "pulse@v1")
+    doc = ExtractionInput(doc_id="warm", tenant_id="bench", kind="pulse", text=_PLANS[0], doc_date=date(2026, 11, 2))
+    body = {"model": "fake-model", "messages": build_messages(schema, doc, response_model(schema))}
+    request = urllib.request.Request(
+        base + "/chat/completions", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
+    )
+    urllib.request.urlopen(request, timeout=30).close()
+
+
+def _timed_run(settings: Settings, base: str) -> tuple[float, float, int, float | None]:
+    """One first run on an empty warehouse: extraction-stage seconds, end-to-end seconds, model calls, CPU steal."""
+    calls, steal = _requests_seen(base), _cpu_steal_seconds()
+    started = time.perf_counter()
+    results = run_pipeline(settings, schema_keys=["pulse@v1"], instance=dg.DagsterInstance.ephemeral())
+    end_to_end = time.perf_counter() - started
+    after = _cpu_steal_seconds()
+    stolen = round(after - steal, 2) if after is not None and steal is not None else None
+    return _extract_seconds(results), round(end_to_end, 2), _requests_seen(base) - calls, stolen
+
+
 def bench_model_path() -> dict[str, float | int | str]:
     port = _free_port()
     fake = subprocess.Popen(
@@ -138,44 +172,49 @@ def bench_model_path() -> dict[str, float | int | str]:
                 break
             except OSError:
                 time.sleep(0.1)
+        _warm_fake(base)
         with tempfile.TemporaryDirectory() as tmp:
             inbox = Path(tmp) / "inbox"
             _write_pulses(inbox, DOCUMENTS)
-            settings = Settings(
-                warehouse=Path(tmp) / "bench.duckdb",
-                inbox=inbox,
-                prompts_dir=DEFAULT_PROMPTS,
-                llm_base_url=base,
-                llm_model="fake-model",
-                llm_max_concurrency=CONCURRENCY,
-            )
-            started = time.perf_counter()
-            first = run_pipeline(settings, schema_keys=["pulse@v1"], instance=dg.DagsterInstance.ephemeral())
-            end_to_end = time.perf_counter() - started
-            first_calls = _requests_seen(base)
+            runs = []
+            for n in range(RUNS):
+                settings = Settings(
+                    warehouse=Path(tmp) / f"bench{n}.duckdb",
+                    inbox=inbox,
+                    prompts_dir=DEFAULT_PROMPTS,
+                    llm_base_url=base,
+                    llm_model="fake-model",
+                    llm_max_concurrency=CONCURRENCY,
+                )
+                runs.append(_timed_run(settings, base))
             with open_warehouse(settings.warehouse) as con:  # a backfill: every document pending again
                 con.execute("DELETE FROM extraction_status")
+            before = _requests_seen(base)
             again = run_pipeline(settings, schema_keys=["pulse@v1"], instance=dg.DagsterInstance.ephemeral())
-            rerun_calls = _requests_seen(base) - first_calls
+            rerun_calls = _requests_seen(base) - before
         client_cpu_ms = _client_cpu_ms_per_call(base)
     finally:
         fake.terminate()
         fake.wait(10)
     ideal = DOCUMENTS * LATENCY_MS / 1000 / CONCURRENCY
-    extract_s = _extract_seconds(first)
+    extract_s, end_to_end, calls, _ = sorted(runs)[len(runs) // 2]
     return {
         "concurrency_ratio": round(extract_s / ideal, 3),
+        "concurrency_ratio_runs": " ".join(f"{r[0] / ideal:.3f}" for r in runs),
+        "cpu_steal_seconds_runs": " ".join("n/a" if r[3] is None else f"{r[3]:.2f}" for r in runs),
         "extract_seconds": extract_s,
         "ideal_seconds": ideal,
-        "end_to_end_seconds": round(end_to_end, 2),
-        "first_run_calls": first_calls,
+        "end_to_end_seconds": end_to_end,
+        "first_run_calls": calls,
         "cached_rerun_calls": rerun_calls,
         "cached_rerun_extract_seconds": _extract_seconds(again),
         "client_cpu_ms_per_call": client_cpu_ms,
         "documents": DOCUMENTS,
         "latency_ms": LATENCY_MS,
         "concurrency": CONCURRENCY,
+        "runs": RUNS,
         "measured_on": f"{DOCUMENTS} pulse documents, fake endpoint in its own process at {LATENCY_MS} ms per call, "
-        f"{CONCURRENCY} concurrent requests; ratio = extraction-stage wall time / ideal; client CPU per call "
-        "measured on 200 sequential calls answered at once",
+        f"{CONCURRENCY} concurrent requests; ratio = extraction-stage wall time / ideal, the median of {RUNS} runs "
+        "on empty warehouses (each run's ratio and the CPU the hypervisor stole during it alongside); client CPU "
+        "per call measured on 200 sequential calls answered at once",
     }
