@@ -81,28 +81,26 @@ def _requests_seen(base: str) -> int:
         return len(json.loads(response.read()))
 
 
+def _post(url: str, body: dict) -> None:
+    data = json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, headers={"Content-Type": "application/json"}, method="POST")
+    urllib.request.urlopen(request, timeout=30).close()
+
+
+def _pulse(doc_id: str, text: str) -> ExtractionInput:
+    return ExtractionInput(doc_id=doc_id, tenant_id="bench", kind="pulse", text=text, doc_date=date(2026, 11, 2))
+
+
 def _client_cpu_ms_per_call(base: str, calls: int = 200) -> float:
     """The client's own CPU per model call (prompt, request, parsing, validation), with the fake answering at once.
 
     Sixteen calls in flight share one interpreter, so this figure is what bounds the concurrency ratio.
     """
-    request = urllib.request.Request(
-        base.removesuffix("/v1") + "/_faults", data=json.dumps({"latency_ms": 0}).encode(), method="POST"
-    )
-    urllib.request.urlopen(request, timeout=30).close()
+    _post(base.removesuffix("/v1") + "/_faults", {"latency_ms": 0})
     schema = load_schema(DEFAULT_PROMPTS, "pulse@v1")
     output = response_model(schema)
     client = LLMClient(LLMSettings(base_url=base, model="fake-model", refresh_cache=True))
-    docs = [
-        ExtractionInput(
-            doc_id=f"cpu{n}",
-            tenant_id="bench",
-            kind="pulse",
-            text=f"{_PLANS[n % 4]} (ref {n})\n{_RISKS[n % 4]}\n{_ASKS[n % 4]}",
-            doc_date=date(2026, 11, 2),
-        )
-        for n in range(calls + 10)
-    ]
+    docs = [_pulse(f"cpu{n}", f"{_PLANS[n % 4]} (ref {n})\n{_RISKS[n % 4]}\n{_ASKS[n % 4]}") for n in range(calls + 10)]
     for doc in docs[:10]:  # warm: connection, lazy imports
         client.complete(build_messages(schema, doc, output), output)
     started = time.process_time()
@@ -129,12 +127,8 @@ def _warm_fake(base: str) -> None:
     """One request over plain HTTP, so the fake's first-answer costs are not measured (a real endpoint is warm)
     while this process, like a fresh Dagster run worker, stays cold."""
     schema = load_schema(DEFAULT_PROMPTS, "pulse@v1")
-    doc = ExtractionInput(doc_id="warm", tenant_id="bench", kind="pulse", text=_PLANS[0], doc_date=date(2026, 11, 2))
-    body = {"model": "fake-model", "messages": build_messages(schema, doc, response_model(schema))}
-    request = urllib.request.Request(
-        base + "/chat/completions", data=json.dumps(body).encode(), headers={"Content-Type": "application/json"}
-    )
-    urllib.request.urlopen(request, timeout=30).close()
+    messages = build_messages(schema, _pulse("warm", _PLANS[0]), response_model(schema))
+    _post(base + "/chat/completions", {"model": "fake-model", "messages": messages})
 
 
 def _timed_run(settings: Settings, base: str) -> tuple[float, float, int, float | None]:

@@ -62,7 +62,7 @@ class _Responder:
 
     def __init__(self, prompts_dir: Path) -> None:
         self.prompts_dir = prompts_dir
-        self.schemas: dict[str, SchemaVersion] = {}
+        self.schemas: dict[str, SchemaVersion] = discover_schemas(prompts_dir)[0]  # before serving: answers stay quick
 
     def schema(self, key: str) -> SchemaVersion | None:
         """Re-read the prompt files on a miss, so a file added while the server runs is known."""
@@ -177,7 +177,6 @@ class FakeLLMServer:
         self.faults = self.faults.model_copy(update=faults)
 
     def start(self) -> FakeLLMServer:
-        self._responder.schemas = discover_schemas(self._responder.prompts_dir)[0]
         gc.freeze()  # full collections stall every answer at once: keep them off what exists before serving
         self._thread.start()
         return self
