@@ -25,9 +25,9 @@ from evals.bench_eval import bench_eval
 from evals.bench_model_path import bench_model_path
 from evals.bench_pii import bench_pii
 from evals.bench_review import bench_review
-from extraction_assets.lib.extractors import HeuristicExtractor
+from extraction_assets.lib.extraction import HeuristicExtractor, extract_document
 from extraction_assets.lib.models import Document
-from extraction_assets.lib.pipeline import extract_document, scrub_document
+from extraction_assets.lib.pii import scrub_document
 from extraction_assets.lib.readers import read_inbox
 from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, SAMPLE_INBOX, Settings

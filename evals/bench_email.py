@@ -17,9 +17,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from extraction_assets.lib.extractors import HeuristicExtractor
+from extraction_assets.lib.extraction import HeuristicExtractor, extract_document
 from extraction_assets.lib.models import Document
-from extraction_assets.lib.pipeline import extract_document, scrub_document
+from extraction_assets.lib.pii import scrub_document
 from extraction_assets.lib.readers import read_file
 from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, PROJECT_DIR

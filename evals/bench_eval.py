@@ -6,10 +6,8 @@ documents per second; datasets whose file or schema version is missing are named
 
 from __future__ import annotations
 
-from extraction_assets.lib.eval_metrics import MICRO
-from extraction_assets.lib.eval_registry import available_entries, load_registry
-from extraction_assets.lib.eval_runner import run_eval
-from extraction_assets.lib.extractors import HeuristicExtractor
+from extraction_assets.lib.evaluation import MICRO, available_entries, load_registry, run_eval
+from extraction_assets.lib.extraction import HeuristicExtractor
 from extraction_assets.lib.schemas import SchemaError, load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 

@@ -21,10 +21,8 @@ from pathlib import Path
 
 import dagster as dg
 
-from extraction_assets.lib.llm import LLMClient, LLMSettings
+from extraction_assets.lib.llm import LLMClient, LLMSettings, build_messages, response_model
 from extraction_assets.lib.models import ExtractionInput
-from extraction_assets.lib.prompting import build_messages
-from extraction_assets.lib.response_models import response_model
 from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, Settings
 from extraction_assets.lib.warehouse import open_warehouse

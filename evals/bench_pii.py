@@ -1,7 +1,7 @@
 """PII bench: our scrubber against Presidio's analyzer on Presidio's own evaluation data, side by side.
 
 Both scorers see the same documents in the same run. Accuracy is span-level per kind
-(`span_metrics`: same kind, intersection over union >= 0.5, one-to-one); speed is documents per
+(`spans`: same kind, intersection over union >= 0.5, one-to-one); speed is documents per
 second over the whole set, best of `ROUNDS` rounds for each, after one warm-up pass. Our side runs
 the full `scrub()` (detection, placeholders, offset map); Presidio's side runs only
 `AnalyzerEngine.analyze()` with its defaults (every predefined recognizer, score threshold 0) on
@@ -22,9 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from extraction_assets.lib.pii import scrub
-from extraction_assets.lib.settings import PROJECT_DIR
-from extraction_assets.lib.span_metrics import (
+from extraction_assets.lib.evaluation import (
     PRESIDIO_TO_KIND,
     VALIDATED_KINDS,
     KindScore,
@@ -32,6 +30,8 @@ from extraction_assets.lib.span_metrics import (
     score_documents,
     spans_from_labels,
 )
+from extraction_assets.lib.pii import scrub
+from extraction_assets.lib.settings import PROJECT_DIR
 
 Figures = dict[str, float | int | str]
 DATA_ENV = "EXTRACTION_PII_BENCH_DATA"
@@ -92,9 +92,9 @@ def run_scorer(
 def scorer_figures(name: str, scores: dict[str, KindScore]) -> Figures:
     figures: Figures = {}
     for kind, s in scores.items():
-        figures[f"{name}.{kind}.precision"] = round(s.precision, 4)
-        figures[f"{name}.{kind}.recall"] = round(s.recall, 4)
-        figures[f"{name}.{kind}.f2"] = round(s.f_beta, 4)
+        for figure, value in (("precision", s.precision), ("recall", s.recall), ("f2", s.f_beta)):
+            if value is not None:  # not defined: nothing predicted, or nothing in the gold
+                figures[f"{name}.{kind}.{figure}"] = round(value, 4)
     return figures
 
 
@@ -108,9 +108,9 @@ def side_by_side_png(ours_scores: dict[str, KindScore], theirs: dict[str, KindSc
     ax = figure.add_subplot()
     kinds = list(ours_scores)
     xs = range(len(kinds))
-    ax.bar([x - 0.2 for x in xs], [ours_scores[k].f_beta for k in kinds], width=0.4, label="extraction-assets")
+    ax.bar([x - 0.2 for x in xs], [ours_scores[k].f_beta or 0.0 for k in kinds], width=0.4, label="extraction-assets")
     if theirs is not None:
-        ax.bar([x + 0.2 for x in xs], [theirs[k].f_beta for k in kinds], width=0.4, label="Presidio analyzer")
+        ax.bar([x + 0.2 for x in xs], [theirs[k].f_beta or 0.0 for k in kinds], width=0.4, label="Presidio analyzer")
     ax.set_xticks(list(xs), [f"{k}\n(n={ours_scores[k].gold})" for k in kinds], fontsize=8)
     ax.set_ylim(0, 1.2)
     ax.set_ylabel("F2 (span IoU >= 0.5)")
@@ -130,8 +130,8 @@ def bench_pii(data: Path | None = None, picture: Path | None = Path(".data/bench
     our_scores = score_documents(zip(gold, our_predictions, strict=True))
     figures: Figures = {"documents": len(texts), **{f"gold.{k}": s.gold for k, s in our_scores.items()}}
     figures |= scorer_figures("ours", our_scores)
-    figures["ours.min_recall"] = round(min(s.recall for s in our_scores.values()), 4)
-    figures["ours.min_precision"] = round(min(s.precision for s in our_scores.values()), 4)
+    figures["ours.min_recall"] = round(min(s.recall for s in our_scores.values() if s.recall is not None), 4)
+    figures["ours.min_precision"] = round(min(s.precision for s in our_scores.values() if s.precision is not None), 4)
     figures["ours_docs_per_s"] = round(our_rate, 1)
     analyzer = presidio_analyzer()
     their_scores = None

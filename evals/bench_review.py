@@ -14,13 +14,11 @@ from pathlib import Path
 
 from starlette.testclient import TestClient
 
-from extraction_assets.lib import corrections
-from extraction_assets.lib.audit import check_chain
-from extraction_assets.lib.extractors import HeuristicExtractor
-from extraction_assets.lib.label_studio import export_tasks
+from extraction_assets.lib.extraction import HeuristicExtractor, extract_document
 from extraction_assets.lib.models import Document, ExtractionOutcome
-from extraction_assets.lib.pipeline import extract_document, scrub_document
+from extraction_assets.lib.pii import scrub_document
 from extraction_assets.lib.readers import read_inbox
+from extraction_assets.lib.review import check_chain, corrections, export_tasks
 from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, SAMPLE_INBOX
 from extraction_assets.lib.warehouse import (

@@ -14,8 +14,7 @@ from rich.table import Table
 
 from extraction_assets.commands import REGISTRY
 from extraction_assets.commands.common import add_warehouse_option, console, settings_from_args
-from extraction_assets.lib.summary import warehouse_summary
-from extraction_assets.lib.warehouse import open_warehouse
+from extraction_assets.lib.warehouse import open_warehouse, warehouse_summary
 
 
 def _print_summary(summary: dict[str, Any]) -> None:

@@ -23,8 +23,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from extraction_assets.lib.heuristics import get_pack
+from extraction_assets.lib.llm import document_from_messages
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
-from extraction_assets.lib.prompting import document_from_messages
 from extraction_assets.lib.schemas import SchemaVersion, discover_schemas
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 

@@ -15,11 +15,17 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from extraction_assets.commands.common import add_warehouse_option, console, settings_from_args
-from extraction_assets.lib.eval_html import render_html
-from extraction_assets.lib.eval_registry import DEFAULT_REGISTRY, load_registry
-from extraction_assets.lib.eval_report import field_rows, figure_rows
-from extraction_assets.lib.eval_runner import EvalResult, run_eval
-from extraction_assets.lib.eval_store import WarehouseModelCache, store_eval
+from extraction_assets.lib.evaluation import (
+    DEFAULT_REGISTRY,
+    EvalResult,
+    WarehouseModelCache,
+    field_rows,
+    figure_rows,
+    load_registry,
+    render_html,
+    run_eval,
+    store_eval,
+)
 from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.warehouse import open_warehouse
 
@@ -54,10 +60,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     key = args.schema or entry.schema_version
     schema = extractor = None
     if entry.mode != "entity_spans":
-        from extraction_assets.defs.resources import resources_from_settings  # Dagster loads only when needed
+        from extraction_assets.lib.extraction import ExtractorChoice  # the model client loads only when needed
 
         schema = load_schema(settings.prompts_dir, key)
-        extractor = resources_from_settings(settings)["extractor"].build()  # type: ignore[attr-defined]
+        extractor = ExtractorChoice.from_settings(settings).build()
 
     console.print(f"scoring [bold]{dataset}[/] as [bold]{entry.name}[/] ({entry.mode}) against [bold]{key}[/]")
     with Progress(

@@ -19,13 +19,22 @@ from rich.table import Table
 from rich.text import Text
 
 from extraction_assets.commands.common import add_warehouse_option, console, settings_from_args
-from extraction_assets.lib import corrections
-from extraction_assets.lib.audit import AuditEntry
-from extraction_assets.lib.corrections import Change, ItemNotFound, NothingToChange, ReviewError
-from extraction_assets.lib.label_studio import export_tasks, import_annotations, label_config
-from extraction_assets.lib.rerun import preview_rerun
-from extraction_assets.lib.review import RULES
-from extraction_assets.lib.review_queries import ANY_STATUS, item_detail, list_queue
+from extraction_assets.lib.extraction import RULES
+from extraction_assets.lib.review import (
+    ANY_STATUS,
+    AuditEntry,
+    Change,
+    ItemNotFound,
+    NothingToChange,
+    ReviewError,
+    corrections,
+    export_tasks,
+    import_annotations,
+    item_detail,
+    label_config,
+    list_queue,
+    preview_rerun,
+)
 from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import open_warehouse

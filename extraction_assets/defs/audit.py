@@ -4,7 +4,7 @@ import dagster as dg
 
 from extraction_assets.defs.partitions import POOL
 from extraction_assets.defs.resources import WarehouseResource
-from extraction_assets.lib.audit import check_chain, record_head
+from extraction_assets.lib.review import check_chain, record_head
 from extraction_assets.lib.warehouse import transaction
 
 

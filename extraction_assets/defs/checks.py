@@ -8,9 +8,9 @@ import dagster as dg
 
 from extraction_assets.defs.partitions import POOL
 from extraction_assets.defs.resources import PipelineResource, WarehouseResource
-from extraction_assets.lib import invariants
 from extraction_assets.lib.models import Document
 from extraction_assets.lib.schemas import SchemaVersion, discover_schemas
+from extraction_assets.lib.warehouse import invariants
 
 
 def _schemas(pipeline: PipelineResource) -> list[SchemaVersion]:

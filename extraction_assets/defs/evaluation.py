@@ -7,14 +7,26 @@ from pydantic import Field
 
 from extraction_assets.defs.partitions import POOL, schema_versions
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
-from extraction_assets.lib.eval_compare import compare_versions, comparison_markdown
-from extraction_assets.lib.eval_html import render_html
-from extraction_assets.lib.eval_metrics import MICRO
-from extraction_assets.lib.eval_plots import data_uri, history_png, reliability_png
-from extraction_assets.lib.eval_registry import DEFAULT_REGISTRY, available_entries, load_registry
-from extraction_assets.lib.eval_report import markdown_summary
-from extraction_assets.lib.eval_runner import EvalConfigError, EvalResult, run_eval
-from extraction_assets.lib.eval_store import WarehouseModelCache, latest_metrics, micro_history, store_eval
+from extraction_assets.lib.evaluation import (
+    DEFAULT_REGISTRY,
+    MICRO,
+    EvalConfigError,
+    EvalResult,
+    WarehouseModelCache,
+    available_entries,
+    compare_versions,
+    comparison_markdown,
+    data_uri,
+    history_png,
+    latest_metrics,
+    load_registry,
+    markdown_summary,
+    micro_history,
+    reliability_png,
+    render_html,
+    run_eval,
+    store_eval,
+)
 from extraction_assets.lib.reporting import markdown_table
 from extraction_assets.lib.schemas import SchemaError, SchemaVersion, load_schema
 

@@ -9,11 +9,10 @@ from pydantic import Field
 from extraction_assets.defs.ingest import scrubbed_documents
 from extraction_assets.defs.partitions import POOL, schema_versions
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
-from extraction_assets.lib.extraction_stats import ExtractionTally
+from extraction_assets.lib.extraction import ExtractionTally, extract_stream
 from extraction_assets.lib.models import Document, ExtractionOutcome, ScrubbedDocument
-from extraction_assets.lib.pipeline import extract_stream
 from extraction_assets.lib.reporting import markdown_table
-from extraction_assets.lib.rerun import preview_rerun
+from extraction_assets.lib.review import preview_rerun
 from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.warehouse import (
     batched,
@@ -128,7 +127,7 @@ def extracted_items_and_evidence(
                 [schema.key],
             ).fetchall()
         )
-        routed = dict(  # seed 003's routing, for schemas with a routing policy
+        routed = dict(  # auto-approve / manual review / reject, for schemas with a routing policy
             con.execute(
                 "SELECT outcome, count(*) FROM document_routing WHERE schema_version = ? GROUP BY 1 ORDER BY 1",
                 [schema.key],

@@ -8,12 +8,9 @@ import dagster as dg
 from extraction_assets.defs.partitions import POOL
 from extraction_assets.defs.resources import PipelineResource, WarehouseResource
 from extraction_assets.lib.models import DeadLetter, Document, ReadFailure
-from extraction_assets.lib.pii import SCRUBBER_VERSION
-from extraction_assets.lib.pii_policy import load_policy
-from extraction_assets.lib.pii_vault import key_from_env, key_id
+from extraction_assets.lib.pii import SCRUBBER_VERSION, key_from_env, key_id, load_policy, scrub_batch
 from extraction_assets.lib.readers import read_inbox
 from extraction_assets.lib.reporting import markdown_table
-from extraction_assets.lib.scrub_batch import scrub_batch
 from extraction_assets.lib.warehouse import (
     batched,
     documents_to_scrub,

@@ -7,10 +7,7 @@ from pathlib import Path
 import dagster as dg
 import duckdb
 
-from extraction_assets.lib.extractors import Extractor
-from extraction_assets.lib.llm import LLMClient, LLMSettings
-from extraction_assets.lib.local_model import LOCAL_EXTRA_BODY, LOCAL_MAX_TOKENS, local_base_url
-from extraction_assets.lib.orchestration import OrchestratedExtractor
+from extraction_assets.lib.extraction import ExtractorChoice
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import open_warehouse
 
@@ -42,52 +39,9 @@ class PipelineResource(dg.ConfigurableResource):
         return Path(self.prompts_dir)
 
 
-class ExtractorResource(dg.ConfigurableResource):
-    """Which extractor runs: the deterministic heuristic unless a model endpoint (or a GGUF file) is configured."""
-
-    llm_base_url: str | None = None
-    llm_model: str | None = None
-    llm_api_key: str | None = None
-    llm_gguf: str | None = None
-    llm_mode: str = "json_schema"
-    llm_timeout_s: float = 60.0
-    llm_max_concurrency: int = 8
-    llm_http_retries: int = 4
-    refresh_cache: bool = False
-    kill_switch: bool = False
-
-    def llm_settings(self) -> LLMSettings | None:
-        if self.llm_gguf:
-            return LLMSettings(
-                base_url=local_base_url(self.llm_gguf),
-                model=self.llm_model or Path(self.llm_gguf).stem,
-                mode="json_schema",  # the local server constrains decoding to the schema
-                timeout_s=self.llm_timeout_s,
-                max_concurrency=1,
-                http_retries=0,  # a local server neither rate-limits nor recovers from a timeout by retrying
-                validation_retries=0,
-                max_tokens=LOCAL_MAX_TOKENS,
-                extra_body=LOCAL_EXTRA_BODY,
-                refresh_cache=self.refresh_cache,
-            )
-        if not (self.llm_base_url and self.llm_model):
-            return None
-        return LLMSettings(
-            base_url=self.llm_base_url,
-            model=self.llm_model,
-            api_key=self.llm_api_key or "not-needed",
-            mode=self.llm_mode,  # type: ignore[arg-type]
-            timeout_s=self.llm_timeout_s,
-            max_concurrency=self.llm_max_concurrency,
-            http_retries=self.llm_http_retries,
-            refresh_cache=self.refresh_cache,
-        )
-
-    def build(self) -> Extractor:
-        settings = self.llm_settings()
-        if settings is None:
-            return OrchestratedExtractor(None)
-        return OrchestratedExtractor(LLMClient(settings), kill_switch=self.kill_switch)
+class ExtractorResource(dg.ConfigurableResource, ExtractorChoice):
+    """Which extractor runs (see `ExtractorChoice`); the endpoint's key arrives as `dg.EnvVar`, so the UI shows
+    the variable's name, never its value."""
 
 
 def resources_from_settings(settings: Settings) -> dict[str, dg.ConfigurableResource]:
@@ -99,14 +53,7 @@ def resources_from_settings(settings: Settings) -> dict[str, dg.ConfigurableReso
             pii_policy=str(settings.pii_policy) if settings.pii_policy else None,
         ),
         "extractor": ExtractorResource(
-            llm_base_url=settings.llm_base_url,
-            llm_model=settings.llm_model,
-            llm_api_key=settings.llm_api_key,
-            llm_gguf=settings.llm_gguf,
-            llm_mode=settings.llm_mode,
-            llm_timeout_s=settings.llm_timeout_s,
-            llm_max_concurrency=settings.llm_max_concurrency,
-            refresh_cache=settings.llm_refresh_cache,
-            kill_switch=settings.llm_disabled,
+            **ExtractorChoice.from_settings(settings).model_dump(exclude={"llm_api_key"}),
+            llm_api_key=dg.EnvVar(settings.llm_api_key_env) if settings.llm_api_key() else None,
         ),
     }

@@ -134,7 +134,7 @@ class ExtractionInput(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)  # only EXTRACTOR_METADATA keys: never raw PII
 
     def record_key(self, module: str) -> str:
-        """Shape `records` (seed 001): one record per message and module, upserted by the Message-ID."""
+        """Shape `records`: one record per message and module, upserted by the Message-ID."""
         return f"{self.metadata.get('message_id') or self.doc_id}:{module}"
 
 

@@ -23,7 +23,7 @@ class Settings(BaseModel):
     prompts_dir: Path = DEFAULT_PROMPTS
     llm_base_url: str | None = None
     llm_model: str | None = None
-    llm_api_key: str | None = None
+    llm_api_key_env: str = "OPENAI_API_KEY"  # the variable that holds the endpoint's key: never the key itself
     llm_gguf: str | None = None
     llm_mode: str = "json_schema"
     llm_timeout_s: float = 60.0
@@ -46,7 +46,6 @@ class Settings(BaseModel):
             "prompts_dir": pick("EXTRACTION_PROMPTS"),
             "llm_base_url": pick("EXTRACTION_LLM_BASE_URL"),
             "llm_model": pick("EXTRACTION_LLM_MODEL"),
-            "llm_api_key": pick("OPENAI_API_KEY"),
             "llm_gguf": pick("EXTRACTION_LLM_GGUF"),
             "llm_mode": pick("EXTRACTION_LLM_MODE"),
             "llm_timeout_s": pick("EXTRACTION_LLM_TIMEOUT"),
@@ -56,6 +55,10 @@ class Settings(BaseModel):
             "pii_policy": pick("EXTRACTION_PII_POLICY"),
         }
         return cls(**{k: v for k, v in values.items() if v is not None})
+
+    def llm_api_key(self, env: Mapping[str, str] | None = None) -> str | None:
+        """The endpoint's key, read from its variable when needed, so no configuration object holds it."""
+        return (os.environ if env is None else env).get(self.llm_api_key_env, "").strip() or None
 
     @property
     def model_configured(self) -> bool:

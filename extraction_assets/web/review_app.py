@@ -26,10 +26,8 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
-from extraction_assets.lib import corrections
-from extraction_assets.lib.corrections import Action, Change, ItemNotFound
-from extraction_assets.lib.review import RULES
-from extraction_assets.lib.review_queries import ANY_STATUS, item_detail, list_queue
+from extraction_assets.lib.extraction import RULES
+from extraction_assets.lib.review import ANY_STATUS, Action, Change, ItemNotFound, corrections, item_detail, list_queue
 from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.warehouse import open_warehouse
 

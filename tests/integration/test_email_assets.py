@@ -10,9 +10,8 @@ import pytest
 
 from extraction_assets.defs.resources import PipelineResource
 from extraction_assets.defs.sensors import schema_version_sensor
-from extraction_assets.lib import invariants
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, Settings
-from extraction_assets.lib.warehouse import open_warehouse, rows_as_dicts
+from extraction_assets.lib.warehouse import invariants, open_warehouse, rows_as_dicts
 from extraction_assets.runner import run_pipeline
 
 EMAIL = "email@v1"

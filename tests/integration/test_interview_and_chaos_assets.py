@@ -1,4 +1,4 @@
-"""End to end through the real assets: interview@v1 fields (seed 004) and the pulse chaos import (seed 000 F70)."""
+"""End to end through the real assets: interview@v1 fields and the pulse chaos import (sheets and pasted chats)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ import dagster as dg
 import openpyxl
 import pytest
 
-from extraction_assets.lib import invariants
 from extraction_assets.lib.settings import Settings
-from extraction_assets.lib.warehouse import open_warehouse, rows_as_dicts
+from extraction_assets.lib.warehouse import invariants, open_warehouse, rows_as_dicts
 from extraction_assets.runner import run_pipeline
 
 INTERVIEW = "interview@v1"

@@ -17,8 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from extraction_assets.lib import invariants
-from extraction_assets.lib.warehouse import open_warehouse
+from extraction_assets.lib.warehouse import invariants, open_warehouse
 
 
 def _smollm2() -> Path | None:

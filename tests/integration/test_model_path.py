@@ -12,12 +12,11 @@ import pytest
 from extraction_assets.definitions import build_definitions
 from extraction_assets.defs.resources import ExtractorResource
 from extraction_assets.fake_llm import INVENTED_SPAN, FakeLLMServer, Faults
-from extraction_assets.lib import invariants
 from extraction_assets.lib.pii import scrub
 from extraction_assets.lib.readers import read_inbox
 from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.settings import SAMPLE_INBOX, Settings
-from extraction_assets.lib.warehouse import open_warehouse, rows_as_dicts
+from extraction_assets.lib.warehouse import invariants, open_warehouse, rows_as_dicts
 
 PULSE = "pulse@v1"
 SAMPLE_FILES = [

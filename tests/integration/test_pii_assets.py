@@ -13,9 +13,7 @@ from cryptography.fernet import Fernet
 from evals.bench_pii import DEFAULT_DATA, load_records
 from extraction_assets.fake_llm import FakeLLMServer
 from extraction_assets.lib.models import Document
-from extraction_assets.lib.pii import scrub
-from extraction_assets.lib.pii_policy import load_policy
-from extraction_assets.lib.pii_vault import VAULT_KEY_ENV, reveal
+from extraction_assets.lib.pii import VAULT_KEY_ENV, load_policy, reveal, scrub
 from extraction_assets.lib.readers import read_inbox
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import open_warehouse, rows_as_dicts

@@ -11,12 +11,11 @@ import pytest
 
 from extraction_assets.definitions import build_definitions
 from extraction_assets.defs.resources import ExtractorResource
-from extraction_assets.lib import invariants
-from extraction_assets.lib.extractors import ExtractorRun, HeuristicExtractor
+from extraction_assets.lib.extraction import ExtractorRun, HeuristicExtractor
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
 from extraction_assets.lib.schemas import SchemaVersion, discover_schemas, load_schema
 from extraction_assets.lib.settings import Settings
-from extraction_assets.lib.warehouse import open_warehouse, rows_as_dicts, table_counts
+from extraction_assets.lib.warehouse import invariants, open_warehouse, rows_as_dicts, table_counts
 from extraction_assets.runner import run_pipeline
 
 PULSE = "pulse@v1"

@@ -9,8 +9,7 @@ import pytest
 
 from extraction_assets.cli import main
 from extraction_assets.commands.review import EXIT_NEEDS_CONFIRMATION
-from extraction_assets.lib import corrections
-from extraction_assets.lib.corrections import Change
+from extraction_assets.lib.review import Change, corrections
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import open_warehouse, rows_as_dicts
 from extraction_assets.runner import rerun_partition, run_pipeline

@@ -8,8 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from extraction_assets.lib import corrections
-from extraction_assets.lib.audit import check_chain, record_head
+from extraction_assets.lib.review import check_chain, corrections, record_head
 from extraction_assets.lib.settings import PACKAGE_DIR
 from extraction_assets.lib.warehouse import open_warehouse
 from tests.review_seed import seed

@@ -8,20 +8,19 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from extraction_assets.lib import corrections
-from extraction_assets.lib.audit import check_chain
-from extraction_assets.lib.corrections import (
+from extraction_assets.lib.review import (
     ALLOWED_TRANSITIONS,
     Change,
     InvalidCorrection,
     ItemNotFound,
     NothingToChange,
     apply_change,
+    check_chain,
+    corrections,
 )
-from extraction_assets.lib.invariants import items_without_evidence
 from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
-from extraction_assets.lib.warehouse import open_warehouse, rows_as_dicts
+from extraction_assets.lib.warehouse import items_without_evidence, open_warehouse, rows_as_dicts
 from tests.review_seed import SCHEMA, seed
 
 STATUSES = ("draft", "needs_review", "accepted", "rejected")

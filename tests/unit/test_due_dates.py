@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from extraction_assets.lib.due_dates import parse_due_date
+from extraction_assets.lib.heuristics.due_dates import parse_due_date
 
 WED = date(2026, 11, 25)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from extraction_assets.lib.email_body import BodyPart, body_parts, body_start, body_turns, is_forward
+from extraction_assets.lib.readers import BodyPart, body_parts, body_start, body_turns, is_forward
 
 HEAD = "From: Dana <[EMAIL_1]>\nSubject: Re: quote\n\n"
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
-from extraction_assets.lib.eval_comparators import (
+from extraction_assets.lib.evaluation import (
+    Comparator,
+    FieldMapping,
     normalize_text,
     parse_amount,
     parse_date,
@@ -13,7 +15,6 @@ from extraction_assets.lib.eval_comparators import (
     spans_overlap,
     values_match,
 )
-from extraction_assets.lib.eval_registry import Comparator, FieldMapping
 
 
 def _m(compare: Comparator, **kw) -> FieldMapping:

@@ -6,8 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from extraction_assets.lib.eval_compare import compare_versions, comparison_markdown, version_order
-from extraction_assets.lib.eval_metrics import MICRO
+from extraction_assets.lib.evaluation import MICRO, compare_versions, comparison_markdown, version_order
 
 
 def _row(version: str, field: str, f1: float | None, recall: float, day: int, dataset: str = "sroie") -> dict:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from extraction_assets.lib.eval_gold import GoldRecord, count_records, read_gold, resolve, selected, spans_at
+from extraction_assets.lib.evaluation import GoldRecord, count_records, read_gold, resolve, selected, spans_at
 
 
 def test_resolve_walks_lists_and_flattens() -> None:

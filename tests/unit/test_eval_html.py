@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from extraction_assets.lib.eval_html import excerpt_windows, highlight_runs, render_html
-from extraction_assets.lib.eval_metrics import FieldCounts, calibration, field_scores
-from extraction_assets.lib.eval_runner import DocumentSample, EvalResult
-from extraction_assets.lib.eval_scoring import FieldOutcome, Mark
+from extraction_assets.lib.evaluation import (
+    DocumentSample,
+    EvalResult,
+    FieldCounts,
+    FieldOutcome,
+    Mark,
+    calibration,
+    excerpt_windows,
+    field_scores,
+    highlight_runs,
+    render_html,
+)
 
 HOSTILE = 'Total <script>alert("x")</script> 9.00 & <b>bold</b>'
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from extraction_assets.lib.eval_metrics import (
+from extraction_assets.lib.evaluation import (
     MICRO,
     FieldCounts,
     FieldScore,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from extraction_assets.lib.eval_registry import (
+from extraction_assets.lib.evaluation import (
     DEFAULT_REGISTRY,
     Comparator,
     RegistryError,

@@ -8,11 +8,16 @@ from typing import Any
 
 import pytest
 
-from extraction_assets.lib.eval_gold import GoldRecord
-from extraction_assets.lib.eval_metrics import MICRO
-from extraction_assets.lib.eval_registry import parse_registry
-from extraction_assets.lib.eval_runner import EvalConfigError, gold_document, line_turns, run_eval
-from extraction_assets.lib.extractors import ExtractorRun, HeuristicExtractor
+from extraction_assets.lib.evaluation import (
+    MICRO,
+    EvalConfigError,
+    GoldRecord,
+    gold_document,
+    line_turns,
+    parse_registry,
+    run_eval,
+)
+from extraction_assets.lib.extraction import ExtractorRun, HeuristicExtractor
 from extraction_assets.lib.models import ExtractionInput
 from extraction_assets.lib.schemas import SchemaVersion, load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from extraction_assets.lib.eval_gold import GoldRecord
-from extraction_assets.lib.eval_registry import parse_registry
-from extraction_assets.lib.eval_scoring import Prediction, score_document
+from extraction_assets.lib.evaluation import GoldRecord, Prediction, parse_registry, score_document
 
 REGISTRY = parse_registry(
     """

@@ -5,9 +5,17 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from extraction_assets.lib.eval_metrics import MICRO, FieldCounts, calibration, field_scores
-from extraction_assets.lib.eval_runner import EvalResult
-from extraction_assets.lib.eval_store import WarehouseModelCache, latest_metrics, micro_history, store_eval
+from extraction_assets.lib.evaluation import (
+    MICRO,
+    EvalResult,
+    FieldCounts,
+    WarehouseModelCache,
+    calibration,
+    field_scores,
+    latest_metrics,
+    micro_history,
+    store_eval,
+)
 from extraction_assets.lib.warehouse import open_warehouse
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from extraction_assets.lib.grounding import ground, normalize_with_map, turn_for_span
+from extraction_assets.lib.extraction import ground, normalize_with_map, turn_for_span
 from extraction_assets.lib.models import Turn
 
 SENTENCE = "The quarterly budget was approved on Monday."  # 44 characters

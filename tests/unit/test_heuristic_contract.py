@@ -1,4 +1,4 @@
-"""The contract pack (seed 003) on small hand-made English and Russian contracts with known answers."""
+"""The contract pack on small hand-made English and Russian contracts with known answers."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ from datetime import date
 
 import pytest
 
-from extraction_assets.lib.extractors import HeuristicExtractor
+from extraction_assets.lib.extraction import HeuristicExtractor, extract_document
 from extraction_assets.lib.heuristics.contract import detect_language, extract_contract
 from extraction_assets.lib.heuristics.printed_values import find_dates, parse_amount, scan_view
 from extraction_assets.lib.models import CandidateItem, Document, ExtractionInput
-from extraction_assets.lib.pipeline import extract_document, scrub_document
+from extraction_assets.lib.pii import scrub_document
 from extraction_assets.lib.schemas import SchemaVersion, load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from extraction_assets.lib.extractors import HeuristicExtractor
+from extraction_assets.lib.extraction import HeuristicExtractor, extract_document, extraction_input
 from extraction_assets.lib.heuristics.email import extract_email, parse_header_block, score_confidence, sentences
 from extraction_assets.lib.models import CandidateItem, Document, ExtractionOutcome
-from extraction_assets.lib.pipeline import extract_document, extraction_input, scrub_document
+from extraction_assets.lib.pii import scrub_document
 from extraction_assets.lib.readers import read_file
 from extraction_assets.lib.schemas import SchemaVersion, load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS

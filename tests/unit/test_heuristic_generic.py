@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from extraction_assets.lib.extractors import HeuristicExtractor
+from extraction_assets.lib.extraction import HeuristicExtractor, extract_document
 from extraction_assets.lib.heuristics.generic import extract_generic, generic_options, score_confidence
 from extraction_assets.lib.models import Document, ExtractionInput
-from extraction_assets.lib.pipeline import extract_document, scrub_document
+from extraction_assets.lib.pii import scrub_document
 from extraction_assets.lib.schemas import SchemaVersion, load_schema, parse_schema_text
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 

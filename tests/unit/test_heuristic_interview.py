@@ -1,4 +1,4 @@
-"""The interview heuristic pack: user-defined fields filled from the respondent's own words (seed 004)."""
+"""The interview heuristic pack: user-defined fields filled from the respondent's own words."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from extraction_assets.lib.extractors import HeuristicExtractor
+from extraction_assets.lib.extraction import HeuristicExtractor, extract_document
 from extraction_assets.lib.heuristics import get_pack
 from extraction_assets.lib.heuristics.interview import extract_interview, field_cues, parse_number
 from extraction_assets.lib.heuristics.segments import word_set_pattern
 from extraction_assets.lib.models import CandidateItem, Document, ExtractionInput, Turn
-from extraction_assets.lib.pipeline import extract_document, scrub_document
+from extraction_assets.lib.pii import scrub_document
 from extraction_assets.lib.schemas import FieldSpec, SchemaVersion, load_schema, parse_schema_text
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 

@@ -336,7 +336,7 @@ def test_registry() -> None:
 
 
 def test_one_item_per_type_per_answer_slot() -> None:
-    """Seed 000 E4/E5: within one answer only the strongest clause of each type becomes an item."""
+    """One item per type per answer: within one answer only the strongest clause of each type becomes an item."""
     doc = _pulse(
         [
             ("Any risks?", "The build is late. Khách hủy đơn. The team is overloaded."),

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from extraction_assets.lib.extractors import HeuristicExtractor
+from extraction_assets.lib.extraction import HeuristicExtractor, extract_document
 from extraction_assets.lib.heuristics.receipt import extract_receipt
 from extraction_assets.lib.models import CandidateItem, Document, ExtractionInput
-from extraction_assets.lib.pipeline import extract_document, scrub_document
+from extraction_assets.lib.pii import scrub_document
 from extraction_assets.lib.schemas import SchemaVersion, load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 

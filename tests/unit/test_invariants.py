@@ -4,10 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from extraction_assets.lib import invariants
 from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
-from extraction_assets.lib.warehouse import open_warehouse
+from extraction_assets.lib.warehouse import invariants, open_warehouse
 
 SCHEMA = load_schema(DEFAULT_PROMPTS, "pulse@v1")
 TEXT = "Supplier delay. Cash is short."

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from extraction_assets.lib.corrections import history
-from extraction_assets.lib.label_studio import export_tasks, import_annotations, label_config, utf16_offset
+from extraction_assets.lib.review import export_tasks, history, import_annotations, label_config, utf16_offset
 from extraction_assets.lib.warehouse import open_warehouse
 from tests.review_seed import SCHEMA, seed
 

@@ -8,19 +8,30 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from extraction_assets.fake_llm import FakeLLMServer, Faults
-from extraction_assets.lib.extraction_stats import ExtractionTally
-from extraction_assets.lib.llm import LLMClient, LLMError, LLMSettings, MemoryCache
-from extraction_assets.lib.models import CandidateItem, ExtractionInput, ExtractionOutcome
-from extraction_assets.lib.orchestration import ClassificationError, OrchestratedExtractor, merge, weighted_confidence
-from extraction_assets.lib.prompting import boundary_tag, build_messages, defuse, document_from_messages
-from extraction_assets.lib.response_models import (
+from extraction_assets.lib.extraction import (
+    ClassificationError,
+    ExtractionTally,
+    OrchestratedExtractor,
+    merge,
+    weighted_confidence,
+)
+from extraction_assets.lib.llm import (
+    LLMClient,
+    LLMError,
+    LLMSettings,
+    MemoryCache,
+    boundary_tag,
+    build_messages,
     candidates_from_fields,
     classification_model,
+    defuse,
+    document_from_messages,
     fields_model,
     items_model,
     record_model,
     response_model,
 )
+from extraction_assets.lib.models import CandidateItem, ExtractionInput, ExtractionOutcome
 from extraction_assets.lib.schemas import SchemaVersion, load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from extraction_assets.lib.models import Document
-from extraction_assets.lib.pasted_chat import pasted_chat_turns
-from extraction_assets.lib.readers import read_file
+from extraction_assets.lib.readers import pasted_chat_turns, read_file
 
 ZALO = """Nhóm Zalo: Giao hàng
 [08:02] Tuấn: Xe số 2 bị thủng lốp, đơn Bếp Nhà có thể giao trễ.

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from extraction_assets.lib import scrub_batch as module
 from extraction_assets.lib.models import Document
-from extraction_assets.lib.pii_policy import PiiPolicy, PolicyEntry
+from extraction_assets.lib.pii import PiiPolicy, PolicyEntry
+from extraction_assets.lib.pii import batch as module
 
 
 def _doc(tenant: str, text: str) -> Document:

@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 from stdnum import luhn
 
-from extraction_assets.lib.pii import detect, scrub
-from extraction_assets.lib.pii_numbers import is_card_number, is_snils
+from extraction_assets.lib.pii import detect, is_card_number, is_snils, scrub
 
 
 def masked(text: str, region: str | None = None) -> list[tuple[str, str]]:

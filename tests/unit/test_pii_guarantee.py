@@ -8,10 +8,9 @@ from __future__ import annotations
 import pytest
 
 from evals.bench_pii import DEFAULT_DATA, load_records
+from extraction_assets.lib.extraction import extraction_input
 from extraction_assets.lib.models import Document
-from extraction_assets.lib.pii import scrub
-from extraction_assets.lib.pii_policy import PiiPolicy, TenantPolicy, load_policy
-from extraction_assets.lib.pipeline import extraction_input, scrub_document
+from extraction_assets.lib.pii import PiiPolicy, TenantPolicy, load_policy, scrub, scrub_document
 from extraction_assets.lib.readers import read_inbox
 from extraction_assets.lib.settings import SAMPLE_INBOX
 

@@ -7,15 +7,20 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from extraction_assets.lib import invariants
 from extraction_assets.lib.models import Document
-from extraction_assets.lib.pii import ALL_KINDS, SCRUBBER_VERSION
-from extraction_assets.lib.pii_policy import BUNDLED_POLICY, PiiPolicy, load_policy
-from extraction_assets.lib.pipeline import scrub_document
+from extraction_assets.lib.pii import (
+    ALL_KINDS,
+    BUNDLED_POLICY,
+    SCRUBBER_VERSION,
+    PiiPolicy,
+    load_policy,
+    scrub_document,
+)
 from extraction_assets.lib.warehouse import (
     documents_to_scrub,
     ensure_schema,
     insert_documents,
+    invariants,
     tenant_ids,
     upsert_scrubbed,
 )

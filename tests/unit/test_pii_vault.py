@@ -8,18 +8,18 @@ import pytest
 from cryptography.fernet import Fernet
 
 from extraction_assets.lib.models import Document
-from extraction_assets.lib.pii_policy import PiiPolicy
-from extraction_assets.lib.pii_vault import (
+from extraction_assets.lib.pii import (
     VAULT_KEY_ENV,
+    PiiPolicy,
     VaultError,
     key_from_env,
     key_id,
     reidentify,
     reveal,
+    scrub_batch,
     seal,
     unseal,
 )
-from extraction_assets.lib.scrub_batch import scrub_batch
 from extraction_assets.lib.warehouse import open_warehouse, upsert_scrubbed
 
 SECRETS = ("lan.nguyen@example.vn", "4111 1111 1111 1111", "536-22-1234", "hunter2-Xq9")

@@ -1,8 +1,14 @@
 from datetime import date
 
-from extraction_assets.lib.extractors import ExtractorRun, HeuristicExtractor
+from extraction_assets.lib.extraction import (
+    ExtractorRun,
+    HeuristicExtractor,
+    extract_document,
+    extraction_input,
+    item_id_for,
+)
 from extraction_assets.lib.models import CandidateItem, Document, ExtractionInput, Turn
-from extraction_assets.lib.pipeline import extract_document, extraction_input, item_id_for, scrub_document
+from extraction_assets.lib.pii import scrub_document
 from extraction_assets.lib.schemas import SchemaVersion, load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 

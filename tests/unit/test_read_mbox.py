@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from extraction_assets.lib.models import Document, ReadFailure
-from extraction_assets.lib.read_mbox import read_mbox
-from extraction_assets.lib.readers import read_file, read_inbox
+from extraction_assets.lib.readers import RecordContext, read_file, read_inbox, read_mbox
+from extraction_assets.lib.readers import email as email_reader
 
 INVOICE = """Message-ID: <inv-1@northwind.test>
 Date: Fri, 27 Nov 2026 11:20:00 -0600
@@ -83,16 +85,18 @@ def test_a_file_without_from_lines_is_one_clear_failure(tmp_path: Path) -> None:
     assert "no messages" in failure.reason
 
 
-def test_a_reader_crash_costs_only_its_message(tmp_path: Path) -> None:
+def test_a_reader_crash_costs_only_its_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "box.mbox"
     path.write_text(mbox(HELLO, HELLO.replace("Lunch", "Crash")), encoding="utf-8")
+    read_email = email_reader.read_email
 
-    def reader(data: bytes, uri: str) -> Document:
+    def reader(data: bytes, ctx: RecordContext) -> Document:
         if b"Crash" in data:
             raise RuntimeError("boom")
-        return Document(doc_id=uri, tenant_id="acme", source_uri=uri, kind="email", text=data.decode())
+        return read_email(data, ctx)
 
-    results = read_mbox(path, "acme", "acme/box.mbox", reader)
+    monkeypatch.setattr(email_reader, "read_email", reader)
+    results = read_mbox(path, RecordContext("acme", "acme/box.mbox"))
     assert isinstance(results[0], Document)
     assert isinstance(results[1], ReadFailure) and results[1].reason == "boom"
     assert results[1].source_uri == "acme/box.mbox#2"

@@ -8,8 +8,7 @@ import pytest
 from fpdf import FPDF
 
 from extraction_assets.lib.models import Document, ReadFailure
-from extraction_assets.lib.read_pdf import PdfError, read_pdf
-from extraction_assets.lib.readers import read_file, read_inbox
+from extraction_assets.lib.readers import PdfError, read_file, read_inbox, read_pdf
 from extraction_assets.lib.settings import SAMPLE_INBOX
 
 SAMPLE_PDF = SAMPLE_INBOX / "minsk-legal" / "contracts" / "2026-03-03-dogovor-uslug.pdf"

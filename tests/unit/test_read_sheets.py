@@ -12,8 +12,7 @@ import openpyxl
 import pytest
 
 from extraction_assets.lib.models import Document, ReadFailure
-from extraction_assets.lib.read_sheets import SheetError, csv_records, xlsx_records
-from extraction_assets.lib.readers import read_file
+from extraction_assets.lib.readers import SheetError, csv_records, read_file, xlsx_records
 
 QUESTIONS = ["Hôm nay bạn sẽ làm gì?", "Có rủi ro nào không?", "Bạn cần ai quyết định?"]
 LAN = ["Tôi sẽ gửi báo giá trước thứ hai tuần sau.", "Khách hủy đơn nếu giao trễ.", "Cần anh quyết định giá mới."]

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from extraction_assets.lib import readers
 from extraction_assets.lib.models import Document, ReadFailure
 from extraction_assets.lib.readers import html_to_text, read_file, read_inbox
+from extraction_assets.lib.readers import inbox as readers
 
 SAMPLE_INBOX = Path(__file__).resolve().parents[2] / "extraction_assets" / "sample_inbox"
 
@@ -482,7 +482,7 @@ def test_unexpected_reader_error_becomes_a_failure(tmp_path: Path, monkeypatch: 
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(readers, "_read_text", explode)
+    monkeypatch.setattr(readers, "read_text", explode)
     assert read_fail(write(tmp_path, "n.txt", "hello")).reason == "reader error: RuntimeError: bug"
 
 

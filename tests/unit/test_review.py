@@ -1,7 +1,7 @@
 import pytest
 
+from extraction_assets.lib.extraction import review_reasons, type_violations
 from extraction_assets.lib.models import EvidenceRecord
-from extraction_assets.lib.review import review_reasons, type_violations
 from extraction_assets.lib.schemas import AttributeSpec, FieldSpec
 
 

@@ -6,9 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from extraction_assets.lib import corrections
-from extraction_assets.lib.rerun import preview_rerun
-from extraction_assets.lib.review_queries import highlight_segments, item_detail, list_queue
+from extraction_assets.lib.review import corrections, highlight_segments, item_detail, list_queue, preview_rerun
 from extraction_assets.lib.warehouse import open_warehouse
 from tests.review_seed import HOSTILE, SCHEMA, TEXTS, seed
 

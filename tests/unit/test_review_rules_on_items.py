@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from extraction_assets.lib.extractors import ExtractorRun
+from extraction_assets.lib.extraction import ExtractorRun, ground_candidates
 from extraction_assets.lib.models import CandidateItem, Document
-from extraction_assets.lib.pipeline import ground_candidates, scrub_document
+from extraction_assets.lib.pii import scrub_document
 from extraction_assets.lib.schemas import SchemaVersion, parse_schema_text
 
 TEXT = "The vendor will deliver the pallets on Monday. The budget is tight this quarter.\n"

@@ -1,4 +1,4 @@
-"""Deterministic contract pre-screening (schema ``contract``, seed 003) for English and Russian contracts.
+"""Deterministic contract pre-screening (schema ``contract``) for English and Russian contracts.
 
 The document's script picks the language's word lists (``contract_lexicon``); one reader then finds:
 the title and the contract type it names; the parties in the header window (the preamble before the

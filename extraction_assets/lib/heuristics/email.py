@@ -1,4 +1,4 @@
-"""Deterministic pack for `email@v1` (seed 001): route an e-mail to finance / crm / intel / promotions, then
+"""Deterministic pack for `email@v1`: route an e-mail to finance / crm / intel / promotions, then
 build one flat record per module from what the text states.
 
 Only the subject and the extractable body are read (the document's turns: quoted replies and signatures
@@ -17,8 +17,7 @@ from typing import Any
 
 import regex
 
-from extraction_assets.lib.due_dates import parse_due_date
-from extraction_assets.lib.email_body import body_parts, body_start, body_turns, is_forward, line_spans
+from extraction_assets.lib.heuristics.due_dates import parse_due_date
 from extraction_assets.lib.heuristics.entities import (
     Found,
     Money,
@@ -29,6 +28,7 @@ from extraction_assets.lib.heuristics.entities import (
 )
 from extraction_assets.lib.heuristics.segments import Segment, make_title, normalize_for_match, segment_text
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
+from extraction_assets.lib.readers.email_body import body_parts, body_start, body_turns, is_forward, line_spans
 from extraction_assets.lib.schemas import SchemaVersion
 
 __all__ = ["extract_email", "parse_header_block", "score_confidence", "sentences"]

@@ -19,7 +19,7 @@ from typing import Any, Literal
 import regex
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from extraction_assets.lib.due_dates import parse_due_date
+from extraction_assets.lib.heuristics.due_dates import parse_due_date
 from extraction_assets.lib.heuristics.entities import (
     Found,
     Money,

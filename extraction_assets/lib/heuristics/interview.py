@@ -1,4 +1,4 @@
-"""Deterministic extractor for research-interview schemas (seed 004): one value per output field.
+"""Deterministic extractor for research-interview schemas: one value per output field.
 
 The schema's fields are user-defined (name, type, enum options, extraction hint). Values come only
 from what the respondent (or a tool selection, an upload, a system note) said, never from the
@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 import cn2an
 
-from extraction_assets.lib.due_dates import parse_due_date
+from extraction_assets.lib.heuristics.due_dates import parse_due_date
 from extraction_assets.lib.heuristics.segments import (
     Segment,
     make_title,
@@ -98,7 +98,7 @@ _NOT_NUMBERS = word_set_pattern((
 ))  # fmt: skip
 _CURRENCY_SIGNS = ("¥", "$", "€", "£", "₫", "₽", "￥")
 _NUMBER_CONTRADICTION = 0.25  # two amounts more than 25 % apart disagree
-# Heuristic confidence: the floor of the band, one step per signal, never above the band (seed 000/004).
+# Heuristic confidence: the floor of the band, one step per signal, never above the band (heuristic confidence stays below any model's).
 _CONFIDENCE_FLOOR = 0.60
 # Points per signal, in hundredths: answering the interviewer's question on the topic weighs double.
 _POINTS_TOPIC = 5

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from extraction_assets.lib.due_dates import parse_due_date
+from extraction_assets.lib.heuristics.due_dates import parse_due_date
 from extraction_assets.lib.heuristics.segments import (
     Segment,
     make_title,
@@ -271,7 +271,7 @@ def extract_pulse(doc: ExtractionInput) -> list[CandidateItem]:
     """Propose commitments, risks and decision requests, one per (clause, type) with a keyword.
 
     In a pulse answer slot (a turn answering a question) only the strongest clause per type is kept
-    (seed 000 E4/E5: one item per type per answer, so an answer yields at most three items).
+    (one item per type per answer: the strongest clause wins, so an answer yields at most three items).
     Returns at most ``MAX_ITEMS`` items in text order; each ``evidence_span`` is the exact slice
     ``doc.text[span_hint:span_hint + len(evidence_span)]``.
     """

@@ -1,0 +1,118 @@
+"""Scoring schema versions against gold data: registry, gold, comparators, scoring, metrics, runner, store, reports."""
+
+from extraction_assets.lib.evaluation.comparators import (
+    normalize_text,
+    parse_amount,
+    parse_date,
+    set_members,
+    spans_overlap,
+    values_match,
+)
+from extraction_assets.lib.evaluation.comparison import compare_versions, comparison_markdown, version_order
+from extraction_assets.lib.evaluation.gold import GoldRecord, count_records, read_gold, resolve, selected, spans_at
+from extraction_assets.lib.evaluation.html import excerpt_windows, highlight_runs, render_html
+from extraction_assets.lib.evaluation.metrics import (
+    MICRO,
+    FieldCounts,
+    FieldScore,
+    calibration,
+    f_beta,
+    field_scores,
+    mean,
+    percentile,
+    ratio,
+)
+from extraction_assets.lib.evaluation.plots import data_uri, history_png, reliability_png
+from extraction_assets.lib.evaluation.registry import (
+    DEFAULT_REGISTRY,
+    Comparator,
+    FieldMapping,
+    RegistryError,
+    available_entries,
+    load_registry,
+    parse_registry,
+)
+from extraction_assets.lib.evaluation.report import field_rows, figure_rows, markdown_summary
+from extraction_assets.lib.evaluation.runner import (
+    DocumentSample,
+    EvalConfigError,
+    EvalResult,
+    gold_document,
+    line_turns,
+    run_eval,
+)
+from extraction_assets.lib.evaluation.scoring import FieldOutcome, Mark, Prediction, score_document
+from extraction_assets.lib.evaluation.spans import (
+    PRESIDIO_TO_KIND,
+    VALIDATED_KINDS,
+    KindScore,
+    Span,
+    match_spans,
+    score_documents,
+    spans_from_labels,
+)
+from extraction_assets.lib.evaluation.store import WarehouseModelCache, latest_metrics, micro_history, store_eval
+
+__all__ = [
+    "DEFAULT_REGISTRY",
+    "MICRO",
+    "PRESIDIO_TO_KIND",
+    "VALIDATED_KINDS",
+    "Comparator",
+    "DocumentSample",
+    "EvalConfigError",
+    "EvalResult",
+    "FieldCounts",
+    "FieldMapping",
+    "FieldOutcome",
+    "FieldScore",
+    "GoldRecord",
+    "KindScore",
+    "Mark",
+    "Prediction",
+    "RegistryError",
+    "Span",
+    "WarehouseModelCache",
+    "available_entries",
+    "calibration",
+    "compare_versions",
+    "comparison_markdown",
+    "count_records",
+    "data_uri",
+    "excerpt_windows",
+    "f_beta",
+    "field_rows",
+    "field_scores",
+    "figure_rows",
+    "gold_document",
+    "highlight_runs",
+    "history_png",
+    "latest_metrics",
+    "line_turns",
+    "load_registry",
+    "markdown_summary",
+    "match_spans",
+    "mean",
+    "micro_history",
+    "normalize_text",
+    "parse_amount",
+    "parse_date",
+    "parse_registry",
+    "percentile",
+    "ratio",
+    "read_gold",
+    "reliability_png",
+    "render_html",
+    "resolve",
+    "run_eval",
+    "score_document",
+    "score_documents",
+    "selected",
+    "set_members",
+    "spans_at",
+    "spans_from_labels",
+    "spans_overlap",
+    "store_eval",
+    "values_match",
+    "version_order",
+]

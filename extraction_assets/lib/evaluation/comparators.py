@@ -1,0 +1,93 @@
+"""Whether a predicted value equals a gold value, under the comparator a registry field names.
+
+Each comparator normalizes both sides the same way, so a dataset's formatting (`RM9.00` vs `9.00`,
+`19/10/2018` vs `2018-10-19`, line breaks inside an address) does not count as an error; a value a
+comparator cannot parse falls back to the normalized string comparison.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from datetime import date, datetime
+from decimal import Decimal
+
+from dateutil import parser as date_parser
+from price_parser import Price
+
+from extraction_assets.lib.evaluation.registry import Comparator, FieldMapping
+
+_NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
+_PARENTHESES = re.compile(r"\([^)]*\)")
+# two defaults that differ in every part: a part missing from the string shows as a difference
+_DEFAULTS = (datetime(1901, 1, 1), datetime(1902, 2, 2))
+
+
+def normalize_text(value: object) -> str:
+    """Unicode-compatible, case-folded, punctuation as spaces, whitespace collapsed."""
+    text = unicodedata.normalize("NFKC", str(value)).casefold()
+    return " ".join(_NON_WORD.sub(" ", text).split())
+
+
+def parse_date(value: object, day_first: bool = False) -> date | None:
+    """A complete calendar date, or None (no date, or one missing its day, month or year)."""
+    text = str(value).strip()
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text).date()  # ISO is unambiguous; dateutil's day_first would swap it
+    except ValueError:
+        pass
+    try:
+        first, second = (date_parser.parse(text, dayfirst=day_first, default=d) for d in _DEFAULTS)
+    except (ValueError, OverflowError, date_parser.ParserError):
+        return None
+    return first.date() if first.date() == second.date() else None
+
+
+def parse_amount(value: object) -> Decimal | None:
+    if isinstance(value, int | float | Decimal) and not isinstance(value, bool):
+        return Decimal(str(value))
+    return Price.fromstring(str(value)).amount
+
+
+def is_truthy(value: object, truthy: list[str]) -> bool:
+    if isinstance(value, bool):
+        return value
+    if value is None:
+        return False
+    return normalize_text(value) in {normalize_text(t) for t in truthy}
+
+
+def set_members(value: object, split: str | None) -> list[str]:
+    """Normalized members of a set value; parenthesized aliases (`Acme Inc ("Acme")`) are dropped."""
+    parts = value if isinstance(value, list) else (str(value).split(split) if split else [str(value)])
+    members = [normalize_text(_PARENTHESES.sub(" ", str(p))) for p in parts]
+    return [m for m in members if m]
+
+
+def values_match(predicted: object, gold: object, mapping: FieldMapping) -> bool:
+    """Equality under the field's comparator (sets and spans are scored elsewhere, member by member)."""
+    compare = mapping.compare
+    if compare == Comparator.EXACT:
+        return str(predicted).strip() == str(gold).strip()
+    if compare == Comparator.DATE:
+        left, right = parse_date(predicted, mapping.day_first), parse_date(gold, mapping.day_first)
+        if left is not None and right is not None:
+            return left == right
+    elif compare == Comparator.AMOUNT:
+        left_amount, right_amount = parse_amount(predicted), parse_amount(gold)
+        if left_amount is not None and right_amount is not None:
+            return left_amount == right_amount
+    elif compare == Comparator.BOOLEAN:
+        return is_truthy(predicted, mapping.truthy) == is_truthy(gold, mapping.truthy)
+    return normalize_text(predicted) == normalize_text(gold)
+
+
+def spans_overlap(a: tuple[int, int], b: tuple[int, int], min_share: float = 0.0) -> bool:
+    """Two `[start, end)` spans share characters; with `min_share`, at least that share of the shorter one."""
+    shared = min(a[1], b[1]) - max(a[0], b[0])
+    if shared <= 0:
+        return False
+    shorter = min(a[1] - a[0], b[1] - b[0])
+    return shorter > 0 and shared / shorter >= min_share

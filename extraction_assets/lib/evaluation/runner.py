@@ -1,0 +1,384 @@
+"""Run one dataset through the production code path and score it.
+
+Each gold record becomes a `Document` (tenant `eval-<dataset>`), is scrubbed by `pipeline.scrub_document`
+and extracted by `pipeline.extract_documents` with the configured extractor, exactly as the extraction
+asset does; only the scoring is eval-specific. For `entity_spans` datasets the scrubber itself is
+what is scored. Nothing is written here: callers store the result and the model responses.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from pydantic import BaseModel, Field
+
+from extraction_assets.lib.evaluation.gold import GoldRecord, count_records, read_gold
+from extraction_assets.lib.evaluation.metrics import (
+    MICRO,
+    Calibration,
+    FieldCounts,
+    FieldScore,
+    calibration,
+    field_scores,
+    mean,
+    percentile,
+    ratio,
+)
+from extraction_assets.lib.evaluation.registry import DatasetEntry
+from extraction_assets.lib.evaluation.scoring import DocumentScore, FieldOutcome, Mark, Prediction, score_document
+from extraction_assets.lib.extraction.extractors import Extractor
+from extraction_assets.lib.extraction.pipeline import extract_documents
+from extraction_assets.lib.models import Document, ExtractionInput, ExtractionOutcome, Turn
+from extraction_assets.lib.pii.batch import scrub_document
+from extraction_assets.lib.pii.scrubber import SCRUBBER_VERSION, scrub
+from extraction_assets.lib.schemas import SchemaVersion
+from extraction_assets.lib.warehouse.connection import batched, now
+
+EVAL_BATCH = 32
+Progress = Callable[[int, int], None]
+
+
+class ModelCache(Protocol):
+    """Where model answers live between runs (the warehouse's `llm_cache`), read and written per batch."""
+
+    def load(self, model: str, doc_ids: list[str]) -> dict[str, dict[str, Any]]: ...
+
+    def store(self, entries: list[dict[str, Any]]) -> None: ...
+
+
+NOTES = {
+    "evidence_turns": (
+        "Precision is not defined here: the gold lists only what annotators asked about, not every "
+        "decision or risk. Recall counts gold items whose evidence turns hold an item of the mapped type."
+    ),
+    "entity_spans": (
+        "The scrubber is scored, not an extractor: spans match one to one when their overlap is at least "
+        "half their union; grounding and review rates do not apply."
+    ),
+}
+
+
+class EvalConfigError(ValueError):
+    """A dataset that cannot be scored against a schema version; the message says why."""
+
+
+class DocumentSample(BaseModel):
+    """One document as the HTML report shows it: text, gold and predicted spans, per-field verdicts."""
+
+    record_id: str
+    text: str
+    status: str
+    error: str | None = None
+    gold_marks: list[Mark]
+    predicted_marks: list[Mark]
+    outcomes: list[FieldOutcome]
+
+
+class EvalResult(BaseModel):
+    dataset: str
+    schema_version: str
+    extractor: str
+    model: str | None
+    mode: str
+    source: str
+    run_at: datetime
+    documents: int
+    documents_failed: int = 0
+    records_invalid: int = 0
+    document_limit: int | None = None
+    fields: list[FieldScore]
+    grounding_rate: float | None = None
+    hallucination_rate: float | None = None
+    needs_review_rate: float | None = None
+    items_proposed: int = 0
+    items_stored: int = 0
+    items_dropped: int = 0
+    calibration: Calibration
+    latency_ms_mean: float | None = None
+    latency_ms_p95: float | None = None
+    wall_seconds: float = 0.0
+    model_calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    notes: list[str] = Field(default_factory=list)
+    messages: list[str] = Field(default_factory=list)
+    samples: list[DocumentSample] = Field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """The JSON scripts read: every figure, per-field scores keyed by field, no document text."""
+        data = self.model_dump(mode="json", exclude={"samples", "fields"})
+        data["fields"] = {
+            f.field: f.model_dump(mode="json", exclude={"field"}) for f in self.fields if f.field != MICRO
+        }
+        data["overall"] = next(f.model_dump(mode="json", exclude={"field"}) for f in self.fields if f.field == MICRO)
+        return data
+
+
+class _Timed:
+    """The extractor, with the time each document's extraction took (it may run several at once)."""
+
+    def __init__(self, inner: Extractor) -> None:
+        self.inner = inner
+        self.elapsed_ms: dict[str, float] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def extract(self, doc: ExtractionInput, schema: SchemaVersion) -> Any:
+        started = time.perf_counter()
+        try:
+            return self.inner.extract(doc, schema)
+        finally:
+            self.elapsed_ms[doc.doc_id] = (time.perf_counter() - started) * 1000
+
+
+def line_turns(text: str) -> list[Turn]:
+    """One turn per line; a `Speaker: ` prefix becomes the speaker and is left out of the turn's span."""
+    turns, pos = [], 0
+    for number, line in enumerate(text.split("\n")):
+        speaker, sep, _ = line.partition(": ")
+        offset = len(speaker) + len(sep) if sep and 0 < len(speaker) <= 60 else 0
+        if line.strip():
+            turns.append(
+                Turn(turn_id=f"t{number}", start=pos + offset, end=pos + len(line), speaker=speaker if offset else None)
+            )
+        pos += len(line) + 1
+    return turns
+
+
+def gold_document(entry: DatasetEntry, record: GoldRecord) -> Document:
+    tenant = f"eval-{entry.name}"
+    return Document(
+        doc_id=Document.make_id(tenant, entry.document_kind, record.text),
+        tenant_id=tenant,
+        source_uri=f"{entry.name}#{record.id}",
+        kind=entry.document_kind,
+        text=record.text,
+        turns=line_turns(record.text) if entry.turns == "lines" else [],
+        metadata={"gold_id": record.id},
+    )
+
+
+def _item_predictions(outcome: ExtractionOutcome) -> list[Prediction]:
+    """Stored items with evidence; a required field's null placeholder predicts nothing."""
+    return [
+        Prediction(
+            field=item.item_type,
+            value=item.value,
+            quote=item.evidence[0].quote,
+            confidence=item.confidence,
+            spans=[(ev.char_start, ev.char_end) for ev in item.evidence],
+            status=item.status,
+        )
+        for item in outcome.items
+        if item.evidence
+    ]
+
+
+def _scrubber_predictions(text: str) -> list[Prediction]:
+    return [
+        Prediction(field=d.kind, confidence=d.score, spans=[(d.start, d.end)], quote=text[d.start : d.end])
+        for d in scrub(text).detections
+    ]
+
+
+def check_fields(entry: DatasetEntry, schema: SchemaVersion) -> list[str]:
+    """Messages for registry fields naming schema fields this version does not have (they predict nothing)."""
+    known = {f.name for f in schema.fields}
+    return [
+        f"{entry.name}: field {name!r} maps {sorted(set(m.schema_fields) - known)}, which {schema.key} does not "
+        f"have (its fields: {', '.join(sorted(known))}); they predict nothing"
+        for name, m in entry.fields.items()
+        if set(m.schema_fields) - known
+    ]
+
+
+class _Tally:
+    """Running totals over the documents of one evaluation."""
+
+    def __init__(self, entry: DatasetEntry) -> None:
+        self.counts: dict[str, FieldCounts] = {
+            name: FieldCounts(fp=None if entry.mode == "evidence_turns" else 0) for name in entry.fields
+        }
+        self.pairs: list[tuple[float, bool]] = []
+        self.latencies: list[float] = []
+        self.totals: dict[str, int] = dict.fromkeys(
+            ("documents", "failed", "invalid", "proposed", "stored", "dropped", "needs_review"), 0
+        )
+        self.cost: dict[str, int] = dict.fromkeys(("calls", "cache_hits", "prompt_tokens", "completion_tokens"), 0)
+        self.models: set[str] = set()
+        self.messages: list[str] = []
+        self.with_gold: list[DocumentSample] = []  # documents with gold spans are shown first
+        self.without_gold: list[DocumentSample] = []
+
+    def add(
+        self, record: GoldRecord, score: DocumentScore, latency_ms: float, outcome: ExtractionOutcome | None
+    ) -> None:
+        self.totals["documents"] += 1
+        for name, counts in score.counts.items():
+            self.counts[name].add(counts)
+        self.pairs += score.calibration
+        self.latencies.append(latency_ms)
+        if outcome is not None:
+            self.totals["failed"] += outcome.status == "failed"
+            self.totals["proposed"] += outcome.proposed
+            self.totals["dropped"] += outcome.dropped
+            self.totals["stored"] += sum(1 for i in outcome.items if i.evidence)
+            self.totals["needs_review"] += sum(1 for i in outcome.items if i.evidence and i.status == "needs_review")
+            for key in self.cost:
+                self.cost[key] += int(outcome.stats.get(key, 0) or 0)
+            if outcome.model:
+                self.models.add(outcome.model)
+            if outcome.status == "failed":
+                self.messages.append(f"{record.id}: extraction failed: {outcome.error}")
+
+    def sample(self, record: GoldRecord, score: DocumentScore, outcome: ExtractionOutcome | None, keep: int) -> None:
+        shelf = self.with_gold if score.gold_marks else self.without_gold
+        if len(shelf) >= keep:
+            return
+        shelf.append(
+            DocumentSample(
+                record_id=record.id,
+                text=record.text,
+                status=outcome.status if outcome else "processed",
+                error=outcome.error if outcome else None,
+                gold_marks=score.gold_marks,
+                predicted_marks=score.predicted_marks,
+                outcomes=score.outcomes,
+            )
+        )
+
+
+def _records(path: Path, limit: int | None, tally: _Tally) -> Iterator[GoldRecord]:
+    for record in read_gold(path, limit):
+        if isinstance(record, str):
+            tally.totals["invalid"] += 1
+            tally.messages.append(record)
+        else:
+            yield record
+
+
+def run_eval(
+    entry: DatasetEntry,
+    path: Path,
+    schema: SchemaVersion | None,
+    extractor: Extractor | None,
+    *,
+    schema_key: str | None = None,
+    limit: int | None = None,
+    samples: int = 5,
+    on_progress: Progress | None = None,
+    cache: ModelCache | None = None,
+) -> EvalResult:
+    """Score `path` (records in the gold format) under the entry's mapping.
+
+    Item modes need the schema version and an extractor; `entity_spans` scores `pii.scrub` and needs
+    neither (`schema_key` then names the version reported). Raises EvalConfigError when the pair
+    cannot be scored (a missing file, a schema that does not read this kind of document).
+    """
+    if not path.is_file():
+        raise EvalConfigError(f"{entry.name}: {path} does not exist")
+    scrubber_only = entry.mode == "entity_spans"
+    if not scrubber_only and (schema is None or extractor is None):
+        raise EvalConfigError(f"{entry.name}: mode {entry.mode!r} needs a schema version and an extractor")
+    if schema is not None and not scrubber_only and not schema.applies_to(entry.document_kind):
+        raise EvalConfigError(
+            f"{entry.name}: {schema.key} does not extract documents of kind {entry.document_kind!r} "
+            f"(it reads {', '.join(schema.document_kinds)})"
+        )
+    tally = _Tally(entry)
+    if schema is not None and not scrubber_only:
+        tally.messages += check_fields(entry, schema)
+    total = count_records(path, limit)
+    started = time.perf_counter()
+    timed = _Timed(extractor) if extractor is not None and not scrubber_only else None
+    done = 0
+    for batch in batched(list(_records(path, limit, tally)), EVAL_BATCH):  # type: ignore[arg-type]
+        docs = [gold_document(entry, record) for record in batch]
+        outcomes: list[ExtractionOutcome | None]
+        scrub_ms: list[float] = []
+        if timed is None or schema is None:
+            predictions, outcomes = [], []
+            for record in batch:
+                tick = time.perf_counter()
+                predictions.append(_scrubber_predictions(record.text))
+                scrub_ms.append((time.perf_counter() - tick) * 1000)
+                outcomes.append(None)
+        else:
+            if cache is not None and timed.model:  # answers from earlier runs: a re-run calls nothing
+                timed.preload_cache(cache.load(timed.model, [doc.doc_id for doc in docs]))
+            scrubbed = {}
+            for doc in docs:
+                tick = time.perf_counter()
+                scrubbed[doc.doc_id] = scrub_document(doc)
+                scrub_ms.append((time.perf_counter() - tick) * 1000)
+            extracted = extract_documents(docs, scrubbed, schema, timed)  # type: ignore[arg-type]
+            if cache is not None:
+                cache.store(timed.take_cache_entries())
+            predictions = [_item_predictions(o) for o in extracted]
+            outcomes = list(extracted)
+        for record, doc, preds, outcome, ms in zip(batch, docs, predictions, outcomes, scrub_ms, strict=True):
+            score = score_document(entry, record, preds)
+            extract_ms = timed.elapsed_ms.get(doc.doc_id, 0.0) if timed is not None else 0.0
+            tally.add(record, score, ms + extract_ms, outcome)
+            tally.sample(record, score, outcome, samples)
+        done += len(batch)
+        if on_progress is not None and done + tally.totals["invalid"] < total:
+            on_progress(done + tally.totals["invalid"], total)
+    if on_progress is not None:
+        on_progress(total, total)
+    return _result(entry, path, schema, extractor, schema_key, limit, samples, tally, time.perf_counter() - started)
+
+
+def _result(
+    entry: DatasetEntry,
+    path: Path,
+    schema: SchemaVersion | None,
+    extractor: Extractor | None,
+    schema_key: str | None,
+    limit: int | None,
+    samples: int,
+    tally: _Tally,
+    wall_seconds: float,
+) -> EvalResult:
+    scrubber_only = entry.mode == "entity_spans"
+    totals = tally.totals
+    key = schema.key if schema is not None else (schema_key or entry.schema_version)
+    version = SCRUBBER_VERSION if scrubber_only or extractor is None or schema is None else extractor.version(schema)
+    model = ", ".join(sorted(tally.models)) or (None if scrubber_only else getattr(extractor, "model", None))
+    return EvalResult(
+        dataset=entry.name,
+        schema_version=key,
+        extractor=version,
+        model=model,
+        mode=entry.mode,
+        source=str(path),
+        run_at=now(),
+        documents=totals["documents"],
+        documents_failed=totals["failed"],
+        records_invalid=totals["invalid"],
+        document_limit=limit,
+        fields=field_scores(tally.counts, {n: m.compare.value for n, m in entry.fields.items()}),
+        grounding_rate=None if scrubber_only else ratio(totals["proposed"] - totals["dropped"], totals["proposed"]),
+        hallucination_rate=None if scrubber_only else ratio(totals["dropped"], totals["proposed"]),
+        needs_review_rate=None if scrubber_only else ratio(totals["needs_review"], totals["stored"]),
+        items_proposed=totals["proposed"],
+        items_stored=totals["stored"],
+        items_dropped=totals["dropped"],
+        calibration=calibration([] if entry.mode == "evidence_turns" else tally.pairs),
+        latency_ms_mean=mean(tally.latencies),
+        latency_ms_p95=percentile(tally.latencies, 0.95),
+        wall_seconds=round(wall_seconds, 2),
+        model_calls=tally.cost["calls"],
+        cache_hits=tally.cost["cache_hits"],
+        prompt_tokens=tally.cost["prompt_tokens"],
+        completion_tokens=tally.cost["completion_tokens"],
+        notes=[NOTES[entry.mode]] if entry.mode in NOTES else [],
+        messages=tally.messages,
+        samples=(tally.with_gold + tally.without_gold)[:samples],
+    )

@@ -1,0 +1,48 @@
+"""From scrubbed text to grounded items: extractors and the factory that picks one, orchestration with a model,
+grounding, routing, review rules."""
+
+from extraction_assets.lib.extraction.extractors import Extractor, ExtractorRun, HeuristicExtractor
+from extraction_assets.lib.extraction.factory import ExtractorChoice
+from extraction_assets.lib.extraction.grounding import ground, normalize_with_map, turn_for_span
+from extraction_assets.lib.extraction.orchestration import (
+    ClassificationError,
+    OrchestratedExtractor,
+    merge,
+    weighted_confidence,
+)
+from extraction_assets.lib.extraction.pipeline import (
+    extract_document,
+    extract_documents,
+    extract_stream,
+    extraction_input,
+    ground_candidates,
+    item_id_for,
+)
+from extraction_assets.lib.extraction.review_rules import RULES, review_reasons, type_violations
+from extraction_assets.lib.extraction.routing import route_document
+from extraction_assets.lib.extraction.stats import ExtractionTally
+
+__all__ = [
+    "RULES",
+    "ClassificationError",
+    "ExtractionTally",
+    "Extractor",
+    "ExtractorChoice",
+    "ExtractorRun",
+    "HeuristicExtractor",
+    "OrchestratedExtractor",
+    "extract_document",
+    "extract_documents",
+    "extract_stream",
+    "extraction_input",
+    "ground",
+    "ground_candidates",
+    "item_id_for",
+    "merge",
+    "normalize_with_map",
+    "review_reasons",
+    "route_document",
+    "turn_for_span",
+    "type_violations",
+    "weighted_confidence",
+]

@@ -1,0 +1,78 @@
+"""Which extractor runs: the deterministic heuristic unless a model endpoint (or a GGUF file) is configured.
+
+The Dagster resource and the CLI build their extractor here, so the CLI never imports the Dagster layer.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from extraction_assets.lib.extraction.extractors import Extractor
+from extraction_assets.lib.extraction.orchestration import OrchestratedExtractor
+from extraction_assets.lib.llm.client import LLMClient, LLMSettings
+from extraction_assets.lib.llm.local_model import LOCAL_EXTRA_BODY, LOCAL_MAX_TOKENS, local_base_url
+from extraction_assets.lib.settings import Settings
+
+
+class ExtractorChoice(BaseModel):
+    """The endpoint, model and limits of the model path; nothing set means the offline heuristic."""
+
+    llm_base_url: str | None = None
+    llm_model: str | None = None
+    llm_api_key: str | None = None
+    llm_gguf: str | None = None
+    llm_mode: str = "json_schema"
+    llm_timeout_s: float = 60.0
+    llm_max_concurrency: int = 8
+    llm_http_retries: int = 4
+    refresh_cache: bool = False
+    kill_switch: bool = False
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ExtractorChoice:
+        return cls(
+            llm_base_url=settings.llm_base_url,
+            llm_model=settings.llm_model,
+            llm_api_key=settings.llm_api_key(),
+            llm_gguf=settings.llm_gguf,
+            llm_mode=settings.llm_mode,
+            llm_timeout_s=settings.llm_timeout_s,
+            llm_max_concurrency=settings.llm_max_concurrency,
+            refresh_cache=settings.llm_refresh_cache,
+            kill_switch=settings.llm_disabled,
+        )
+
+    def llm_settings(self) -> LLMSettings | None:
+        if self.llm_gguf:
+            return LLMSettings(
+                base_url=local_base_url(self.llm_gguf),
+                model=self.llm_model or Path(self.llm_gguf).stem,
+                mode="json_schema",  # the local server constrains decoding to the schema
+                timeout_s=self.llm_timeout_s,
+                max_concurrency=1,
+                http_retries=0,  # a local server neither rate-limits nor recovers from a timeout by retrying
+                validation_retries=0,
+                max_tokens=LOCAL_MAX_TOKENS,
+                extra_body=LOCAL_EXTRA_BODY,
+                refresh_cache=self.refresh_cache,
+            )
+        if not (self.llm_base_url and self.llm_model):
+            return None
+        return LLMSettings(
+            base_url=self.llm_base_url,
+            model=self.llm_model,
+            api_key=self.llm_api_key or "not-needed",
+            mode=self.llm_mode,  # type: ignore[arg-type]
+            timeout_s=self.llm_timeout_s,
+            max_concurrency=self.llm_max_concurrency,
+            http_retries=self.llm_http_retries,
+            refresh_cache=self.refresh_cache,
+        )
+
+    def build(self) -> Extractor:
+        settings = self.llm_settings()
+        if settings is None:
+            return OrchestratedExtractor(None)
+        return OrchestratedExtractor(LLMClient(settings), kill_switch=self.kill_switch)

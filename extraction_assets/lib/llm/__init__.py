@@ -1,0 +1,40 @@
+"""The model path: an OpenAI-protocol client (instructor + openai), prompts, response models, a local model."""
+
+from extraction_assets.lib.llm.client import CallStats, LLMClient, LLMError, LLMSettings, MemoryCache
+from extraction_assets.lib.llm.local_model import LOCAL_EXTRA_BODY, LOCAL_MAX_TOKENS, local_base_url
+from extraction_assets.lib.llm.prompting import boundary_tag, build_messages, defuse, document_from_messages
+from extraction_assets.lib.llm.response_models import (
+    candidate_from_record,
+    candidates_from_fields,
+    candidates_from_items,
+    classification_model,
+    fields_model,
+    items_model,
+    module_model,
+    record_model,
+    response_model,
+)
+
+__all__ = [
+    "LOCAL_EXTRA_BODY",
+    "LOCAL_MAX_TOKENS",
+    "CallStats",
+    "LLMClient",
+    "LLMError",
+    "LLMSettings",
+    "MemoryCache",
+    "boundary_tag",
+    "build_messages",
+    "candidate_from_record",
+    "candidates_from_fields",
+    "candidates_from_items",
+    "classification_model",
+    "defuse",
+    "document_from_messages",
+    "fields_model",
+    "items_model",
+    "local_base_url",
+    "module_model",
+    "record_model",
+    "response_model",
+]

@@ -1,0 +1,206 @@
+"""The model client: instructor + openai against any OpenAI-compatible endpoint, with a response cache.
+
+Transport retries (429 with Retry-After, 5xx, timeouts) are the openai client's exponential backoff;
+validation retries are instructor's re-ask, which feeds the validation error back to the model.
+Every failure surfaces as `LLMError`, so orchestration can fall back instead of failing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+import instructor
+import openai
+from instructor.core.hooks import Hooks
+from pydantic import BaseModel, Field
+
+from extraction_assets.lib.llm.response_models import schema_json
+from extraction_assets.lib.schemas import LLMMode as Mode
+
+T = TypeVar("T", bound=BaseModel)
+
+MODES: dict[str, instructor.Mode] = {
+    "json_schema": instructor.Mode.JSON_SCHEMA,
+    "json": instructor.Mode.JSON,
+    "tools": instructor.Mode.TOOLS,
+    "md_json": instructor.Mode.MD_JSON,
+}
+
+
+class LLMSettings(BaseModel):
+    """How to reach the model; `max_concurrency` documents are in flight at once.
+
+    `mode` is the endpoint's default; a schema version may choose its own (`llm_mode` in its front matter).
+    """
+
+    base_url: str
+    model: str
+    api_key: str = "not-needed"
+    mode: Mode = "json_schema"
+    timeout_s: float = Field(default=60.0, gt=0)
+    max_concurrency: int = Field(default=8, ge=1, le=256)
+    http_retries: int = Field(default=4, ge=0, le=10)
+    validation_retries: int = Field(default=1, ge=0, le=5)
+    max_tokens: int | None = Field(default=None, ge=16)  # a bound on each answer: small models can ramble
+    extra_body: dict[str, Any] = Field(default_factory=dict)
+    refresh_cache: bool = False
+
+
+class CallStats(BaseModel):
+    """What one logical request cost: model calls made (0 when cached), tokens and time."""
+
+    cached: bool = False
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+
+
+class LLMError(RuntimeError):
+    """The model could not give a valid answer (provider error, timeout, invalid or schema-violating JSON).
+
+    `stats` holds what the failed attempt still cost (calls, tokens, time).
+    """
+
+    def __init__(self, message: str, stats: CallStats | None = None) -> None:
+        super().__init__(message)
+        self.stats = stats or CallStats()
+
+
+class MemoryCache:
+    """Answers by request hash: preloaded per batch from the warehouse; new entries wait in `pending` until
+    the caller stores them with the batch they served."""
+
+    def __init__(self, entries: dict[str, dict[str, Any]] | None = None) -> None:
+        self.entries = dict(entries or {})
+        self.pending: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+
+    def get(self, request_hash: str) -> dict[str, Any] | None:
+        with self._lock:
+            return self.entries.get(request_hash)
+
+    def put(self, entry: dict[str, Any]) -> None:
+        with self._lock:
+            self.entries[entry["request_hash"]] = entry
+            self.pending.append(entry)
+
+    def preload(self, entries: dict[str, dict[str, Any]]) -> None:
+        with self._lock:
+            self.entries.update(entries)
+
+    def take_pending(self) -> list[dict[str, Any]]:
+        with self._lock:
+            pending, self.pending = self.pending, []
+            return pending
+
+
+def request_hash(model: str, mode: str, messages: Sequence[dict[str, str]], output: type[BaseModel]) -> str:
+    payload = json.dumps(
+        {"model": model, "mode": mode, "messages": list(messages), "schema": schema_json(output)},
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class LLMClient:
+    """One client per run; thread-safe, so documents can be extracted concurrently."""
+
+    def __init__(self, settings: LLMSettings, cache: MemoryCache | None = None) -> None:
+        self.settings = settings
+        self.cache = cache or MemoryCache()
+        self._raw = openai.OpenAI(
+            base_url=settings.base_url,
+            api_key=settings.api_key,
+            timeout=settings.timeout_s,
+            max_retries=settings.http_retries,
+        )
+        self._clients: dict[str, instructor.Instructor] = {}
+        self._lock = threading.Lock()
+        self._instructor(settings.mode)  # now: its first use imports all of openai's resources (~0.5 s)
+
+    def _instructor(self, mode: Mode) -> instructor.Instructor:
+        """One instructor client per mode, sharing one HTTP connection pool."""
+        with self._lock:
+            if mode not in self._clients:
+                self._clients[mode] = instructor.from_openai(self._raw, mode=MODES[mode])
+            return self._clients[mode]
+
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        output: type[T],
+        tags: dict[str, str] | None = None,
+        mode: Mode | None = None,
+    ) -> tuple[T, CallStats]:
+        """One logical request; `tags` (schema_version, doc_id) are stored with the answer to find it again.
+
+        `mode` overrides the endpoint's default (a schema's choice); it is part of the request's hash.
+        """
+        mode = mode or self.settings.mode
+        key = request_hash(self.settings.model, mode, messages, output)
+        if not self.settings.refresh_cache and (hit := self.cache.get(key)) is not None:
+            try:
+                return output.model_validate(hit["response"]["parsed"]), CallStats(cached=True)
+            except (KeyError, ValueError):
+                pass  # an entry from another schema shape: ask the model again
+        stats = CallStats()
+        usage: list[Any] = []
+
+        def on_response(response: Any) -> None:
+            stats.calls += 1
+            if getattr(response, "usage", None) is not None:
+                usage.append(response.usage)
+
+        hooks = Hooks()
+        hooks.on("completion:response", on_response)
+        started = time.perf_counter()
+        try:
+            parsed, completion = self._instructor(mode).chat.completions.create_with_completion(
+                model=self.settings.model,
+                messages=[dict(m) for m in messages],  # instructor appends re-ask turns and edits turns in place
+                response_model=output,
+                max_retries=self.settings.validation_retries,
+                hooks=hooks,
+                extra_body=self.settings.extra_body or None,
+                **({"max_tokens": self.settings.max_tokens} if self.settings.max_tokens else {}),
+            )
+        except Exception as exc:  # provider, transport, JSON and validation errors alike
+            _settle(stats, usage, started)
+            raise LLMError(f"{type(exc).__name__}: {str(exc)[:500]}", stats) from exc
+        _settle(stats, usage, started)
+        self.cache.put(
+            {
+                "request_hash": key,
+                "model": self.settings.model,
+                "mode": mode,
+                "request": {"messages": messages},
+                "response": {"parsed": parsed.model_dump(mode="json"), "raw": _dump(completion)},
+                "prompt_tokens": stats.prompt_tokens,
+                "completion_tokens": stats.completion_tokens,
+                "latency_ms": stats.latency_ms,
+                **(tags or {}),
+            }
+        )
+        return parsed, stats
+
+
+def _settle(stats: CallStats, usage: list[Any], started: float) -> None:
+    """Fill in what a request cost; a request that got no response still made one call."""
+    stats.latency_ms = round((time.perf_counter() - started) * 1000, 1)
+    stats.calls = max(stats.calls, 1)
+    stats.prompt_tokens = sum(int(getattr(u, "prompt_tokens", 0) or 0) for u in usage)
+    stats.completion_tokens = sum(int(getattr(u, "completion_tokens", 0) or 0) for u in usage)
+
+
+def _dump(completion: Any) -> Any:
+    try:
+        return completion.model_dump(mode="json")
+    except AttributeError:
+        return str(completion)

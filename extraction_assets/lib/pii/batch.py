@@ -1,0 +1,80 @@
+"""Scrub documents, one or a batch, each with its tenant's policy, sealing the masked values when the vault is on.
+
+A document whose scrub fails becomes a dead letter and stays pending; the rest of the batch goes on.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from extraction_assets.lib.models import DeadLetter, Document, ScrubbedDocument
+from extraction_assets.lib.pii.policy import PiiPolicy, TenantPolicy
+from extraction_assets.lib.pii.scrubber import scrub
+from extraction_assets.lib.pii.vault import SealedMapping, seal
+
+
+def scrub_document(doc: Document, policy: TenantPolicy | None = None) -> ScrubbedDocument:
+    """Scrub with the tenant's policy (None = the built-in default: every kind, US phone region)."""
+    return scrub_document_with_values(doc, policy)[0]
+
+
+def scrub_document_with_values(
+    doc: Document, policy: TenantPolicy | None = None
+) -> tuple[ScrubbedDocument, dict[str, str]]:
+    """The scrubbed document plus its placeholder -> raw value mapping, for the optional vault only.
+
+    The stored `scrubber_version` names the policy too, so a policy change re-scrubs the document.
+    """
+    policy = policy or PiiPolicy().for_tenant(doc.tenant_id)
+    result = scrub(doc.text, region=policy.region, kinds=policy.kinds)
+    scrubbed = ScrubbedDocument(
+        doc_id=doc.doc_id,
+        tenant_id=doc.tenant_id,
+        text=result.text,
+        offset_map=result.offset_map,
+        pii_counts=result.counts,
+        scrubber_version=policy.scrubber_version,
+        policy=policy.audit(),
+    )
+    return scrubbed, result.placeholders
+
+
+class ScrubBatch(BaseModel):
+    """What one batch produced: rows to store (with their vault entries), failures and per-tenant tallies."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    rows: list[ScrubbedDocument] = Field(default_factory=list)
+    sealed: list[SealedMapping] = Field(default_factory=list)
+    failures: list[DeadLetter] = Field(default_factory=list)
+    masked: Counter[str] = Field(default_factory=Counter)
+    per_tenant: Counter[str] = Field(default_factory=Counter)
+
+
+def scrub_batch(docs: Sequence[Document], policy: PiiPolicy, vault_key: bytes | None = None) -> ScrubBatch:
+    batch = ScrubBatch()
+    for doc in docs:
+        tenant_policy = policy.for_tenant(doc.tenant_id)
+        try:
+            row, values = scrub_document_with_values(doc, tenant_policy)
+        except Exception as exc:  # one document's failure must not stop the batch
+            batch.failures.append(
+                DeadLetter(
+                    stage="scrub",
+                    tenant_id=doc.tenant_id,
+                    source_uri=doc.source_uri,
+                    doc_id=doc.doc_id,
+                    reason=f"{type(exc).__name__}: {exc}"[:1000],
+                    detail={"scrubber_version": tenant_policy.scrubber_version},
+                )
+            )
+            continue
+        batch.rows.append(row)
+        batch.masked.update(row.pii_counts)
+        batch.per_tenant[doc.tenant_id] += 1
+        if vault_key is not None and values:
+            batch.sealed.append(seal(vault_key, doc.doc_id, doc.tenant_id, row.scrubber_version, values))
+    return batch

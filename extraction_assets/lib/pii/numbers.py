@@ -1,0 +1,226 @@
+"""Checksum-validated numbers: payment cards, IBANs, US SSNs and national ids (China, Russia, Vietnam).
+
+Every finder pairs a shape with a validation step, so look-alikes (order numbers, timestamps, amounts)
+stay readable: cards need Luhn and a known issuer range, IBANs mod-97 and their country's length, SSNs
+a valid area/group/serial, national ids their own check digits (python-stdnum where it has them).
+Where a number carries no check digit (Vietnam's citizen id) or a weak one, a context word is required.
+"""
+
+from __future__ import annotations
+
+import re
+
+from stdnum import iban as std_iban
+from stdnum import luhn
+from stdnum.cn import ric as cn_ric
+from stdnum.iso7064 import mod_97_10
+from stdnum.ru import inn as ru_inn
+from stdnum.us import ssn as std_ssn
+
+from extraction_assets.lib.pii.scan import Hit, Scan, digits_of, labelled_business_id, near, squash
+
+# --- payment cards -----------------------------------------------------------------------------------------------
+
+# (lowest prefix, highest prefix, allowed lengths): published issuer ranges (IIN) of the major networks.
+_ISSUERS: tuple[tuple[str, str, frozenset[int]], ...] = (
+    ("4", "4", frozenset({13, 16, 19})),  # Visa
+    ("51", "55", frozenset({16})),  # Mastercard
+    ("2221", "2720", frozenset({16})),  # Mastercard 2-series
+    ("34", "34", frozenset({15})),  # American Express
+    ("37", "37", frozenset({15})),
+    ("300", "305", frozenset(range(14, 20))),  # Diners Club
+    ("36", "36", frozenset(range(14, 20))),
+    ("38", "39", frozenset(range(16, 20))),
+    ("3528", "3589", frozenset(range(16, 20))),  # JCB
+    ("1800", "1800", frozenset({15})),  # JCB 15-digit
+    ("2131", "2131", frozenset({15})),
+    ("1", "1", frozenset({15})),  # UATP
+    ("2200", "2204", frozenset(range(16, 20))),  # Mir
+    ("50", "50", frozenset(range(12, 20))),  # Maestro
+    ("56", "69", frozenset(range(12, 20))),  # Maestro, Discover, UnionPay, RuPay
+    ("9704", "9704", frozenset({16, 19})),  # NAPAS (Vietnam)
+    ("9792", "9792", frozenset({16})),  # Troy
+)
+# A word saying "card" admits PANs outside the issuer table; Maestro's 12-digit PANs are as common as any order
+# number, so they need it in any case.
+_CARD_CONTEXT = re.compile(
+    r"(?i)\b(?:cards?|credit|debit|visa|master[^\S\n]?card|maestro|amex|american[^\S\n]+express|discover|jcb"
+    r"|diners|unionpay|cc|pan|cvv|cvc|atm|pay|paid|payment|charged?|billing|billed|expir\w*)\b|thẻ|карт|卡"
+)
+_SHORT_PAN = 12
+_CONTEXT_BEFORE = 60
+_CONTEXT_AFTER = 30
+
+_CARD = re.compile(
+    r"(?<![0-9A-Za-z_.,])(?:\d{12,19}"  # contiguous
+    r"|\d{4}(?P<s>[ -])\d{4}(?P=s)\d{4}(?P=s)\d{1,4}(?:(?P=s)\d{3})?"  # 4-4-4-4(-3), 4-4-4-1
+    r"|\d{4}(?P<t>[ -])\d{6}(?P=t)\d{4,5}"  # Amex / Diners 4-6-5, 4-6-4
+    r")(?![0-9A-Za-z_]|[.,]\d)"
+)
+_CARD_SEPARATOR = re.compile(r"[ -]")
+
+
+def is_card_number(digits: str, card_context: bool = False) -> bool:
+    """A Luhn-valid PAN; one repeated digit is never issued.
+
+    Without a card word nearby it must also lie in a known issuer range with that range's length, and a
+    12-digit PAN needs the word in any case.
+    """
+    if not 12 <= len(digits) <= 19 or len(set(digits)) == 1 or not luhn.is_valid(digits):
+        return False
+    if len(digits) == _SHORT_PAN and not card_context:
+        return False
+    issued = any(lo <= digits[: len(lo)] <= hi and len(digits) in lengths for lo, hi, lengths in _ISSUERS)
+    return issued or (card_context and digits[0] != "0")
+
+
+def find_cards(scan: Scan) -> list[Hit]:
+    hits: list[Hit] = []
+    text = scan.text
+    pos = 0
+    while (m := _CARD.search(text, pos)) is not None:
+        start, end = m.span()
+        value = m.group()
+        digits = digits_of(value)
+        context = near(_CARD_CONTEXT, text, start, end, _CONTEXT_BEFORE, _CONTEXT_AFTER)
+        if not is_card_number(digits, context) and m.group("s") and len(digits) == 19:
+            value = value[:-4]  # a 4-4-4-4 card followed by three more digits that belong to something else
+            end -= 4
+            digits = digits[:-3]
+        if is_card_number(digits, context) and not labelled_business_id(text, start):
+            hits.append(Hit("CREDIT_CARD", start, end, 1.0 if context else 0.95, value, digits))
+            pos = end
+        else:
+            # A failed grouped candidate may have swallowed the first group of a real card ("4567 4111 1111 1111
+            # 1111"): retry from its second group instead of skipping the whole run.
+            gap = _CARD_SEPARATOR.search(value)
+            pos = start + gap.end() if gap else end
+    return hits
+
+
+# --- IBAN ----------------------------------------------------------------------------------------------------------
+
+_IBAN = re.compile(r"(?i)(?<![A-Z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Z0-9])")
+
+
+def find_ibans(scan: Scan) -> list[Hit]:
+    hits: list[Hit] = []
+    for m in _IBAN.finditer(scan.text):
+        value = m.group()
+        # A trailing word glued on by the greedy pattern ("... 6769 Thanks") is dropped until the checksum holds.
+        while True:
+            compact = std_iban.compact(value)
+            # The mod-97 check is cheap; the full per-country validation only runs on numbers that pass it.
+            if mod_97_10.is_valid(compact[4:] + compact[:4]) and std_iban.is_valid(compact):
+                hits.append(Hit("IBAN", m.start(), m.start() + len(value), 1.0, value, compact))
+                break
+            if " " not in value:
+                break
+            value = value[: value.rindex(" ")]
+    return hits
+
+
+# --- US SSN --------------------------------------------------------------------------------------------------------
+
+_SSN = re.compile(r"(?<![\w-])(\d{3})([- ]?)(\d{2})\2(\d{4})(?![\w-])")
+_SSN_CONTEXT = re.compile(r"(?i)\bssn\b|\bss#|social[^\S\n]+security|\bsoc\.?[^\S\n]*sec\b")
+_SSN_WINDOW = 40
+
+
+def find_ssns(scan: Scan) -> list[Hit]:
+    hits: list[Hit] = []
+    text = scan.text
+    for m in _SSN.finditer(text):
+        start, end = m.span()
+        has_context = near(_SSN_CONTEXT, text, start, end, _SSN_WINDOW)
+        if m.group(2) != "-" and not has_context:
+            continue  # a bare nine-digit run is only an SSN when the text says so
+        digits = m.group(1) + m.group(3) + m.group(4)
+        if std_ssn.is_valid(digits) and not labelled_business_id(text, start):
+            hits.append(Hit("US_SSN", start, end, 0.95 if has_context else 0.85, m.group(), digits))
+    return hits
+
+
+# --- national ids --------------------------------------------------------------------------------------------------
+
+_ID_WINDOW = 40
+
+# China: the 18-character resident identity card number (region code, birth date, ISO 7064 mod 11-2 check).
+# Chinese text glues numbers to characters, so the boundaries are ASCII-only.
+_CN_RIC = re.compile(r"(?<![0-9A-Za-z])\d{17}[\dXx](?![0-9A-Za-z])")
+
+
+def find_cn_resident_ids(scan: Scan) -> list[Hit]:
+    return [
+        Hit("CN_RESIDENT_ID", m.start(), m.end(), 0.95, m.group(), m.group().upper())
+        for m in _CN_RIC.finditer(scan.text)
+        if cn_ric.is_valid(m.group())
+    ]
+
+
+# Russia: SNILS (insurance number, XXX-XXX-XXX YY) and a person's 12-digit INN (taxpayer number). A company's
+# 10-digit INN is a business id and stays readable.
+_SNILS = re.compile(r"(?<![0-9A-Za-z-])(?:\d{3}-\d{3}-\d{3}[ -]\d{2}|\d{11})(?![0-9A-Za-z]|-\d)")
+_SNILS_CONTEXT = re.compile(r"(?i)снилс|snils|страхов")
+_SNILS_UNCHECKED_UP_TO = 1_001_998  # numbers up to 001-001-998 were issued without a check number
+
+
+def is_snils(digits: str) -> bool:
+    """SNILS check number: the weighted digit sum (weights 9..1) mod 101, where 100 reads as 00.
+
+    python-stdnum has no SNILS module; the rule is the Pension Fund's published one.
+    """
+    if len(digits) != 11 or not digits.isdigit() or int(digits[:9]) <= _SNILS_UNCHECKED_UP_TO:
+        return False
+    total = sum(int(d) * (9 - i) for i, d in enumerate(digits[:9]))
+    return total % 101 % 100 == int(digits[9:])
+
+
+def find_ru_snils(scan: Scan) -> list[Hit]:
+    hits: list[Hit] = []
+    for m in _SNILS.finditer(scan.text):
+        digits = digits_of(m.group())
+        formatted = len(m.group()) > len(digits)
+        context = near(_SNILS_CONTEXT, scan.text, m.start(), m.end(), _ID_WINDOW)
+        if (formatted or context) and is_snils(digits):
+            hits.append(Hit("RU_SNILS", m.start(), m.end(), 0.95 if context else 0.85, m.group(), digits))
+    return hits
+
+
+_INN = re.compile(r"(?<![0-9A-Za-z])\d{12}(?![0-9A-Za-z])")
+_INN_CONTEXT = re.compile(r"(?i)\bинн\b|\binn\b|налогоплательщик|taxpayer")
+
+
+def find_ru_inns(scan: Scan) -> list[Hit]:
+    """A person's INN: two check digits, yet one random 12-digit run in a hundred passes, so a label is needed."""
+    return [
+        Hit("RU_INN", m.start(), m.end(), 0.95, m.group(), m.group())
+        for m in _INN.finditer(scan.text)
+        if near(_INN_CONTEXT, scan.text, m.start(), m.end(), _ID_WINDOW) and ru_inn.is_valid(m.group())
+    ]
+
+
+# Vietnam: the 12-digit citizen identity number (CCCD: province of birth, century and sex, birth year, serial)
+# and the older 9-digit identity card number (CMND). Neither carries a check digit, so a label is required and
+# the CCCD must start with a province code.
+_VN_PROVINCES = frozenset(
+    {1, 2, 4, 6, 8, 10, 11, 12, 14, 15, 17, 19, 20, 22, 24, 25, 26, 27, 30, 31, 33, 34, 35, 36, 37, 38, 40, 42, 44}
+    | {45, 46, 48, 49, 51, 52, 54, 56, 58, 60, 62, 64, 66, 67, 68, 70, 72, 74, 75, 77, 79, 80, 82, 83, 84, 86, 87}
+    | {89, 91, 92, 93, 94, 95, 96}
+)
+_VN_ID = re.compile(r"(?<![0-9A-Za-z])(?:\d{12}|\d{9})(?![0-9A-Za-z])")
+_VN_ID_CONTEXT = re.compile(
+    r"(?i)\b(?:cccd|cmnd|cmtnd|căn[^\S\n]+cước|chứng[^\S\n]+minh|định[^\S\n]+danh|citizen[^\S\n]+id"
+    r"|national[^\S\n]+id|id[^\S\n]+card|identity[^\S\n]+card)"
+)
+
+
+def find_vn_national_ids(scan: Scan) -> list[Hit]:
+    hits: list[Hit] = []
+    for m in _VN_ID.finditer(scan.text):
+        value = m.group()
+        if len(value) == 12 and int(value[:3]) not in _VN_PROVINCES:
+            continue
+        if near(_VN_ID_CONTEXT, scan.text, m.start(), m.end(), _ID_WINDOW):
+            hits.append(Hit("VN_NATIONAL_ID", m.start(), m.end(), 0.85, value, squash(value)))
+    return hits

@@ -1,0 +1,179 @@
+"""The PII scrubber: find personal data and secrets, replace them with stable placeholders.
+
+Extractors (and any model behind them) only see scrubbed text; the offset map
+returned with it lets evidence found there be pointed back at the raw document.
+
+Each kind has one detector: a precompiled pattern plus a validation step
+(checksums via `stdnum`, phone numbers via `phonenumbers`, IPs via `ipaddress`),
+so look-alikes such as invoice numbers, ISO dates and amounts stay readable.
+The detectors live in `numbers`, `contacts` and `credentials` beside this module; adding a
+kind means writing one finder and adding one `Detector` to `DETECTORS`.
+
+Overlap policy: detectors report candidates independently; when two overlap, the
+one whose kind comes first in `DETECTORS` wins, then the longer one, then the
+earlier one. The loser is dropped entirely, so every character is masked at most
+once. Strongly validated ids come before cards (a Chinese id can pass Luhn), and
+everything numeric comes before phones, which never see what was already taken.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pydantic import BaseModel
+
+from extraction_assets.lib.offsets import OffsetMap
+from extraction_assets.lib.pii.contacts import find_emails, find_ips, find_phones
+from extraction_assets.lib.pii.credentials import find_credentials
+from extraction_assets.lib.pii.numbers import (
+    find_cards,
+    find_cn_resident_ids,
+    find_ibans,
+    find_ru_inns,
+    find_ru_snils,
+    find_ssns,
+    find_vn_national_ids,
+)
+from extraction_assets.lib.pii.scan import Hit, Scan
+
+SCRUBBER_VERSION = "pii-v2"
+DEFAULT_REGION = "US"
+
+
+class Detection(BaseModel):
+    """One masked (or found) value; `value` is raw PII, so never persist it outside the raw zone."""
+
+    kind: str
+    start: int
+    end: int
+    score: float
+    value: str
+
+
+class ScrubResult(BaseModel):
+    """Scrubbed text plus what is needed to audit it and map offsets back to the raw text.
+
+    `counts` has one entry per kind actually masked (occurrences, not distinct values); `detections` are the
+    masked spans in raw-text order and carry raw values; `placeholders` maps each placeholder to the raw
+    value it stands for (first occurrence), which is what the optional vault seals.
+    """
+
+    text: str
+    offset_map: OffsetMap
+    counts: dict[str, int]
+    detections: list[Detection]
+    placeholders: dict[str, str] = {}
+    scrubber_version: str = SCRUBBER_VERSION
+
+
+@dataclass(frozen=True, slots=True)
+class Detector:
+    """A kind and the function that finds its (already validated) occurrences."""
+
+    kind: str
+    find: Callable[[Scan], list[Hit]]
+
+
+# The registry, in priority order (earlier wins an overlap). Adding a kind touches only this tuple.
+DETECTORS: tuple[Detector, ...] = (
+    Detector("CREDENTIAL", find_credentials),
+    Detector("CN_RESIDENT_ID", find_cn_resident_ids),
+    Detector("CREDIT_CARD", find_cards),
+    Detector("IBAN", find_ibans),
+    Detector("US_SSN", find_ssns),
+    Detector("RU_SNILS", find_ru_snils),
+    Detector("RU_INN", find_ru_inns),
+    Detector("VN_NATIONAL_ID", find_vn_national_ids),
+    Detector("EMAIL", find_emails),
+    Detector("PHONE", find_phones),
+    Detector("IP_ADDRESS", find_ips),
+)
+ALL_KINDS: frozenset[str] = frozenset(d.kind for d in DETECTORS)
+DEFAULT_KINDS: frozenset[str] = ALL_KINDS
+UNMASKED_CHECK_KINDS: frozenset[str] = frozenset({"EMAIL", "CREDIT_CARD", "PHONE"})
+_PRIORITY = {d.kind: rank for rank, d in enumerate(DETECTORS)}
+_PLACEHOLDER = re.compile(r"\[[A-Z][A-Z_]*_\d+\]")
+
+
+def _detect(text: str, region: str | None, kinds: frozenset[str]) -> list[Hit]:
+    """Run the selected detectors in priority order and resolve overlaps (see the module docstring)."""
+    unknown = kinds - ALL_KINDS
+    if unknown:
+        raise ValueError(f"unknown PII kinds: {sorted(unknown)}; known: {sorted(ALL_KINDS)}")
+    scan = Scan(text=text, region=(region or DEFAULT_REGION).upper())
+    for detector in DETECTORS:
+        if detector.kind in kinds:
+            scan.hits.extend(detector.find(scan))
+    ranked = sorted(scan.hits, key=lambda h: (_PRIORITY[h.kind], h.start - h.end, h.start))
+    starts: list[int] = []
+    ends: list[int] = []
+    kept: list[Hit] = []
+    for hit in ranked:
+        i = bisect_right(starts, hit.start)
+        if (i > 0 and ends[i - 1] > hit.start) or (i < len(starts) and starts[i] < hit.end):
+            continue
+        starts.insert(i, hit.start)
+        ends.insert(i, hit.end)
+        kept.insert(i, hit)
+    return kept
+
+
+def _to_detection(hit: Hit) -> Detection:
+    return Detection(kind=hit.kind, start=hit.start, end=hit.end, score=hit.score, value=hit.value)
+
+
+def detect(text: str, region: str | None = None, kinds: frozenset[str] | None = None) -> list[Detection]:
+    """What `scrub` would mask, without building the scrubbed text (the benchmark scores this)."""
+    return [_to_detection(h) for h in _detect(text, region, DEFAULT_KINDS if kinds is None else kinds)]
+
+
+def scrub(text: str, region: str | None = None, kinds: frozenset[str] | None = None) -> ScrubResult:
+    """Mask PII in `text` with per-document stable placeholders (`[EMAIL_1]`), numbered by first appearance.
+
+    `region` is the ISO 3166 phone region hint for national formats (default "US"); `+` numbers are found
+    whatever the region. `kinds` restricts the policy (None = every kind in `DETECTORS`).
+    """
+    hits = _detect(text, region, DEFAULT_KINDS if kinds is None else kinds)
+    numbers: dict[tuple[str, str], int] = {}
+    per_kind: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    placeholders: dict[str, str] = {}
+    spans: list[tuple[int, int, str, str]] = []
+    for hit in hits:
+        key = (hit.kind, hit.norm)
+        if key not in numbers:
+            per_kind[hit.kind] = per_kind.get(hit.kind, 0) + 1
+            numbers[key] = per_kind[hit.kind]
+        counts[hit.kind] = counts.get(hit.kind, 0) + 1
+        placeholder = f"[{hit.kind}_{numbers[key]}]"
+        placeholders.setdefault(placeholder, hit.value)
+        spans.append((hit.start, hit.end, hit.kind, placeholder))
+    scrubbed, offset_map = OffsetMap.apply(text, spans)
+    return ScrubResult(
+        text=scrubbed,
+        offset_map=offset_map,
+        counts=counts,
+        detections=[_to_detection(h) for h in hits],
+        placeholders=placeholders,
+        scrubber_version=SCRUBBER_VERSION,
+    )
+
+
+def find_unmasked(text: str, region: str | None = None, kinds: frozenset[str] | None = None) -> list[Detection]:
+    """E-mails, cards and phones still visible in scrubbed text (placeholders themselves never count).
+
+    `kinds` narrows the check to what a tenant's policy masks (None = e-mail, card and phone).
+    """
+    checked = UNMASKED_CHECK_KINDS if kinds is None else UNMASKED_CHECK_KINDS & kinds
+    placeholders = [m.span() for m in _PLACEHOLDER.finditer(text)]
+    starts = [s for s, _ in placeholders]
+    found: list[Detection] = []
+    for hit in _detect(text, region, checked):
+        i = bisect_right(starts, hit.end - 1) - 1
+        if i >= 0 and placeholders[i][1] > hit.start:
+            continue
+        found.append(_to_detection(hit))
+    return found

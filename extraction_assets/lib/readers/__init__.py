@@ -1,0 +1,37 @@
+"""Inbox files into Documents: the inbox walk, and one reader per format (e-mail and mbox, JSON formats,
+sheets, PDF, text)."""
+
+from extraction_assets.lib.readers.email import html_to_text, read_mbox
+from extraction_assets.lib.readers.email_body import (
+    BodyPart,
+    body_parts,
+    body_start,
+    body_turns,
+    is_forward,
+    line_spans,
+)
+from extraction_assets.lib.readers.inbox import read_file, read_inbox
+from extraction_assets.lib.readers.pasted_chat import pasted_chat_turns
+from extraction_assets.lib.readers.pdf import PdfError, read_pdf
+from extraction_assets.lib.readers.record import RecordContext
+from extraction_assets.lib.readers.sheets import SheetError, csv_records, xlsx_records
+
+__all__ = [
+    "BodyPart",
+    "PdfError",
+    "RecordContext",
+    "SheetError",
+    "body_parts",
+    "body_start",
+    "body_turns",
+    "csv_records",
+    "html_to_text",
+    "is_forward",
+    "line_spans",
+    "pasted_chat_turns",
+    "read_file",
+    "read_inbox",
+    "read_mbox",
+    "read_pdf",
+    "xlsx_records",
+]

@@ -1,0 +1,176 @@
+"""E-mail: `.eml` files and every message of an `.mbox` mailbox, with HTML bodies turned into text.
+
+A mailbox message is read by the same reader as an `.eml` file, so both give identical documents;
+one unreadable message costs only itself.
+"""
+
+from __future__ import annotations
+
+import mailbox
+import re
+from datetime import date
+from email import errors as email_errors
+from email import policy
+from email.message import EmailMessage, Message
+from email.parser import BytesParser
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+
+from bs4 import BeautifulSoup
+
+from extraction_assets.lib.models import Document, ReadFailure
+from extraction_assets.lib.readers.email_body import body_parts, body_turns, is_forward
+from extraction_assets.lib.readers.record import RecordContext, Rejected, normalize_newlines
+
+_BLANK_RUNS = re.compile(r"\n{3,}")
+
+# MIME defects that mean the structure cannot be trusted (parts lost or merged); the rest are cosmetic.
+_FATAL_MIME_DEFECTS: dict[type[email_errors.MessageDefect], str] = {
+    email_errors.StartBoundaryNotFoundDefect: "multipart boundary never appears",
+    email_errors.CloseBoundaryNotFoundDefect: "multipart closing boundary missing",
+    email_errors.MultipartInvariantViolationDefect: "multipart message has no parts",
+    email_errors.NoBoundaryInMultipartDefect: "multipart declared without a boundary",
+}
+_EMAIL_HEADERS = ("From", "To", "Subject", "Date")
+_HTML_BLOCK_TAGS = [
+    "address", "article", "aside", "blockquote", "div", "dl", "figcaption", "footer", "form",
+    "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "main", "nav", "ol", "p", "pre", "section",
+    "table", "tbody", "thead", "tfoot", "ul",
+]  # fmt: skip
+_HTML_LINE_TAGS = ["dd", "dt", "li", "tr"]  # start a new line, without a blank line between siblings
+_HTML_CELL_TAGS = ["td", "th"]
+
+
+def read_email(data: bytes, ctx: RecordContext) -> Document:
+    """Headers then the body; plain text preferred, HTML converted, broken multipart rejected outright."""
+    msg = BytesParser(policy=policy.default).parsebytes(data)
+    fatal: list[str] = []
+    for part in msg.walk():
+        for defect in part.defects:
+            label = _FATAL_MIME_DEFECTS.get(type(defect))
+            name = type(defect).__name__
+            if label and f"{name} ({label})" not in fatal:
+                fatal.append(f"{name} ({label})")
+    if fatal:
+        raise Rejected("broken MIME: " + "; ".join(fatal))
+
+    headers = {name: _header(msg, name) for name in (*_EMAIL_HEADERS, "Message-ID")}
+    if not any(headers.values()):
+        raise Rejected("not an e-mail: no From/To/Subject/Date/Message-ID header")
+
+    body = _email_body(msg)
+    if not body.strip():
+        raise Rejected("e-mail has no readable body (text/plain or text/html part is empty)")
+
+    head = "".join(f"{name}: {headers[name]}\n" for name in _EMAIL_HEADERS if headers[name])
+    text = f"{head}\n{body}"
+    metadata = {
+        "message_id": headers["Message-ID"],
+        "from": headers["From"],
+        "to": headers["To"],
+        "subject": headers["Subject"],
+        "date": headers["Date"],
+    }
+    return ctx.document(
+        "email",
+        text,
+        turns=body_turns(body_parts(text, len(head) + 1, forwarded=is_forward(headers["Subject"]))),
+        doc_date=_email_date(headers["Date"]),
+        title=headers["Subject"],
+        metadata={k: v for k, v in metadata.items() if v},
+    )
+
+
+def _header(msg: Message, name: str) -> str | None:
+    """Header value decoded (RFC 2047), unfolded onto one line so the text layout stays one line each."""
+    value = msg.get(name)
+    if value is None:
+        return None
+    flat = " ".join(str(value).split())
+    return flat or None
+
+
+def _email_body(msg: Message) -> str:
+    """text/plain if present, else text/html turned into text; attachments are ignored."""
+    plain = html = None
+    if isinstance(msg, EmailMessage):
+        plain = msg.get_body(preferencelist=("plain",))
+        html = msg.get_body(preferencelist=("html",)) if plain is None else None
+    if plain is None and html is None:
+        raise Rejected("e-mail has no readable body (no text/plain or text/html part)")
+    if plain is not None:
+        return normalize_newlines(_part_text(plain)).strip("\n") + "\n"
+    assert html is not None
+    return html_to_text(_part_text(html)) + "\n"
+
+
+def _part_text(part: Message) -> str:
+    """Decode a MIME part strictly with its declared charset (UTF-8 when none is declared)."""
+    payload = part.get_payload(decode=True)
+    if not isinstance(payload, bytes):
+        raise Rejected("e-mail body part has no decodable payload")
+    charset = part.get_content_charset() or "utf-8"
+    if charset in ("us-ascii", "ascii"):
+        charset = "utf-8"  # 8-bit bodies often lie about being ASCII; UTF-8 is a strict superset
+    try:
+        return payload.decode(charset)
+    except LookupError:
+        raise Rejected(f"e-mail body uses unknown charset {charset!r}") from None
+    except UnicodeDecodeError as exc:
+        raise Rejected(f"e-mail body is not valid {charset} at byte offset {exc.start}") from None
+
+
+def html_to_text(html: str) -> str:
+    """Readable text from HTML: block elements become lines, inline markup does not split sentences."""
+    soup = BeautifulSoup(html, "html.parser")
+    for tag in soup(["script", "style", "head", "title"]):
+        tag.decompose()
+    for br in soup.find_all("br"):
+        br.replace_with("\n")
+    for tag in soup.find_all(_HTML_BLOCK_TAGS):
+        tag.insert_before("\n")
+        tag.insert_after("\n")
+    for tag in soup.find_all(_HTML_LINE_TAGS):
+        tag.insert_before("\n")
+    for tag in soup.find_all(_HTML_CELL_TAGS):
+        tag.insert_after(" ")
+    lines = [" ".join(line.split()) for line in normalize_newlines(soup.get_text()).split("\n")]
+    return _BLANK_RUNS.sub("\n\n", "\n".join(lines)).strip("\n")
+
+
+def _email_date(value: str | None) -> date | None:
+    if not value:
+        return None
+    try:
+        return parsedate_to_datetime(value).date()
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+def read_mbox(path: Path, ctx: RecordContext) -> list[Document | ReadFailure]:
+    """Every message of the mailbox in file order, as `<file>.mbox#<n>` (n from 1), or a ReadFailure with its reason.
+
+    The stdlib `mailbox` module splits the file at its "From " lines; each message's bytes then go
+    through `read_email`, so a mailbox message and an `.eml` file give identical documents.
+    """
+    box = mailbox.mbox(path, create=False)
+    try:
+        keys = list(box.keys())
+        if not keys:
+            return [
+                ReadFailure(
+                    tenant_id=ctx.tenant_id,
+                    source_uri=ctx.source_uri,
+                    reason="mbox has no messages (no line starts with 'From ')",
+                )
+            ]
+        out: list[Document | ReadFailure] = []
+        for number, key in enumerate(keys, start=1):
+            uri = f"{ctx.source_uri}#{number}"
+            try:
+                out.append(read_email(box.get_bytes(key), RecordContext(ctx.tenant_id, uri, ctx.name_date)))
+            except Exception as exc:  # one unreadable message must not cost the others
+                out.append(ReadFailure(tenant_id=ctx.tenant_id, source_uri=uri, reason=str(exc) or type(exc).__name__))
+        return out
+    finally:
+        box.close()

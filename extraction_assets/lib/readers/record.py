@@ -1,0 +1,111 @@
+"""What every format reader shares: the context that stamps Documents, the rejection that becomes a
+ReadFailure, and strict decoding of bytes into text.
+
+Readers never raise for a bad file: they raise `Rejected` with a specific reason, and the inbox turns it
+into a ReadFailure so the file lands in dead letters instead of stopping the run.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Any
+
+from extraction_assets.lib.models import Document, DocumentKind, Turn
+
+UTF8_BOM = b"\xef\xbb\xbf"
+_ISO_DATE_IN_NAME = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
+
+
+class Rejected(Exception):
+    """A file (or record) is unusable; the message becomes the ReadFailure reason."""
+
+
+@dataclass
+class RecordContext:
+    """What every reader needs to stamp on its Documents."""
+
+    tenant_id: str
+    source_uri: str
+    name_date: date | None = None
+
+    def document(
+        self,
+        kind: DocumentKind,
+        text: str,
+        *,
+        turns: list[Turn] | None = None,
+        doc_date: date | None = None,
+        title: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        source_uri: str | None = None,
+    ) -> Document:
+        return Document(
+            doc_id=Document.make_id(self.tenant_id, kind, text),
+            tenant_id=self.tenant_id,
+            source_uri=source_uri or self.source_uri,
+            kind=kind,
+            text=text,
+            turns=turns or [],
+            doc_date=doc_date or self.name_date,
+            title=title or None,
+            metadata=metadata or {},
+        )
+
+
+def check_not_empty_or_binary(data: bytes) -> None:
+    """Reject empty and binary files before decoding, so the reason says what is really wrong."""
+    if not data:
+        raise Rejected("empty file")
+    if not data.strip():
+        raise Rejected("empty file (whitespace only)")
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise Rejected(f"binary content (NUL byte at offset {nul})")
+
+
+def decode_utf8(data: bytes, *, base_offset: int = 0) -> str:
+    """Strict UTF-8 (BOM tolerated): a clear failure beats silently mis-decoded text."""
+    skip = len(UTF8_BOM) if data.startswith(UTF8_BOM) else 0
+    try:
+        text = data[skip:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = data[skip + exc.start : skip + exc.start + 4].hex(" ")
+        raise Rejected(f"invalid UTF-8 at byte offset {base_offset + skip + exc.start} (bytes {bad})") from None
+    return normalize_newlines(text)
+
+
+def normalize_newlines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def opt_str(obj: dict[str, Any], *keys: str) -> str | None:
+    """First present, non-blank string (numbers are accepted as strings) among `keys`."""
+    for key in keys:
+        value = obj.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = str(value)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def parse_iso_date(value: str | None) -> date | None:
+    """ISO date or datetime only: guessing day/month order in '03/04' would silently corrupt deadlines."""
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value).date()
+    except ValueError:
+        pass
+    try:
+        return date.fromisoformat(value[:10])
+    except ValueError:
+        return None
+
+
+def date_from_name(name: str) -> date | None:
+    """Fallback doc_date from an ISO date in the file name (e.g. `2026-11-24-standup.md`)."""
+    match = _ISO_DATE_IN_NAME.search(name)
+    return parse_iso_date(match.group(1)) if match else None

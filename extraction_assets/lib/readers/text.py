@@ -1,0 +1,41 @@
+"""Plain text and Markdown notes: kept verbatim, titled by their first heading or line; pasted chats become chats."""
+
+from __future__ import annotations
+
+import re
+
+from extraction_assets.lib.models import Document
+from extraction_assets.lib.readers.pasted_chat import pasted_chat_turns
+from extraction_assets.lib.readers.record import RecordContext, parse_iso_date
+
+_MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
+
+
+def read_text(text: str, ctx: RecordContext, *, markdown: bool) -> Document:
+    """Notes are kept verbatim; only the title is derived (first heading or first line)."""
+    title = None
+    lines = [line.strip() for line in text.split("\n") if line.strip()]
+    if markdown:
+        for line in lines:
+            match = _MD_HEADING.match(line)
+            if match:
+                title = match.group(1)
+                break
+    if title is None and lines:
+        title = lines[0].lstrip("#").strip()
+    if title and len(title) > 120:
+        title = title[:117].rstrip() + "..."
+    if not markdown and (turns := pasted_chat_turns(text)):
+        header = text[: text.rfind("\n", 0, turns[0].start) + 1].strip()  # a title line above the messages
+        speakers = sorted({t.speaker for t in turns if t.speaker})
+        metadata = {"format": "pasted chat", "message_count": len(turns), "participants": speakers}
+        return ctx.document(
+            "chat",
+            text,
+            turns=turns,
+            doc_date=parse_iso_date(turns[0].timestamp),
+            title=header.split("\n")[0][:120] if header else None,
+            metadata=metadata,
+        )
+    fmt = "markdown" if markdown else "plain"
+    return ctx.document("text", text, title=title, metadata={"format": fmt})

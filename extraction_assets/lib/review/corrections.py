@@ -1,0 +1,222 @@
+"""Corrections: what a reviewer may change on an item, and the one audited way to change it.
+
+The command line, the review page and Label Studio imports all come through here. An item is looked
+up inside the reviewer's tenant only (another tenant's item is "not found", never visible), the
+status transition is validated, the item becomes human-owned (so re-runs keep it), the before and
+after snapshots are appended to the audit chain in the same transaction, and evidence is never
+touched.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import duckdb
+from pydantic import BaseModel, ConfigDict
+
+from extraction_assets.lib.extraction.review_rules import type_violations
+from extraction_assets.lib.models import ItemStatus
+from extraction_assets.lib.review.audit import AuditEntry, append_entry, item_history
+from extraction_assets.lib.schemas import SchemaVersion
+from extraction_assets.lib.warehouse.connection import now, rows_as_dicts, transaction
+from extraction_assets.lib.warehouse.review_queue import requeue_items
+
+Action = Literal["accept", "reject", "correct"]
+
+# `draft` is the machine's verdict "no rule fired"; a person decides, so no one moves an item back to it.
+ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
+    "draft": frozenset({"accepted", "rejected", "needs_review"}),
+    "needs_review": frozenset({"accepted", "rejected"}),
+    "accepted": frozenset({"rejected", "needs_review"}),
+    "rejected": frozenset({"accepted", "needs_review"}),
+}
+MIN_ID_PREFIX = 6
+_EDITABLE = ("value", "normalized_value", "status")
+_WRITE_LOCK = threading.Lock()  # one chain: appends from threads of one process (the review page) take turns
+
+
+class ReviewError(ValueError):
+    """A review operation that cannot be done; the message says why."""
+
+
+class ItemNotFound(ReviewError):
+    """No such item in this tenant (an item of another tenant is reported the same way)."""
+
+
+class InvalidCorrection(ReviewError):
+    """A change the rules do not allow: a bad transition, a value that breaks its type, no actor."""
+
+
+class NothingToChange(InvalidCorrection):
+    """The item already is what the change asks for; nothing is written or audited."""
+
+
+class Change(BaseModel):
+    """What a reviewer asks for; a field not given is left as it is (`model_fields_set` tells which)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    value: Any = None
+    normalized_value: Any = None
+    status: ItemStatus | None = None
+
+
+class CorrectionResult(BaseModel):
+    item_id: str
+    action: Action
+    before: dict[str, Any]
+    after: dict[str, Any]
+    audit: AuditEntry
+
+
+def snapshot(row: Mapping[str, Any]) -> dict[str, Any]:
+    """An item row as plain JSON values (JSON columns parsed, timestamps as ISO text)."""
+    out: dict[str, Any] = {}
+    for key, value in row.items():
+        if key in ("value", "normalized_value", "review_reasons") and isinstance(value, str):
+            out[key] = json.loads(value)
+        elif hasattr(value, "isoformat"):
+            out[key] = value.isoformat()
+        else:
+            out[key] = value
+    return out
+
+
+def resolve_item_id(con: duckdb.DuckDBPyConnection, tenant_id: str, ref: str) -> str:
+    """The full id of an item of this tenant from its id or a unique prefix of at least six characters."""
+    ref = ref.strip().lower()
+    if len(ref) < MIN_ID_PREFIX:
+        raise ItemNotFound(f"item {ref!r} not found in tenant {tenant_id!r} (give at least {MIN_ID_PREFIX} characters)")
+    ids = [
+        r[0]
+        for r in con.execute(
+            "SELECT item_id FROM extracted_items WHERE tenant_id = ? AND starts_with(item_id, ?) ORDER BY 1 LIMIT 5",
+            [tenant_id, ref],
+        ).fetchall()
+    ]
+    if ref in ids:
+        return ref
+    if not ids:
+        raise ItemNotFound(f"item {ref!r} not found in tenant {tenant_id!r}")
+    if len(ids) > 1:
+        raise ItemNotFound(f"item prefix {ref!r} is ambiguous in tenant {tenant_id!r}: {', '.join(ids)}")
+    return ids[0]
+
+
+def load_item(con: duckdb.DuckDBPyConnection, tenant_id: str, ref: str) -> dict[str, Any]:
+    item_id = resolve_item_id(con, tenant_id, ref)
+    rows = rows_as_dicts(con, "SELECT * FROM extracted_items WHERE tenant_id = ? AND item_id = ?", [tenant_id, item_id])
+    return snapshot(rows[0])
+
+
+def check_transition(current: str, new: str) -> None:
+    if new not in ALLOWED_TRANSITIONS.get(current, frozenset()):
+        allowed = ", ".join(sorted(ALLOWED_TRANSITIONS.get(current, ()))) or "nothing"
+        raise InvalidCorrection(f"status {current} cannot become {new} (allowed from {current}: {allowed})")
+
+
+def _new_value(item: dict[str, Any], given: Any) -> dict[str, Any]:
+    """Values are objects; a single-value field (`{"value": ...}`) also takes the bare value."""
+    if isinstance(given, dict):
+        return given
+    if set(item["value"]) == {"value"}:
+        return {"value": given}
+    raise InvalidCorrection(f"value must be a JSON object such as {json.dumps(item['value'], ensure_ascii=False)}")
+
+
+def _type_problems(item: dict[str, Any], value: dict[str, Any], schemas: Mapping[str, SchemaVersion]) -> list[str]:
+    schema = schemas.get(item["schema_version"])
+    spec = schema.field(item["item_type"]) if schema else None
+    return type_violations(spec, value) if spec else []
+
+
+def apply_change(
+    con: duckdb.DuckDBPyConnection,
+    tenant_id: str,
+    ref: str,
+    change: Change,
+    actor: str,
+    action: Action,
+    note: str | None = None,
+    schemas: Mapping[str, SchemaVersion] | None = None,
+) -> CorrectionResult:
+    """Validate and apply one change, make the item human-owned, and audit it, all in one transaction.
+
+    `schemas` (by partition key) lets a corrected value be checked against its field's type and enum.
+    """
+    actor = actor.strip()
+    if not actor:
+        raise InvalidCorrection("who made the change is required (--by)")
+    asked = change.model_fields_set & set(_EDITABLE)
+    if not asked:
+        raise InvalidCorrection("nothing to change: give a value, a normalized value or a status")
+    with _WRITE_LOCK, transaction(con):
+        before = load_item(con, tenant_id, ref)
+        after = dict(before)
+        if "value" in asked:
+            after["value"] = _new_value(before, change.value)
+        if "normalized_value" in asked:
+            after["normalized_value"] = change.normalized_value
+        if "status" in asked and change.status != before["status"]:
+            check_transition(before["status"], str(change.status))
+            after["status"] = change.status
+        if "value" in asked or after["status"] == "accepted":  # an accepted value must fit its type and enum
+            problems = _type_problems(before, after["value"], schemas or {})
+            if problems:
+                raise InvalidCorrection("the value breaks its field's type (correct it first): " + "; ".join(problems))
+        if all(after[k] == before[k] for k in _EDITABLE):
+            raise NothingToChange(f"item {before['item_id']} already is {before['status']} with that value")
+        stamp = now()
+        after.update(extracted_by="human", updated_by=actor, updated_at=stamp.isoformat())
+        con.execute(
+            """UPDATE extracted_items SET value = ?, normalized_value = ?, status = ?, extracted_by = 'human',
+                 updated_by = ?, updated_at = ? WHERE tenant_id = ? AND item_id = ?""",
+            [
+                json.dumps(after["value"], ensure_ascii=False, sort_keys=True),
+                None
+                if after["normalized_value"] is None
+                else json.dumps(after["normalized_value"], ensure_ascii=False),
+                after["status"],
+                actor,
+                stamp,
+                tenant_id,
+                before["item_id"],
+            ],
+        )
+        requeue_items(con, [before["item_id"]])
+        entry = append_entry(
+            con,
+            item_id=before["item_id"],
+            tenant_id=tenant_id,
+            actor=actor,
+            action=action,
+            before=before,
+            after=after,
+            note=note,
+        )
+    return CorrectionResult(item_id=before["item_id"], action=action, before=before, after=after, audit=entry)
+
+
+def accept(
+    con: duckdb.DuckDBPyConnection,
+    tenant_id: str,
+    ref: str,
+    actor: str,
+    note: str | None = None,
+    schemas: Mapping[str, SchemaVersion] | None = None,
+) -> CorrectionResult:
+    return apply_change(con, tenant_id, ref, Change(status="accepted"), actor, "accept", note, schemas)
+
+
+def reject(
+    con: duckdb.DuckDBPyConnection, tenant_id: str, ref: str, actor: str, note: str | None = None
+) -> CorrectionResult:
+    return apply_change(con, tenant_id, ref, Change(status="rejected"), actor, "reject", note)
+
+
+def history(con: duckdb.DuckDBPyConnection, tenant_id: str, ref: str) -> list[AuditEntry]:
+    """The item's audit trail; an item of another tenant is not found."""
+    return item_history(con, tenant_id, resolve_item_id(con, tenant_id, ref))

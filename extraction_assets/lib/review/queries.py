@@ -1,0 +1,138 @@
+"""What reviewers read, always inside one tenant: the queue, and an item with its evidence in context.
+
+The command line and the review page show the same rows from these functions.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import duckdb
+from pydantic import BaseModel
+
+from extraction_assets.lib.review.corrections import load_item
+from extraction_assets.lib.warehouse.connection import rows_as_dicts
+
+ANY_STATUS = "any"
+
+
+class QueueRow(BaseModel):
+    item_id: str
+    schema_version: str
+    item_type: str
+    title: str
+    confidence: float
+    status: str
+    extracted_by: str
+    reasons: list[str]
+    source_uri: str
+    evidence_quote: str | None
+    priority: float
+    updated_by: str | None
+
+    @property
+    def rules(self) -> list[str]:
+        return [reason.split(":", 1)[0] for reason in self.reasons]
+
+
+class Segment(BaseModel):
+    """A run of document text; `evidence` is the index of the evidence it belongs to, None outside evidence."""
+
+    text: str
+    evidence: int | None = None
+
+
+class EvidenceInContext(BaseModel):
+    evidence_id: str
+    char_start: int
+    char_end: int
+    quote: str
+    turn_id: str | None
+    match_kind: str
+    strength: str
+    before: str  # the text just before the quote
+    after: str  # the text just after it
+
+
+class ItemDetail(BaseModel):
+    item: dict[str, Any]
+    source_uri: str
+    kind: str
+    evidence: list[EvidenceInContext]
+    segments: list[Segment]
+
+
+def list_queue(
+    con: duckdb.DuckDBPyConnection,
+    tenant_id: str,
+    schema_version: str | None = None,
+    item_type: str | None = None,
+    reason: str | None = None,
+    status: str = "needs_review",
+    limit: int = 200,
+) -> list[QueueRow]:
+    """The tenant's items waiting for a person (or of any `status`), most urgent first.
+
+    `reason` is a rule name such as `below_threshold`.
+    """
+    rows = rows_as_dicts(
+        con,
+        """SELECT i.item_id, i.schema_version, i.item_type, i.title, i.confidence, i.status, i.extracted_by,
+                  i.review_reasons AS reasons, r.source_uri, i.updated_by,
+                  (SELECT e.quote FROM evidence e WHERE e.item_id = i.item_id ORDER BY e.char_start LIMIT 1)
+                    AS evidence_quote,
+                  round(json_array_length(i.review_reasons) + (1.0 - i.confidence), 4) AS priority
+           FROM extracted_items i JOIN raw_documents r USING (doc_id)
+           WHERE i.tenant_id = ?
+             AND (CAST(? AS VARCHAR) IS NULL OR i.schema_version = ?)
+             AND (CAST(? AS VARCHAR) IS NULL OR i.item_type = ?)
+             AND (? OR i.status = ?)
+           ORDER BY priority DESC, i.item_id""",
+        [tenant_id, schema_version, schema_version, item_type, item_type, status == ANY_STATUS, status],
+    )
+    queue = [QueueRow.model_validate({**r, "reasons": json.loads(r["reasons"])}) for r in rows]
+    if reason:
+        queue = [row for row in queue if reason in row.rules]
+    return queue[:limit]
+
+
+def highlight_segments(text: str, spans: list[tuple[int, int]]) -> list[Segment]:
+    """The whole text cut into plain and evidence runs; an overlap belongs to the earlier evidence."""
+    segments: list[Segment] = []
+    cursor = 0
+    for index, (start, end) in sorted(enumerate(spans), key=lambda pair: pair[1]):
+        start = max(start, cursor)
+        if end <= start:
+            continue
+        if start > cursor:
+            segments.append(Segment(text=text[cursor:start]))
+        segments.append(Segment(text=text[start:end], evidence=index))
+        cursor = end
+    if cursor < len(text):
+        segments.append(Segment(text=text[cursor:]))
+    return segments
+
+
+def item_detail(con: duckdb.DuckDBPyConnection, tenant_id: str, ref: str, context_chars: int = 240) -> ItemDetail:
+    """The item, its document and every evidence span with the text around it."""
+    item = load_item(con, tenant_id, ref)
+    source_uri, kind, text = con.execute(
+        "SELECT source_uri, kind, text FROM raw_documents WHERE doc_id = ? AND tenant_id = ?",
+        [item["doc_id"], tenant_id],
+    ).fetchone() or ("", "", "")
+    evidence = [
+        EvidenceInContext(
+            **row,
+            before=text[max(0, row["char_start"] - context_chars) : row["char_start"]],
+            after=text[row["char_end"] : row["char_end"] + context_chars],
+        )
+        for row in rows_as_dicts(
+            con,
+            """SELECT evidence_id, char_start, char_end, quote, turn_id, match_kind, strength FROM evidence
+               WHERE item_id = ? AND tenant_id = ? ORDER BY char_start""",
+            [item["item_id"], tenant_id],
+        )
+    ]
+    segments = highlight_segments(text, [(e.char_start, e.char_end) for e in evidence])
+    return ItemDetail(item=item, source_uri=source_uri, kind=kind, evidence=evidence, segments=segments)

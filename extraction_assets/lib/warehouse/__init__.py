@@ -1,0 +1,61 @@
+"""The DuckDB warehouse: table DDL, connections, every read and write the pipeline makes, invariants, summary."""
+
+from extraction_assets.lib.warehouse.connection import (
+    batched,
+    insert_rows,
+    now,
+    open_warehouse,
+    rows_as_dicts,
+    table_counts,
+    transaction,
+)
+from extraction_assets.lib.warehouse.ddl import TABLES, ensure_schema
+from extraction_assets.lib.warehouse.documents import (
+    documents_to_scrub,
+    insert_documents,
+    known_doc_ids,
+    load_documents,
+    load_scrubbed,
+    record_dead_letters,
+    tenant_ids,
+    upsert_scrubbed,
+)
+from extraction_assets.lib.warehouse.extraction import (
+    MACHINE_OWNED_STATUSES,
+    cache_entries_for,
+    insert_cache_entries,
+    pending_extractions,
+    write_extraction_batch,
+)
+from extraction_assets.lib.warehouse.invariants import items_without_evidence
+from extraction_assets.lib.warehouse.review_queue import rebuild_review_queue, requeue_items
+from extraction_assets.lib.warehouse.summary import warehouse_summary
+
+__all__ = [
+    "MACHINE_OWNED_STATUSES",
+    "TABLES",
+    "batched",
+    "cache_entries_for",
+    "documents_to_scrub",
+    "ensure_schema",
+    "insert_cache_entries",
+    "insert_documents",
+    "insert_rows",
+    "items_without_evidence",
+    "known_doc_ids",
+    "load_documents",
+    "load_scrubbed",
+    "now",
+    "open_warehouse",
+    "pending_extractions",
+    "rebuild_review_queue",
+    "record_dead_letters",
+    "requeue_items",
+    "rows_as_dicts",
+    "table_counts",
+    "tenant_ids",
+    "transaction",
+    "upsert_scrubbed",
+    "warehouse_summary",
+    "write_extraction_batch",
+]

@@ -1,0 +1,102 @@
+"""Connections to the DuckDB file, transactions, and the small helpers every read and write shares.
+
+Writes are idempotent (deterministic ids, upserts) and atomic per batch (one transaction).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from extraction_assets.lib.warehouse.ddl import TABLES, ensure_schema
+
+
+def now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def to_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def connect(path: Path | str, read_only: bool = False, wait_seconds: float = 60.0) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse, waiting while another process holds DuckDB's single-writer lock."""
+    target = Path(path)
+    if not read_only:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + wait_seconds
+    delay = 0.05
+    while True:
+        try:
+            con = duckdb.connect(str(target), read_only=read_only)
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc).lower() or time.monotonic() >= deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 2.0)
+            continue
+        if not read_only:
+            ensure_schema(con)
+        return con
+
+
+@contextmanager
+def open_warehouse(path: Path | str, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    con = connect(path, read_only=read_only)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """All or nothing: a batch that fails half-way leaves no trace."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        yield con
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
+
+
+def rows_as_dicts(con: duckdb.DuckDBPyConnection, sql: str, params: Sequence[Any] = ()) -> list[dict[str, Any]]:
+    cursor = con.execute(sql, list(params))
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def table_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    return {t: int(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in TABLES}  # type: ignore[index]
+
+
+def batched(ids: Sequence[str], size: int) -> list[list[str]]:
+    """Work is committed batch by batch: a crash loses at most the batch in flight."""
+    return [list(ids[i : i + size]) for i in range(0, len(ids), size)]
+
+
+def insert_rows(
+    con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Mapping[str, Any]], suffix: str = ""
+) -> None:
+    """Many rows in few statements (DuckDB pays per statement, not per row), every value under its column's name.
+
+    Rows are mappings from column to value, so a reordered row can never write into the wrong column.
+    """
+    if not rows:
+        return
+    columns = list(rows[0])
+    if any(list(row) != columns for row in rows):
+        raise ValueError(f"rows for {table} do not all name the same columns in the same order")
+    names = ", ".join(columns)
+    placeholder = "(" + ", ".join("?" * len(columns)) + ")"
+    for chunk in (rows[i : i + 400] for i in range(0, len(rows), 400)):
+        params = [row[column] for row in chunk for column in columns]
+        con.execute(f"INSERT INTO {table} ({names}) VALUES {', '.join([placeholder] * len(chunk))} {suffix}", params)

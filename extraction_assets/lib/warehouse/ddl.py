@@ -1,0 +1,241 @@
+"""Every warehouse table's DDL. The tables are a public interface: docs/ARCHITECTURE.md documents each column.
+
+Columns are only ever added (`ADD COLUMN IF NOT EXISTS`), so warehouses made by older versions keep working.
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+DDL: tuple[str, ...] = (
+    """CREATE TABLE IF NOT EXISTS raw_documents (
+        doc_id VARCHAR PRIMARY KEY,
+        tenant_id VARCHAR NOT NULL,
+        source_uri VARCHAR NOT NULL,
+        kind VARCHAR NOT NULL,
+        text VARCHAR NOT NULL,
+        turns JSON NOT NULL,
+        doc_date DATE,
+        title VARCHAR,
+        metadata JSON NOT NULL,
+        char_count INTEGER NOT NULL,
+        ingested_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS scrubbed_documents (
+        doc_id VARCHAR PRIMARY KEY,
+        tenant_id VARCHAR NOT NULL,
+        text VARCHAR NOT NULL,
+        offset_map JSON NOT NULL,
+        pii_counts JSON NOT NULL,
+        pii_total INTEGER NOT NULL,
+        scrubber_version VARCHAR NOT NULL,
+        scrubbed_at TIMESTAMP NOT NULL
+    )""",
+    # the tenant policy a document was scrubbed with (added as a column so older warehouses keep working)
+    "ALTER TABLE scrubbed_documents ADD COLUMN IF NOT EXISTS policy JSON",
+    """CREATE TABLE IF NOT EXISTS extraction_status (
+        doc_id VARCHAR NOT NULL,
+        schema_version VARCHAR NOT NULL,
+        tenant_id VARCHAR NOT NULL,
+        status VARCHAR NOT NULL,
+        extractor_version VARCHAR NOT NULL,
+        model VARCHAR,
+        scrubber_version VARCHAR NOT NULL,
+        items_stored INTEGER NOT NULL,
+        items_dropped INTEGER NOT NULL,
+        error VARCHAR,
+        attempts INTEGER NOT NULL,
+        updated_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (doc_id, schema_version)
+    )""",
+    """CREATE TABLE IF NOT EXISTS extracted_items (
+        item_id VARCHAR PRIMARY KEY,
+        doc_id VARCHAR NOT NULL,
+        tenant_id VARCHAR NOT NULL,
+        schema_version VARCHAR NOT NULL,
+        item_type VARCHAR NOT NULL,
+        value JSON NOT NULL,
+        normalized_value JSON,
+        title VARCHAR NOT NULL,
+        confidence DOUBLE NOT NULL,
+        status VARCHAR NOT NULL,
+        extracted_by VARCHAR NOT NULL,
+        extractor_version VARCHAR NOT NULL,
+        model VARCHAR,
+        review_reasons JSON NOT NULL,
+        reasoning_summary VARCHAR,
+        created_at TIMESTAMP NOT NULL,
+        updated_at TIMESTAMP NOT NULL,
+        updated_by VARCHAR
+    )""",
+    """CREATE TABLE IF NOT EXISTS evidence (
+        evidence_id VARCHAR PRIMARY KEY,
+        item_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        tenant_id VARCHAR NOT NULL,
+        schema_version VARCHAR NOT NULL,
+        char_start INTEGER NOT NULL,
+        char_end INTEGER NOT NULL,
+        quote VARCHAR NOT NULL,
+        turn_id VARCHAR,
+        match_kind VARCHAR NOT NULL,
+        strength VARCHAR NOT NULL,
+        evidence_type VARCHAR NOT NULL,
+        match_score DOUBLE NOT NULL,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS review_queue (
+        item_id VARCHAR PRIMARY KEY,
+        tenant_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        schema_version VARCHAR NOT NULL,
+        item_type VARCHAR NOT NULL,
+        title VARCHAR NOT NULL,
+        confidence DOUBLE NOT NULL,
+        reasons JSON NOT NULL,
+        evidence_quote VARCHAR,
+        source_uri VARCHAR NOT NULL,
+        priority DOUBLE NOT NULL,
+        queued_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS dead_letters (
+        dead_letter_id VARCHAR PRIMARY KEY,
+        stage VARCHAR NOT NULL,
+        tenant_id VARCHAR NOT NULL,
+        source_uri VARCHAR NOT NULL,
+        doc_id VARCHAR,
+        schema_version VARCHAR,
+        reason VARCHAR NOT NULL,
+        detail JSON NOT NULL,
+        first_seen_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS audit_log (
+        audit_id VARCHAR PRIMARY KEY,
+        item_id VARCHAR NOT NULL,
+        tenant_id VARCHAR NOT NULL,
+        actor VARCHAR NOT NULL,
+        action VARCHAR NOT NULL,
+        before_snapshot JSON NOT NULL,
+        after_snapshot JSON NOT NULL,
+        note VARCHAR,
+        occurred_at TIMESTAMP NOT NULL
+    )""",
+    # the audit hash chain: added as columns so warehouses created before it keep working
+    "ALTER TABLE audit_log ADD COLUMN IF NOT EXISTS seq BIGINT",
+    "ALTER TABLE audit_log ADD COLUMN IF NOT EXISTS prev_hash VARCHAR",
+    "ALTER TABLE audit_log ADD COLUMN IF NOT EXISTS row_hash VARCHAR",
+    """CREATE TABLE IF NOT EXISTS audit_log_heads (
+        checked_at TIMESTAMP NOT NULL,
+        row_count BIGINT NOT NULL,
+        head_hash VARCHAR
+    )""",
+    """CREATE TABLE IF NOT EXISTS llm_cache (
+        request_hash VARCHAR PRIMARY KEY,
+        model VARCHAR NOT NULL,
+        mode VARCHAR NOT NULL,
+        request JSON NOT NULL,
+        response JSON NOT NULL,
+        prompt_tokens INTEGER,
+        completion_tokens INTEGER,
+        latency_ms DOUBLE,
+        created_at TIMESTAMP NOT NULL
+    )""",
+    "ALTER TABLE llm_cache ADD COLUMN IF NOT EXISTS schema_version VARCHAR",
+    "ALTER TABLE llm_cache ADD COLUMN IF NOT EXISTS doc_id VARCHAR",
+    """CREATE TABLE IF NOT EXISTS eval_runs (
+        run_id VARCHAR PRIMARY KEY,
+        dataset VARCHAR NOT NULL,
+        schema_version VARCHAR NOT NULL,
+        extractor_version VARCHAR NOT NULL,
+        model VARCHAR,
+        run_at TIMESTAMP NOT NULL,
+        mode VARCHAR NOT NULL,
+        source VARCHAR NOT NULL,
+        documents INTEGER NOT NULL,
+        documents_failed INTEGER NOT NULL,
+        records_invalid INTEGER NOT NULL,
+        document_limit INTEGER,
+        grounding_rate DOUBLE,
+        hallucination_rate DOUBLE,
+        needs_review_rate DOUBLE,
+        items_proposed INTEGER NOT NULL,
+        items_stored INTEGER NOT NULL,
+        items_dropped INTEGER NOT NULL,
+        ece DOUBLE,
+        calibration JSON NOT NULL,
+        latency_ms_mean DOUBLE,
+        latency_ms_p95 DOUBLE,
+        wall_seconds DOUBLE NOT NULL,
+        model_calls INTEGER NOT NULL,
+        cache_hits INTEGER NOT NULL,
+        prompt_tokens INTEGER NOT NULL,
+        completion_tokens INTEGER NOT NULL,
+        notes JSON NOT NULL,
+        report_path VARCHAR
+    )""",
+    """CREATE TABLE IF NOT EXISTS eval_metrics (
+        run_id VARCHAR NOT NULL,
+        dataset VARCHAR NOT NULL,
+        schema_version VARCHAR NOT NULL,
+        extractor_version VARCHAR NOT NULL,
+        model VARCHAR,
+        run_at TIMESTAMP NOT NULL,
+        field VARCHAR NOT NULL,
+        comparator VARCHAR NOT NULL,
+        support INTEGER NOT NULL,
+        predicted INTEGER,
+        tp INTEGER NOT NULL,
+        fp INTEGER,
+        fn INTEGER NOT NULL,
+        precision DOUBLE,
+        recall DOUBLE,
+        f1 DOUBLE,
+        f2 DOUBLE,
+        PRIMARY KEY (run_id, field)
+    )""",
+    """CREATE TABLE IF NOT EXISTS pii_vault (
+        doc_id VARCHAR PRIMARY KEY,
+        tenant_id VARCHAR NOT NULL,
+        scrubber_version VARCHAR NOT NULL,
+        key_id VARCHAR NOT NULL,
+        token VARCHAR NOT NULL,
+        entries INTEGER NOT NULL,
+        sealed_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS document_routing (
+        doc_id VARCHAR NOT NULL,
+        schema_version VARCHAR NOT NULL,
+        tenant_id VARCHAR NOT NULL,
+        outcome VARCHAR NOT NULL,
+        weighted_confidence DOUBLE NOT NULL,
+        flags JSON NOT NULL,
+        missing_fields JSON NOT NULL,
+        reasons JSON NOT NULL,
+        extractor_version VARCHAR NOT NULL,
+        routed_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (doc_id, schema_version)
+    )""",
+)
+
+
+TABLES: tuple[str, ...] = (
+    "raw_documents",
+    "scrubbed_documents",
+    "extraction_status",
+    "extracted_items",
+    "evidence",
+    "review_queue",
+    "dead_letters",
+    "audit_log",
+    "audit_log_heads",
+    "llm_cache",
+    "eval_runs",
+    "eval_metrics",
+    "pii_vault",
+    "document_routing",
+)
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
+    for statement in DDL:
+        con.execute(statement)

@@ -1,0 +1,172 @@
+"""The ingest side of the warehouse: raw documents, their scrubbed text and vault entries, dead letters."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import duckdb
+
+from extraction_assets.lib.models import DeadLetter, Document, ScrubbedDocument, Turn
+from extraction_assets.lib.pii.vault import SealedMapping
+from extraction_assets.lib.warehouse.connection import insert_rows, now, rows_as_dicts, to_json, transaction
+
+
+def known_doc_ids(con: duckdb.DuckDBPyConnection) -> set[str]:
+    return {row[0] for row in con.execute("SELECT doc_id FROM raw_documents").fetchall()}
+
+
+def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -> int:
+    """Insert documents not yet stored; returns how many were new."""
+    if not docs:
+        return 0
+    before = int(con.execute("SELECT count(*) FROM raw_documents").fetchone()[0])  # type: ignore[index]
+    stamp = now()
+    rows = [
+        {
+            "doc_id": d.doc_id,
+            "tenant_id": d.tenant_id,
+            "source_uri": d.source_uri,
+            "kind": d.kind,
+            "text": d.text,
+            "turns": to_json([t.model_dump() for t in d.turns]),
+            "doc_date": d.doc_date,
+            "title": d.title,
+            "metadata": to_json(d.metadata),
+            "char_count": len(d.text),
+            "ingested_at": stamp,
+        }
+        for d in docs
+    ]
+    with transaction(con):
+        insert_rows(con, "raw_documents", rows, "ON CONFLICT (doc_id) DO NOTHING")
+    return int(con.execute("SELECT count(*) FROM raw_documents").fetchone()[0]) - before  # type: ignore[index]
+
+
+def insert_dead_letters(con: duckdb.DuckDBPyConnection, letters: Iterable[DeadLetter]) -> None:
+    stamp = now()
+    rows = [
+        {
+            "dead_letter_id": d.dead_letter_id,
+            "stage": d.stage,
+            "tenant_id": d.tenant_id,
+            "source_uri": d.source_uri,
+            "doc_id": d.doc_id,
+            "schema_version": d.schema_version,
+            "reason": d.reason,
+            "detail": to_json(d.detail),
+            "first_seen_at": stamp,
+        }
+        for d in letters
+    ]
+    insert_rows(con, "dead_letters", rows, "ON CONFLICT (dead_letter_id) DO NOTHING")
+
+
+def record_dead_letters(con: duckdb.DuckDBPyConnection, letters: Iterable[DeadLetter]) -> int:
+    """Store failures; the same failure seen again is not a new row. Returns how many were new."""
+    before = int(con.execute("SELECT count(*) FROM dead_letters").fetchone()[0])  # type: ignore[index]
+    with transaction(con):
+        insert_dead_letters(con, letters)
+    return int(con.execute("SELECT count(*) FROM dead_letters").fetchone()[0]) - before  # type: ignore[index]
+
+
+def _document_from_row(row: dict[str, Any]) -> Document:
+    return Document(
+        doc_id=row["doc_id"],
+        tenant_id=row["tenant_id"],
+        source_uri=row["source_uri"],
+        kind=row["kind"],
+        text=row["text"],
+        turns=[Turn.model_validate(t) for t in json.loads(row["turns"])],
+        doc_date=row["doc_date"],
+        title=row["title"],
+        metadata=json.loads(row["metadata"]),
+    )
+
+
+def load_documents(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> list[Document]:
+    if not doc_ids:
+        return []
+    rows = rows_as_dicts(
+        con, "SELECT * FROM raw_documents WHERE doc_id IN (SELECT unnest(?)) ORDER BY doc_id", [list(doc_ids)]
+    )
+    return [_document_from_row(r) for r in rows]
+
+
+def tenant_ids(con: duckdb.DuckDBPyConnection) -> list[str]:
+    return [row[0] for row in con.execute("SELECT DISTINCT tenant_id FROM raw_documents ORDER BY 1").fetchall()]
+
+
+def documents_to_scrub(con: duckdb.DuckDBPyConnection, version_by_tenant: Mapping[str, str]) -> list[str]:
+    """Documents never scrubbed, or scrubbed by another scrubber version than their tenant's policy gives.
+
+    A tenant missing from the mapping has no known version, so its documents are always pending.
+    """
+    tenants = list(version_by_tenant)
+    return [
+        row[0]
+        for row in con.execute(
+            """SELECT r.doc_id FROM raw_documents r
+               LEFT JOIN scrubbed_documents s USING (doc_id)
+               LEFT JOIN (SELECT unnest(?) AS tenant_id, unnest(?) AS version) v ON v.tenant_id = r.tenant_id
+               WHERE s.doc_id IS NULL OR v.version IS NULL OR s.scrubber_version <> v.version
+               ORDER BY r.doc_id""",
+            [tenants, [version_by_tenant[t] for t in tenants]],
+        ).fetchall()
+    ]
+
+
+def upsert_scrubbed(
+    con: duckdb.DuckDBPyConnection, rows: Sequence[ScrubbedDocument], sealed: Sequence[SealedMapping] = ()
+) -> None:
+    """Store scrubbed documents and, in the same transaction, their vault entries.
+
+    A re-scrubbed document's old vault entry is removed with it, so an entry always matches the stored text.
+    """
+    if not rows:
+        return
+    stamp = now()
+    values = [
+        {
+            "doc_id": r.doc_id,
+            "tenant_id": r.tenant_id,
+            "text": r.text,
+            "offset_map": to_json(r.offset_map.model_dump()),
+            "pii_counts": to_json(r.pii_counts),
+            "pii_total": sum(r.pii_counts.values()),
+            "scrubber_version": r.scrubber_version,
+            "scrubbed_at": stamp,
+            "policy": to_json(r.policy),
+        }
+        for r in rows
+    ]
+    with transaction(con):
+        insert_rows(
+            con,
+            "scrubbed_documents",
+            values,
+            """ON CONFLICT (doc_id) DO UPDATE SET text = excluded.text, offset_map = excluded.offset_map,
+                 pii_counts = excluded.pii_counts, pii_total = excluded.pii_total,
+                 scrubber_version = excluded.scrubber_version, scrubbed_at = excluded.scrubbed_at,
+                 policy = excluded.policy""",
+        )
+        con.execute("DELETE FROM pii_vault WHERE doc_id IN (SELECT unnest(?))", [[r.doc_id for r in rows]])
+        insert_rows(con, "pii_vault", [entry.row() for entry in sealed])
+
+
+def load_scrubbed(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> dict[str, ScrubbedDocument]:
+    if not doc_ids:
+        return {}
+    rows = rows_as_dicts(
+        con,
+        "SELECT doc_id, tenant_id, text, offset_map, pii_counts, scrubber_version FROM scrubbed_documents "
+        "WHERE doc_id IN (SELECT unnest(?))",
+        [list(doc_ids)],
+    )
+    return {
+        r["doc_id"]: ScrubbedDocument.model_validate(
+            {**r, "offset_map": json.loads(r["offset_map"]), "pii_counts": json.loads(r["pii_counts"])}
+        )
+        for r in rows
+    }

@@ -1,0 +1,241 @@
+"""The extraction side of the warehouse: pending work, model responses, and each batch's items, evidence,
+status and routing, written in one transaction."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import duckdb
+
+from extraction_assets.lib.models import EvidenceRecord, ExtractionOutcome, ItemRecord
+from extraction_assets.lib.warehouse.connection import insert_rows, now, rows_as_dicts, to_json, transaction
+from extraction_assets.lib.warehouse.documents import insert_dead_letters
+
+MACHINE_OWNED_STATUSES = ("draft", "needs_review")
+
+
+def pending_extractions(
+    con: duckdb.DuckDBPyConnection,
+    schema_version: str,
+    kinds: Sequence[str],
+    extractor_version: str,
+    tenant_id: str | None = None,
+    force: bool = False,
+) -> list[str]:
+    """Scrubbed documents of the schema's kinds not yet processed by this extractor and scrubber version.
+
+    Failed documents stay pending, so the next run retries them. `force` makes every document pending
+    (a deliberate re-extraction); `tenant_id` keeps the work inside one tenant.
+    """
+    return [
+        row[0]
+        for row in con.execute(
+            """SELECT s.doc_id FROM scrubbed_documents s
+               JOIN raw_documents r USING (doc_id)
+               LEFT JOIN extraction_status e ON e.doc_id = s.doc_id AND e.schema_version = ?
+               WHERE r.kind IN (SELECT unnest(?))
+                 AND (CAST(? AS VARCHAR) IS NULL OR r.tenant_id = ?)
+                 AND (? OR e.doc_id IS NULL OR e.status <> 'processed' OR e.extractor_version <> ?
+                      OR e.scrubber_version <> s.scrubber_version)
+               ORDER BY s.doc_id""",
+            [schema_version, list(kinds), tenant_id, tenant_id, force, extractor_version],
+        ).fetchall()
+    ]
+
+
+def cache_entries_for(con: duckdb.DuckDBPyConnection, model: str, doc_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Cached answers of one model for a batch of documents, read with the batch (one query, no held lock)."""
+    rows = con.execute(
+        "SELECT request_hash, response FROM llm_cache WHERE model = ? AND doc_id IN (SELECT unnest(?))",
+        [model, list(doc_ids)],
+    ).fetchall()
+    return {h: {"request_hash": h, "response": json.loads(r)} for h, r in rows}
+
+
+def insert_cache_entries(con: duckdb.DuckDBPyConnection, entries: Sequence[dict[str, Any]]) -> None:
+    """Model responses, stored with the batch they served (a refreshed request replaces its old answer)."""
+    stamp = now()
+    insert_rows(
+        con,
+        "llm_cache",
+        [
+            {
+                "request_hash": e["request_hash"],
+                "model": e["model"],
+                "mode": e["mode"],
+                "request": to_json(e["request"]),
+                "response": to_json(e["response"]),
+                "prompt_tokens": e.get("prompt_tokens"),
+                "completion_tokens": e.get("completion_tokens"),
+                "latency_ms": e.get("latency_ms"),
+                "created_at": stamp,
+                "schema_version": e.get("schema_version"),
+                "doc_id": e.get("doc_id"),
+            }
+            for e in {e["request_hash"]: e for e in entries}.values()
+        ],
+        """ON CONFLICT (request_hash) DO UPDATE SET response = excluded.response,
+             prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
+             latency_ms = excluded.latency_ms, created_at = excluded.created_at""",
+    )
+
+
+def write_extraction_batch(
+    con: duckdb.DuckDBPyConnection,
+    schema_version: str,
+    outcomes: Sequence[ExtractionOutcome],
+    overwrite_protected: bool = False,
+    cache_entries: Sequence[dict[str, Any]] = (),
+) -> dict[str, int]:
+    """Store a batch of documents' items, evidence, dead letters, status and model responses in one transaction.
+
+    Items a person owns (accepted, rejected, or corrected by a human) are kept as they are unless
+    `overwrite_protected`; machine-owned items of a re-extracted document that were not found again
+    are removed; a failed document keeps its previous items untouched.
+    """
+    stamp = now()
+    processed = [o for o in outcomes if o.status == "processed"]
+    doc_ids = [o.doc_id for o in outcomes]
+    with transaction(con):
+        attempts = dict(
+            con.execute(
+                "SELECT doc_id, attempts FROM extraction_status "
+                "WHERE schema_version = ? AND doc_id IN (SELECT unnest(?))",
+                [schema_version, doc_ids],
+            ).fetchall()
+        )
+        # a record keyed by Message-ID can come from two copies of one message in a batch: the later one wins
+        items = list({item.item_id: item for o in processed for item in o.items}.values())
+        new_ids = {item.item_id for item in items}
+        # an item keyed by record (e.g. a Message-ID) may already exist under another document
+        existing = rows_as_dicts(
+            con,
+            """SELECT item_id, status, extracted_by, created_at FROM extracted_items
+               WHERE (schema_version = ? AND doc_id IN (SELECT unnest(?))) OR item_id IN (SELECT unnest(?))""",
+            [schema_version, [o.doc_id for o in processed], sorted(new_ids)],
+        )
+        protected = {
+            r["item_id"]
+            for r in existing
+            if not overwrite_protected and (r["status"] not in MACHINE_OWNED_STATUSES or r["extracted_by"] == "human")
+        }
+        created = {r["item_id"]: r["created_at"] for r in existing}
+        replaced = [r["item_id"] for r in existing if r["item_id"] not in protected]
+        if replaced:
+            for table in ("evidence", "review_queue", "extracted_items"):
+                con.execute(f"DELETE FROM {table} WHERE item_id IN (SELECT unnest(?))", [replaced])
+        stored = [item for item in items if item.item_id not in protected]
+        insert_rows(
+            con, "extracted_items", [_item_row(item, created.get(item.item_id, stamp), stamp) for item in stored]
+        )
+        evidence = [_evidence_row(ev, stamp) for item in stored for ev in item.evidence]
+        insert_rows(con, "evidence", evidence)
+        insert_rows(
+            con,
+            "extraction_status",
+            [
+                {
+                    "doc_id": o.doc_id,
+                    "schema_version": schema_version,
+                    "tenant_id": o.tenant_id,
+                    "status": o.status,
+                    "extractor_version": o.extractor_version,
+                    "model": o.model,
+                    "scrubber_version": o.scrubber_version,
+                    "items_stored": len(o.items),
+                    "items_dropped": o.dropped,
+                    "error": o.error,
+                    "attempts": attempts.get(o.doc_id, 0) + 1,
+                    "updated_at": stamp,
+                }
+                for o in outcomes
+            ],
+            """ON CONFLICT (doc_id, schema_version) DO UPDATE SET status = excluded.status,
+                 extractor_version = excluded.extractor_version, model = excluded.model,
+                 scrubber_version = excluded.scrubber_version, items_stored = excluded.items_stored,
+                 items_dropped = excluded.items_dropped, error = excluded.error,
+                 attempts = excluded.attempts, updated_at = excluded.updated_at""",
+        )
+        insert_dead_letters(con, [letter for outcome in outcomes for letter in outcome.dead_letters])
+        insert_cache_entries(con, cache_entries)
+        routed = _write_routing(con, schema_version, processed, stamp)
+    return {
+        "items": len(stored),
+        "evidence": len(evidence),
+        "protected_kept": len(new_ids & protected),
+        "stale_removed": len(set(replaced) - new_ids),
+        "routed": routed,
+    }
+
+
+def _write_routing(
+    con: duckdb.DuckDBPyConnection, schema_version: str, processed: Sequence[ExtractionOutcome], stamp: datetime
+) -> int:
+    """Replace the routing rows of re-extracted documents (inside the batch's transaction)."""
+    con.execute(
+        "DELETE FROM document_routing WHERE schema_version = ? AND doc_id IN (SELECT unnest(?))",
+        [schema_version, [o.doc_id for o in processed]],
+    )
+    rows = [
+        {
+            "doc_id": o.doc_id,
+            "schema_version": schema_version,
+            "tenant_id": o.tenant_id,
+            "outcome": o.routing.outcome,
+            "weighted_confidence": o.routing.weighted_confidence,
+            "flags": to_json(o.routing.flags),
+            "missing_fields": to_json(o.routing.missing_fields),
+            "reasons": to_json(o.routing.reasons),
+            "extractor_version": o.extractor_version,
+            "routed_at": stamp,
+        }
+        for o in processed
+        if o.routing is not None
+    ]
+    insert_rows(con, "document_routing", rows)
+    return len(rows)
+
+
+def _item_row(item: ItemRecord, created_at: datetime, stamp: datetime) -> dict[str, Any]:
+    return {
+        "item_id": item.item_id,
+        "doc_id": item.doc_id,
+        "tenant_id": item.tenant_id,
+        "schema_version": item.schema_version,
+        "item_type": item.item_type,
+        "value": to_json(item.value),
+        "normalized_value": None,
+        "title": item.title,
+        "confidence": item.confidence,
+        "status": item.status,
+        "extracted_by": item.extracted_by,
+        "extractor_version": item.extractor_version,
+        "model": item.model,
+        "review_reasons": to_json(item.review_reasons),
+        "reasoning_summary": item.reasoning_summary,
+        "created_at": created_at,
+        "updated_at": stamp,
+        "updated_by": None,
+    }
+
+
+def _evidence_row(ev: EvidenceRecord, stamp: datetime) -> dict[str, Any]:
+    return {
+        "evidence_id": ev.evidence_id,
+        "item_id": ev.item_id,
+        "doc_id": ev.doc_id,
+        "tenant_id": ev.tenant_id,
+        "schema_version": ev.schema_version,
+        "char_start": ev.char_start,
+        "char_end": ev.char_end,
+        "quote": ev.quote,
+        "turn_id": ev.turn_id,
+        "match_kind": ev.match_kind,
+        "strength": ev.strength,
+        "evidence_type": ev.evidence_type,
+        "match_score": ev.match_score,
+        "created_at": stamp,
+    }

@@ -1,0 +1,72 @@
+"""The figures each asset reports in its metadata, read from the warehouse after its batches are written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+
+from extraction_assets.lib.warehouse.connection import rows_as_dicts
+from extraction_assets.lib.warehouse.ddl import TABLES
+
+
+def row_count(con: duckdb.DuckDBPyConnection, table: str, schema_version: str | None = None) -> int:
+    """Rows of one table, or of one schema version's partition of it."""
+    if table not in TABLES:
+        raise ValueError(f"unknown table {table!r}")
+    if schema_version is None:
+        return int(con.execute(f"SELECT count(*) FROM {table}").fetchone()[0])  # type: ignore[index]
+    sql = f"SELECT count(*) FROM {table} WHERE schema_version = ?"
+    return int(con.execute(sql, [schema_version]).fetchone()[0])  # type: ignore[index]
+
+
+def _counts(con: duckdb.DuckDBPyConnection, sql: str, schema_version: str) -> dict[str, int]:
+    return {str(key): int(n) for key, n in con.execute(sql, [schema_version]).fetchall()}
+
+
+def extraction_figures(con: duckdb.DuckDBPyConnection, schema_version: str) -> dict[str, Any]:
+    """A partition's items, evidence, item types, routing outcomes and its most confident items."""
+    return {
+        "items": row_count(con, "extracted_items", schema_version),
+        "evidence": row_count(con, "evidence", schema_version),
+        "items_by_type": _counts(
+            con,
+            "SELECT item_type, count(*) FROM extracted_items WHERE schema_version = ? GROUP BY 1 ORDER BY 1",
+            schema_version,
+        ),
+        "routing_outcomes": _counts(  # auto-approve / manual review / reject, where a schema routes documents
+            con,
+            "SELECT outcome, count(*) FROM document_routing WHERE schema_version = ? GROUP BY 1 ORDER BY 1",
+            schema_version,
+        ),
+        "preview": rows_as_dicts(
+            con,
+            """SELECT i.item_type, i.title, i.confidence, i.status, e.quote, e.match_kind, e.turn_id
+               FROM extracted_items i JOIN evidence e USING (item_id)
+               WHERE i.schema_version = ? ORDER BY i.confidence DESC, i.item_id LIMIT 8""",
+            [schema_version],
+        ),
+    }
+
+
+def review_queue_figures(con: duckdb.DuckDBPyConnection, schema_version: str) -> dict[str, Any]:
+    """A partition's queue by review rule, its items by status, and the most urgent queued items."""
+    return {
+        "by_rule": _counts(
+            con,
+            """SELECT split_part(r.reason, ':', 1) AS rule, count(*) FROM review_queue q,
+               unnest(CAST(q.reasons AS VARCHAR[])) AS r(reason) WHERE q.schema_version = ? GROUP BY 1 ORDER BY 1""",
+            schema_version,
+        ),
+        "items_by_status": _counts(
+            con,
+            "SELECT status, count(*) FROM extracted_items WHERE schema_version = ? GROUP BY 1 ORDER BY 1",
+            schema_version,
+        ),
+        "preview": rows_as_dicts(
+            con,
+            """SELECT item_type, title, confidence, reasons, source_uri FROM review_queue
+               WHERE schema_version = ? ORDER BY priority DESC, item_id LIMIT 8""",
+            [schema_version],
+        ),
+    }

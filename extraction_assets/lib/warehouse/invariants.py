@@ -1,0 +1,108 @@
+"""The warehouse's invariants as queries: each returns the rows that break one, empty when it holds.
+
+A schema_version of None checks every partition.
+
+Asset checks report these; tests call them directly.
+"""
+
+from __future__ import annotations
+
+import json
+
+import duckdb
+
+from extraction_assets.lib.models import Document
+from extraction_assets.lib.pii.scrubber import find_unmasked
+from extraction_assets.lib.schemas import SchemaVersion
+
+
+def items_without_evidence(con: duckdb.DuckDBPyConnection, schema_version: str | None = None) -> list[str]:
+    """Machine items asserting a value with no evidence row (a null placeholder awaiting review is the exception).
+
+    A person may fill or settle a placeholder: the value is then theirs (audited), not the extractor's claim.
+    """
+    rows = con.execute(
+        """SELECT i.item_id FROM extracted_items i
+           WHERE (CAST(? AS VARCHAR) IS NULL OR i.schema_version = ?) AND i.extracted_by <> 'human'
+             AND NOT EXISTS (SELECT 1 FROM evidence e WHERE e.item_id = i.item_id)
+             AND NOT (i.status = 'needs_review' AND json_extract_string(i.value, '$.value') IS NULL
+                      AND json_exists(i.value, '$.value'))""",
+        [schema_version, schema_version],
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def quote_mismatches(con: duckdb.DuckDBPyConnection, schema_version: str | None = None) -> list[str]:
+    """Evidence whose quote is not exactly raw_documents.text[char_start:char_end] (Python slicing)."""
+    rows = con.execute(
+        """SELECT e.evidence_id, e.quote, e.char_start, e.char_end, r.text
+           FROM evidence e JOIN raw_documents r USING (doc_id)
+           WHERE CAST(? AS VARCHAR) IS NULL OR e.schema_version = ?""",
+        [schema_version, schema_version],
+    ).fetchall()
+    return [eid for eid, quote, start, end, text in rows if text[start:end] != quote or not quote]
+
+
+def confidence_out_of_band(con: duckdb.DuckDBPyConnection, schema: SchemaVersion) -> list[tuple[str, str, float]]:
+    """Machine-made items whose confidence lies outside their extractor's band (and 1.0 never).
+
+    A required field's null placeholder has no evidence and no confidence to speak of (0.0): not checked.
+    """
+    rows = con.execute(
+        """SELECT i.item_id, i.extracted_by, i.confidence FROM extracted_items i
+           WHERE i.schema_version = ? AND i.extracted_by IN ('heuristic', 'model')
+             AND EXISTS (SELECT 1 FROM evidence e WHERE e.item_id = i.item_id)""",
+        [schema.key],
+    ).fetchall()
+    bands = {"heuristic": schema.heuristic_band, "model": schema.model_band}
+    return [(i, by, c) for i, by, c in rows if not bands[by].contains(c) or c >= 1.0]
+
+
+def documents_over_cap(con: duckdb.DuckDBPyConnection, schema: SchemaVersion) -> list[tuple[str, int]]:
+    rows = con.execute(
+        """SELECT doc_id, count(*) AS n FROM extracted_items WHERE schema_version = ?
+           GROUP BY doc_id HAVING count(*) > ?""",
+        [schema.key, schema.max_items],
+    ).fetchall()
+    return [(r[0], int(r[1])) for r in rows]
+
+
+def review_status_mismatches(con: duckdb.DuckDBPyConnection, schema_version: str | None = None) -> list[str]:
+    """Machine-owned items whose status disagrees with their review reasons."""
+    rows = con.execute(
+        """SELECT item_id FROM extracted_items
+           WHERE (CAST(? AS VARCHAR) IS NULL OR schema_version = ?) AND extracted_by <> 'human'
+             AND ((status = 'draft' AND json_array_length(review_reasons) > 0)
+               OR (status = 'needs_review' AND json_array_length(review_reasons) = 0))""",
+        [schema_version, schema_version],
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def cross_tenant_evidence(con: duckdb.DuckDBPyConnection, schema_version: str | None = None) -> list[str]:
+    """Evidence or items whose tenant differs from their document's: tenant scope must never widen."""
+    rows = con.execute(
+        """SELECT e.evidence_id FROM evidence e JOIN extracted_items i USING (item_id)
+           JOIN raw_documents r ON r.doc_id = e.doc_id
+           WHERE (CAST(? AS VARCHAR) IS NULL OR e.schema_version = ?)
+             AND (e.tenant_id <> r.tenant_id OR i.tenant_id <> r.tenant_id OR i.doc_id <> e.doc_id)""",
+        [schema_version, schema_version],
+    ).fetchall()
+    return [r[0] for r in rows]
+
+
+def unmasked_pii(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
+    """Scrubbed documents in which an e-mail, card or phone number their tenant's policy masks can still be found."""
+    rows = con.execute("SELECT doc_id, text, policy FROM scrubbed_documents").fetchall()
+    found = []
+    for doc_id, text, policy_json in rows:
+        policy = json.loads(policy_json) if policy_json else {}
+        kinds = frozenset(policy["kinds"]) if "kinds" in policy else None
+        found += [(doc_id, d.kind) for d in find_unmasked(text, region=policy.get("region"), kinds=kinds)]
+    return found
+
+
+def ids_not_content_hashes(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Documents whose id is not the tenant-scoped hash of their kind and text."""
+    rows = con.execute("SELECT doc_id, tenant_id, kind, text FROM raw_documents").fetchall()
+    return [doc_id for doc_id, tenant, kind, text in rows if Document.make_id(tenant, kind, text) != doc_id]
