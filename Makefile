@@ -27,7 +27,8 @@ dagster-home:
 demo: setup dagster-home  ## run every asset on the bundled sample inbox, offline
 	$(RUN_ENV) $(BIN)/extraction-assets run
 
-test: setup  ## the whole test suite (what CI runs)
+test: setup  ## the whole test suite (what CI runs): the code location loads, then every test
+	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(BIN)/dg check defs
 	$(BIN)/python -m pytest
 
 ui: setup dagster-home  ## the Dagster UI on the same warehouse

@@ -1,19 +1,27 @@
-"""The code location: every Dagster object, wired in one place."""
+"""The code location: every Dagster object, wired in one place.
+
+The wiring is explicit rather than `load_from_defs_folder`: the resources are built from `Settings`,
+which tests and the CLI pass in (a temporary warehouse, another inbox), and this list is the one
+table of contents of the code location.
+"""
 
 import dagster as dg
 
-from extraction_assets.defs import audit, checks
-from extraction_assets.defs.evaluation import eval_comparison, eval_report
-from extraction_assets.defs.extraction import extracted_items_and_evidence, review_queue
-from extraction_assets.defs.ingest import raw_documents, scrubbed_documents
+from extraction_assets.defs.evaluation.assets import eval_comparison, eval_report
+from extraction_assets.defs.extraction import checks as extraction_checks
+from extraction_assets.defs.extraction.assets import extracted_items_and_evidence
+from extraction_assets.defs.ingest import checks as ingest_checks
+from extraction_assets.defs.ingest.assets import raw_documents, scrubbed_documents
 from extraction_assets.defs.jobs import extract_job, ingest_job
 from extraction_assets.defs.resources import resources_from_settings
+from extraction_assets.defs.review import checks as review_checks
+from extraction_assets.defs.review.assets import review_queue
 from extraction_assets.defs.schedules import ingest_schedule, nightly_extract_schedule
-from extraction_assets.defs.sensors import extract_after_ingest_sensor, schema_version_sensor
+from extraction_assets.defs.sensors import automation_sensor, schema_version_sensor
 from extraction_assets.lib.settings import Settings
 
 ASSETS = [raw_documents, scrubbed_documents, extracted_items_and_evidence, review_queue, eval_report, eval_comparison]
-CHECKS = dg.load_asset_checks_from_modules([checks, audit])
+CHECKS = dg.load_asset_checks_from_modules([ingest_checks, extraction_checks, review_checks])
 
 
 def build_definitions(settings: Settings | None = None) -> dg.Definitions:
@@ -22,7 +30,7 @@ def build_definitions(settings: Settings | None = None) -> dg.Definitions:
         assets=ASSETS,
         asset_checks=CHECKS,
         jobs=[ingest_job, extract_job],
-        sensors=[schema_version_sensor, extract_after_ingest_sensor],
+        sensors=[schema_version_sensor, automation_sensor],
         schedules=[ingest_schedule, nightly_extract_schedule],
         resources=resources_from_settings(settings or Settings.from_env()),
     )

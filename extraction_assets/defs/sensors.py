@@ -1,4 +1,6 @@
-"""Sensors: a new prompt file becomes a partition (and is extracted); new documents re-trigger extraction."""
+"""Sensors at the edges: a new prompt file becomes a partition (and is extracted); the automation sensor
+runs what derived assets ask for by their automation conditions (extraction after new scrubbed documents,
+the review queue after extraction)."""
 
 import dagster as dg
 
@@ -24,15 +26,10 @@ def schema_version_sensor(context: dg.SensorEvaluationContext, pipeline: Pipelin
     )
 
 
-@dg.sensor(job=extract_job, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING)
-def extract_after_ingest_sensor(context: dg.SensorEvaluationContext) -> dg.SensorResult:
-    """New scrubbed documents: extract every known schema version (already-processed documents are skipped)."""
-    latest = context.instance.fetch_materializations(dg.AssetKey("scrubbed_documents"), limit=1).records
-    if not latest or str(latest[0].storage_id) == context.cursor:
-        return dg.SensorResult(skip_reason="no new scrubbed documents")
-    event_id = latest[0].storage_id
-    keys = sorted(context.instance.get_dynamic_partitions(schema_versions.name or ""))
-    return dg.SensorResult(
-        run_requests=[dg.RunRequest(partition_key=key, run_key=f"ingest-{event_id}:{key}") for key in keys],
-        cursor=str(event_id),
-    )
+automation_sensor = dg.AutomationConditionSensorDefinition(
+    "extraction_automation",
+    target=dg.AssetSelection.all(),
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    minimum_interval_seconds=30,
+    description="Materializes derived assets when their automation condition says so (eager: after upstream updates).",
+)

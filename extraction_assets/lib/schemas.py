@@ -32,7 +32,7 @@ class SchemaError(ValueError):
 
 
 class ConfidenceBand(BaseModel):
-    """Inclusive bounds an extractor's confidences must sit in (e.g. keyword 0.60-0.80, model 0.85-0.90: a heuristic never outranks a model)."""
+    """Inclusive bounds an extractor's confidences must sit in (keyword 0.60-0.80, model 0.85-0.90)."""
 
     model_config = ConfigDict(frozen=True)
 

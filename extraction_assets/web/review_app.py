@@ -27,7 +27,16 @@ from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
 from extraction_assets.lib.extraction import RULES
-from extraction_assets.lib.review import ANY_STATUS, Action, Change, ItemNotFound, corrections, item_detail, list_queue
+from extraction_assets.lib.review import (
+    ANY_STATUS,
+    Action,
+    Change,
+    ItemNotFound,
+    corrections,
+    item_detail,
+    list_queue,
+    queue_filters,
+)
 from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.warehouse import open_warehouse
 
@@ -102,13 +111,8 @@ def create_review_app(
 
         def load(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
             rows = list_queue(con, tenant_id, filters["schema"], filters["type"], filters["reason"], status)
-            versions = con.execute(
-                "SELECT DISTINCT schema_version FROM extracted_items WHERE tenant_id = ? ORDER BY 1", [tenant_id]
-            ).fetchall()
-            types = con.execute(
-                "SELECT DISTINCT item_type FROM extracted_items WHERE tenant_id = ? ORDER BY 1", [tenant_id]
-            ).fetchall()
-            return {"rows": rows, "versions": [v[0] for v in versions], "types": [t[0] for t in types]}
+            versions, types = queue_filters(con, tenant_id)
+            return {"rows": rows, "versions": versions, "types": types}
 
         context = await run_in_threadpool(read, load)
         return templates.TemplateResponse(

@@ -292,22 +292,25 @@ def test_turn_ids_are_recorded_for_documents_with_turns(settings: Settings) -> N
 
 def test_new_scrubbed_documents_trigger_one_extract_run_per_schema_version(settings: Settings) -> None:
     defs = build_definitions(settings)
-    _check_asset_sensor(defs, dg.DagsterInstance.ephemeral())
+    _check_automation(defs, dg.DagsterInstance.ephemeral())
 
 
-def _check_asset_sensor(defs: dg.Definitions, instance: dg.DagsterInstance) -> None:
-    from extraction_assets.defs.sensors import extract_after_ingest_sensor
-
+def _check_automation(defs: dg.Definitions, instance: dg.DagsterInstance) -> None:
+    """Extraction and the review queue carry eager automation conditions: new scrubbed documents request every
+    schema version's partition once (extraction and its queue together), and the next tick asks for nothing."""
     instance.add_dynamic_partitions("schema_versions", [PULSE, "pulse@v2"])
+    before = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+    assert before.total_requested == 0
     everything = list(defs.assets) + list(defs.asset_checks)
     ingest = dg.AssetSelection.groups("ingest")
     dg.materialize(everything, instance=instance, resources=defs.resources, selection=ingest)
-    result = extract_after_ingest_sensor(dg.build_sensor_context(instance=instance))
-    assert sorted(r.partition_key for r in result.run_requests) == [PULSE, "pulse@v2"]
-    assert len({r.run_key for r in result.run_requests}) == 2
+    result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=before.cursor)
+    for key in ("extracted_items", "grounded_evidence", "review_queue"):
+        assert result.get_requested_partitions(dg.AssetKey(key)) == {PULSE, "pulse@v2"}
+    assert not result.get_requested_partitions(dg.AssetKey("raw_documents"))
     # the cursor moved past that materialization: the next tick asks for nothing
-    again = extract_after_ingest_sensor(dg.build_sensor_context(instance=instance, cursor=result.cursor))
-    assert not again.run_requests and again.skip_reason
+    again = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=result.cursor)
+    assert again.total_requested == 0
 
 
 def test_nightly_schedule_requests_every_schema_version() -> None:

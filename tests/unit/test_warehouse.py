@@ -209,3 +209,21 @@ def test_record_keyed_item_moves_to_the_redelivered_document_without_duplicating
         evidence = con.execute("SELECT doc_id FROM evidence").fetchall()
     assert rows == [("record-42", second.doc_id)]
     assert evidence == [(second.doc_id,)]
+
+
+def test_rows_are_written_by_column_name_whatever_their_key_order(tmp_path: Path) -> None:
+    from datetime import datetime
+
+    import pytest
+
+    from extraction_assets.lib.warehouse import insert_rows
+
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        row = {"checked_at": datetime(2026, 12, 1), "row_count": 7, "head_hash": "abc"}
+        reordered = {"head_hash": "def", "row_count": 9, "checked_at": datetime(2026, 12, 2)}
+        insert_rows(con, "audit_log_heads", [row])
+        insert_rows(con, "audit_log_heads", [reordered])
+        stored = con.execute("SELECT row_count, head_hash FROM audit_log_heads ORDER BY checked_at").fetchall()
+        assert stored == [(7, "abc"), (9, "def")]
+        with pytest.raises(ValueError, match="same columns"):
+            insert_rows(con, "audit_log_heads", [row, reordered])

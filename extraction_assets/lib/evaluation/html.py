@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import pairwise
 
-from jinja2 import Environment
+from jinja2 import Environment, PackageLoader
 from pydantic import BaseModel
 
 from extraction_assets.lib.evaluation.metrics import MICRO
@@ -87,71 +87,12 @@ def sample_excerpts(sample: DocumentSample) -> list[Excerpt]:
     ]
 
 
-_TEMPLATE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<title>Evaluation: {{ r.dataset }} on {{ r.schema_version }}</title>
-<style>
-body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; padding: 0 1em; }
-table { border-collapse: collapse; margin: .6em 0 1.2em; }
-th, td { border: 1px solid #ccc; padding: .25em .6em; text-align: left; vertical-align: top; }
-th { background: #f3f3f3; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.note { background: #fff8e1; border-left: 4px solid #ffb300; padding: .4em .8em; margin: .5em 0; }
-.msg { color: #8a1c1c; }
-.pair { display: grid; grid-template-columns: 1fr 1fr; gap: 1em; }
-.text { white-space: pre-wrap; font: 12px/1.5 ui-monospace, monospace; border: 1px solid #ddd; padding: .6em;
-  background: #fcfcfc; overflow-wrap: anywhere; margin-bottom: .4em; }
-.gap { color: #999; font-style: italic; }
-mark { border-radius: 2px; padding: 0 1px; }
-mark.ok { outline: 2px solid #2e7d32; } mark.bad { outline: 2px dashed #c62828; }
-{% for label, color in colors.items() %}mark.l{{ loop.index0 }} { background: {{ color }}; }
-{% endfor %}
-.legend span { margin-right: 1em; }
-</style></head><body>
-<h1>Evaluation: {{ r.dataset }} on {{ r.schema_version }}</h1>
-<p>Extractor <b>{{ r.extractor }}</b>, model <b>{{ r.model or "none" }}</b>, mode <b>{{ r.mode }}</b>,
-run {{ r.run_at.strftime("%Y-%m-%d %H:%M:%S") }} UTC, {{ r.documents }} documents from <code>{{ r.source }}</code>
-{%- if r.document_limit %} (first {{ r.document_limit }}){% endif %}.</p>
-{% for note in r.notes %}<div class="note">{{ note }}</div>{% endfor %}
-<h2>Scores per field</h2>
-<table><tr>{% for h in field_headers %}<th>{{ h }}</th>{% endfor %}</tr>
-{% for row in fields %}<tr>{% for cell in row %}<td{% if loop.index > 2 %} class="num"{% endif %}>{{ cell }}</td>
-{% endfor %}</tr>{% endfor %}</table>
-<p>Precision: share of predictions that match gold. Recall: share of gold values found. F1 and F2: their harmonic
-means (F2 weighs recall higher). Support: gold values; "n/a": not defined.</p>
-<h2>Grounding, review, calibration, cost</h2>
-<table>{% for name, value in figures %}<tr><th>{{ name }}</th><td>{{ value }}</td></tr>{% endfor %}</table>
-{% if plot %}<h2>Reliability</h2>
-<p>Predictions grouped by confidence: a well-calibrated extractor's bars meet the diagonal.</p>
-<img alt="reliability diagram" src="{{ plot }}">{% endif %}
-{% if r.messages %}<h2>Messages</h2>
-<ul>{% for m in r.messages %}<li class="msg">{{ m }}</li>{% endfor %}</ul>{% endif %}
-{% macro column(runs) -%}
-<div class="text">{% for run in runs %}{% if run.labels %}<mark class="{{ classes(run) }}"
- title="{{ run.title }}">{{ run.text }}</mark>{% else %}{{ run.text }}{% endif %}{% endfor %}</div>
-{%- endmacro %}
-<h2>Sample documents</h2>
-<p class="legend">
-{% for label, color in colors.items() %}<span><mark class="l{{ loop.index0 }}">{{ label }}</mark></span>{% endfor %}
-<span><mark class="ok">matches gold</mark></span><span><mark class="bad">does not match gold</mark></span></p>
-{% for s in samples %}
-<h3>{{ s.sample.record_id }}
-{%- if s.sample.status != "processed" %} ({{ s.sample.status }}: {{ s.sample.error }}){% endif %}</h3>
-<table><tr><th>field</th><th>gold</th><th>predicted</th><th>tp / fp / fn</th></tr>
-{% for o in s.sample.outcomes %}<tr><td>{{ o.field }}</td><td>{{ o.gold | join(" | ") | truncate(300) }}</td>
-<td>{{ o.predicted | join(" | ") | truncate(300) }}</td>
-<td class="num">{{ o.counts.tp }} / {{ "n/a" if o.counts.fp is none else o.counts.fp }} / {{ o.counts.fn }}</td>
-</tr>{% endfor %}
-</table>
-<div class="pair"><div><b>gold</b></div><div><b>predicted</b></div></div>
-{% for x in s.excerpts %}
-<div class="gap">characters {{ x.start }}–{{ x.end }} of {{ s.sample.text | length }}</div>
-<div class="pair">{{ column(x.gold) }}{{ column(x.predicted) }}</div>
-{% endfor %}
-{% endfor %}
-</body></html>
-"""
-
-_ENV = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
+_ENV = Environment(
+    loader=PackageLoader("extraction_assets.lib.evaluation", "templates"),
+    autoescape=True,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
 
 
 def render_html(result: EvalResult) -> str:
@@ -165,7 +106,7 @@ def render_html(result: EvalResult) -> str:
     plot = None
     if result.calibration.points:
         plot = data_uri(reliability_png(result.calibration.bins, f"{result.dataset} on {result.schema_version}"))
-    return _ENV.from_string(_TEMPLATE).render(
+    return _ENV.get_template("report.html.j2").render(
         r=result,
         field_headers=FIELD_HEADERS,
         fields=field_rows(result),

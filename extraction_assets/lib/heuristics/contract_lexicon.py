@@ -1,4 +1,4 @@
-"""The words the contract reader looks for, per language (pre-screening runs on dictionaries and trigger words, no model).
+"""The words the contract reader looks for, per language (pre-screening: dictionaries and trigger words, no model).
 
 Phrases are lower case and matched on the scan view (spaces, quotes and OCR look-alikes folded); a
 trailing ``*`` marks a stem ("неустойк*" matches every case form), otherwise the phrase ends at a word

@@ -98,7 +98,8 @@ _NOT_NUMBERS = word_set_pattern((
 ))  # fmt: skip
 _CURRENCY_SIGNS = ("¥", "$", "€", "£", "₫", "₽", "￥")
 _NUMBER_CONTRADICTION = 0.25  # two amounts more than 25 % apart disagree
-# Heuristic confidence: the floor of the band, one step per signal, never above the band (heuristic confidence stays below any model's).
+# Heuristic confidence: the floor of the band, one step per signal, never above the band
+# (a heuristic's confidence stays below any model's).
 _CONFIDENCE_FLOOR = 0.60
 # Points per signal, in hundredths: answering the interviewer's question on the topic weighs double.
 _POINTS_TOPIC = 5

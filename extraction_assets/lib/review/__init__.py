@@ -13,7 +13,7 @@ from extraction_assets.lib.review.corrections import (
     history,
 )
 from extraction_assets.lib.review.label_studio import export_tasks, import_annotations, label_config, utf16_offset
-from extraction_assets.lib.review.queries import ANY_STATUS, highlight_segments, item_detail, list_queue
+from extraction_assets.lib.review.queries import ANY_STATUS, highlight_segments, item_detail, list_queue, queue_filters
 from extraction_assets.lib.review.rerun import preview_rerun
 
 __all__ = [
@@ -36,6 +36,7 @@ __all__ = [
     "label_config",
     "list_queue",
     "preview_rerun",
+    "queue_filters",
     "record_head",
     "utf16_offset",
 ]

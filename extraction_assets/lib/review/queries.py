@@ -136,3 +136,12 @@ def item_detail(con: duckdb.DuckDBPyConnection, tenant_id: str, ref: str, contex
     ]
     segments = highlight_segments(text, [(e.char_start, e.char_end) for e in evidence])
     return ItemDetail(item=item, source_uri=source_uri, kind=kind, evidence=evidence, segments=segments)
+
+
+def queue_filters(con: duckdb.DuckDBPyConnection, tenant_id: str) -> tuple[list[str], list[str]]:
+    """The schema versions and item types of one tenant's items: the choices the queue's filters offer."""
+    versions = con.execute(
+        "SELECT DISTINCT schema_version FROM extracted_items WHERE tenant_id = ? ORDER BY 1", [tenant_id]
+    ).fetchall()
+    types = con.execute("SELECT DISTINCT item_type FROM extracted_items WHERE tenant_id = ? ORDER BY 1", [tenant_id])
+    return [v[0] for v in versions], [t[0] for t in types.fetchall()]

@@ -1,4 +1,5 @@
-"""The DuckDB warehouse: table DDL, connections, every read and write the pipeline makes, invariants, summary."""
+"""The DuckDB warehouse: table DDL, connections, every read and write the pipeline makes, the figures assets
+report, invariants, summary."""
 
 from extraction_assets.lib.warehouse.connection import (
     batched,
@@ -27,6 +28,7 @@ from extraction_assets.lib.warehouse.extraction import (
     pending_extractions,
     write_extraction_batch,
 )
+from extraction_assets.lib.warehouse.figures import extraction_figures, review_queue_figures, row_count
 from extraction_assets.lib.warehouse.invariants import items_without_evidence
 from extraction_assets.lib.warehouse.review_queue import rebuild_review_queue, requeue_items
 from extraction_assets.lib.warehouse.summary import warehouse_summary
@@ -38,6 +40,7 @@ __all__ = [
     "cache_entries_for",
     "documents_to_scrub",
     "ensure_schema",
+    "extraction_figures",
     "insert_cache_entries",
     "insert_documents",
     "insert_rows",
@@ -51,6 +54,8 @@ __all__ = [
     "rebuild_review_queue",
     "record_dead_letters",
     "requeue_items",
+    "review_queue_figures",
+    "row_count",
     "rows_as_dicts",
     "table_counts",
     "tenant_ids",

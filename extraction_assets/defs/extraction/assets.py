@@ -1,4 +1,6 @@
-"""Extraction assets, partitioned by schema version: items with grounded evidence, then the review queue."""
+"""Extraction, partitioned by schema version: items with their grounded evidence, one transaction per batch.
+
+It runs by itself after new scrubbed documents (an eager automation condition) and for a new schema version."""
 
 import time
 from collections.abc import Iterator
@@ -6,7 +8,7 @@ from collections.abc import Iterator
 import dagster as dg
 from pydantic import Field
 
-from extraction_assets.defs.ingest import scrubbed_documents
+from extraction_assets.defs.ingest.assets import scrubbed_documents
 from extraction_assets.defs.partitions import POOL, schema_versions
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
 from extraction_assets.lib.extraction import ExtractionTally, extract_stream
@@ -17,11 +19,10 @@ from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.warehouse import (
     batched,
     cache_entries_for,
+    extraction_figures,
     load_documents,
     load_scrubbed,
     pending_extractions,
-    rebuild_review_queue,
-    rows_as_dicts,
     write_extraction_batch,
 )
 
@@ -38,21 +39,27 @@ class ExtractionConfig(dg.Config):
     tenant: str | None = Field(default=None, description="only this tenant's documents")
 
 
+def _extraction_spec(key: str, description: str) -> dg.AssetSpec:
+    """Both outputs follow new scrubbed documents (eager), in the extraction group."""
+    return dg.AssetSpec(
+        key,
+        deps=[scrubbed_documents],
+        automation_condition=dg.AutomationCondition.eager(),
+        kinds={"duckdb", "python"},
+        group_name="extraction",
+        description=description,
+    )
+
+
 @dg.multi_asset(
     specs=[
-        dg.AssetSpec(
+        _extraction_spec(
             "extracted_items",
-            deps=[scrubbed_documents],
-            kinds={"duckdb", "python"},
-            group_name="extraction",
-            description="Items proposed by the extractor whose evidence was located; ungrounded ones are dropped.",
+            "Items proposed by the extractor whose evidence was located; ungrounded ones are dropped.",
         ),
-        dg.AssetSpec(
+        _extraction_spec(
             "grounded_evidence",
-            deps=[scrubbed_documents],
-            kinds={"duckdb", "python"},
-            group_name="extraction",
-            description="Table `evidence`: each item's quote with raw-text offsets, turn, match kind and strength.",
+            "Table `evidence`: each item's quote with raw-text offsets, turn, match kind and strength.",
         ),
     ],
     partitions_def=schema_versions,
@@ -115,35 +122,11 @@ def extracted_items_and_evidence(
     totals = tally.counts
     extract_seconds = round(time.perf_counter() - started, 3)
     with warehouse.connect() as con:
-        item_count = int(
-            con.execute("SELECT count(*) FROM extracted_items WHERE schema_version = ?", [schema.key]).fetchone()[0]  # type: ignore[index]
-        )
-        evidence_count = int(
-            con.execute("SELECT count(*) FROM evidence WHERE schema_version = ?", [schema.key]).fetchone()[0]  # type: ignore[index]
-        )
-        by_type = dict(
-            con.execute(
-                "SELECT item_type, count(*) FROM extracted_items WHERE schema_version = ? GROUP BY 1 ORDER BY 1",
-                [schema.key],
-            ).fetchall()
-        )
-        routed = dict(  # auto-approve / manual review / reject, for schemas with a routing policy
-            con.execute(
-                "SELECT outcome, count(*) FROM document_routing WHERE schema_version = ? GROUP BY 1 ORDER BY 1",
-                [schema.key],
-            ).fetchall()
-        )
-        preview = rows_as_dicts(
-            con,
-            """SELECT i.item_type, i.title, i.confidence, i.status, e.quote, e.match_kind, e.turn_id
-               FROM extracted_items i JOIN evidence e USING (item_id)
-               WHERE i.schema_version = ? ORDER BY i.confidence DESC, i.item_id LIMIT 8""",
-            [schema.key],
-        )
+        figures = extraction_figures(con, schema.key)
     yield dg.MaterializeResult(
         asset_key="extracted_items",
         metadata={
-            "dagster/row_count": item_count,
+            "dagster/row_count": figures["items"],
             "documents_processed": len(pending) - totals["failed"],
             "documents_failed": totals["failed"],
             "items_proposed": totals["proposed"],
@@ -165,56 +148,17 @@ def extracted_items_and_evidence(
             "prompt_tokens": totals["prompt_tokens"],
             "completion_tokens": totals["completion_tokens"],
             "model_latency_ms": dg.MetadataValue.json(tally.latency_percentiles()),
-            "items_by_type": dg.MetadataValue.json(by_type),
-            "routing_outcomes": dg.MetadataValue.json(routed),
+            "items_by_type": dg.MetadataValue.json(figures["items_by_type"]),
+            "routing_outcomes": dg.MetadataValue.json(figures["routing_outcomes"]),
             "preview": dg.MetadataValue.md(
                 markdown_table(
                     ["type", "title", "conf", "status", "evidence", "match", "turn"],
-                    [list(r.values()) for r in preview],
+                    [list(r.values()) for r in figures["preview"]],
                 )
             ),
         },
     )
     yield dg.MaterializeResult(
         asset_key="grounded_evidence",
-        metadata={"dagster/row_count": evidence_count, "evidence_written": totals["evidence"]},
-    )
-
-
-@dg.asset(
-    partitions_def=schema_versions,
-    group_name="review",
-    kinds={"duckdb", "python"},
-    pool=POOL,
-    deps=["extracted_items", "grounded_evidence"],
-    description="Items that need a person, with the rules that sent them there, most urgent first.",
-)
-def review_queue(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    key = context.partition_key
-    with warehouse.connect() as con:
-        queued = rebuild_review_queue(con, key)
-        reasons = con.execute(
-            """SELECT split_part(r.reason, ':', 1) AS rule, count(*) FROM review_queue q,
-               unnest(CAST(q.reasons AS VARCHAR[])) AS r(reason) WHERE q.schema_version = ? GROUP BY 1 ORDER BY 1""",
-            [key],
-        ).fetchall()
-        statuses = dict(
-            con.execute(
-                "SELECT status, count(*) FROM extracted_items WHERE schema_version = ? GROUP BY 1 ORDER BY 1", [key]
-            ).fetchall()
-        )
-        preview = con.execute(
-            """SELECT item_type, title, confidence, reasons, source_uri FROM review_queue
-               WHERE schema_version = ? ORDER BY priority DESC, item_id LIMIT 8""",
-            [key],
-        ).fetchall()
-    return dg.MaterializeResult(
-        metadata={
-            "dagster/row_count": queued,
-            "by_rule": dg.MetadataValue.json(dict(reasons)),
-            "items_by_status": dg.MetadataValue.json(statuses),
-            "preview": dg.MetadataValue.md(
-                markdown_table(["type", "title", "conf", "reasons", "source"], [list(r) for r in preview])
-            ),
-        }
+        metadata={"dagster/row_count": figures["evidence"], "evidence_written": totals["evidence"]},
     )

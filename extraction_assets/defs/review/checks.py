@@ -1,4 +1,4 @@
-"""The audit trail's asset check: the append-only log has not shrunk and no row of it has changed."""
+"""The audit trail's check: the append-only log has not shrunk and no row of it has changed."""
 
 import dagster as dg
 

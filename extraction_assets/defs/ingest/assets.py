@@ -18,6 +18,7 @@ from extraction_assets.lib.warehouse import (
     known_doc_ids,
     load_documents,
     record_dead_letters,
+    row_count,
     tenant_ids,
     upsert_scrubbed,
 )
@@ -49,7 +50,7 @@ def raw_documents(
         new_docs = [d for d in documents.values() if d.doc_id not in known]
         inserted = insert_documents(con, new_docs)
         new_letters = record_dead_letters(con, letters)
-        total = int(con.execute("SELECT count(*) FROM raw_documents").fetchone()[0])  # type: ignore[index]
+        total = row_count(con, "raw_documents")
     for failure in failures:
         context.log.warning(f"unreadable {failure.source_uri}: {failure.reason}")
     kinds = Counter(d.kind for d in new_docs)
@@ -101,7 +102,7 @@ def scrubbed_documents(
         done += len(ids)
         context.log.info(f"scrubbed {done}/{len(pending)} documents ({len(failures)} failed)")
     with warehouse.connect() as con:
-        total = int(con.execute("SELECT count(*) FROM scrubbed_documents").fetchone()[0])  # type: ignore[index]
+        total = row_count(con, "scrubbed_documents")
     rows = [
         [t, p.name, p.region, ", ".join(sorted(p.kinds)), p.scrubber_version, per_tenant[t]] for t, p in tenants.items()
     ]

@@ -1,0 +1,1 @@
+"""Evaluation: each schema version scored against gold data, then every version compared."""

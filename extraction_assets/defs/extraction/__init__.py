@@ -1,0 +1,1 @@
+"""Extraction, partitioned by schema version: items with grounded evidence, and the checks that guard them."""

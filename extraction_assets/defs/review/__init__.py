@@ -1,0 +1,1 @@
+"""Review: the queue of items that need a person, and the audit trail's check."""
