@@ -466,10 +466,10 @@ def test_unreadable_file_is_a_failure(tmp_path: Path) -> None:
 def test_os_error_while_reading_is_a_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = write(tmp_path, "ok.txt", "fine")
 
-    def boom(self: Path) -> bytes:
+    def boom(path: Path, limit: int) -> bytes:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(Path, "read_bytes", boom)
+    monkeypatch.setattr(readers, "_read_regular", boom)
     assert read_fail(path).reason == "unreadable file: Permission denied"
 
 
@@ -584,3 +584,56 @@ def test_bundled_sample_inbox() -> None:
     assert interview.turns[2].speaker == "Nguyễn Thị Lan"
     html_only = by_uri["saigon-foods/email/2026-11-26-ncc-bao-bi.eml"]
     assert "PO-SGF-2026-118" in html_only.text and "Thông báo giao hàng trễ" in html_only.text
+
+
+# ---------------------------------------------------------------------------------------------- links and special files
+
+
+def test_links_are_read_only_inside_their_own_tenant_folder(tmp_path: Path) -> None:
+    inbox = tmp_path / "inbox"
+    write(inbox, "acme/secret.txt", "Acme's own note: the margin is 31%.")
+    write(inbox, "evil/own.txt", "Evil's own note.")
+    (inbox / "evil" / "passwd.txt").symlink_to("/etc/passwd")
+    (inbox / "evil" / "status.txt").symlink_to("/proc/self/status")
+    (inbox / "evil" / "zero.txt").symlink_to("/dev/zero")
+    (inbox / "evil" / "acme-copy.txt").symlink_to(inbox / "acme" / "secret.txt")
+    (inbox / "evil" / "relative.txt").symlink_to("../acme/secret.txt")
+    (inbox / "evil" / "outside-dir").symlink_to(tmp_path)
+    (inbox / "evil" / "loop-a.txt").symlink_to(inbox / "evil" / "loop-b.txt")
+    (inbox / "evil" / "loop-b.txt").symlink_to(inbox / "evil" / "loop-a.txt")
+    (inbox / "evil" / "gone.txt").symlink_to(inbox / "evil" / "never-there.txt")
+    (inbox / "evil" / "alias.txt").symlink_to("own.txt")  # inside the tenant's own folder: read
+    (inbox / "stray-link.txt").symlink_to(inbox / "acme" / "secret.txt")
+
+    results = list(read_inbox(inbox))
+    evil_docs = [r for r in results if isinstance(r, Document) and r.tenant_id == "evil"]
+    reasons = {r.source_uri: r.reason for r in results if isinstance(r, ReadFailure)}
+
+    assert [d.text for d in evil_docs] == ["Evil's own note.", "Evil's own note."]  # own.txt and alias.txt
+    assert not any(
+        "margin" in d.text or "root:" in d.text for d in results if isinstance(d, Document) and d.tenant_id != "acme"
+    )
+    for name in ("passwd.txt", "status.txt", "zero.txt", "acme-copy.txt", "relative.txt", "outside-dir"):
+        assert reasons[f"evil/{name}"] == "link outside the tenant folder", name
+    assert reasons["evil/loop-a.txt"] == reasons["evil/loop-b.txt"] == "symlink loop"
+    assert reasons["evil/gone.txt"] == "broken symlink"
+    assert reasons["stray-link.txt"] == "link outside the tenant folder"
+
+
+def test_special_files_are_refused_without_being_opened_for_reading(tmp_path: Path) -> None:
+    import os
+
+    inbox = tmp_path / "inbox"
+    write(inbox, "acme/ok.txt", "fine")
+    os.mkfifo(inbox / "acme" / "pipe.txt")  # reading a FIFO with no writer would block the whole run
+    results = list(read_inbox(inbox))
+    reasons = {r.source_uri: r.reason for r in results if isinstance(r, ReadFailure)}
+    assert reasons == {"acme/pipe.txt": "not a regular file (FIFO)"}
+    assert read_fail(inbox / "acme" / "pipe.txt").reason == "not a regular file (FIFO)"
+
+
+def test_read_file_never_follows_a_link_itself(tmp_path: Path) -> None:
+    target = write(tmp_path, "real.txt", "hello")
+    link = tmp_path / "link.txt"
+    link.symlink_to(target)
+    assert read_fail(link).reason == "symlink not followed"

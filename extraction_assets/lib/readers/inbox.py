@@ -7,6 +7,9 @@ message / turn content, whatever the script.
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
@@ -62,7 +65,12 @@ def read_inbox(inbox: Path) -> Iterator[Document | ReadFailure]:
 
 
 def _walk(root: Path) -> Iterator[tuple[Path, str, str | None]]:
-    """(path, POSIX path relative to root, problem or None) for every visible file, sorted by relative path."""
+    """(path to read, POSIX path relative to root, problem or None) for every visible entry, sorted by relative path.
+
+    Only regular files are read. A symbolic link is read only when its real path is a regular file inside
+    its own tenant's folder; any other link, device, FIFO or socket is a problem, and its target is never
+    opened. The path returned for a link is its real path, so the reader never follows a link itself.
+    """
     found: list[tuple[str, Path, str | None]] = []
     stack = [root]
     while stack:
@@ -78,21 +86,68 @@ def _walk(root: Path) -> Iterator[tuple[Path, str, str | None]]:
                 continue
             rel = entry.relative_to(root).as_posix()
             try:
-                if entry.is_dir():
-                    if entry.is_symlink():  # not followed: it could loop or leave the tenant folder
-                        found.append((rel, entry, "symlinked folder not followed"))
-                    else:
-                        stack.append(entry)
-                elif entry.is_file():
+                mode = entry.lstat().st_mode
+                if stat.S_ISLNK(mode):
+                    found.append(_link(root, entry, rel))
+                elif stat.S_ISDIR(mode):
+                    stack.append(entry)
+                elif stat.S_ISREG(mode):
                     found.append((rel, entry, None))
-                elif entry.is_symlink():
-                    found.append((rel, entry, "broken symlink"))
                 else:
-                    found.append((rel, entry, "not a regular file"))
+                    found.append((rel, entry, f"not a regular file ({_file_type(mode)})"))
             except OSError as exc:
                 found.append((rel, entry, f"unreadable file: {_os_reason(exc)}"))
     for rel, path, problem in sorted(found, key=lambda item: item[0]):
         yield path, rel, problem
+
+
+def _link(root: Path, link: Path, rel: str) -> tuple[str, Path, str | None]:
+    """Where a symbolic link may be read from, or why not: only a regular file inside the link's tenant folder."""
+    parts = PurePosixPath(rel).parts
+    try:
+        target = Path(os.path.realpath(link, strict=True))
+    except FileNotFoundError:
+        return rel, link, "broken symlink"
+    except OSError as exc:  # a loop, or a folder on the way that cannot be searched
+        loop = exc.errno == errno.ELOOP or "loop" in str(exc).lower()
+        return rel, link, "symlink loop" if loop else f"unreadable symlink: {_os_reason(exc)}"
+    tenant_folder = Path(os.path.realpath(root / parts[0])) if len(parts) > 1 else None
+    if tenant_folder is None or not target.is_relative_to(tenant_folder):
+        return rel, link, "link outside the tenant folder"
+    mode = target.lstat().st_mode
+    if stat.S_ISDIR(mode):
+        return rel, link, "symlinked folder not followed"
+    if not stat.S_ISREG(mode):
+        return rel, link, f"link to something other than a regular file ({_file_type(mode)})"
+    return rel, target, None
+
+
+def _file_type(mode: int) -> str:
+    kinds = ((stat.S_ISFIFO, "FIFO"), (stat.S_ISSOCK, "socket"), (stat.S_ISCHR, "character device"))
+    return next((name for test, name in kinds if test(mode)), "block device" if stat.S_ISBLK(mode) else "special file")
+
+
+def _read_regular(path: Path, limit: int) -> bytes:
+    """A regular file's bytes, opened without following a link, and never more than `limit` bytes read.
+
+    The checks are made on the open file (not on its name), so a file swapped for a link or a FIFO after
+    the inbox walk is refused too.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise _Refused(f"not a regular file ({_file_type(info.st_mode)})")
+        if info.st_size > limit:
+            raise _Refused(f"file too large ({info.st_size} bytes, limit {limit})")
+        data = handle.read(limit + 1)
+    if len(data) > limit:  # it grew while we read
+        raise _Refused(f"file too large (more than {limit} bytes)")
+    return data
+
+
+class _Refused(Exception):
+    """A file that is not read at all (not regular, too large); the message becomes the ReadFailure reason."""
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -111,11 +166,12 @@ def read_file(path: Path, tenant_id: str, source_uri: str) -> list[Document | Re
     if suffix not in SUPPORTED_EXTENSIONS:
         return fail(f"unsupported file type {suffix}" if suffix else "unsupported file type (no extension)")
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return fail(f"file too large ({size} bytes, limit {MAX_FILE_BYTES})")
-        data = path.read_bytes()
+        data = _read_regular(path, MAX_FILE_BYTES)
+    except _Refused as exc:
+        return fail(str(exc))
     except OSError as exc:
+        if exc.errno == errno.ELOOP:  # the path itself is a link: read_inbox hands over real paths only
+            return fail("symlink not followed")
         return fail(f"unreadable file: {_os_reason(exc)}")
 
     ctx = RecordContext(tenant_id=tenant_id, source_uri=source_uri, name_date=date_from_name(path.name))
