@@ -65,6 +65,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         progress.update(task, total=len(results), completed=len(results), description="done")
     ok = True
     for step in results:
+        if step.skipped:
+            console.print(f"[red]SKIPPED[/] {step.name} ({step.skipped})")
+            ok = False
+            continue
         status = "[green]ok[/]" if step.success and not step.failed_checks else "[red]FAILED[/]"
         console.print(
             f"{status} {step.name}" + (f" (failed checks: {', '.join(step.failed_checks)})" * bool(step.failed_checks))

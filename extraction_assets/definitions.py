@@ -7,6 +7,7 @@ table of contents of the code location.
 
 import dagster as dg
 
+from extraction_assets.defs.automation import automation_sensor
 from extraction_assets.defs.evaluation.assets import eval_comparison, eval_report
 from extraction_assets.defs.extraction import checks as extraction_checks
 from extraction_assets.defs.extraction.assets import extracted_items_and_evidence
@@ -17,7 +18,7 @@ from extraction_assets.defs.resources import resources_from_settings
 from extraction_assets.defs.review import checks as review_checks
 from extraction_assets.defs.review.assets import review_queue
 from extraction_assets.defs.schedules import ingest_schedule, nightly_extract_schedule
-from extraction_assets.defs.sensors import automation_sensor, schema_version_sensor
+from extraction_assets.defs.sensors import schema_version_sensor
 from extraction_assets.lib.settings import Settings
 
 ASSETS = [raw_documents, scrubbed_documents, extracted_items_and_evidence, review_queue, eval_report, eval_comparison]

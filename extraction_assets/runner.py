@@ -20,6 +20,8 @@ class StepResult:
     success: bool
     failed_checks: list[str] = field(default_factory=list)
     metadata: dict[str, dict[str, object]] = field(default_factory=dict)
+    failed_blocking_checks: list[str] = field(default_factory=list)
+    skipped: str | None = None  # why the step did not run (a blocking check of an earlier step failed)
 
 
 def open_instance() -> dg.DagsterInstance:
@@ -49,17 +51,26 @@ def _step(
         raise_on_error=False,
         tags={"extraction_assets/step": name},
     )
-    failed = [
+    blocking = {spec.key for checks in defs.asset_checks or [] for spec in checks.check_specs if spec.blocking}
+    failed_evaluations = [e for e in result.get_asset_check_evaluations() if not e.passed]
+    failed = [f"{e.asset_check_key.asset_key.to_user_string()}:{e.check_name}" for e in failed_evaluations]
+    failed_blocking = [
         f"{e.asset_check_key.asset_key.to_user_string()}:{e.check_name}"
-        for e in result.get_asset_check_evaluations()
-        if not e.passed
+        for e in failed_evaluations
+        if e.asset_check_key in blocking
     ]
     metadata = {
         m.asset_key.to_user_string(): {k: v.value for k, v in m.metadata.items()}
         for m in result.get_asset_materialization_events()
         for m in [m.event_specific_data.materialization]  # type: ignore[union-attr]
     }
-    return StepResult(name=name, success=result.success, failed_checks=failed, metadata=metadata)
+    return StepResult(
+        name=name,
+        success=result.success,
+        failed_checks=failed,
+        metadata=metadata,
+        failed_blocking_checks=failed_blocking,
+    )
 
 
 def run_pipeline(
@@ -85,10 +96,14 @@ def run_pipeline(
         instance.add_dynamic_partitions(partition_set, missing)
     steps = [("ingest", dg.AssetSelection.groups("ingest"), None)]
     steps += [(f"extract {k}", dg.AssetSelection.groups("extraction", "review"), k) for k in keys]
-    results = []
+    results: list[StepResult] = []
     for name, selection, key in steps:
         if on_step:
             on_step(name)
+        blocked = [check for earlier in results for check in earlier.failed_blocking_checks]
+        if blocked:  # what failed a blocking check must not reach extraction (nor a model)
+            results.append(StepResult(name=name, success=False, skipped=f"blocking check failed: {', '.join(blocked)}"))
+            continue
         results.append(_step(defs, instance, name, selection, key, log_level))
     return results
 

@@ -1,6 +1,5 @@
-"""Sensors at the edges: a new prompt file becomes a partition (and is extracted); the automation sensor
-runs what derived assets ask for by their automation conditions (extraction after new scrubbed documents,
-the review queue after extraction)."""
+"""Sensors at the edges: a new prompt file becomes a partition (and is extracted). Derived assets follow
+their upstream by automation conditions (see `automation.py`)."""
 
 import dagster as dg
 
@@ -24,12 +23,3 @@ def schema_version_sensor(context: dg.SensorEvaluationContext, pipeline: Pipelin
         dynamic_partitions_requests=[schema_versions.build_add_request(new_keys)],
         run_requests=[dg.RunRequest(partition_key=key, run_key=f"new-schema:{key}") for key in new_keys],
     )
-
-
-automation_sensor = dg.AutomationConditionSensorDefinition(
-    "extraction_automation",
-    target=dg.AssetSelection.all(),
-    default_status=dg.DefaultSensorStatus.RUNNING,
-    minimum_interval_seconds=30,
-    description="Materializes derived assets when their automation condition says so (eager: after upstream updates).",
-)

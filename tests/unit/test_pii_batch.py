@@ -41,3 +41,20 @@ def test_a_failing_document_is_dead_lettered_and_the_batch_goes_on(monkeypatch: 
     [letter] = batch.failures
     assert (letter.stage, letter.reason) == ("scrub", "RuntimeError: detector crashed")
     assert letter.doc_id == _doc("t", "boom a@b.com").doc_id
+
+
+def test_a_document_whose_scrub_fails_its_check_is_never_stored(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = module.scrub_document_with_values
+
+    def leaky(doc: Document, policy):  # type: ignore[no-untyped-def]
+        row, values = real(doc, policy)
+        if "leak" in doc.text:  # a scrubber bug: the stored text would still show the address
+            row = row.model_copy(update={"text": doc.text})
+        return row, values
+
+    monkeypatch.setattr(module, "scrub_document_with_values", leaky)
+    batch = module.scrub_batch([_doc("t", "leak a@b.com"), _doc("t", "fine a@b.com")], PiiPolicy())
+    assert [row.text for row in batch.rows] == ["fine [EMAIL_1]"]
+    [letter] = batch.failures
+    assert letter.stage == "scrub"
+    assert letter.reason == "UnmaskedAfterScrub: 1 value(s) still readable after scrubbing (EMAIL)"

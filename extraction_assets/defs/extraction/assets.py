@@ -1,6 +1,7 @@
 """Extraction, partitioned by schema version: items with their grounded evidence, one transaction per batch.
 
-It runs by itself after new scrubbed documents (an eager automation condition) and for a new schema version."""
+It runs by itself after new scrubbed documents (an eager automation condition, while upstream blocking
+checks pass) and for a new schema version."""
 
 import time
 from collections.abc import Iterator
@@ -8,6 +9,7 @@ from collections.abc import Iterator
 import dagster as dg
 from pydantic import Field
 
+from extraction_assets.defs.automation import AFTER_UPSTREAM
 from extraction_assets.defs.ingest.assets import scrubbed_documents
 from extraction_assets.defs.partitions import POOL, schema_versions
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
@@ -40,11 +42,11 @@ class ExtractionConfig(dg.Config):
 
 
 def _extraction_spec(key: str, description: str) -> dg.AssetSpec:
-    """Both outputs follow new scrubbed documents (eager), in the extraction group."""
+    """Both outputs follow new scrubbed documents (see `automation.py`), in the extraction group."""
     return dg.AssetSpec(
         key,
         deps=[scrubbed_documents],
-        automation_condition=dg.AutomationCondition.eager(),
+        automation_condition=AFTER_UPSTREAM,
         kinds={"duckdb", "python"},
         group_name="extraction",
         description=description,

@@ -1,10 +1,12 @@
 """The review queue, partitioned by schema version: derived from the items that need a person.
 
-It is rebuilt by itself after every extraction of its partition (an eager automation condition).
+It is rebuilt by itself after every extraction of its partition (an eager automation condition, while
+upstream blocking checks pass).
 """
 
 import dagster as dg
 
+from extraction_assets.defs.automation import AFTER_UPSTREAM
 from extraction_assets.defs.partitions import POOL, schema_versions
 from extraction_assets.defs.resources import WarehouseResource
 from extraction_assets.lib.reporting import markdown_table
@@ -17,7 +19,7 @@ from extraction_assets.lib.warehouse import rebuild_review_queue, review_queue_f
     kinds={"duckdb", "python"},
     pool=POOL,
     deps=["extracted_items", "grounded_evidence"],
-    automation_condition=dg.AutomationCondition.eager(),
+    automation_condition=AFTER_UPSTREAM,
     description="Items that need a person, with the rules that sent them there, most urgent first.",
 )
 def review_queue(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:

@@ -1,6 +1,7 @@
 """Scrub documents, one or a batch, each with its tenant's policy, sealing the masked values when the vault is on.
 
-A document whose scrub fails becomes a dead letter and stays pending; the rest of the batch goes on.
+A document whose scrub fails, or whose scrubbed text fails the unmasked-PII check, becomes a dead letter and
+stays pending (it is never stored, so never extracted); the rest of the batch goes on.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from extraction_assets.lib.models import DeadLetter, Document, ScrubbedDocument
 from extraction_assets.lib.pii.policy import PiiPolicy, TenantPolicy
-from extraction_assets.lib.pii.scrubber import scrub
+from extraction_assets.lib.pii.scrubber import find_unmasked, scrub
 from extraction_assets.lib.pii.vault import SealedMapping, seal
 
 
@@ -42,6 +43,10 @@ def scrub_document_with_values(
     return scrubbed, result.placeholders
 
 
+class UnmaskedAfterScrub(Exception):
+    """The scrubbed text fails the unmasked-PII check (the check the asset check runs, per document)."""
+
+
 class ScrubBatch(BaseModel):
     """What one batch produced: rows to store (with their vault entries), failures and per-tenant tallies."""
 
@@ -60,6 +65,12 @@ def scrub_batch(docs: Sequence[Document], policy: PiiPolicy, vault_key: bytes | 
         tenant_policy = policy.for_tenant(doc.tenant_id)
         try:
             row, values = scrub_document_with_values(doc, tenant_policy)
+            unmasked = find_unmasked(
+                row.text, tenant_policy.region, tenant_policy.kinds, raw=doc.text, offset_map=row.offset_map
+            )
+            if unmasked:  # never stored, so never extracted nor sent to a model
+                kinds = ", ".join(sorted({d.kind for d in unmasked}))
+                raise UnmaskedAfterScrub(f"{len(unmasked)} value(s) still readable after scrubbing ({kinds})")
         except Exception as exc:  # one document's failure must not stop the batch
             batch.failures.append(
                 DeadLetter(

@@ -162,10 +162,20 @@ def scrub(text: str, region: str | None = None, kinds: frozenset[str] | None = N
     )
 
 
-def find_unmasked(text: str, region: str | None = None, kinds: frozenset[str] | None = None) -> list[Detection]:
+def find_unmasked(
+    text: str,
+    region: str | None = None,
+    kinds: frozenset[str] | None = None,
+    raw: str | None = None,
+    offset_map: OffsetMap | None = None,
+) -> list[Detection]:
     """E-mails, cards and phones still visible in scrubbed text (placeholders themselves never count).
 
-    `kinds` narrows the check to what a tenant's policy masks (None = e-mail, card and phone).
+    `kinds` narrows the check to what a tenant's policy masks (None = e-mail, card and phone). Given the raw
+    text and the offset map, the check agrees with the scrubber: a value that stands unchanged in the raw
+    text and that the scrubber, reading the raw text with the same region and kinds, keeps by rule (a
+    labelled company number, a slip number) is not a finding. A value the raw text does not hold there
+    (the scrubbed text was changed) always is.
     """
     checked = UNMASKED_CHECK_KINDS if kinds is None else UNMASKED_CHECK_KINDS & kinds
     placeholders = [m.span() for m in _PLACEHOLDER.finditer(text)]
@@ -176,4 +186,13 @@ def find_unmasked(text: str, region: str | None = None, kinds: frozenset[str] | 
         if i >= 0 and placeholders[i][1] > hit.start:
             continue
         found.append(_to_detection(hit))
-    return found
+    if not found or raw is None or offset_map is None:
+        return found
+    masked_in_raw = [(h.start, h.end) for h in _detect(raw, region, checked)]
+
+    def kept_by_scrubber(d: Detection) -> bool:
+        start, end = offset_map.to_raw(d.start, d.end)
+        unchanged = raw[start:end] == text[d.start : d.end]
+        return unchanged and not any(s < end and start < e for s, e in masked_in_raw)
+
+    return [d for d in found if not kept_by_scrubber(d)]

@@ -12,6 +12,7 @@ import json
 import duckdb
 
 from extraction_assets.lib.models import Document
+from extraction_assets.lib.offsets import OffsetMap
 from extraction_assets.lib.pii.scrubber import find_unmasked
 from extraction_assets.lib.schemas import SchemaVersion
 
@@ -92,13 +93,21 @@ def cross_tenant_evidence(con: duckdb.DuckDBPyConnection, schema_version: str | 
 
 
 def unmasked_pii(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
-    """Scrubbed documents in which an e-mail, card or phone number their tenant's policy masks can still be found."""
-    rows = con.execute("SELECT doc_id, text, policy FROM scrubbed_documents").fetchall()
+    """Scrubbed documents in which an e-mail, card or phone number their tenant's policy masks can still be found.
+
+    The scrubber's own detectors, region and kinds decide, on the raw text: what it keeps by rule is no finding.
+    """
+    rows = con.execute(
+        """SELECT s.doc_id, s.text, s.policy, s.offset_map, r.text FROM scrubbed_documents s
+           LEFT JOIN raw_documents r USING (doc_id) ORDER BY s.doc_id"""
+    ).fetchall()
     found = []
-    for doc_id, text, policy_json in rows:
+    for doc_id, text, policy_json, offsets_json, raw in rows:
         policy = json.loads(policy_json) if policy_json else {}
         kinds = frozenset(policy["kinds"]) if "kinds" in policy else None
-        found += [(doc_id, d.kind) for d in find_unmasked(text, region=policy.get("region"), kinds=kinds)]
+        offset_map = OffsetMap.model_validate(json.loads(offsets_json)) if offsets_json else None
+        detections = find_unmasked(text, region=policy.get("region"), kinds=kinds, raw=raw, offset_map=offset_map)
+        found += [(doc_id, d.kind) for d in detections]
     return found
 
 

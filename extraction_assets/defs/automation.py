@@ -1,0 +1,23 @@
+"""Declarative automation: derived assets follow their upstream by themselves.
+
+Extraction follows new scrubbed documents and the review queue follows its partition's extraction, each only
+while the blocking checks of what it reads have passed: a failed PII check stops extraction in the UI as it
+does in `extraction-assets run`.
+"""
+
+import dagster as dg
+
+_UPSTREAM_SAFE = dg.AutomationCondition.all_deps_match(
+    dg.AutomationCondition.will_be_requested()  # in the same run: a failed blocking check there stops us
+    | dg.AutomationCondition.all_checks_match(dg.AutomationCondition.check_passed(), blocking_only=True)
+).with_label("upstream blocking checks passed, or upstream runs with us")
+
+AFTER_UPSTREAM = (dg.AutomationCondition.eager() & _UPSTREAM_SAFE).with_label("eager, upstream blocking checks passed")
+
+automation_sensor = dg.AutomationConditionSensorDefinition(
+    "extraction_automation",
+    target=dg.AssetSelection.all(),
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    minimum_interval_seconds=30,
+    description="Materializes derived assets when their automation condition says so (after upstream updates).",
+)

@@ -1,0 +1,53 @@
+"""A failed blocking check stops what depends on it: in `extraction-assets run` and in the UI's automation alike."""
+
+from __future__ import annotations
+
+import dagster as dg
+import duckdb
+
+from extraction_assets.definitions import build_definitions
+from extraction_assets.lib.settings import Settings
+from extraction_assets.runner import run_pipeline
+
+PULSE = "pulse@v1"
+
+
+def _plant_unmasked_email(settings: Settings) -> str:
+    with duckdb.connect(str(settings.warehouse)) as con:
+        doc_id = con.execute("SELECT min(doc_id) FROM scrubbed_documents").fetchone()[0]  # type: ignore[index]
+        con.execute("UPDATE scrubbed_documents SET text = text || ' dana@acme.test' WHERE doc_id = ?", [doc_id])
+        con.execute("DELETE FROM extraction_status")  # every document pending again: extraction would have work
+    return str(doc_id)
+
+
+def test_a_failed_pii_check_stops_extraction_in_the_runner(settings: Settings) -> None:
+    instance = dg.DagsterInstance.ephemeral()
+    first = run_pipeline(settings, schema_keys=[PULSE], instance=instance)
+    assert all(step.success and not step.skipped for step in first)
+    _plant_unmasked_email(settings)
+
+    second = run_pipeline(settings, schema_keys=[PULSE], instance=instance)
+    ingest, extract = second
+    assert "scrubbed_documents:no_unmasked_pii" in ingest.failed_blocking_checks
+    assert extract.skipped == "blocking check failed: scrubbed_documents:no_unmasked_pii"
+    with duckdb.connect(str(settings.warehouse), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM extraction_status").fetchone() == (0,)
+
+
+def test_a_failed_pii_check_stops_automated_extraction(settings: Settings) -> None:
+    defs = build_definitions(settings)
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("schema_versions", [PULSE])
+    everything = list(defs.assets) + list(defs.asset_checks)
+    ingest = dg.AssetSelection.groups("ingest")
+    before = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+    dg.materialize(everything, instance=instance, resources=defs.resources, selection=ingest)
+    _plant_unmasked_email(settings)
+    again = dg.materialize(
+        everything, instance=instance, resources=defs.resources, selection=ingest, raise_on_error=False
+    )
+    assert [e.check_name for e in again.get_asset_check_evaluations() if not e.passed] == ["no_unmasked_pii"]
+
+    result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=before.cursor)
+    assert not result.get_requested_partitions(dg.AssetKey("extracted_items"))
+    assert not result.get_requested_partitions(dg.AssetKey("review_queue"))
