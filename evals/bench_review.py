@@ -43,7 +43,7 @@ def _median_ms(samples: list[float]) -> float:
 def _sample_warehouse(path: Path) -> list[tuple[str, str]]:
     """The sample inbox extracted into `path`; returns (tenant, item_id) of every item."""
     schema = load_schema(DEFAULT_PROMPTS, SCHEMA)
-    docs = [d for d in read_inbox(SAMPLE_INBOX) if isinstance(d, Document) and schema.applies_to(d.kind)]
+    docs = [d for d in read_inbox(SAMPLE_INBOX) if isinstance(d, Document) and schema.reads_kind(d.kind)]
     scrubbed = [scrub_document(d) for d in docs]
     outcomes: list[ExtractionOutcome] = [
         extract_document(d, s, schema, HeuristicExtractor()) for d, s in zip(docs, scrubbed, strict=True)

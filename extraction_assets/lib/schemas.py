@@ -74,6 +74,21 @@ class FieldSpec(BaseModel):
     attributes: dict[str, AttributeSpec] = Field(default_factory=dict)
 
 
+class Applicability(BaseModel):
+    """Which documents of its kinds a schema version takes (README: "Which schema reads which document").
+
+    Not part of any version: changing it re-routes the documents it affects, nothing else.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    folders: list[str] | None = None  # folder kinds (mail, receipts, ...) or folder names; None: the pack's own
+    paths: list[str] = Field(default_factory=list)  # globs under the tenant folder; when given they alone decide
+    tenants: list[str] = Field(default_factory=list)  # empty: every tenant
+    gate: bool = True  # the heuristic pack's content test ("is this my kind of document?")
+    min_score: float = Field(default=0.5, ge=0.0, le=1.0)  # the gate's score a document needs
+
+
 class SchemaVersion(BaseModel):
     """A parsed prompt file; `key` is its partition key."""
 
@@ -85,6 +100,7 @@ class SchemaVersion(BaseModel):
     llm_mode: LLMMode | None = None  # None: the endpoint's mode (`EXTRACTION_LLM_MODE`)
     heuristic: str
     document_kinds: list[DocumentKind] = Field(default_factory=lambda: list(ALL_KINDS))
+    applies_to: Applicability = Applicability()
     max_items: int = Field(default=10, ge=1, le=1000)
     heuristic_band: ConfidenceBand = ConfidenceBand(low=0.60, high=0.80)
     model_band: ConfidenceBand = ConfidenceBand(low=0.85, high=0.90)
@@ -119,7 +135,7 @@ class SchemaVersion(BaseModel):
     def field(self, name: str) -> FieldSpec | None:
         return next((f for f in self.fields if f.name == name), None)
 
-    def applies_to(self, kind: str) -> bool:
+    def reads_kind(self, kind: str) -> bool:
         return kind in self.document_kinds
 
 

@@ -177,6 +177,15 @@ def test_a_new_prompt_file_is_a_partition_extracted_offline(tmp_path: Path) -> N
     claim = {k[1]: json.loads(v["value"])["value"] for k, v in by_field.items() if k[0] == "acme/claim.txt"}
     assert claim == {"claim_amount": 220.0, "purchase_date": "2026-10-02", "defect": "flicker", "contact": "[EMAIL_1]"}
     assert all(r["evidence"] >= 1 for r in rows if r["source_uri"] == "acme/claim.txt")
-    # the gated-out document gets only the required field's null placeholder, waiting for a person
-    other = [r for r in rows if r["source_uri"] == "acme/other.txt"]
-    assert [(r["item_type"], r["status"], r["evidence"]) for r in other] == [("defect", "needs_review", 0)]
+    # the schema's `when` phrases route: the document they do not take is not read at all (no placeholder either)
+    assert not [r for r in rows if r["source_uri"] == "acme/other.txt"]
+    with open_warehouse(settings.warehouse) as con:
+        decisions = rows_as_dicts(
+            con,
+            """SELECT r.source_uri, a.taken, a.reason FROM document_applicability a JOIN raw_documents r USING (doc_id)
+               ORDER BY 1""",
+        )
+    assert decisions == [
+        {"source_uri": "acme/claim.txt", "taken": True, "reason": "gate, gate passed"},
+        {"source_uri": "acme/other.txt", "taken": False, "reason": "gate, gate failed"},
+    ]

@@ -78,9 +78,15 @@ def test_interview_fields_are_records_with_typed_turn_evidence(interview_setting
                JOIN raw_documents r USING (doc_id) WHERE e.schema_version = ?""",
             [INTERVIEW],
         )
-        transcripts = [
-            r[0] for r in con.execute("SELECT doc_id FROM raw_documents WHERE kind = 'transcript'").fetchall()
+        transcripts = [  # the transcripts the interview schema reads (a meeting's is the pulse schema's)
+            r[0]
+            for r in con.execute(
+                """SELECT r.doc_id FROM raw_documents r JOIN document_applicability a USING (doc_id)
+                   WHERE r.kind = 'transcript' AND a.schema_version = ? AND a.taken""",
+                [INTERVIEW],
+            ).fetchall()
         ]
+        assert len(transcripts) >= 2
         queue = {
             r[0]
             for r in con.execute("SELECT item_id FROM review_queue WHERE schema_version = ?", [INTERVIEW]).fetchall()

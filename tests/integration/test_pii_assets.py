@@ -18,12 +18,20 @@ from extraction_assets.lib.readers import read_inbox
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import open_warehouse, rows_as_dicts
 from extraction_assets.runner import run_pipeline
+from tests.conftest import read_every_document
 
 PULSE = "pulse@v1"
 DEV_SET = DEFAULT_DATA
 needs_dev_set = pytest.mark.skipif(
     not DEV_SET.exists(), reason=f"the PII dev set is not beside the project ({DEV_SET})"
 )
+
+
+@pytest.fixture
+def prompts(prompts: Path) -> Path:
+    """The bundled prompts, with pulse@v1 reading every document: each one must go through the model path."""
+    read_every_document(prompts / "pulse" / "v1.md")
+    return prompts
 
 
 def _run(settings: Settings) -> dict[str, dict[str, object]]:

@@ -33,7 +33,7 @@ def test_minimal_prompt_file_gets_defaults() -> None:
     assert schema.model_band == ConfidenceBand(low=0.85, high=0.9)
     assert schema.field("risk").review_policy == "always"
     assert schema.field("missing") is None
-    assert schema.applies_to("email") and schema.applies_to("pulse")
+    assert schema.reads_kind("email") and schema.reads_kind("pulse")
     assert len(schema.content_sha256) == 64
 
 

@@ -4,6 +4,7 @@ It runs by itself after new scrubbed documents (an eager automation condition, w
 checks pass) and for a new schema version."""
 
 import time
+from collections import Counter
 from collections.abc import Iterator
 
 import dagster as dg
@@ -13,21 +14,30 @@ from extraction_assets.defs.automation import AFTER_UPSTREAM
 from extraction_assets.defs.ingest.assets import scrubbed_documents
 from extraction_assets.defs.partitions import POOL, schema_versions
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
-from extraction_assets.lib.extraction import ExtractionTally, extract_stream
+from extraction_assets.lib.extraction import (
+    ExtractionTally,
+    decide,
+    extract_stream,
+    extraction_input,
+    rules_fingerprint,
+)
 from extraction_assets.lib.models import Document, ExtractionOutcome, ScrubbedDocument
 from extraction_assets.lib.reporting import markdown_table
 from extraction_assets.lib.review import preview_rerun
-from extraction_assets.lib.schemas import load_schema
+from extraction_assets.lib.schemas import SchemaVersion, load_schema
 from extraction_assets.lib.warehouse import (
     batched,
     cache_entries_for,
+    documents_to_route,
     extraction_figures,
     load_documents,
     load_scrubbed,
     pending_extractions,
+    write_decisions,
     write_extraction_batch,
 )
 
+ROUTE_BATCH = 500  # routing reads text only, and a gate is cheap
 EXTRACT_BATCH = 128  # per commit: the last commit overlaps no model call, so keep it short; opening costs ~30 ms
 
 
@@ -39,6 +49,30 @@ class ExtractionConfig(dg.Config):
         default=False, description="also overwrite accepted, rejected and human-corrected items"
     )
     tenant: str | None = Field(default=None, description="only this tenant's documents")
+
+
+def route_documents(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource, schema: SchemaVersion, tenant: str | None
+) -> dict[str, int]:
+    """Decide which documents the schema reads (only new ones, or all after its rules changed), batch by batch."""
+    rules = rules_fingerprint(schema)
+    with warehouse.connect() as con:
+        to_route = documents_to_route(con, schema.key, schema.document_kinds, rules, tenant)
+    totals: Counter[str] = Counter()
+    for batch in batched(to_route, ROUTE_BATCH):
+        with warehouse.connect() as con:
+            docs = load_documents(con, batch)
+            scrubbed = load_scrubbed(con, batch)
+        decisions = []
+        for doc in docs:
+            decision = decide(doc, extraction_input(doc, scrubbed[doc.doc_id]), schema)
+            decisions.append((doc, decision.taken, decision.score, decision.reason))
+            totals[f"reason: {decision.reason}"] += 1
+        with warehouse.connect() as con:
+            totals.update(write_decisions(con, schema.key, rules, decisions))
+    if to_route:
+        context.log.info(f"{schema.key}: routed {len(to_route)} documents: {dict(totals)}")
+    return dict(totals)
 
 
 def _extraction_spec(key: str, description: str) -> dg.AssetSpec:
@@ -76,11 +110,12 @@ def extracted_items_and_evidence(
 ):
     """Items and their evidence are written in one transaction per batch, so neither exists without the other."""
     schema = load_schema(pipeline.prompts_path, context.partition_key)
+    routed = route_documents(context, warehouse, schema, config.tenant)
     built = extractor.build()
     version = built.version(schema)
     with warehouse.connect() as con:
         pending = pending_extractions(
-            con, schema.key, schema.document_kinds, version, tenant_id=config.tenant, force=config.force
+            con, schema.key, schema.document_kinds, version, tenant_id=config.tenant, force=config.force, routed=True
         )
         rerun = preview_rerun(con, schema.key, config.tenant, pending)
     context.log.info(f"{schema.key}: {len(pending)} documents to extract with {version}")
@@ -129,6 +164,9 @@ def extracted_items_and_evidence(
         asset_key="extracted_items",
         metadata={
             "dagster/row_count": figures["items"],
+            "documents_read": figures["documents_taken"],
+            "documents_not_read": figures["documents_not_taken"],
+            "routed_now": dg.MetadataValue.json(routed),
             "documents_processed": len(pending) - totals["failed"],
             "documents_failed": totals["failed"],
             "items_proposed": totals["proposed"],

@@ -286,7 +286,7 @@ def run_eval(
     scrubber_only = entry.mode == "entity_spans"
     if not scrubber_only and (schema is None or extractor is None):
         raise EvalConfigError(f"{entry.name}: mode {entry.mode!r} needs a schema version and an extractor")
-    if schema is not None and not scrubber_only and not schema.applies_to(entry.document_kind):
+    if schema is not None and not scrubber_only and not schema.reads_kind(entry.document_kind):
         raise EvalConfigError(
             f"{entry.name}: {schema.key} does not extract documents of kind {entry.document_kind!r} "
             f"(it reads {', '.join(schema.document_kinds)})"

@@ -1,6 +1,7 @@
 """From scrubbed text to grounded items: extractors and the factory that picks one, orchestration with a model,
 grounding, routing, review rules."""
 
+from extraction_assets.lib.extraction.applicability import Decision, decide, folder_kind, rules_fingerprint
 from extraction_assets.lib.extraction.extractors import Extractor, ExtractorRun, HeuristicExtractor
 from extraction_assets.lib.extraction.factory import ExtractorChoice
 from extraction_assets.lib.extraction.grounding import ground, normalize_with_map, turn_for_span
@@ -25,16 +26,19 @@ from extraction_assets.lib.extraction.stats import ExtractionTally
 __all__ = [
     "RULES",
     "ClassificationError",
+    "Decision",
     "ExtractionTally",
     "Extractor",
     "ExtractorChoice",
     "ExtractorRun",
     "HeuristicExtractor",
     "OrchestratedExtractor",
+    "decide",
     "extract_document",
     "extract_documents",
     "extract_stream",
     "extraction_input",
+    "folder_kind",
     "ground",
     "ground_candidates",
     "item_id_for",
@@ -42,6 +46,7 @@ __all__ = [
     "normalize_with_map",
     "review_reasons",
     "route_document",
+    "rules_fingerprint",
     "turn_for_span",
     "type_violations",
     "weighted_confidence",

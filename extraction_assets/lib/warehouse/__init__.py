@@ -1,6 +1,7 @@
 """The DuckDB warehouse: table DDL, connections, every read and write the pipeline makes, the figures assets
 report, invariants, summary."""
 
+from extraction_assets.lib.warehouse.applicability import documents_to_route, write_decisions
 from extraction_assets.lib.warehouse.connection import (
     batched,
     insert_rows,
@@ -38,6 +39,7 @@ __all__ = [
     "TABLES",
     "batched",
     "cache_entries_for",
+    "documents_to_route",
     "documents_to_scrub",
     "ensure_schema",
     "extraction_figures",
@@ -62,5 +64,6 @@ __all__ = [
     "transaction",
     "upsert_scrubbed",
     "warehouse_summary",
+    "write_decisions",
     "write_extraction_batch",
 ]

@@ -202,6 +202,17 @@ DDL: tuple[str, ...] = (
         entries INTEGER NOT NULL,
         sealed_at TIMESTAMP NOT NULL
     )""",
+    """CREATE TABLE IF NOT EXISTS document_applicability (
+        doc_id VARCHAR NOT NULL,
+        schema_version VARCHAR NOT NULL,
+        tenant_id VARCHAR NOT NULL,
+        taken BOOLEAN NOT NULL,
+        score DOUBLE,
+        reason VARCHAR NOT NULL,
+        rules VARCHAR NOT NULL,
+        decided_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (doc_id, schema_version)
+    )""",
     """CREATE TABLE IF NOT EXISTS document_routing (
         doc_id VARCHAR NOT NULL,
         schema_version VARCHAR NOT NULL,
@@ -233,6 +244,7 @@ TABLES: tuple[str, ...] = (
     "eval_metrics",
     "pii_vault",
     "document_routing",
+    "document_applicability",
 )
 
 

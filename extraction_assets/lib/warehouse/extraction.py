@@ -24,11 +24,13 @@ def pending_extractions(
     extractor_version: str,
     tenant_id: str | None = None,
     force: bool = False,
+    routed: bool = False,
 ) -> list[str]:
     """Scrubbed documents of the schema's kinds not yet processed by this extractor and scrubber version.
 
     Failed documents stay pending, so the next run retries them. `force` makes every document pending
-    (a deliberate re-extraction); `tenant_id` keeps the work inside one tenant.
+    (a deliberate re-extraction); `tenant_id` keeps the work inside one tenant; `routed` keeps only the
+    documents the schema's routing decision takes (table document_applicability).
     """
     return [
         row[0]
@@ -36,12 +38,14 @@ def pending_extractions(
             """SELECT s.doc_id FROM scrubbed_documents s
                JOIN raw_documents r USING (doc_id)
                LEFT JOIN extraction_status e ON e.doc_id = s.doc_id AND e.schema_version = ?
+               LEFT JOIN document_applicability a ON a.doc_id = s.doc_id AND a.schema_version = ?
                WHERE r.kind IN (SELECT unnest(?))
+                 AND (NOT ? OR coalesce(a.taken, false))
                  AND (CAST(? AS VARCHAR) IS NULL OR r.tenant_id = ?)
                  AND (? OR e.doc_id IS NULL OR e.status <> 'processed' OR e.extractor_version <> ?
                       OR e.scrubber_version <> s.scrubber_version)
                ORDER BY s.doc_id""",
-            [schema_version, list(kinds), tenant_id, tenant_id, force, extractor_version],
+            [schema_version, schema_version, list(kinds), routed, tenant_id, tenant_id, force, extractor_version],
         ).fetchall()
     ]
 

@@ -26,7 +26,14 @@ def _counts(con: duckdb.DuckDBPyConnection, sql: str, schema_version: str) -> di
 
 def extraction_figures(con: duckdb.DuckDBPyConnection, schema_version: str) -> dict[str, Any]:
     """A partition's items, evidence, item types, routing outcomes and its most confident items."""
+    taken = dict(
+        con.execute(
+            "SELECT taken, count(*) FROM document_applicability WHERE schema_version = ? GROUP BY 1", [schema_version]
+        ).fetchall()
+    )
     return {
+        "documents_taken": int(taken.get(True, 0)),
+        "documents_not_taken": int(taken.get(False, 0)),
         "items": row_count(con, "extracted_items", schema_version),
         "evidence": row_count(con, "evidence", schema_version),
         "items_by_type": _counts(

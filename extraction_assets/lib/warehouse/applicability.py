@@ -1,0 +1,90 @@
+"""Routing decisions in the warehouse: which documents each schema version reads, and the clean-up when that changes.
+
+A decision is kept with the fingerprint of the rules that made it, so only documents that are new, or whose
+schema's rules changed, are routed again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import duckdb
+
+from extraction_assets.lib.models import Document
+from extraction_assets.lib.warehouse.connection import insert_rows, now, transaction
+from extraction_assets.lib.warehouse.extraction import MACHINE_OWNED_STATUSES
+
+
+def documents_to_route(
+    con: duckdb.DuckDBPyConnection,
+    schema_version: str,
+    kinds: Sequence[str],
+    rules: str,
+    tenant_id: str | None = None,
+) -> list[str]:
+    """Scrubbed documents of the schema's kinds with no decision, or one made under other rules."""
+    return [
+        row[0]
+        for row in con.execute(
+            """SELECT s.doc_id FROM scrubbed_documents s
+               JOIN raw_documents r USING (doc_id)
+               LEFT JOIN document_applicability a ON a.doc_id = s.doc_id AND a.schema_version = ?
+               WHERE r.kind IN (SELECT unnest(?)) AND (CAST(? AS VARCHAR) IS NULL OR r.tenant_id = ?)
+                 AND (a.doc_id IS NULL OR a.rules <> ?)
+               ORDER BY s.doc_id""",
+            [schema_version, list(kinds), tenant_id, tenant_id, rules],
+        ).fetchall()
+    ]
+
+
+def write_decisions(
+    con: duckdb.DuckDBPyConnection,
+    schema_version: str,
+    rules: str,
+    decisions: Sequence[tuple[Document, bool, float | None, str]],
+) -> dict[str, int]:
+    """Store a batch of decisions and, in the same transaction, undo the work on documents no longer taken.
+
+    Their machine-owned items (with evidence and queue rows), routing and extraction status go; items a
+    person owns stay. Returns how many documents were taken, not taken, and items removed.
+    """
+    stamp = now()
+    dropped = [doc.doc_id for doc, taken, _, _ in decisions if not taken]
+    with transaction(con):
+        con.execute(
+            "DELETE FROM document_applicability WHERE schema_version = ? AND doc_id IN (SELECT unnest(?))",
+            [schema_version, [doc.doc_id for doc, *_ in decisions]],
+        )
+        insert_rows(
+            con,
+            "document_applicability",
+            [
+                {
+                    "doc_id": doc.doc_id,
+                    "schema_version": schema_version,
+                    "tenant_id": doc.tenant_id,
+                    "taken": taken,
+                    "score": score,
+                    "reason": reason,
+                    "rules": rules,
+                    "decided_at": stamp,
+                }
+                for doc, taken, score, reason in decisions
+            ],
+        )
+        removed = [
+            row[0]
+            for row in con.execute(
+                """SELECT item_id FROM extracted_items WHERE schema_version = ? AND doc_id IN (SELECT unnest(?))
+                   AND status IN (SELECT unnest(?)) AND extracted_by <> 'human'""",
+                [schema_version, dropped, list(MACHINE_OWNED_STATUSES)],
+            ).fetchall()
+        ]
+        for table in ("evidence", "review_queue", "extracted_items"):
+            con.execute(f"DELETE FROM {table} WHERE item_id IN (SELECT unnest(?))", [removed])
+        for table in ("extraction_status", "document_routing"):
+            con.execute(
+                f"DELETE FROM {table} WHERE schema_version = ? AND doc_id IN (SELECT unnest(?))",
+                [schema_version, dropped],
+            )
+    return {"taken": len(decisions) - len(dropped), "not_taken": len(dropped), "items_removed": len(removed)}
