@@ -33,11 +33,18 @@ def _print_summary(summary: dict[str, Any]) -> None:
     for kind, n in summary["evidence_by_match"]:
         table.add_row(f"  match {kind}", str(n))
     table.add_row("review queue", str(summary["review_queue"]))
+    table.add_row("documents no schema reads", str(summary["unrouted_documents"]))
     table.add_row("dead letters", str(summary["dead_letters"]))
     for stage, n in summary["dead_letters_by_stage"]:
         table.add_row(f"  stage {stage}", str(n))
     table.add_row("failed documents", str(summary["failed_documents"]))
     console.print(table)
+    per_schema = Table(title="per schema version: what a person has to review")
+    for header in ("schema", "docs read", "not read", "items", "to review", "max/doc", "docs to review"):
+        per_schema.add_column(header, justify="left" if header == "schema" else "right", no_wrap=header == "schema")
+    for row in summary["by_schema"]:
+        per_schema.add_row(*(str(v) for v in row))
+    console.print(per_schema)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

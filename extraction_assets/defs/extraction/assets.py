@@ -165,6 +165,8 @@ def extracted_items_and_evidence(
         metadata={
             "dagster/row_count": figures["items"],
             "documents_read": figures["documents_taken"],
+            "needs_review_items": figures["needs_review_items"],
+            "items_per_document": dg.MetadataValue.json(figures["items_per_document"]),
             "documents_not_read": figures["documents_not_taken"],
             "routed_now": dg.MetadataValue.json(routed),
             "documents_processed": len(pending) - totals["failed"],

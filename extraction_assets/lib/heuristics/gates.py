@@ -93,7 +93,11 @@ def team_note_score(doc: ExtractionInput) -> float:
 
 
 def pulse_gate(doc: ExtractionInput, schema: SchemaVersion) -> float:
-    return team_note_score(doc)
+    """A team note, and not a formal document: a contract or a receipt is no check-in, however short."""
+    score = team_note_score(doc)
+    if doc.kind in ("text", "email") and max(contract_gate(doc, schema), receipt_gate(doc, schema)) >= 0.6:
+        return min(score, 0.3)
+    return score
 
 
 def interview_gate(doc: ExtractionInput, schema: SchemaVersion) -> float:

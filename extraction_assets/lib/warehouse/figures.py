@@ -35,6 +35,24 @@ def extraction_figures(con: duckdb.DuckDBPyConnection, schema_version: str) -> d
         "documents_taken": int(taken.get(True, 0)),
         "documents_not_taken": int(taken.get(False, 0)),
         "items": row_count(con, "extracted_items", schema_version),
+        "needs_review_items": int(
+            con.execute(  # type: ignore[index]
+                "SELECT count(*) FROM extracted_items WHERE schema_version = ? AND status = 'needs_review'",
+                [schema_version],
+            ).fetchone()[0]
+        ),
+        "items_per_document": dict(
+            zip(
+                ("documents_with_items", "mean", "max"),
+                con.execute(
+                    """SELECT count(*), coalesce(round(avg(n), 2), 0), coalesce(max(n), 0) FROM (
+                           SELECT doc_id, count(*) AS n FROM extracted_items WHERE schema_version = ? GROUP BY 1)""",
+                    [schema_version],
+                ).fetchone()
+                or (0, 0, 0),
+                strict=True,
+            )
+        ),
         "evidence": row_count(con, "evidence", schema_version),
         "items_by_type": _counts(
             con,

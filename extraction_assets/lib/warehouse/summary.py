@@ -34,4 +34,21 @@ def warehouse_summary(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
         "dead_letters_by_stage": pairs("SELECT stage, count(*) FROM dead_letters GROUP BY 1 ORDER BY 1"),
         "dead_letters": one("SELECT count(*) FROM dead_letters"),
         "failed_documents": one("SELECT count(*) FROM extraction_status WHERE status = 'failed'"),
+        "by_schema": pairs(
+            """WITH routed AS (
+                   SELECT schema_version, count(*) FILTER (WHERE taken) AS read,
+                          count(*) FILTER (WHERE NOT taken) AS skipped
+                   FROM document_applicability GROUP BY 1),
+               per_doc AS (
+                   SELECT schema_version, doc_id, count(*) AS items,
+                          count(*) FILTER (WHERE status = 'needs_review') AS nr
+                   FROM extracted_items GROUP BY 1, 2)
+               SELECT r.schema_version, r.read, r.skipped, coalesce(sum(p.items), 0), coalesce(sum(p.nr), 0),
+                      coalesce(max(p.items), 0), count(p.doc_id) FILTER (WHERE p.nr > 0)
+               FROM routed r LEFT JOIN per_doc p USING (schema_version) GROUP BY 1, 2, 3 ORDER BY 1"""
+        ),
+        "unrouted_documents": one(
+            """SELECT count(*) FROM scrubbed_documents s WHERE NOT EXISTS (
+                   SELECT 1 FROM document_applicability a WHERE a.doc_id = s.doc_id AND a.taken)"""
+        ),
     }
