@@ -29,6 +29,11 @@ class PipelineResource(dg.ConfigurableResource):
     inbox: str
     prompts_dir: str
     pii_policy: str | None = None  # tenant PII policy YAML; None = the bundled one
+    max_file_mb: float | None = None  # the largest inbox file read; None = the readers' default
+
+    @property
+    def max_file_bytes(self) -> int | None:
+        return int(self.max_file_mb * 1024 * 1024) if self.max_file_mb else None
 
     @property
     def inbox_path(self) -> Path:
@@ -51,6 +56,7 @@ def resources_from_settings(settings: Settings) -> dict[str, dg.ConfigurableReso
             inbox=str(settings.inbox),
             prompts_dir=str(settings.prompts_dir),
             pii_policy=str(settings.pii_policy) if settings.pii_policy else None,
+            max_file_mb=settings.max_file_mb,
         ),
         "extractor": ExtractorResource(
             **ExtractorChoice.from_settings(settings).model_dump(exclude={"llm_api_key"}),

@@ -31,6 +31,7 @@ class Settings(BaseModel):
     llm_disabled: bool = False
     llm_refresh_cache: bool = False
     pii_policy: Path | None = None  # tenant PII policy YAML; None = the one bundled in the package
+    max_file_mb: float | None = None  # the largest inbox file read; None = the readers' default (8 MB)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -53,6 +54,7 @@ class Settings(BaseModel):
             "llm_disabled": pick("EXTRACTION_LLM_DISABLED"),
             "llm_refresh_cache": pick("EXTRACTION_LLM_REFRESH_CACHE"),
             "pii_policy": pick("EXTRACTION_PII_POLICY"),
+            "max_file_mb": pick("EXTRACTION_MAX_FILE_MB"),
         }
         return cls(**{k: v for k, v in values.items() if v is not None})
 

@@ -637,3 +637,68 @@ def test_read_file_never_follows_a_link_itself(tmp_path: Path) -> None:
     link = tmp_path / "link.txt"
     link.symlink_to(target)
     assert read_fail(link).reason == "symlink not followed"
+
+
+# ---------------------------------------------------------------------------------------------- hostile and odd input
+
+
+def test_a_bad_jsonl_line_costs_only_itself(tmp_path: Path) -> None:
+    good = '{"author": "Lan", "date": "2026-11-23", "answers": [{"question": "Q?", "answer": "Giao hàng ổn."}]}'
+    deep = "[" * 10_000 + "]" * 10_000
+    huge = '{"answers": ' + "9" * 5_000 + "}"
+    path = write(tmp_path, "acme/w.jsonl", "\n".join([good, deep, huge, good.replace("Lan", "Minh")]) + "\n")
+    results = read_file(path, "acme", "acme/w.jsonl")
+    kinds = [(type(r).__name__, r.source_uri) for r in results]
+    assert kinds == [
+        ("Document", "acme/w.jsonl#L1"),
+        ("ReadFailure", "acme/w.jsonl#L2"),
+        ("ReadFailure", "acme/w.jsonl#L3"),
+        ("Document", "acme/w.jsonl#L4"),
+    ]
+    assert results[1].reason == "JSON nested too deeply at line 2"
+    assert results[2].reason.startswith("JSON value out of range at line 3")
+
+
+def test_an_overlong_jsonl_line_is_refused_by_its_length(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from extraction_assets.lib.readers import json_formats
+
+    monkeypatch.setattr(json_formats, "MAX_JSONL_LINE_BYTES", 100)
+    good = '{"answers": [{"question": "Q?", "answer": "ok"}]}'
+    path = write(tmp_path, "acme/w.jsonl", good + "\n" + '{"answers": "' + "x" * 200 + '"}\n')
+    first, second = read_file(path, "acme", "acme/w.jsonl")
+    assert isinstance(first, Document)
+    assert second.reason == "JSONL line 2 too long (215 bytes, limit 100)"
+
+
+def test_a_deeply_nested_json_file_names_what_was_found(tmp_path: Path) -> None:
+    path = write(tmp_path, "acme/deep.json", "[" * 10_000 + "]" * 10_000)
+    assert read_fail(path).reason == "JSON nested too deeply"
+
+
+def test_utf16_text_with_a_byte_order_mark_is_decoded(tmp_path: Path) -> None:
+    text = "Ghi chú: tôi sẽ gửi báo giá trước thứ Sáu.\r\n"
+    for encoding, bom in (("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")):
+        path = write(tmp_path, f"acme/{encoding}.txt", bom + text.encode(encoding))
+        (doc,) = read_file(path, "acme", f"acme/{encoding}.txt")
+        assert isinstance(doc, Document) and doc.text == text.replace("\r\n", "\n")
+
+
+def test_a_file_over_the_configured_limit_is_refused_without_reading_it(tmp_path: Path) -> None:
+    path = write(tmp_path, "acme/big.txt", "x" * 2048)
+    assert read_file(path, "acme", "acme/big.txt", max_file_bytes=1024)[0].reason == (
+        "file too large (2048 bytes, limit 1024)"
+    )
+    inbox = tmp_path / "inbox"
+    write(inbox, "acme/big.txt", "x" * 2048)
+    [failure] = read_inbox(inbox, max_file_bytes=1024)
+    assert failure.reason == "file too large (2048 bytes, limit 1024)"
+
+
+def test_an_xlsx_decompression_bomb_is_refused_before_it_is_inflated(tmp_path: Path) -> None:
+    import zipfile
+
+    path = tmp_path / "acme" / "bomb.xlsx"
+    path.parent.mkdir(parents=True)
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("xl/worksheets/sheet1.xml", b"\0" * (40 * 1024 * 1024))
+    assert read_fail(path).reason.startswith("decompression bomb: xl/worksheets/sheet1.xml unpacks")

@@ -37,7 +37,7 @@ def raw_documents(
 ) -> dg.MaterializeResult:
     documents: dict[str, Document] = {}
     failures: list[ReadFailure] = []
-    for record in read_inbox(pipeline.inbox_path):
+    for record in read_inbox(pipeline.inbox_path, pipeline.max_file_bytes):
         if isinstance(record, ReadFailure):
             failures.append(record)
         else:

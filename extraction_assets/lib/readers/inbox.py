@@ -23,14 +23,16 @@ from extraction_assets.lib.readers.record import (
     check_not_empty_or_binary,
     date_from_name,
     decode_utf8,
+    utf16_as_utf8,
 )
 from extraction_assets.lib.readers.sheets import SheetError, csv_records, sheet_documents, xlsx_records
 from extraction_assets.lib.readers.text import read_text
 
 # Tenant id recorded on failures for files that sit directly in the inbox root.
 NO_TENANT = "_no_tenant"
-# Inbox files are notes, pulses and e-mails; anything bigger is almost certainly a mistake (or an attack).
-MAX_FILE_BYTES = 20 * 1024 * 1024
+# Inbox files are notes, pulses, e-mails and contracts (the longest real ones are a few hundred KB); anything
+# bigger than this default is almost certainly a mistake or an attack. `EXTRACTION_MAX_FILE_MB` sets another.
+MAX_FILE_BYTES = 8 * 1024 * 1024
 INBOX_DOCS = frozenset({"readme.md", "readme.txt"})
 SUPPORTED_EXTENSIONS = (".txt", ".md", ".json", ".jsonl", ".eml", ".mbox", ".csv", ".xlsx", ".pdf")
 
@@ -40,7 +42,7 @@ SUPPORTED_EXTENSIONS = (".txt", ".md", ".json", ".jsonl", ".eml", ".mbox", ".csv
 # ----------------------------------------------------------------------------------------------------------
 
 
-def read_inbox(inbox: Path) -> Iterator[Document | ReadFailure]:
+def read_inbox(inbox: Path, max_file_bytes: int | None = None) -> Iterator[Document | ReadFailure]:
     """Yield every Document and ReadFailure under `inbox`, in a deterministic (sorted path) order.
 
     Tenants are the first-level folders; hidden files and folders are skipped; a README in the root
@@ -61,7 +63,7 @@ def read_inbox(inbox: Path) -> Iterator[Document | ReadFailure]:
         elif len(parts) < 2:
             yield ReadFailure(tenant_id=NO_TENANT, source_uri=rel, reason="file outside a tenant folder")
         else:
-            yield from read_file(path, parts[0], rel)
+            yield from read_file(path, parts[0], rel, max_file_bytes)
 
 
 def _walk(root: Path) -> Iterator[tuple[Path, str, str | None]]:
@@ -155,7 +157,9 @@ class _Refused(Exception):
 # ----------------------------------------------------------------------------------------------------------
 
 
-def read_file(path: Path, tenant_id: str, source_uri: str) -> list[Document | ReadFailure]:
+def read_file(
+    path: Path, tenant_id: str, source_uri: str, max_file_bytes: int | None = None
+) -> list[Document | ReadFailure]:
     """Read one file into Documents; every problem is returned as a ReadFailure, never raised."""
     path = Path(path)
 
@@ -166,7 +170,7 @@ def read_file(path: Path, tenant_id: str, source_uri: str) -> list[Document | Re
     if suffix not in SUPPORTED_EXTENSIONS:
         return fail(f"unsupported file type {suffix}" if suffix else "unsupported file type (no extension)")
     try:
-        data = _read_regular(path, MAX_FILE_BYTES)
+        data = _read_regular(path, max_file_bytes or MAX_FILE_BYTES)
     except _Refused as exc:
         return fail(str(exc))
     except OSError as exc:
@@ -182,6 +186,7 @@ def read_file(path: Path, tenant_id: str, source_uri: str) -> list[Document | Re
             pdf = read_pdf(data)
             doc = read_text(pdf.text, ctx, markdown=False)
             return [doc.model_copy(update={"metadata": {"format": "pdf", "pages": pdf.pages}})]
+        data = utf16_as_utf8(data)
         check_not_empty_or_binary(data)
         if suffix == ".jsonl":
             return read_jsonl(data, ctx)

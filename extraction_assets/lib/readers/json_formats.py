@@ -20,13 +20,25 @@ from extraction_assets.lib.readers.record import (
     parse_iso_date,
 )
 
+MAX_JSONL_LINE_BYTES = 2 * 1024 * 1024  # one check-in is a few KB; a longer line is a mistake or an attack
+
+
+def parse_json(text: str, where: str = "") -> Any:
+    """JSON, or `Rejected` with a reason that names what was found (never a RecursionError or a bare ValueError)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        line = where or f"line {exc.lineno}"
+        raise Rejected(f"malformed JSON at {line} col {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise Rejected(f"JSON nested too deeply{' at ' + where if where else ''}") from None
+    except ValueError as exc:  # e.g. an integer of thousands of digits (Python's int conversion limit)
+        raise Rejected(f"JSON value out of range{' at ' + where if where else ''}: {exc}") from None
+
 
 def read_json(text: str, ctx: RecordContext) -> Document:
     """Recognise the structure by its list key; the three shapes are mutually exclusive in practice."""
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise Rejected(f"malformed JSON at line {exc.lineno} col {exc.colno}: {exc.msg}") from None
+    obj = parse_json(text)
     if isinstance(obj, dict):
         if "answers" in obj:
             return pulse_document(obj, ctx)
@@ -48,13 +60,12 @@ def read_jsonl(data: bytes, ctx: RecordContext) -> list[Document | ReadFailure]:
         line_offset = offset
         offset += len(raw) + 1
         try:
+            if len(raw) > MAX_JSONL_LINE_BYTES:
+                raise Rejected(f"JSONL line {lineno} too long ({len(raw)} bytes, limit {MAX_JSONL_LINE_BYTES})")
             line = decode_utf8(raw, base_offset=line_offset).strip()
             if not line:
                 continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise Rejected(f"malformed JSON at line {lineno} col {exc.colno}: {exc.msg}") from None
+            obj = parse_json(line, where=f"line {lineno}")
             if not isinstance(obj, dict) or "answers" not in obj:
                 raise Rejected("JSONL record is not a pulse check-in")
             out.append(pulse_document(obj, ctx, source_uri=uri))

@@ -17,6 +17,8 @@ from pypdf.errors import PdfReadError, PyPdfError
 __all__ = ["PdfError", "PdfText", "read_pdf"]
 
 PAGE_BREAK = "\n\n"
+MAX_PAGES = 2000  # the longest contracts run to a few hundred pages
+MAX_TEXT_CHARS = 8 * 1024 * 1024  # text extracted from one PDF (a compressed stream can inflate a lot)
 logging.getLogger("pypdf").setLevel(logging.ERROR)  # malformed files are reported as dead letters, not log noise
 
 
@@ -38,7 +40,15 @@ def read_pdf(data: bytes) -> PdfText:
         reader = PdfReader(BytesIO(data))
         if reader.is_encrypted:
             _open_without_password(reader)
-        pages = [_page_text(page.extract_text(), number) for number, page in enumerate(reader.pages, start=1)]
+        if len(reader.pages) > MAX_PAGES:
+            raise PdfError(f"PDF has {len(reader.pages)} pages (limit {MAX_PAGES})")
+        pages: list[str] = []
+        chars = 0
+        for number, page in enumerate(reader.pages, start=1):
+            pages.append(_page_text(page.extract_text(), number))
+            chars += len(pages[-1])
+            if chars > MAX_TEXT_CHARS:
+                raise PdfError(f"PDF text larger than {MAX_TEXT_CHARS} characters by page {number}")
     except PdfError:
         raise
     except (PdfReadError, PyPdfError, ValueError, KeyError, TypeError, OSError) as exc:

@@ -54,6 +54,22 @@ class RecordContext:
         )
 
 
+_UTF16_BOMS = {b"\xff\xfe": "utf-16-le", b"\xfe\xff": "utf-16-be"}
+
+
+def utf16_as_utf8(data: bytes) -> bytes:
+    """Text saved as UTF-16 with a byte-order mark (common from Windows) as UTF-8; other bytes unchanged."""
+    encoding = _UTF16_BOMS.get(data[:2])
+    if encoding is None or data[:4] == b"\xff\xfe\x00\x00":  # UTF-32 LE starts with the same two bytes
+        return data
+    try:
+        return data[2:].decode(encoding).encode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Rejected(
+            f"invalid {encoding.upper()} text (byte-order mark found) at byte offset {exc.start + 2}"
+        ) from None
+
+
 def check_not_empty_or_binary(data: bytes) -> None:
     """Reject empty and binary files before decoding, so the reason says what is really wrong."""
     if not data:

@@ -82,8 +82,28 @@ def csv_records(text: str) -> list[SheetRecord]:
     return _sheet_records(_Table(None, _numbered(rows)))
 
 
+MAX_UNZIPPED_BYTES = 64 * 1024 * 1024  # a workbook's parts, uncompressed, all together
+MAX_ZIP_RATIO = 200  # uncompressed / compressed size of one part; real sheets stay far below
+
+
+def _check_zip_bounds(data: bytes) -> None:
+    """Refuse a decompression bomb before anything is inflated: sizes come from the zip's own directory."""
+    try:
+        entries = zipfile.ZipFile(io.BytesIO(data)).infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise SheetError(f"not a readable Excel workbook ({type(exc).__name__}: {exc})") from None
+    total = sum(e.file_size for e in entries)
+    if total > MAX_UNZIPPED_BYTES:
+        raise SheetError(f"workbook too large when unpacked ({total} bytes, limit {MAX_UNZIPPED_BYTES})")
+    for entry in entries:
+        if entry.file_size > 1024 * 1024 and entry.file_size > MAX_ZIP_RATIO * max(entry.compress_size, 1):
+            ratio = entry.file_size // max(entry.compress_size, 1)
+            raise SheetError(f"decompression bomb: {entry.filename} unpacks {ratio}x (limit {MAX_ZIP_RATIO}x)")
+
+
 def xlsx_records(data: bytes) -> list[SheetRecord]:
-    """Records of every worksheet of an Excel workbook (cached values, not formulas)."""
+    """Records of every worksheet of an Excel workbook (cached values, not formulas), within the zip bounds."""
+    _check_zip_bounds(data)
     try:
         workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     except (zipfile.BadZipFile, InvalidFileException, KeyError, OSError, ValueError) as exc:
