@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+import ahocorasick
 
 from extraction_assets.lib.models import Turn
 
@@ -77,6 +79,27 @@ def phrase_pattern(phrase: str) -> re.Pattern[str]:
     if _CJK_CHAR_RE.search(norm):
         return re.compile(body)
     return re.compile(r"(?<!\w)" + body + r"(?!\w)")
+
+
+def phrase_needle(phrase: str) -> str:
+    """The longest word of a keyword phrase, normalised: every match of ``phrase_pattern(phrase)`` contains it."""
+    return max(normalize_for_match(phrase).replace(KEYWORD_GAP, " ").split(), key=len)
+
+
+class LiteralScan:
+    """Which of many literals occur in a text, found in one Aho-Corasick pass instead of one search per literal.
+
+    Used as an exact pre-filter: a pattern whose needle is absent from a text cannot match it.
+    """
+
+    def __init__(self, literals: Iterable[str]) -> None:
+        self._automaton = ahocorasick.Automaton()
+        for literal in set(literals):
+            self._automaton.add_word(literal, literal)
+        self._automaton.make_automaton()
+
+    def present(self, text: str) -> set[str]:
+        return {literal for _, literal in self._automaton.iter(text)}
 
 
 def word_set_pattern(words: Sequence[str]) -> re.Pattern[str]:
