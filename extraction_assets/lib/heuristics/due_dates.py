@@ -63,6 +63,8 @@ def parse_due_date(text: str, reference: date | None) -> date | None:
     if not text or not text.strip():
         return None
     norm = unicodedata.normalize("NFC", text).lower().replace("’", "'")
+    if not _DATE_WORD_RE.search(norm):
+        return None
     found: list[_Mention] = []
     for pattern, resolver in _RULES:
         for m in pattern.finditer(norm):
@@ -211,6 +213,12 @@ def _rule(pattern: str) -> re.Pattern[str]:
     return re.compile(r"(?<!\w)(?:" + pattern + r")(?!\w)")
 
 
+# Every rule's match holds a digit or one of these words (weekday and month names included through "day",
+# "mon" ... "dec"): a text with none of them has no date, and the rules are not run on it.
+_DATE_WORD_RE = re.compile(
+    r"\d|thứ|chủ|cn|tuần|mai|kia|mốt|nay|ngày|tháng|tomorrow|tmr|today|tonight|eod|cob|end|close|week|eow|month"
+    r"|eom|day|mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec"
+)
 _NUM_GUARD = r"(?<![\d.,/])"
 _RULES: list[tuple[re.Pattern[str], Resolver]] = [
     # Vietnamese weekdays: "thứ X tuần sau|tới" is one mention, so it wins over plain "tuần sau".
