@@ -4,6 +4,7 @@ report, invariants, summary."""
 from extraction_assets.lib.warehouse.connection import (
     batched,
     insert_rows,
+    iter_batches,
     now,
     open_warehouse,
     rows_as_dicts,
@@ -45,6 +46,7 @@ __all__ = [
     "insert_documents",
     "insert_rows",
     "items_without_evidence",
+    "iter_batches",
     "known_doc_ids",
     "load_documents",
     "load_scrubbed",
