@@ -28,6 +28,9 @@ _CJK_CLAUSE_SEPARATORS = "；"
 _RUN_CHARS = ".!?…。！？"
 _CLOSERS = "\"')]}»”’」』】"
 _LONG_CLAUSE_SEPARATORS = "，、"
+_ALNUM_RE = re.compile(r"[^\W_]")  # what str.isalnum() accepts: a word character other than "_"
+# The characters a line's clauses can end at: ";", CJK separators and the terminator runs.
+_CLAUSE_CHAR_RE = re.compile("[" + re.escape(";" + _CJK_CLAUSE_SEPARATORS + _RUN_CHARS) + "]")
 # A "." after these does not end a sentence ("e.g. the", "Mr. Nam", "TP. HCM", "5 p.m. tomorrow").
 _ABBREVIATIONS = frozenset(
     {"e.g", "i.e", "mr", "mrs", "ms", "dr", "vs", "st", "jr", "sr", "tp", "a.m", "p.m", "approx"}
@@ -182,6 +185,10 @@ def _segment_line(text: str, lo: int, hi: int, base: int, protected: bytearray, 
     clause_start = pos
     i = pos
     while i < hi:
+        stop = _CLAUSE_CHAR_RE.search(text, i, hi)  # every other character only moves on
+        if stop is None:
+            break
+        i = stop.start()
         ch = text[i]
         if protected[i - base]:
             i += 1
@@ -258,6 +265,6 @@ def _trim(text: str, lo: int, hi: int) -> tuple[int, int] | None:
         lo += 1
     while hi > lo and text[hi - 1].isspace():
         hi -= 1
-    if not any(c.isalnum() for c in text[lo:hi]):
+    if _ALNUM_RE.search(text, lo, hi) is None:
         return None
     return lo, hi
