@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from extraction_assets.lib.heuristics.due_dates import _DATE_WORD_RE, _RULES, parse_due_date
+from extraction_assets.lib.heuristics.due_dates import _RULE_WORDS, _RULES, DIGIT, parse_due_date
 
 WED = date(2026, 11, 25)
 
@@ -158,11 +158,18 @@ PHRASES_FOR_EVERY_RULE = (
 )
 
 
-def test_every_rule_match_holds_a_date_word_so_the_prefilter_skips_no_date() -> None:
+def test_every_rule_match_holds_one_of_its_words_so_the_rules_skipped_could_not_match() -> None:
     matched = set()
     for phrase in PHRASES_FOR_EVERY_RULE:
-        for index, (pattern, _resolver) in enumerate(_RULES):
-            for m in pattern.finditer(phrase):
+        for index, rule in enumerate(_RULES):
+            for m in rule.pattern.finditer(phrase):
                 matched.add(index)
-                assert _DATE_WORD_RE.search(m.group(0)), (phrase, pattern.pattern)
+                words = _RULE_WORDS.present(m.group(0)) | (
+                    set(DIGIT) if any(c.isdigit() for c in m.group(0)) else set()
+                )
+                assert not words.isdisjoint(rule.needles), (phrase, rule.pattern.pattern)
     assert matched == set(range(len(_RULES)))
+
+
+def test_digits_of_any_script_still_reach_the_absolute_rules() -> None:
+    assert parse_due_date("due ١٥/١٢/٢٠٢٦", None) == parse_due_date("due 15/12/2026", None)
