@@ -77,8 +77,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             ok = False
             continue
         status = "[green]ok[/]" if step.success and not step.failed_checks else "[red]FAILED[/]"
+        stages = ", ".join(f"{key} {seconds:.1f} s" for key, seconds in step.step_seconds.items())
         console.print(
-            f"{status} {step.name}" + (f" (failed checks: {', '.join(step.failed_checks)})" * bool(step.failed_checks))
+            f"{status} {step.name} in {step.seconds:.1f} s ({stages})"
+            + (f" (failed checks: {', '.join(step.failed_checks)})" * bool(step.failed_checks))
         )
         ok = ok and step.success and not step.failed_checks
     _show_summary(settings.warehouse, args.json)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -22,6 +23,8 @@ class StepResult:
     metadata: dict[str, dict[str, object]] = field(default_factory=dict)
     failed_blocking_checks: list[str] = field(default_factory=list)
     skipped: str | None = None  # why the step did not run (a blocking check of an earlier step failed)
+    seconds: float = 0.0
+    step_seconds: dict[str, float] = field(default_factory=dict)  # Dagster step (asset or check) -> wall seconds
 
 
 def open_instance() -> dg.DagsterInstance:
@@ -41,6 +44,7 @@ def _step(
     run_config: dict[str, object] = {"loggers": {"console": {"config": {"log_level": log_level}}}}
     if ops_config:
         run_config["ops"] = {op: {"config": config} for op, config in ops_config.items()}
+    started = time.perf_counter()
     result = dg.materialize(
         list(defs.assets or []) + list(defs.asset_checks or []),
         run_config=run_config,
@@ -51,6 +55,7 @@ def _step(
         raise_on_error=False,
         tags={"extraction_assets/step": name},
     )
+    seconds = time.perf_counter() - started
     blocking = {spec.key for checks in defs.asset_checks or [] for spec in checks.check_specs if spec.blocking}
     failed_evaluations = [e for e in result.get_asset_check_evaluations() if not e.passed]
     failed = [f"{e.asset_check_key.asset_key.to_user_string()}:{e.check_name}" for e in failed_evaluations]
@@ -70,7 +75,24 @@ def _step(
         failed_checks=failed,
         metadata=metadata,
         failed_blocking_checks=failed_blocking,
+        seconds=round(seconds, 3),
+        step_seconds=_step_seconds(instance, result.run_id),
     )
+
+
+def _step_seconds(instance: dg.DagsterInstance, run_id: str) -> dict[str, float]:
+    """Each Dagster step's wall time in a run, from its start and end events (what a stage costs)."""
+    ends = {dg.DagsterEventType.STEP_SUCCESS, dg.DagsterEventType.STEP_FAILURE}
+    started: dict[str, float] = {}
+    seconds: dict[str, float] = {}
+    for entry in instance.all_logs(run_id, of_type={dg.DagsterEventType.STEP_START, *ends}):
+        if entry.step_key is None or entry.dagster_event is None:
+            continue
+        if entry.dagster_event.event_type == dg.DagsterEventType.STEP_START:
+            started[entry.step_key] = entry.timestamp
+        elif entry.step_key in started:
+            seconds[entry.step_key] = round(entry.timestamp - started[entry.step_key], 3)
+    return seconds
 
 
 def run_pipeline(

@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from extraction_assets.lib.heuristics.due_dates import parse_due_date
+from extraction_assets.lib.heuristics.due_dates import _RULE_WORDS, _RULES, DIGIT, parse_due_date
 
 WED = date(2026, 11, 25)
 
@@ -123,3 +123,53 @@ def test_amount_next_to_a_real_deadline_is_ignored() -> None:
 
 def test_invalid_calendar_date_is_rejected() -> None:
     assert parse_due_date("hạn 31/11/2026", WED) is None
+
+
+PHRASES_FOR_EVERY_RULE = (
+    "trước thứ sáu tuần sau",
+    "hạn chủ nhật",
+    "trong tuần sau",
+    "đầu tuần tới",
+    "cuối tuần này",
+    "sáng mai",
+    "ngày kia",
+    "chiều nay",
+    "cuối tháng này",
+    "cuối tháng sau",
+    "tháng tới",
+    "cuối tháng 12",
+    "the day after tomorrow",
+    "tomorrow",
+    "by eod",
+    "end of the week",
+    "end of next week",
+    "early next week",
+    "end of this month",
+    "end of next month",
+    "next month",
+    "next friday",
+    "by fri.",
+    "15/12/2026",
+    "due 15/12",
+    "ngày 15 tháng 12 năm 2026",
+    "2026-12-15",
+    "dec. 15th, 2026",
+    "15th of december 2026",
+)
+
+
+def test_every_rule_match_holds_one_of_its_words_so_the_rules_skipped_could_not_match() -> None:
+    matched = set()
+    for phrase in PHRASES_FOR_EVERY_RULE:
+        for index, rule in enumerate(_RULES):
+            for m in rule.pattern.finditer(phrase):
+                matched.add(index)
+                words = _RULE_WORDS.present(m.group(0)) | (
+                    set(DIGIT) if any(c.isdigit() for c in m.group(0)) else set()
+                )
+                assert not words.isdisjoint(rule.needles), (phrase, rule.pattern.pattern)
+    assert matched == set(range(len(_RULES)))
+
+
+def test_digits_of_any_script_still_reach_the_absolute_rules() -> None:
+    assert parse_due_date("due ١٥/١٢/٢٠٢٦", None) == parse_due_date("due 15/12/2026", None)

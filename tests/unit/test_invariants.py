@@ -81,3 +81,23 @@ def test_null_placeholder_needs_no_evidence_only_while_in_review(con) -> None:
     assert invariants.items_without_evidence(con) == []
     con.execute("UPDATE extracted_items SET status = 'draft' WHERE item_id = 'i3'")
     assert invariants.items_without_evidence(con) == ["i3"]
+
+
+def test_quotes_are_checked_across_document_batches(con) -> None:
+    con.execute("DELETE FROM evidence")
+    texts = {f"d{n:03d}": f"Document number {n} says hello." for n in range(invariants.CHECK_BATCH + 5)}
+    con.execute("DELETE FROM raw_documents")
+    for doc_id, text in texts.items():
+        con.execute(
+            "INSERT INTO raw_documents (doc_id, tenant_id, source_uri, kind, text, turns, metadata, char_count,"
+            " ingested_at) VALUES (?, 'acme', ?, 'text', ?, '[]', '{}', ?, now())",
+            [doc_id, doc_id, text, len(text)],
+        )
+        wrong = doc_id in ("d000", f"d{invariants.CHECK_BATCH + 4:03d}")
+        con.execute(
+            "INSERT INTO evidence VALUES (?, 'i1', ?, 'acme', 'pulse@v1', 0, 8, ?, NULL, 'exact', 'strong',"
+            " 'user_quote', 100, now())",
+            [f"e-{doc_id}", doc_id, "Documen!" if wrong else "Document"],
+        )
+    assert sorted(invariants.quote_mismatches(con)) == ["e-d000", f"e-d{invariants.CHECK_BATCH + 4:03d}"]
+    assert invariants.ids_not_content_hashes(con) == sorted(texts)

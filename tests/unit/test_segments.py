@@ -8,9 +8,12 @@ import pytest
 
 from extraction_assets.lib.heuristics.segments import (
     PLACEHOLDER_RE,
+    LiteralScan,
     Segment,
     make_title,
     normalize_for_match,
+    phrase_needle,
+    phrase_pattern,
     segment_text,
     segment_turns,
 )
@@ -152,3 +155,35 @@ def test_make_title_never_cuts_a_placeholder_in_half() -> None:
 def test_a_vietnamese_word_ending_in_a_latin_letter_is_not_an_initial() -> None:
     text = "Khách hủy đơn. Lô hàng bị trễ. Gặp ông Nguyễn V. Anh."
     assert [s.text for s in segment_text(text)] == ["Khách hủy đơn.", "Lô hàng bị trễ.", "Gặp ông Nguyễn V. Anh."]
+
+
+@pytest.mark.parametrize(
+    ("phrase", "text"),
+    [
+        ("i will", "ok so i  will send it"),
+        ("gửi ... trước", "em gửi báo cáo trước thứ sáu"),
+        ("short-staffed", "we are short-staffed today"),
+        ("我们会", "明天我们会发货"),
+        ("I'll", "i'll call"),
+    ],
+)
+def test_every_match_of_a_phrase_holds_its_needle(phrase: str, text: str) -> None:
+    norm = normalize_for_match(text)
+    match = phrase_pattern(phrase).search(norm)
+    assert match is not None
+    assert phrase_needle(phrase) in match.group(0)
+    assert phrase_needle(phrase) in LiteralScan([phrase_needle(phrase), "absent"]).present(norm)
+
+
+def test_literal_scan_finds_every_literal_present_and_no_other() -> None:
+    scan = LiteralScan(["will", "late", "deadline", "延迟"])
+    assert scan.present("the shipment will be late, 延迟") == {"will", "late", "延迟"}
+    assert scan.present("nothing here") == set()
+
+
+def test_a_segment_ends_only_at_clause_characters_between_long_runs_of_plain_text() -> None:
+    text = "x" * 500 + "; then more words here. And a last one? Yes"
+    segments = segment_text(text, max_chars=1000)
+    _assert_offsets(text, segments)
+    assert _texts(segments)[1:] == ["then more words here.", "And a last one?", "Yes"]
+    assert segment_text("___ ... ---") == []

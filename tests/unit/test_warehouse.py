@@ -8,6 +8,7 @@ from extraction_assets.lib.warehouse import (
     TABLES,
     batched,
     insert_documents,
+    iter_batches,
     open_warehouse,
     pending_extractions,
     rebuild_review_queue,
@@ -174,6 +175,21 @@ def test_transaction_rolls_back_on_error(tmp_path: Path) -> None:
 def test_batched() -> None:
     assert batched(["a", "b", "c"], 2) == [["a", "b"], ["c"]]
     assert batched([], 5) == []
+
+
+def test_iter_batches_takes_a_stream_one_batch_at_a_time() -> None:
+    taken: list[int] = []
+
+    def stream():
+        for n in range(5):
+            taken.append(n)
+            yield n
+
+    batches = iter_batches(stream(), 2)
+    assert next(batches) == [0, 1]
+    assert taken == [0, 1]
+    assert list(batches) == [[2, 3], [4]]
+    assert list(iter_batches([], 3)) == []
 
 
 def _writer(path: str, worker: int, n: int) -> None:

@@ -15,6 +15,7 @@ from extraction_assets.lib.warehouse import (
     batched,
     documents_to_scrub,
     insert_documents,
+    iter_batches,
     known_doc_ids,
     load_documents,
     record_dead_letters,
@@ -24,6 +25,7 @@ from extraction_assets.lib.warehouse import (
 )
 
 SCRUB_BATCH = 200
+INGEST_BATCH = 200
 
 
 @dg.asset(
@@ -35,32 +37,38 @@ SCRUB_BATCH = 200
 def raw_documents(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, pipeline: PipelineResource
 ) -> dg.MaterializeResult:
-    documents: dict[str, Document] = {}
+    seen: set[str] = set()  # ids only: documents are read, stored and let go a batch at a time
     failures: list[ReadFailure] = []
-    for record in read_inbox(pipeline.inbox_path, pipeline.max_file_bytes):
-        if isinstance(record, ReadFailure):
-            failures.append(record)
-        else:
-            documents.setdefault(record.doc_id, record)
+    kinds: Counter[str] = Counter()
+    inserted = 0
+    for records in iter_batches(read_inbox(pipeline.inbox_path, pipeline.max_file_bytes), INGEST_BATCH):
+        batch: list[Document] = []
+        for record in records:
+            if isinstance(record, ReadFailure):
+                failures.append(record)
+            elif record.doc_id not in seen:  # the first file with a text wins, as in one pass
+                seen.add(record.doc_id)
+                batch.append(record)
+        with warehouse.connect() as con:
+            known = known_doc_ids(con, [d.doc_id for d in batch])
+            new_docs = [d for d in batch if d.doc_id not in known]
+            inserted += insert_documents(con, new_docs)
+        kinds.update(d.kind for d in new_docs)
     letters = [
         DeadLetter(stage="ingest", tenant_id=f.tenant_id, source_uri=f.source_uri, reason=f.reason) for f in failures
     ]
     with warehouse.connect() as con:
-        known = known_doc_ids(con)
-        new_docs = [d for d in documents.values() if d.doc_id not in known]
-        inserted = insert_documents(con, new_docs)
         new_letters = record_dead_letters(con, letters)
         total = row_count(con, "raw_documents")
     for failure in failures:
         context.log.warning(f"unreadable {failure.source_uri}: {failure.reason}")
-    kinds = Counter(d.kind for d in new_docs)
-    context.log.info(f"read {len(documents)} documents, {inserted} new, {len(failures)} unreadable")
+    context.log.info(f"read {len(seen)} documents, {inserted} new, {len(failures)} unreadable")
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": total,
-            "documents_read": len(documents),
+            "documents_read": len(seen),
             "new_documents": inserted,
-            "skipped_known": len(documents) - len(new_docs),
+            "skipped_known": len(seen) - sum(kinds.values()),
             "unreadable_files": len(failures),
             "new_dead_letters": new_letters,
             "new_by_kind": dg.MetadataValue.json(dict(sorted(kinds.items()))),

@@ -14,9 +14,12 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 import dateparser
+
+from extraction_assets.lib.heuristics.segments import LiteralScan
 
 __all__ = ["parse_due_date"]
 
@@ -63,8 +66,14 @@ def parse_due_date(text: str, reference: date | None) -> date | None:
     if not text or not text.strip():
         return None
     norm = unicodedata.normalize("NFC", text).lower().replace("’", "'")
+    present = _RULE_WORDS.present(norm)
+    if _DIGIT_RE.search(norm):
+        present.add(DIGIT[0])
     found: list[_Mention] = []
-    for pattern, resolver in _RULES:
+    for rule in _RULES:
+        if present.isdisjoint(rule.needles):
+            continue  # the rule's words are not in the text: it cannot match
+        pattern, resolver = rule.pattern, rule.resolve
         for m in pattern.finditer(norm):
             date_start = m.start("d") if "d" in pattern.groupindex and m.group("d") else m.start()
             prefix = norm[max(0, m.start() - 30) : date_start]
@@ -194,6 +203,12 @@ def _absolute(m: re.Match[str], ref: date | None) -> date | None:
         return None
     if month is not None and month.isdigit() and not 1 <= int(month) <= 12:
         return None
+    return _parsed(raw, ref)
+
+
+@lru_cache(maxsize=4096)
+def _parsed(raw: str, ref: date | None) -> date | None:
+    """dateparser's reading of a located date (about 2 ms a call; the same date string recurs across clauses)."""
     settings: dict[str, Any] = {
         "PREFER_DATES_FROM": "future",
         "DATE_ORDER": "DMY",
@@ -211,47 +226,62 @@ def _rule(pattern: str) -> re.Pattern[str]:
     return re.compile(r"(?<!\w)(?:" + pattern + r")(?!\w)")
 
 
+class _Rule(NamedTuple):
+    """A date phrase, how it resolves, and the words one of which every match holds (``DIGIT``: a digit)."""
+
+    pattern: re.Pattern[str]
+    resolve: Resolver
+    needles: tuple[str, ...]
+
+
+DIGIT = ("<digit>",)  # any decimal digit, of any script (what the rules' \d accepts)
+_DIGIT_RE = re.compile(r"\d")
 _NUM_GUARD = r"(?<![\d.,/])"
-_RULES: list[tuple[re.Pattern[str], Resolver]] = [
+_RULES: tuple[_Rule, ...] = (
     # Vietnamese weekdays: "thứ X tuần sau|tới" is one mention, so it wins over plain "tuần sau".
-    (_rule(r"(?:(?P<pre>trước|vào|đến|tới|hạn|hết|trong|sáng|trưa|chiều|tối)\s+)?(?P<d>thứ\s*(?P<wd>hai|ba|tư|năm|sáu|bảy|[2-7])"
-           r"|(?P<sun>chủ\s*nhật|cn))(?:\s+(?:của\s+)?tuần\s+(?P<which>sau|tới|này|nay))?"), _relative(_vi_weekday)),
-    (_rule(r"(?:trong|cuối)\s+tuần\s+(?:sau|tới)"), _relative(lambda _m, ref: _next_week(ref, _FRIDAY))),
-    (_rule(r"(?:đầu\s+)?tuần\s+(?:sau|tới)"), _relative(lambda _m, ref: _next_week(ref, 0))),
-    (_rule(r"(?:trong|cuối)\s+tuần(?:\s+này|\s+nay)?|tuần\s+này"),
-     _relative(lambda _m, ref: _on_or_after(ref, _FRIDAY))),
-    (_rule(r"(?:ngày|sáng|trưa|chiều|tối)\s+mai"), _offset(1)),
-    (_rule(r"ngày\s+(?:kia|mốt)"), _offset(2)),
-    (_rule(r"hôm\s+nay|(?:sáng|trưa|chiều|tối)\s+nay|trong\s+ngày(?!\s+\d)"), _offset(0)),
-    (_rule(r"cuối\s+tháng(?:\s+này|\s+nay)?"), _month_end_of(0)),
-    (_rule(r"cuối\s+tháng\s+(?:sau|tới)"), _month_end_of(1)),
-    (_rule(r"(?:đầu\s+)?tháng\s+(?:sau|tới)"), _month_start_of(1)),
-    (_rule(r"cuối\s+tháng\s+(?P<month>\d{1,2})"), _relative(_end_of_named_month)),
+    _Rule(_rule(r"(?:(?P<pre>trước|vào|đến|tới|hạn|hết|trong|sáng|trưa|chiều|tối)\s+)?(?P<d>thứ\s*(?P<wd>hai|ba|tư|năm|sáu|bảy|[2-7])"
+           r"|(?P<sun>chủ\s*nhật|cn))(?:\s+(?:của\s+)?tuần\s+(?P<which>sau|tới|này|nay))?"), _relative(_vi_weekday),
+     ("thứ", "chủ", "cn")),
+    _Rule(_rule(r"(?:trong|cuối)\s+tuần\s+(?:sau|tới)"), _relative(lambda _m, ref: _next_week(ref, _FRIDAY)),
+     ("tuần",)),
+    _Rule(_rule(r"(?:đầu\s+)?tuần\s+(?:sau|tới)"), _relative(lambda _m, ref: _next_week(ref, 0)), ("tuần",)),
+    _Rule(_rule(r"(?:trong|cuối)\s+tuần(?:\s+này|\s+nay)?|tuần\s+này"),
+     _relative(lambda _m, ref: _on_or_after(ref, _FRIDAY)), ("tuần",)),
+    _Rule(_rule(r"(?:ngày|sáng|trưa|chiều|tối)\s+mai"), _offset(1), ("mai",)),
+    _Rule(_rule(r"ngày\s+(?:kia|mốt)"), _offset(2), ("ngày",)),
+    _Rule(_rule(r"hôm\s+nay|(?:sáng|trưa|chiều|tối)\s+nay|trong\s+ngày(?!\s+\d)"), _offset(0), ("nay", "ngày")),
+    _Rule(_rule(r"cuối\s+tháng(?:\s+này|\s+nay)?"), _month_end_of(0), ("tháng",)),
+    _Rule(_rule(r"cuối\s+tháng\s+(?:sau|tới)"), _month_end_of(1), ("tháng",)),
+    _Rule(_rule(r"(?:đầu\s+)?tháng\s+(?:sau|tới)"), _month_start_of(1), ("tháng",)),
+    _Rule(_rule(r"cuối\s+tháng\s+(?P<month>\d{1,2})"), _relative(_end_of_named_month), ("tháng",)),
     # English relative phrases.
-    (_rule(r"day\s+after\s+tomorrow"), _offset(2)),
-    (_rule(r"tomorrow|tmrw?"), _offset(1)),
-    (_rule(r"today|tonight|eod|cob|end\s+of\s+(?:the\s+)?day|close\s+of\s+business"), _offset(0)),
-    (_rule(r"end\s+of\s+(?:the\s+|this\s+)?week|eow|(?:later\s+)?this\s+week|within\s+the\s+week"),
-     _relative(lambda _m, ref: _on_or_after(ref, _FRIDAY))),
-    (_rule(r"end\s+of\s+next\s+week"), _relative(lambda _m, ref: _next_week(ref, _FRIDAY))),
-    (_rule(r"(?:early\s+)?next\s+week"), _relative(lambda _m, ref: _next_week(ref, 0))),
-    (_rule(r"end\s+of\s+(?:the\s+|this\s+)?month|eom"), _month_end_of(0)),
-    (_rule(r"end\s+of\s+next\s+month"), _month_end_of(1)),
-    (_rule(r"next\s+month"), _month_start_of(1)),
-    (_rule(rf"(?:(?P<mod>next|this|coming)\s+)?{_EN_WD_FULL}"), _relative(_en_weekday)),
-    (_rule(rf"(?:(?P<mod>next|this|coming)|by|on|before|until|till|due)\s+(?P<d>{_EN_WD_ABBR})"),
-     _relative(_en_weekday)),
+    _Rule(_rule(r"day\s+after\s+tomorrow"), _offset(2), ("tomorrow",)),
+    _Rule(_rule(r"tomorrow|tmrw?"), _offset(1), ("tomorrow", "tmr")),
+    _Rule(_rule(r"today|tonight|eod|cob|end\s+of\s+(?:the\s+)?day|close\s+of\s+business"), _offset(0),
+     ("today", "tonight", "eod", "cob", "end", "close")),
+    _Rule(_rule(r"end\s+of\s+(?:the\s+|this\s+)?week|eow|(?:later\s+)?this\s+week|within\s+the\s+week"),
+     _relative(lambda _m, ref: _on_or_after(ref, _FRIDAY)), ("week", "eow")),
+    _Rule(_rule(r"end\s+of\s+next\s+week"), _relative(lambda _m, ref: _next_week(ref, _FRIDAY)), ("week",)),
+    _Rule(_rule(r"(?:early\s+)?next\s+week"), _relative(lambda _m, ref: _next_week(ref, 0)), ("week",)),
+    _Rule(_rule(r"end\s+of\s+(?:the\s+|this\s+)?month|eom"), _month_end_of(0), ("month", "eom")),
+    _Rule(_rule(r"end\s+of\s+next\s+month"), _month_end_of(1), ("month",)),
+    _Rule(_rule(r"next\s+month"), _month_start_of(1), ("month",)),
+    _Rule(_rule(rf"(?:(?P<mod>next|this|coming)\s+)?{_EN_WD_FULL}"), _relative(_en_weekday), ("day",)),
+    _Rule(_rule(rf"(?:(?P<mod>next|this|coming)|by|on|before|until|till|due)\s+(?P<d>{_EN_WD_ABBR})"),
+     _relative(_en_weekday), ("mon", "tue", "wed", "thu", "fri", "sat", "sun")),
     # Absolute dates: located here, parsed by dateparser.
-    (re.compile(rf"{_NUM_GUARD}(?P<d>(?P<day>\d{{1,2}})\s*(?P<sep>[/.-])\s*(?P<month>\d{{1,2}})\s*(?P=sep)\s*"
-                rf"(?P<year>\d{{4}}|\d{{2}}))(?![\d.,/]?\d)"), _absolute),
+    _Rule(re.compile(rf"{_NUM_GUARD}(?P<d>(?P<day>\d{{1,2}})\s*(?P<sep>[/.-])\s*(?P<month>\d{{1,2}})\s*(?P=sep)\s*"
+                rf"(?P<year>\d{{4}}|\d{{2}}))(?![\d.,/]?\d)"), _absolute, DIGIT),
     # Day/month without a year only after a date word, so "1/2 lô hàng" stays a fraction.
-    (re.compile(rf"(?<!\w)(?:ngày|trước|hạn|by|before|on|due|until|till|đến|tới|deadline:?)\s+(?:ngày\s+)?"
-                rf"{_NUM_GUARD}(?P<d>(?P<day>\d{{1,2}})/(?P<month>\d{{1,2}}))(?![\d/])"), _absolute),
-    (re.compile(r"(?<!\w)(?P<d>(?:ngày\s+)?(?P<day>\d{1,2})\s+tháng\s+(?P<month>\d{1,2})"
-                r"(?:\s*(?:năm|,)\s*(?P<year>\d{4}))?)(?!\w)"), _absolute),
-    (re.compile(rf"{_NUM_GUARD}(?P<d>(?P<year>\d{{4}})-(?P<month>\d{{1,2}})-(?P<day>\d{{1,2}}))(?![\d.,/]?\d)"),
-     _absolute),
-    (re.compile(rf"(?<!\w)(?P<d>{_MONTHS}\s+(?P<day>\d{{1,2}}){_ORD}(?:,?\s+(?P<year>\d{{4}}))?)(?![\w:])"), _absolute),
-    (re.compile(rf"(?<!\w)(?P<d>(?P<day>\d{{1,2}}){_ORD}\s+(?:of\s+)?{_MONTHS}(?:,?\s+(?P<year>\d{{4}}))?)(?!\w)"),
-     _absolute),
-]  # fmt: skip
+    _Rule(re.compile(rf"(?<!\w)(?:ngày|trước|hạn|by|before|on|due|until|till|đến|tới|deadline:?)\s+(?:ngày\s+)?"
+                rf"{_NUM_GUARD}(?P<d>(?P<day>\d{{1,2}})/(?P<month>\d{{1,2}}))(?![\d/])"), _absolute, DIGIT),
+    _Rule(re.compile(r"(?<!\w)(?P<d>(?:ngày\s+)?(?P<day>\d{1,2})\s+tháng\s+(?P<month>\d{1,2})"
+                r"(?:\s*(?:năm|,)\s*(?P<year>\d{4}))?)(?!\w)"), _absolute, DIGIT),
+    _Rule(re.compile(rf"{_NUM_GUARD}(?P<d>(?P<year>\d{{4}})-(?P<month>\d{{1,2}})-(?P<day>\d{{1,2}}))(?![\d.,/]?\d)"),
+     _absolute, DIGIT),
+    _Rule(re.compile(rf"(?<!\w)(?P<d>{_MONTHS}\s+(?P<day>\d{{1,2}}){_ORD}(?:,?\s+(?P<year>\d{{4}}))?)(?![\w:])"),
+     _absolute, DIGIT),
+    _Rule(re.compile(rf"(?<!\w)(?P<d>(?P<day>\d{{1,2}}){_ORD}\s+(?:of\s+)?{_MONTHS}(?:,?\s+(?P<year>\d{{4}}))?)(?!\w)"),
+     _absolute, DIGIT),
+)  # fmt: skip
+_RULE_WORDS = LiteralScan(word for rule in _RULES for word in rule.needles if rule.needles != DIGIT)

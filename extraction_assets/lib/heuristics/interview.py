@@ -24,6 +24,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from functools import lru_cache
 from itertools import pairwise
 from typing import Any, Literal
 
@@ -326,7 +327,7 @@ def _statement(spec: FieldSpec, cues: FieldCues, clause: _Clause, today: date | 
     (string, list) is the clause itself, unless it negates the topic ("没什么麻烦") or is a bare "嗯".
     """
     topic = _topic_state(cues.topic, clause.norm)
-    asked = bool(clause.question) and cues.topic.search(clause.question) is not None
+    asked = bool(clause.question) and _names(cues.topic, clause.question)
     if not (topic == "named" or asked):
         return None
     signals = [("the respondent's words name the topic", _POINTS_TOPIC)] if topic == "named" else []
@@ -427,6 +428,12 @@ def _with_denial(candidate: CandidateItem, denials: list[_Denial]) -> CandidateI
 # ---------------------------------------------------------------------------------------------------------
 # matching helpers
 # ---------------------------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=4096)
+def _names(pattern: re.Pattern[str], question: str) -> bool:
+    """Whether a question names a topic; each clause of an answer asks again about the same question."""
+    return pattern.search(question) is not None
 
 
 def _topic_state(pattern: re.Pattern[str], norm: str) -> Literal["named", "negated", "absent"]:

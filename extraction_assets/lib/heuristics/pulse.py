@@ -13,9 +13,11 @@ from datetime import date
 
 from extraction_assets.lib.heuristics.due_dates import parse_due_date
 from extraction_assets.lib.heuristics.segments import (
+    LiteralScan,
     Segment,
     make_title,
     normalize_for_match,
+    phrase_needle,
     phrase_pattern,
     segment_text,
     segment_turns,
@@ -210,6 +212,7 @@ _NEGATION_FILLERS = frozenset({
     "the",
 })  # fmt: skip
 _NEGATABLE_TYPES = frozenset({"commitment", "risk", "decision"})  # "Không cần quyết định gì" asks for nothing
+_DATED_TYPES = ("commitment", "decision")  # the item types that carry a due date
 _TOKEN_RE = re.compile(r"[\w']+")
 _MD_HEADING = re.compile(r"#{1,6}\s")
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
@@ -219,6 +222,7 @@ _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 class _Keyword:
     label: str
     pattern: re.Pattern[str]
+    needle: str  # a word every match contains: a clause without it is not searched
     report_match: bool = False
 
 
@@ -238,13 +242,14 @@ def _build(table: dict[str, tuple[str, ...]]) -> tuple[_Keyword, ...]:
                 continue
             seen.add(phrase)
             if phrase == DEADLINE_KEYWORD:
-                keywords.append(_Keyword(phrase, re.compile(r"(?<!\w)" + _DEADLINE_RE + r"(?!\w)"), True))
+                keywords.append(_Keyword(phrase, re.compile(r"(?<!\w)" + _DEADLINE_RE + r"(?!\w)"), "by", True))
             else:
-                keywords.append(_Keyword(phrase, phrase_pattern(phrase)))
+                keywords.append(_Keyword(phrase, phrase_pattern(phrase), phrase_needle(phrase)))
     return tuple(keywords)
 
 
 _MATCHERS: dict[str, tuple[_Keyword, ...]] = {item_type: _build(table) for item_type, table in KEYWORDS.items()}
+_NEEDLES = LiteralScan(kw.needle for keywords in _MATCHERS.values() for kw in keywords)
 _SLOT_RES = {item_type: word_set_pattern(words) for item_type, words in _SLOT_WORDS.items()}
 _SEVERITY_RES = {level: word_set_pattern(words) for level, words in _SEVERITY_WORDS.items()}
 _RISK_HINT_RES = {risk_type: word_set_pattern(words) for risk_type, words in _RISK_TYPE_HINTS.items()}
@@ -280,12 +285,17 @@ def extract_pulse(doc: ExtractionInput) -> list[CandidateItem]:
     turns = {turn.turn_id: turn for turn in doc.turns}
     best: dict[tuple[str, str | None, str], tuple[float, int, int, CandidateItem]] = {}
     for seg in _answer_segments(doc):
-        turn = turns.get(seg.turn_id) if seg.turn_id is not None else None
         norm = normalize_for_match(seg.text)
+        needles = _NEEDLES.present(norm)
+        if not needles:
+            continue
+        hits_by_type = {item_type: _find_keywords(norm, item_type, needles) for item_type in ITEM_TYPES}
+        # a due date only counts for commitments and decisions: parsed only when the clause has one
+        due = parse_due_date(seg.text, doc.doc_date) if any(hits_by_type[t] for t in _DATED_TYPES) else None
+        turn = turns.get(seg.turn_id) if seg.turn_id is not None else None
         question = normalize_for_match(turn.question) if turn is not None and turn.question else ""
-        due = parse_due_date(seg.text, doc.doc_date)
         for type_rank, item_type in enumerate(ITEM_TYPES):
-            hits = _find_keywords(norm, item_type)
+            hits = hits_by_type[item_type]
             if not hits:
                 continue
             item = _candidate(item_type, seg, hits, norm, question, due, turn)
@@ -317,10 +327,15 @@ def _answer_segments(doc: ExtractionInput) -> list[Segment]:
     return segments
 
 
-def _find_keywords(norm: str, item_type: str) -> list[_Hit]:
-    """Leftmost-longest, non-overlapping keyword hits in a normalised clause, negated hits removed."""
+def _find_keywords(norm: str, item_type: str, needles: set[str]) -> list[_Hit]:
+    """Leftmost-longest, non-overlapping keyword hits in a normalised clause, negated hits removed.
+
+    Only keywords whose needle occurs in the clause (``needles``) are searched.
+    """
     raw: list[_Hit] = []
     for kw in _MATCHERS[item_type]:
+        if kw.needle not in needles:
+            continue
         for m in kw.pattern.finditer(norm):
             label = " ".join(m.group(0).split()) if kw.report_match else kw.label
             raw.append(_Hit(m.start(), m.end(), label))
@@ -359,7 +374,7 @@ def _candidate(
 ) -> CandidateItem:
     """Build one item: score, classify and attach provenance."""
     labels = list(dict.fromkeys(h.label for h in hits))
-    due_date = due if item_type in ("commitment", "decision") else None
+    due_date = due if item_type in _DATED_TYPES else None
     strong = any(label in _STRONG_KEYWORDS[item_type] for label in labels) or (
         item_type == "commitment" and due_date is not None and any(label in _FUTURE_MARKERS for label in labels)
     )

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+
+import ahocorasick
 
 from extraction_assets.lib.models import Turn
 
@@ -26,6 +28,9 @@ _CJK_CLAUSE_SEPARATORS = "；"
 _RUN_CHARS = ".!?…。！？"
 _CLOSERS = "\"')]}»”’」』】"
 _LONG_CLAUSE_SEPARATORS = "，、"
+_ALNUM_RE = re.compile(r"[^\W_]")  # what str.isalnum() accepts: a word character other than "_"
+# The characters a line's clauses can end at: ";", CJK separators and the terminator runs.
+_CLAUSE_CHAR_RE = re.compile("[" + re.escape(";" + _CJK_CLAUSE_SEPARATORS + _RUN_CHARS) + "]")
 # A "." after these does not end a sentence ("e.g. the", "Mr. Nam", "TP. HCM", "5 p.m. tomorrow").
 _ABBREVIATIONS = frozenset(
     {"e.g", "i.e", "mr", "mrs", "ms", "dr", "vs", "st", "jr", "sr", "tp", "a.m", "p.m", "approx"}
@@ -77,6 +82,27 @@ def phrase_pattern(phrase: str) -> re.Pattern[str]:
     if _CJK_CHAR_RE.search(norm):
         return re.compile(body)
     return re.compile(r"(?<!\w)" + body + r"(?!\w)")
+
+
+def phrase_needle(phrase: str) -> str:
+    """The longest word of a keyword phrase, normalised: every match of ``phrase_pattern(phrase)`` contains it."""
+    return max(normalize_for_match(phrase).replace(KEYWORD_GAP, " ").split(), key=len)
+
+
+class LiteralScan:
+    """Which of many literals occur in a text, found in one Aho-Corasick pass instead of one search per literal.
+
+    Used as an exact pre-filter: a pattern whose needle is absent from a text cannot match it.
+    """
+
+    def __init__(self, literals: Iterable[str]) -> None:
+        self._automaton = ahocorasick.Automaton()
+        for literal in set(literals):
+            self._automaton.add_word(literal, literal)
+        self._automaton.make_automaton()
+
+    def present(self, text: str) -> set[str]:
+        return {literal for _, literal in self._automaton.iter(text)}
 
 
 def word_set_pattern(words: Sequence[str]) -> re.Pattern[str]:
@@ -159,6 +185,10 @@ def _segment_line(text: str, lo: int, hi: int, base: int, protected: bytearray, 
     clause_start = pos
     i = pos
     while i < hi:
+        stop = _CLAUSE_CHAR_RE.search(text, i, hi)  # every other character only moves on
+        if stop is None:
+            break
+        i = stop.start()
         ch = text[i]
         if protected[i - base]:
             i += 1
@@ -235,6 +265,6 @@ def _trim(text: str, lo: int, hi: int) -> tuple[int, int] | None:
         lo += 1
     while hi > lo and text[hi - 1].isspace():
         hi -= 1
-    if not any(c.isalnum() for c in text[lo:hi]):
+    if _ALNUM_RE.search(text, lo, hi) is None:
         return None
     return lo, hi

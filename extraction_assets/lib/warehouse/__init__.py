@@ -5,6 +5,7 @@ from extraction_assets.lib.warehouse.applicability import documents_to_route, wr
 from extraction_assets.lib.warehouse.connection import (
     batched,
     insert_rows,
+    iter_batches,
     now,
     open_warehouse,
     rows_as_dicts,
@@ -47,6 +48,7 @@ __all__ = [
     "insert_documents",
     "insert_rows",
     "items_without_evidence",
+    "iter_batches",
     "known_doc_ids",
     "load_documents",
     "load_scrubbed",

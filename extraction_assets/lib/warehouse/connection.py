@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 
 from extraction_assets.lib.warehouse.ddl import TABLES, ensure_schema
+
+T = TypeVar("T")
 
 
 def now() -> datetime:
@@ -81,6 +84,13 @@ def table_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
 def batched(ids: Sequence[str], size: int) -> list[list[str]]:
     """Work is committed batch by batch: a crash loses at most the batch in flight."""
     return [list(ids[i : i + size]) for i in range(0, len(ids), size)]
+
+
+def iter_batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """`batched` for a stream: only one batch is held at a time."""
+    iterator = iter(items)
+    while batch := list(islice(iterator, size)):
+        yield batch
 
 
 def insert_rows(

@@ -13,8 +13,10 @@ from extraction_assets.lib.pii.vault import SealedMapping
 from extraction_assets.lib.warehouse.connection import insert_rows, now, rows_as_dicts, to_json, transaction
 
 
-def known_doc_ids(con: duckdb.DuckDBPyConnection) -> set[str]:
-    return {row[0] for row in con.execute("SELECT doc_id FROM raw_documents").fetchall()}
+def known_doc_ids(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> set[str]:
+    """Which of these documents are stored already."""
+    rows = con.execute("SELECT doc_id FROM raw_documents WHERE doc_id IN (SELECT unnest(?))", [list(doc_ids)])
+    return {row[0] for row in rows.fetchall()}
 
 
 def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -> int:

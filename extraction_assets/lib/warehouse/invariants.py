@@ -8,6 +8,8 @@ Asset checks report these; tests call them directly.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from typing import Any
 
 import duckdb
 
@@ -15,6 +17,9 @@ from extraction_assets.lib.models import Document
 from extraction_assets.lib.offsets import OffsetMap
 from extraction_assets.lib.pii.scrubber import find_unmasked
 from extraction_assets.lib.schemas import SchemaVersion
+from extraction_assets.lib.warehouse.connection import batched
+
+CHECK_BATCH = 256  # documents whose text a check holds at once
 
 
 def items_without_evidence(con: duckdb.DuckDBPyConnection, schema_version: str | None = None) -> list[str]:
@@ -34,14 +39,30 @@ def items_without_evidence(con: duckdb.DuckDBPyConnection, schema_version: str |
 
 
 def quote_mismatches(con: duckdb.DuckDBPyConnection, schema_version: str | None = None) -> list[str]:
-    """Evidence whose quote is not exactly raw_documents.text[char_start:char_end] (Python slicing)."""
-    rows = con.execute(
-        """SELECT e.evidence_id, e.quote, e.char_start, e.char_end, r.text
-           FROM evidence e JOIN raw_documents r USING (doc_id)
-           WHERE CAST(? AS VARCHAR) IS NULL OR e.schema_version = ?""",
-        [schema_version, schema_version],
-    ).fetchall()
-    return [eid for eid, quote, start, end, text in rows if text[start:end] != quote or not quote]
+    """Evidence whose quote is not exactly raw_documents.text[char_start:char_end] (Python slicing).
+
+    Documents are read a batch at a time, each text once for all its evidence, so memory stays flat.
+    """
+    doc_ids = [
+        r[0]
+        for r in con.execute(
+            """SELECT DISTINCT e.doc_id FROM evidence e JOIN raw_documents r USING (doc_id)
+               WHERE CAST(? AS VARCHAR) IS NULL OR e.schema_version = ? ORDER BY 1""",
+            [schema_version, schema_version],
+        ).fetchall()
+    ]
+    mismatches = []
+    for batch in batched(doc_ids, CHECK_BATCH):
+        texts = dict(
+            con.execute("SELECT doc_id, text FROM raw_documents WHERE doc_id IN (SELECT unnest(?))", [batch]).fetchall()
+        )
+        rows = con.execute(
+            """SELECT evidence_id, doc_id, quote, char_start, char_end FROM evidence
+               WHERE doc_id IN (SELECT unnest(?)) AND (CAST(? AS VARCHAR) IS NULL OR schema_version = ?)""",
+            [batch, schema_version, schema_version],
+        ).fetchall()
+        mismatches += [eid for eid, doc, quote, start, end in rows if texts[doc][start:end] != quote or not quote]
+    return mismatches
 
 
 def confidence_out_of_band(con: duckdb.DuckDBPyConnection, schema: SchemaVersion) -> list[tuple[str, str, float]]:
@@ -97,12 +118,12 @@ def unmasked_pii(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
 
     The scrubber's own detectors, region and kinds decide, on the raw text: what it keeps by rule is no finding.
     """
-    rows = con.execute(
+    cursor = con.execute(
         """SELECT s.doc_id, s.text, s.policy, s.offset_map, r.text FROM scrubbed_documents s
            LEFT JOIN raw_documents r USING (doc_id) ORDER BY s.doc_id"""
-    ).fetchall()
+    )
     found = []
-    for doc_id, text, policy_json, offsets_json, raw in rows:
+    for doc_id, text, policy_json, offsets_json, raw in _streamed(cursor):
         policy = json.loads(policy_json) if policy_json else {}
         kinds = frozenset(policy["kinds"]) if "kinds" in policy else None
         offset_map = OffsetMap.model_validate(json.loads(offsets_json)) if offsets_json else None
@@ -113,5 +134,12 @@ def unmasked_pii(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
 
 def ids_not_content_hashes(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Documents whose id is not the tenant-scoped hash of their kind and text."""
-    rows = con.execute("SELECT doc_id, tenant_id, kind, text FROM raw_documents").fetchall()
+    cursor = con.execute("SELECT doc_id, tenant_id, kind, text FROM raw_documents")
+    rows = _streamed(cursor)
     return [doc_id for doc_id, tenant, kind, text in rows if Document.make_id(tenant, kind, text) != doc_id]
+
+
+def _streamed(cursor: duckdb.DuckDBPyConnection) -> Iterator[tuple[Any, ...]]:
+    """A query's rows, CHECK_BATCH at a time, so a check over every document never holds every text in Python."""
+    while rows := cursor.fetchmany(CHECK_BATCH):
+        yield from rows

@@ -1,0 +1,190 @@
+"""Throughput bench: the whole offline `extraction-assets run` on a mixed inbox of public documents.
+
+The inbox (`evals.bench_inbox`: Enron mail, SROIE receipts, CUAD contracts, QMSum meetings, the set
+repeated over three tenants) is run end to end in a child process, so the peak RSS is that process's
+own. Beside it, a bare scan of the same files with six plain regexes (e-mail, phone, card, IBAN, date,
+amount) gives the floor the pipeline is compared with. Then the same inbox plus 1% new documents is
+run against the warehouse of the first run (the incremental cost), and an inbox a third the size is
+run alone (peak RSS must not grow with the inbox). A part that fails is reported; the others still run.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from evals.bench_inbox import build_inbox, evalsets_dir, source_files
+
+Figures = dict[str, float | int | str]
+TENANTS = 3
+NEW_FRACTION = 0.01
+SCAN_ROUNDS = 3
+SCAN_PATTERNS = tuple(
+    re.compile(p)
+    for p in (
+        r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+",  # e-mail
+        r"\+?\d[\d ().-]{7,}\d",  # phone
+        r"\b(?:\d[ -]?){12,18}\d\b",  # card
+        r"\b[A-Z]{2}\d{2}[A-Z0-9]{11,30}\b",  # IBAN
+        r"\b\d{1,4}[/.-]\d{1,2}[/.-]\d{2,4}\b",  # date
+        r"\b\d{1,3}(?:[,.]\d{3})*(?:[.,]\d{2})?\b",  # amount
+    )
+)
+# A step line of `extraction-assets run`: "ok extract pulse@v1 in 12.3 s (extracted_items_and_evidence 11.9 s, ...)".
+_STEP_LINE = re.compile(r"^(?P<status>ok|FAILED) (?P<name>.+?) in (?P<seconds>[\d.]+) s \((?P<stages>[^)]*)\)")
+_STAGE = re.compile(r"(?P<key>[\w.@-]+) (?P<seconds>[\d.]+) s")
+
+
+@dataclass
+class RunFigures:
+    """One `extraction-assets run` in a child process: wall time, its own peak RSS, each step's seconds."""
+
+    seconds: float
+    peak_rss_mb: float
+    exit_code: int
+    steps: dict[str, float] = field(default_factory=dict)
+    stages: dict[str, dict[str, float]] = field(default_factory=dict)
+    failed: list[str] = field(default_factory=list)
+
+
+def scan_seconds(paths: list[Path]) -> tuple[float, int]:
+    """Read every file and run the six regexes over it: (seconds, matches)."""
+    started = time.perf_counter()
+    matches = 0
+    for path in paths:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+        for pattern in SCAN_PATTERNS:
+            matches += sum(1 for _ in pattern.finditer(text))
+    return time.perf_counter() - started, matches
+
+
+def run_offline(inbox: Path, warehouse: Path) -> RunFigures:
+    """`extraction-assets run` (every schema version, no model endpoint) as a child process, waited for with wait4."""
+    command = [str(Path(sys.executable).with_name("extraction-assets")), "run", "--inbox", str(inbox)]
+    command += ["--warehouse", str(warehouse)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("EXTRACTION_LLM_", "DAGSTER_HOME"))}
+    env["COLUMNS"] = "1000"  # one step per line
+    with tempfile.TemporaryFile("w+") as out:
+        started = time.perf_counter()
+        child = subprocess.Popen(command, stdout=out, stderr=subprocess.DEVNULL, env=env)
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - started
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        lines = out.read().splitlines()
+    figures = RunFigures(round(seconds, 2), round(usage.ru_maxrss / 1024, 1), child.returncode)
+    for line in lines:
+        if m := _STEP_LINE.match(line.strip()):
+            figures.steps[m["name"]] = float(m["seconds"])
+            figures.stages[m["name"]] = {s["key"]: float(s["seconds"]) for s in _STAGE.finditer(m["stages"])}
+            if m["status"] == "FAILED":
+                figures.failed.append(m["name"])
+    return figures
+
+
+def _inbox_files(inbox: Path) -> list[Path]:
+    return sorted(p for p in inbox.rglob("*") if p.is_file())
+
+
+def _part(results: Figures, name: str, work: Callable[[], Figures]) -> None:
+    """Run one part of the group; a failure becomes a figure, never an exception."""
+    try:
+        results.update(work())
+    except Exception as exc:  # a failed part is reported, the others still run
+        results[f"{name}_error"] = f"{type(exc).__name__}: {exc}"[:300]
+
+
+def _run_figures(prefix: str, run: RunFigures) -> Figures:
+    figures: Figures = {
+        f"{prefix}_s": run.seconds,
+        f"{prefix}_peak_rss_mb": run.peak_rss_mb,
+        f"{prefix}_exit_code": run.exit_code,
+    }
+    if run.failed:
+        figures[f"{prefix}_failed_steps"] = ", ".join(run.failed)
+    return figures
+
+
+def bench_throughput() -> Figures:
+    data = evalsets_dir()
+    if not data.exists():
+        return {"skipped": 1, "measured_on": f"no eval data at {data}"}
+    files = source_files(data)
+    documents = TENANTS * len(files)
+    new = max(1, round(documents * NEW_FRACTION))
+    results: Figures = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        inbox, warehouse = root / "inbox", root / "full.duckdb"
+        build_inbox(inbox, documents, files)
+        paths = _inbox_files(inbox)
+        megabytes = sum(p.stat().st_size for p in paths) / 1e6
+        results.update({"documents": documents, "inbox_mb": round(megabytes, 1)})
+        scan: list[float] = []
+
+        def scan_part() -> Figures:
+            rounds = [scan_seconds(paths) for _ in range(SCAN_ROUNDS)]
+            scan.append(statistics.median(s for s, _ in rounds))
+            return {"scan_s": round(scan[0], 3), "scan_matches": rounds[0][1]}
+
+        full: list[RunFigures] = []
+
+        def full_part() -> Figures:
+            run = run_offline(inbox, warehouse)
+            full.append(run)
+            figures = _run_figures("pipeline", run)
+            figures["pipeline_docs_per_s"] = round(documents / run.seconds, 1)
+            figures["pipeline_mb_per_s"] = round(megabytes / run.seconds, 2)
+            ingest = run.stages.get("ingest", {})
+            figures["stage_ingest_s"] = ingest.get("raw_documents", -1.0)
+            figures["stage_scrub_s"] = ingest.get("scrubbed_documents", -1.0)
+            figures["stage_ingest_checks_s"] = round(
+                sum(s for k, s in ingest.items() if k not in ("raw_documents", "scrubbed_documents")), 2
+            )
+            for step, seconds in run.steps.items():
+                if step.startswith("extract "):
+                    figures[f"stage_{step.replace(' ', '_')}_s"] = seconds
+            if scan:
+                figures["ratio_pipeline_over_scan"] = round(run.seconds / scan[0], 1)
+                for step, seconds in run.steps.items():
+                    figures[f"ratio_{step.replace(' ', '_')}_over_scan"] = round(seconds / scan[0], 2)
+            return figures
+
+        def incremental_part() -> Figures:
+            build_inbox(inbox, documents + new, files)
+            run = run_offline(inbox, warehouse)
+            figures = _run_figures("incremental", run)
+            figures["incremental_new_documents"] = new
+            if full:
+                figures["incremental_fraction_of_full"] = round(run.seconds / full[0].seconds, 3)
+            return figures
+
+        def flat_memory_part() -> Figures:
+            small = root / "small"
+            build_inbox(small, len(files), files)
+            run = run_offline(small, root / "small.duckdb")
+            figures = _run_figures("small", run)
+            figures["small_documents"] = len(files)
+            if full:
+                figures["peak_rss_growth_full_over_small"] = round(full[0].peak_rss_mb / run.peak_rss_mb, 2)
+            return figures
+
+        _part(results, "scan", scan_part)
+        _part(results, "pipeline", full_part)
+        _part(results, "incremental", incremental_part)
+        _part(results, "small", flat_memory_part)
+    results["measured_on"] = (
+        f"{documents} documents ({len(files)} eval records x {TENANTS} tenants, {results['inbox_mb']} MB) from "
+        f"{data.name}/*/dev.jsonl; offline `extraction-assets run` (every schema version) in a child process; "
+        f"scan = six regexes over the same files, median of {SCAN_ROUNDS}; incremental = +{new} documents "
+        f"(a new tenant) on the first run's warehouse; small = {len(files)} documents, one tenant"
+    )
+    return results

@@ -1,0 +1,61 @@
+"""The throughput bench's inbox: deterministic, readable by the inbox readers, and growable by new documents."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from evals.bench_inbox import build_inbox, meeting_transcript, source_files
+from extraction_assets.lib.models import Document
+from extraction_assets.lib.readers import read_inbox
+
+MAIL = "Message-ID: <1@x>\r\nDate: Mon, 18 Oct 1999 01:47 -0700\r\nFrom: a@b.com\r\nSubject: Hi\r\n\r\nI will go.\r\n"
+
+
+def _evalsets(root: Path) -> Path:
+    records = {
+        "enron_categories": [{"id": "enron-1", "text": MAIL}, {"id": "enron-2", "text": MAIL.replace("go", "run")}],
+        "sroie": [{"id": "sroie-1", "text": "SHOP SDN BHD\nTOTAL 10.00\n"}],
+        "cuad": [{"id": "cuad-A/B", "text": "This Agreement is made between A and B."}],
+        "qmsum_meetings": [{"id": "qmsum-1", "text": "Grad A: OK , we 're on .\nmore words\nGrad B: Yes .\n"}],
+    }
+    for dataset, rows in records.items():
+        (root / dataset).mkdir(parents=True)
+        (root / dataset / "dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return root
+
+
+def test_meeting_lines_become_turns_and_unlabelled_lines_continue_the_turn() -> None:
+    transcript = meeting_transcript("m", "Grad A: OK .\nmore words\nGrad B: Yes .")
+    assert transcript == {
+        "title": "m",
+        "turns": [{"speaker": "Grad A", "text": "OK . more words"}, {"speaker": "Grad B", "text": "Yes ."}],
+    }
+
+
+def test_sources_are_interleaved_by_kind(tmp_path: Path) -> None:
+    files = source_files(_evalsets(tmp_path / "evalsets"))
+    assert [f.folder for f in files] == ["mail", "receipts", "contracts", "meetings", "mail"]
+    assert files[2].name == "cuad-A_B.txt"
+
+
+def test_the_inbox_repeats_the_set_per_tenant_and_every_file_is_a_document(tmp_path: Path) -> None:
+    files = source_files(_evalsets(tmp_path / "evalsets"))
+    inbox = tmp_path / "inbox"
+    assert build_inbox(inbox, 2 * len(files), files) == 10
+    docs = [d for d in read_inbox(inbox)]
+    assert all(isinstance(d, Document) for d in docs)
+    assert len({d.doc_id for d in docs if isinstance(d, Document)}) == 10
+    assert {d.tenant_id for d in docs} == {"tenant-1", "tenant-2"}
+    assert sorted({d.kind for d in docs if isinstance(d, Document)}) == ["email", "text", "transcript"]
+
+
+def test_a_larger_inbox_is_the_smaller_one_plus_new_files(tmp_path: Path) -> None:
+    files = source_files(_evalsets(tmp_path / "evalsets"))
+    small, large = tmp_path / "small", tmp_path / "large"
+    build_inbox(small, 7, files)
+    build_inbox(large, 9, files)
+    small_files = {p.relative_to(small): p.read_bytes() for p in small.rglob("*") if p.is_file()}
+    large_files = {p.relative_to(large): p.read_bytes() for p in large.rglob("*") if p.is_file()}
+    assert len(large_files) == 9
+    assert all(large_files[rel] == content for rel, content in small_files.items())
