@@ -60,11 +60,12 @@ class Document(BaseModel):
 
 
 class ReadFailure(BaseModel):
-    """A file (or one record of a file) that could not become a Document."""
+    """A file (or one record of a file) that could not become a Document, or that was skipped by rule."""
 
     tenant_id: str
     source_uri: str
     reason: str
+    skipped: bool = False  # skipped by rule (a hidden file or folder, the inbox's README): counted, not broken
 
 
 class CandidateItem(BaseModel):

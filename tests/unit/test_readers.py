@@ -500,7 +500,14 @@ def test_read_inbox_tenants_order_hidden_and_failures_do_not_stop(tmp_path: Path
     write(inbox, "acme/.cache/x.txt", "skip me too")
     write(inbox, ".git/config", "skip")
     write(inbox, "saigon-foods/ghi-chu.md", "Tôi sẽ gửi báo giá")
-    results = list(read_inbox(inbox))
+    everything = list(read_inbox(inbox))
+    skipped = [(r.tenant_id, r.source_uri, r.reason) for r in everything if isinstance(r, ReadFailure) and r.skipped]
+    assert skipped == [  # hidden entries are never read, but they are counted
+        ("_no_tenant", ".git", "hidden folder (not read)"),
+        ("acme", "acme/.cache", "hidden folder (not read)"),
+        ("acme", "acme/.hidden.txt", "hidden file (not read)"),
+    ]
+    results = [r for r in everything if not (isinstance(r, ReadFailure) and r.skipped)]
     summary = [(type(r).__name__, r.tenant_id, r.source_uri) for r in results]
     assert summary == [
         ("Document", "acme", "acme/a.txt"),
@@ -511,7 +518,7 @@ def test_read_inbox_tenants_order_hidden_and_failures_do_not_stop(tmp_path: Path
         ("ReadFailure", readers.NO_TENANT, "stray.txt"),
     ]
     assert results[-1].reason == "file outside a tenant folder"
-    assert list(read_inbox(inbox)) == results  # deterministic
+    assert list(read_inbox(inbox)) == everything  # deterministic
 
 
 def test_missing_inbox_is_a_failure_not_an_exception(tmp_path: Path) -> None:
@@ -550,7 +557,9 @@ BROKEN_SAMPLES = {
 def test_bundled_sample_inbox() -> None:
     results = list(read_inbox(SAMPLE_INBOX))
     docs = [r for r in results if isinstance(r, Document)]
-    fails = {r.source_uri: r for r in results if isinstance(r, ReadFailure)}
+    fails = {r.source_uri: r for r in results if isinstance(r, ReadFailure) and not r.skipped}
+    skipped = {r.source_uri: r.reason for r in results if isinstance(r, ReadFailure) and r.skipped}
+    assert skipped == {"README.md": "the inbox's own README"}  # counted as skipped, never read as a document
 
     assert len(docs) >= 20
     assert {d.tenant_id for d in docs} >= {"acme", "saigon-foods"}

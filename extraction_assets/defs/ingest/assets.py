@@ -55,25 +55,31 @@ def raw_documents(
             inserted += insert_documents(con, new_docs)
         kinds.update(d.kind for d in new_docs)
     letters = [
-        DeadLetter(stage="ingest", tenant_id=f.tenant_id, source_uri=f.source_uri, reason=f.reason) for f in failures
+        DeadLetter(
+            stage="skipped" if f.skipped else "ingest", tenant_id=f.tenant_id, source_uri=f.source_uri, reason=f.reason
+        )
+        for f in failures
     ]
     with warehouse.connect() as con:
         new_letters = record_dead_letters(con, letters)
         total = row_count(con, "raw_documents")
-    for failure in failures:
+    unreadable = [f for f in failures if not f.skipped]
+    for failure in unreadable:
         context.log.warning(f"unreadable {failure.source_uri}: {failure.reason}")
-    context.log.info(f"read {len(seen)} documents, {inserted} new, {len(failures)} unreadable")
+    skipped = len(failures) - len(unreadable)
+    context.log.info(f"read {len(seen)} documents, {inserted} new, {len(unreadable)} unreadable, {skipped} skipped")
     return dg.MaterializeResult(
         metadata={
             "dagster/row_count": total,
             "documents_read": len(seen),
             "new_documents": inserted,
             "skipped_known": len(seen) - sum(kinds.values()),
-            "unreadable_files": len(failures),
+            "unreadable_files": len(unreadable),
+            "skipped_files": skipped,
             "new_dead_letters": new_letters,
             "new_by_kind": dg.MetadataValue.json(dict(sorted(kinds.items()))),
             "unreadable": dg.MetadataValue.md(
-                markdown_table(["source", "reason"], [[f.source_uri, f.reason] for f in failures[:20]])
+                markdown_table(["source", "reason"], [[f.source_uri, f.reason] for f in unreadable[:20]])
             ),
         }
     )

@@ -34,6 +34,8 @@ NO_TENANT = "_no_tenant"
 # bigger than this default is almost certainly a mistake or an attack. `EXTRACTION_MAX_FILE_MB` sets another.
 MAX_FILE_BYTES = 8 * 1024 * 1024
 INBOX_DOCS = frozenset({"readme.md", "readme.txt"})
+_HIDDEN_FILE, _HIDDEN_FOLDER = "hidden file (not read)", "hidden folder (not read)"
+_SKIPPED = frozenset({_HIDDEN_FILE, _HIDDEN_FOLDER})
 SUPPORTED_EXTENSIONS = (".txt", ".md", ".json", ".jsonl", ".eml", ".mbox", ".csv", ".xlsx", ".pdf")
 
 
@@ -45,9 +47,9 @@ SUPPORTED_EXTENSIONS = (".txt", ".md", ".json", ".jsonl", ".eml", ".mbox", ".csv
 def read_inbox(inbox: Path, max_file_bytes: int | None = None) -> Iterator[Document | ReadFailure]:
     """Yield every Document and ReadFailure under `inbox`, in a deterministic (sorted path) order.
 
-    Tenants are the first-level folders; hidden files and folders are skipped; a README in the root
-    documents the inbox and is skipped; other files directly in the root have no tenant and are
-    reported rather than guessed.
+    Tenants are the first-level folders; hidden files and folders, and a README in the root (it documents
+    the inbox), are skipped and reported as skipped, so they are counted; other files directly in the root
+    have no tenant and are reported rather than guessed.
     """
     inbox = Path(inbox)
     if not inbox.is_dir():
@@ -57,9 +59,9 @@ def read_inbox(inbox: Path, max_file_bytes: int | None = None) -> Iterator[Docum
         parts = PurePosixPath(rel).parts
         if problem is not None:
             tenant = parts[0] if len(parts) > 1 else NO_TENANT
-            yield ReadFailure(tenant_id=tenant, source_uri=rel, reason=problem)
+            yield ReadFailure(tenant_id=tenant, source_uri=rel, reason=problem, skipped=problem in _SKIPPED)
         elif len(parts) < 2 and rel.lower() in INBOX_DOCS:
-            continue
+            yield ReadFailure(tenant_id=NO_TENANT, source_uri=rel, reason="the inbox's own README", skipped=True)
         elif len(parts) < 2:
             yield ReadFailure(tenant_id=NO_TENANT, source_uri=rel, reason="file outside a tenant folder")
         else:
@@ -84,9 +86,12 @@ def _walk(root: Path) -> Iterator[tuple[Path, str, str | None]]:
             found.append((rel, folder, f"unreadable folder: {_os_reason(exc)}"))
             continue
         for entry in entries:
-            if entry.name.startswith("."):
-                continue
             rel = entry.relative_to(root).as_posix()
+            if entry.name.startswith("."):  # counted, never read (.git, .DS_Store, editor files)
+                found.append(
+                    (rel, entry, _HIDDEN_FOLDER if entry.is_dir() and not entry.is_symlink() else _HIDDEN_FILE)
+                )
+                continue
             try:
                 mode = entry.lstat().st_mode
                 if stat.S_ISLNK(mode):
