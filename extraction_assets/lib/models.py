@@ -40,6 +40,10 @@ class Turn(BaseModel):
     question: str | None = None
 
 
+# Metadata that tells records apart when their text does not: a check-in's author and date, a chat's channel.
+RECORD_IDENTITY_KEYS = ("author", "date", "channel")
+
+
 class Document(BaseModel):
     """A readable input document; `text` is the raw text every offset refers to."""
 
@@ -54,9 +58,15 @@ class Document(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @staticmethod
-    def make_id(tenant_id: str, kind: str, text: str) -> str:
-        """Content hash scoped by tenant: the same text in another tenant is another document."""
-        return stable_id(tenant_id, kind, text)
+    def make_id(tenant_id: str, kind: str, text: str, metadata: dict[str, Any] | None = None) -> str:
+        """Content hash scoped by tenant, plus the record's own identity where its text does not carry it.
+
+        The same text in another tenant is another document. Two people's check-ins with the same answers,
+        or one person's on two days, are two documents: their author and date (`RECORD_IDENTITY_KEYS` of
+        the metadata) are part of the id. The same file twice is one document.
+        """
+        identity = [f"{k}={metadata[k]}" for k in RECORD_IDENTITY_KEYS if metadata and metadata.get(k)]
+        return stable_id(tenant_id, kind, text, *identity) if identity else stable_id(tenant_id, kind, text)
 
 
 class ReadFailure(BaseModel):

@@ -8,7 +8,12 @@ from extraction_assets.defs.resources import WarehouseResource
 from extraction_assets.lib.warehouse import invariants
 
 
-@dg.asset_check(asset="raw_documents", pool=POOL, blocking=True, description="doc_id is the tenant-scoped content hash")
+@dg.asset_check(
+    asset="raw_documents",
+    pool=POOL,
+    blocking=True,
+    description="doc_id is the tenant-scoped hash of content and record identity",
+)
 def doc_ids_are_content_hashes(warehouse: WarehouseResource) -> dg.AssetCheckResult:
     with warehouse.connect(read_only=True) as con:
         return violations_result(invariants.ids_not_content_hashes(con), "documents whose id is not their content hash")

@@ -42,7 +42,7 @@ class RecordContext:
         source_uri: str | None = None,
     ) -> Document:
         return Document(
-            doc_id=Document.make_id(self.tenant_id, kind, text),
+            doc_id=Document.make_id(self.tenant_id, kind, text, metadata),
             tenant_id=self.tenant_id,
             source_uri=source_uri or self.source_uri,
             kind=kind,

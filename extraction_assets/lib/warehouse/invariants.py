@@ -133,10 +133,13 @@ def unmasked_pii(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
 
 
 def ids_not_content_hashes(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Documents whose id is not the tenant-scoped hash of their kind and text."""
-    cursor = con.execute("SELECT doc_id, tenant_id, kind, text FROM raw_documents")
-    rows = _streamed(cursor)
-    return [doc_id for doc_id, tenant, kind, text in rows if Document.make_id(tenant, kind, text) != doc_id]
+    """Documents whose id is not the tenant-scoped hash of their kind, text and record identity."""
+    cursor = con.execute("SELECT doc_id, tenant_id, kind, text, metadata FROM raw_documents")
+    return [
+        doc_id
+        for doc_id, tenant, kind, text, metadata in _streamed(cursor)
+        if Document.make_id(tenant, kind, text, json.loads(metadata) if metadata else None) != doc_id
+    ]
 
 
 def _streamed(cursor: duckdb.DuckDBPyConnection) -> Iterator[tuple[Any, ...]]:
