@@ -1,56 +1,75 @@
-"""Checks on extraction: every item has evidence, quotes match their source, confidences sit in their band,
-caps hold, statuses agree with reasons, and no evidence crosses tenants.
+"""Checks on extraction, per schema-version partition: every item has evidence, quotes match their source,
+confidences sit in their band, caps hold, statuses agree with reasons, and no evidence crosses tenants.
 
-They check the whole warehouse (every schema version), since an invariant broken in one partition
-is broken for every reader of the table.
+Each check reads the partition it runs for (the one just materialized), so a run costs what its partition
+holds, not what the whole warehouse holds; a backfill of every partition checks every row.
 """
+
+from collections.abc import Callable
 
 import dagster as dg
 
-from extraction_assets.defs.check_results import known_schemas, violations_result
-from extraction_assets.defs.partitions import POOL
+from extraction_assets.defs.check_results import violations_result
+from extraction_assets.defs.partitions import POOL, schema_versions
 from extraction_assets.defs.resources import PipelineResource, WarehouseResource
+from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.warehouse import invariants
 
 
-@dg.asset_check(asset="extracted_items", pool=POOL, blocking=True)
-def every_item_has_evidence(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+def _check(
+    asset: str, description: str, blocking: bool = False
+) -> Callable[[Callable[..., dg.AssetCheckResult]], dg.AssetChecksDefinition]:
+    """A check of one partition, in the warehouse's `duckdb` pool."""
+    return dg.asset_check(
+        asset=asset, pool=POOL, blocking=blocking, partitions_def=schema_versions, description=description
+    )
+
+
+@_check("extracted_items", "every item asserting a value cites at least one evidence row", blocking=True)
+def every_item_has_evidence(
+    context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource
+) -> dg.AssetCheckResult:
     with warehouse.connect(read_only=True) as con:
-        return violations_result(invariants.items_without_evidence(con), "items without evidence")
+        found = invariants.items_without_evidence(con, context.partition_key)
+    return violations_result(found, "items without evidence")
 
 
-@dg.asset_check(asset="extracted_items", pool=POOL)
-def confidence_within_band(warehouse: WarehouseResource, pipeline: PipelineResource) -> dg.AssetCheckResult:
+@_check("extracted_items", "heuristic items in the heuristic band, model items in the model band, none at 1.0")
+def confidence_within_band(
+    context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource, pipeline: PipelineResource
+) -> dg.AssetCheckResult:
+    schema = load_schema(pipeline.prompts_path, context.partition_key)
     with warehouse.connect(read_only=True) as con:
-        bad = [v for schema in known_schemas(pipeline) for v in invariants.confidence_out_of_band(con, schema)]
-    return violations_result(bad, "items outside their extractor's band")
+        return violations_result(invariants.confidence_out_of_band(con, schema), "items outside their band")
 
 
-@dg.asset_check(asset="extracted_items", pool=POOL)
-def items_per_document_capped(warehouse: WarehouseResource, pipeline: PipelineResource) -> dg.AssetCheckResult:
+@_check("extracted_items", "no document has more items than its schema's max_items")
+def items_per_document_capped(
+    context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource, pipeline: PipelineResource
+) -> dg.AssetCheckResult:
+    schema = load_schema(pipeline.prompts_path, context.partition_key)
     with warehouse.connect(read_only=True) as con:
-        bad = [v for schema in known_schemas(pipeline) for v in invariants.documents_over_cap(con, schema)]
-    return violations_result(bad, "documents over their schema's max_items")
+        return violations_result(invariants.documents_over_cap(con, schema), "documents over their max_items")
 
 
-@dg.asset_check(asset="extracted_items", pool=POOL)
-def review_status_consistent(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+@_check("extracted_items", "machine-owned items are needs_review exactly when they have review reasons")
+def review_status_consistent(
+    context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource
+) -> dg.AssetCheckResult:
     with warehouse.connect(read_only=True) as con:
-        return violations_result(invariants.review_status_mismatches(con), "items whose status and reasons disagree")
+        found = invariants.review_status_mismatches(con, context.partition_key)
+    return violations_result(found, "items whose status and reasons disagree")
 
 
-@dg.asset_check(asset="grounded_evidence", pool=POOL, blocking=True)
-def quotes_match_source(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+@_check("grounded_evidence", "every quote equals raw_documents.text[char_start:char_end]", blocking=True)
+def quotes_match_source(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
     with warehouse.connect(read_only=True) as con:
-        return violations_result(invariants.quote_mismatches(con), "quotes that differ from the source slice")
+        found = invariants.quote_mismatches(con, context.partition_key)
+    return violations_result(found, "quotes that differ from the source slice")
 
 
-@dg.asset_check(
-    asset="grounded_evidence",
-    pool=POOL,
-    blocking=True,
-    description="tenant scope is never widened",
-)
-def tenant_scope_kept(warehouse: WarehouseResource) -> dg.AssetCheckResult:
+@_check("grounded_evidence", "tenant scope is never widened: item, evidence and document share one tenant", True)
+def tenant_scope_kept(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
     with warehouse.connect(read_only=True) as con:
-        return violations_result(invariants.cross_tenant_evidence(con), "evidence rows crossing tenants")
+        found = invariants.cross_tenant_evidence(con, context.partition_key)
+    return violations_result(found, "evidence rows crossing tenants")
