@@ -14,18 +14,31 @@ from extraction_assets.lib.reporting import markdown_table
 from extraction_assets.lib.warehouse import (
     batched,
     documents_to_scrub,
+    file_stamps,
     insert_documents,
     iter_batches,
-    known_doc_ids,
     load_documents,
     record_dead_letters,
+    record_file_stamps,
     row_count,
+    stored_sources,
     tenant_ids,
     upsert_scrubbed,
 )
 
 SCRUB_BATCH = 200
 INGEST_BATCH = 200
+
+
+def _duplicate(doc: Document, first_source: str) -> DeadLetter:
+    """A copy of a document already read from another file: counted, never stored twice."""
+    return DeadLetter(
+        stage="duplicate",
+        tenant_id=doc.tenant_id,
+        source_uri=doc.source_uri,
+        doc_id=doc.doc_id,
+        reason=f"same document as {first_source}",
+    )
 
 
 @dg.asset(
@@ -37,31 +50,51 @@ INGEST_BATCH = 200
 def raw_documents(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, pipeline: PipelineResource
 ) -> dg.MaterializeResult:
-    seen: set[str] = set()  # ids only: documents are read, stored and let go a batch at a time
+    seen: dict[str, str] = {}  # id -> first source: documents are read, stored and let go a batch at a time
     failures: list[ReadFailure] = []
+    duplicates: list[DeadLetter] = []
     kinds: Counter[str] = Counter()
     inserted = 0
-    for records in iter_batches(read_inbox(pipeline.inbox_path, pipeline.max_file_bytes), INGEST_BATCH):
+    with warehouse.connect() as con:
+        last_read = file_stamps(con)
+    read_now: dict[str, tuple[int, int]] = {}
+    unchanged = Counter[str]()
+
+    def needs_reading(source_uri: str, size: int, mtime_ns: int) -> bool:
+        """Only new and changed files are read: an unchanged inbox costs a stat per file."""
+        if last_read.get(source_uri) == (size, mtime_ns):
+            unchanged["files"] += 1
+            return False
+        read_now[source_uri] = (size, mtime_ns)
+        return True
+
+    for records in iter_batches(read_inbox(pipeline.inbox_path, pipeline.max_file_bytes, needs_reading), INGEST_BATCH):
         batch: list[Document] = []
         for record in records:
             if isinstance(record, ReadFailure):
                 failures.append(record)
-            elif record.doc_id not in seen:  # the first file with a text wins, as in one pass
-                seen.add(record.doc_id)
+            elif record.doc_id in seen:  # the same document again in this run: the first file wins, the copy counts
+                duplicates.append(_duplicate(record, seen[record.doc_id]))
+            else:
+                seen[record.doc_id] = record.source_uri
                 batch.append(record)
         with warehouse.connect() as con:
-            known = known_doc_ids(con, [d.doc_id for d in batch])
+            known = stored_sources(con, [d.doc_id for d in batch])
             new_docs = [d for d in batch if d.doc_id not in known]
             inserted += insert_documents(con, new_docs)
+        duplicates += [
+            _duplicate(d, known[d.doc_id]) for d in batch if known.get(d.doc_id, d.source_uri) != d.source_uri
+        ]
         kinds.update(d.kind for d in new_docs)
     letters = [
         DeadLetter(
             stage="skipped" if f.skipped else "ingest", tenant_id=f.tenant_id, source_uri=f.source_uri, reason=f.reason
         )
         for f in failures
-    ]
+    ] + duplicates
     with warehouse.connect() as con:
         new_letters = record_dead_letters(con, letters)
+        record_file_stamps(con, read_now)  # only now: a crash before this reads the files again, losing nothing
         total = row_count(con, "raw_documents")
     unreadable = [f for f in failures if not f.skipped]
     for failure in unreadable:
@@ -75,6 +108,9 @@ def raw_documents(
             "new_documents": inserted,
             "skipped_known": len(seen) - sum(kinds.values()),
             "unreadable_files": len(unreadable),
+            "files_read": len(read_now),
+            "files_unchanged": unchanged["files"],
+            "duplicates": len(duplicates),
             "skipped_files": skipped,
             "new_dead_letters": new_letters,
             "new_by_kind": dg.MetadataValue.json(dict(sorted(kinds.items()))),

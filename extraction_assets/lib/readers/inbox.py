@@ -10,7 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
 from extraction_assets.lib.models import Document, ReadFailure
@@ -44,8 +44,15 @@ SUPPORTED_EXTENSIONS = (".txt", ".md", ".json", ".jsonl", ".eml", ".mbox", ".csv
 # ----------------------------------------------------------------------------------------------------------
 
 
-def read_inbox(inbox: Path, max_file_bytes: int | None = None) -> Iterator[Document | ReadFailure]:
+def read_inbox(
+    inbox: Path,
+    max_file_bytes: int | None = None,
+    needs_reading: Callable[[str, int, int], bool] | None = None,
+) -> Iterator[Document | ReadFailure]:
     """Yield every Document and ReadFailure under `inbox`, in a deterministic (sorted path) order.
+
+    `needs_reading(source_uri, size, mtime_ns)` says whether a tenant's file must be read; a file it
+    declines (unchanged since it was last read) yields nothing. None reads every file.
 
     Tenants are the first-level folders; hidden files and folders, and a README in the root (it documents
     the inbox), are skipped and reported as skipped, so they are counted; other files directly in the root
@@ -65,6 +72,10 @@ def read_inbox(inbox: Path, max_file_bytes: int | None = None) -> Iterator[Docum
         elif len(parts) < 2:
             yield ReadFailure(tenant_id=NO_TENANT, source_uri=rel, reason="file outside a tenant folder")
         else:
+            if needs_reading is not None:
+                info = path.stat()
+                if not needs_reading(rel, info.st_size, info.st_mtime_ns):
+                    continue
             yield from read_file(path, parts[0], rel, max_file_bytes)
 
 

@@ -202,6 +202,13 @@ DDL: tuple[str, ...] = (
         entries INTEGER NOT NULL,
         sealed_at TIMESTAMP NOT NULL
     )""",
+    """CREATE TABLE IF NOT EXISTS inbox_files (
+        source_uri VARCHAR PRIMARY KEY,
+        tenant_id VARCHAR NOT NULL,
+        size BIGINT NOT NULL,
+        mtime_ns BIGINT NOT NULL,
+        read_at TIMESTAMP NOT NULL
+    )""",
     """CREATE TABLE IF NOT EXISTS document_applicability (
         doc_id VARCHAR NOT NULL,
         schema_version VARCHAR NOT NULL,
@@ -245,6 +252,7 @@ TABLES: tuple[str, ...] = (
     "pii_vault",
     "document_routing",
     "document_applicability",
+    "inbox_files",
 )
 
 

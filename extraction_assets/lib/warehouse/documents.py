@@ -13,10 +13,12 @@ from extraction_assets.lib.pii.vault import SealedMapping
 from extraction_assets.lib.warehouse.connection import insert_rows, now, rows_as_dicts, to_json, transaction
 
 
-def known_doc_ids(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> set[str]:
-    """Which of these documents are stored already."""
-    rows = con.execute("SELECT doc_id FROM raw_documents WHERE doc_id IN (SELECT unnest(?))", [list(doc_ids)])
-    return {row[0] for row in rows.fetchall()}
+def stored_sources(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> dict[str, str]:
+    """Which of these documents are stored already, with the file each was first read from."""
+    rows = con.execute(
+        "SELECT doc_id, source_uri FROM raw_documents WHERE doc_id IN (SELECT unnest(?))", [list(doc_ids)]
+    )
+    return dict(rows.fetchall())
 
 
 def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -> int:
@@ -172,3 +174,27 @@ def load_scrubbed(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> dic
         )
         for r in rows
     }
+
+
+def file_stamps(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, int]]:
+    """Size and modification time of every inbox file when it was last read, by its path under the inbox."""
+    rows = con.execute("SELECT source_uri, size, mtime_ns FROM inbox_files").fetchall()
+    return {uri: (size, mtime) for uri, size, mtime in rows}
+
+
+def record_file_stamps(con: duckdb.DuckDBPyConnection, stamps: Mapping[str, tuple[int, int]]) -> None:
+    """Remember the files just read (after their documents and dead letters are stored), so an unchanged file
+    is not read again."""
+    stamp = now()
+    rows = [
+        {"source_uri": uri, "tenant_id": uri.split("/")[0], "size": size, "mtime_ns": mtime, "read_at": stamp}
+        for uri, (size, mtime) in stamps.items()
+    ]
+    with transaction(con):
+        insert_rows(
+            con,
+            "inbox_files",
+            rows,
+            """ON CONFLICT (source_uri) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns,
+                 read_at = excluded.read_at""",
+        )
