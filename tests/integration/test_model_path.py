@@ -243,10 +243,11 @@ def test_injected_text_stays_inside_the_boundary_and_is_only_data(model_settings
     with open_warehouse(model_settings.warehouse) as con:
         echoed = rows_as_dicts(
             con,
-            "SELECT i.confidence, e.quote FROM extracted_items i JOIN evidence e USING (item_id) "
-            "WHERE e.quote LIKE '%Ignore previous instructions%'",
+            "SELECT i.confidence, i.status, i.review_reasons, e.quote FROM extracted_items i "
+            "JOIN evidence e USING (item_id) WHERE e.quote LIKE '%Ignore previous instructions%'",
         )
     assert echoed and all(row["confidence"] <= 0.90 for row in echoed)  # an item like any other, clamped
+    assert all(row["status"] == "needs_review" and "injection_suspected" in row["review_reasons"] for row in echoed)
 
 
 def _variant(prompts: Path, key: str, **front: str) -> str:

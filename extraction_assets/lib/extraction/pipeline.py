@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from extraction_assets.lib.extraction.answer_bounds import bound_value, bounded_title, suspicious
 from extraction_assets.lib.extraction.extractors import Extractor, ExtractorRun
 from extraction_assets.lib.extraction.grounding import ground, turn_for_span
 from extraction_assets.lib.extraction.review_rules import review_reasons
@@ -139,6 +140,7 @@ def _record(
     band = schema.model_band if extracted_by == "model" else schema.heuristic_band
     confidence = band.clamp(candidate.confidence)
     value: dict[str, Any] = dict(candidate.value)
+    title = candidate.title.strip()[:200] or evidence[0].quote[:120]
     reasons = review_reasons(
         schema.field(candidate.item_type),
         confidence,
@@ -147,6 +149,11 @@ def _record(
         contradiction=candidate.contradiction,
         denial=candidate.denial,
     )
+    if extracted_by == "model":  # what a model returns is bounded, and an echoed instruction is never a draft
+        title = bounded_title(title)
+        value, cut = bound_value(value)
+        reasons += [f"type_violation: {problem}" for problem in cut]
+        reasons += suspicious(title, value, evidence, doc.text, schema.instructions)
     return ItemRecord(
         item_id=item_id,
         doc_id=doc.doc_id,
@@ -154,7 +161,7 @@ def _record(
         schema_version=schema.key,
         item_type=candidate.item_type,
         value=value,
-        title=candidate.title.strip()[:200] or evidence[0].quote[:120],
+        title=title,
         confidence=confidence,
         status="needs_review" if reasons else "draft",
         extracted_by=extracted_by,

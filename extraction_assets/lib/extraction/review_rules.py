@@ -21,6 +21,7 @@ RULES = (
     "type_violation",
     "denied_by_speaker",
     "policy_always",
+    "injection_suspected",  # a model's answer echoing its instructions or an instruction in the document
 )
 
 
