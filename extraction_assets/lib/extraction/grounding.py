@@ -134,14 +134,14 @@ def _on_token_boundaries(s: str, start: int, end: int) -> bool:
     return not _splits_word(s, start) and not _splits_word(s, end)
 
 
-def _edge_candidates(s: str, pos: int, lo: int, hi: int) -> list[int]:
-    """Token edges near ``pos`` within [lo, hi]: the nearest one at or before it and the two nearest after it.
+def _edge_candidates(s: str, pos: int) -> list[int]:
+    """Token edges near ``pos``: the nearest one at or before it and the two nearest after it.
 
     "After" skips whitespace, so a candidate never leaves the span starting or ending on a space. Within a word
     longer than ``MAX_SNAP_CHARS`` (a URL, a script without spaces) ``pos`` itself is kept.
     """
     edges = [
-        p for p in range(max(lo, pos - MAX_SNAP_CHARS), min(hi, pos + MAX_SNAP_CHARS) + 1) if not _splits_word(s, p)
+        p for p in range(max(0, pos - MAX_SNAP_CHARS), min(len(s), pos + MAX_SNAP_CHARS) + 1) if not _splits_word(s, p)
     ]
     before = [p for p in edges if p <= pos][-1:]
     after = [p for p in edges if p > pos][:2]
@@ -157,8 +157,8 @@ def _best_token_span(nquote: str, s: str, start: int, end: int) -> tuple[int, in
     (ties: the one closest to the aligner's window).
     """
     best: tuple[float, int, int, int] | None = None
-    for a in _edge_candidates(s, start, 0, len(s)):
-        for b in _edge_candidates(s, end, 0, len(s)):
+    for a in _edge_candidates(s, start):
+        for b in _edge_candidates(s, end):
             while a < b and s[a].isspace():
                 a += 1
             while b > a and s[b - 1].isspace():
