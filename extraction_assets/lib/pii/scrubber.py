@@ -12,8 +12,11 @@ kind means writing one finder and adding one `Detector` to `DETECTORS`.
 Overlap policy: detectors report candidates independently; when two overlap, the
 one whose kind comes first in `DETECTORS` wins, then the longer one, then the
 earlier one. The loser is dropped entirely, so every character is masked at most
-once. Strongly validated ids come before cards (a Chinese id can pass Luhn), and
-everything numeric comes before phones, which never see what was already taken.
+once. Strongly validated ids come before cards (a Chinese id can pass Luhn, and
+an IBAN's digits hold card-shaped runs that must not leave its country code and
+check digits in clear), a labelled bank account comes after cards and national ids
+(a Luhn-valid card stays a card), and everything numeric comes before phones,
+which never see what was already taken.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from extraction_assets.lib.offsets import OffsetMap
 from extraction_assets.lib.pii.contacts import find_emails, find_ips, find_phones
 from extraction_assets.lib.pii.credentials import find_credentials
 from extraction_assets.lib.pii.numbers import (
+    find_bank_accounts,
     find_cards,
     find_cn_resident_ids,
     find_ibans,
@@ -39,7 +43,7 @@ from extraction_assets.lib.pii.numbers import (
 )
 from extraction_assets.lib.pii.scan import Hit, Scan
 
-SCRUBBER_VERSION = "pii-v2"
+SCRUBBER_VERSION = "pii-v3"
 DEFAULT_REGION = "US"
 
 
@@ -81,12 +85,13 @@ class Detector:
 DETECTORS: tuple[Detector, ...] = (
     Detector("CREDENTIAL", find_credentials),
     Detector("CN_RESIDENT_ID", find_cn_resident_ids),
-    Detector("CREDIT_CARD", find_cards),
     Detector("IBAN", find_ibans),
+    Detector("CREDIT_CARD", find_cards),
     Detector("US_SSN", find_ssns),
     Detector("RU_SNILS", find_ru_snils),
     Detector("RU_INN", find_ru_inns),
     Detector("VN_NATIONAL_ID", find_vn_national_ids),
+    Detector("BANK_ACCOUNT", find_bank_accounts),
     Detector("EMAIL", find_emails),
     Detector("PHONE", find_phones),
     Detector("IP_ADDRESS", find_ips),
