@@ -229,3 +229,15 @@ def test_bank_accounts_are_masked_by_default_and_per_tenant_policy() -> None:
     text = "STK 0071001234567"
     assert scrub(text, region="VN").text == "STK [BANK_ACCOUNT_1]"
     assert scrub(text, region="VN", kinds=frozenset({"EMAIL"})).text == text
+
+
+def test_prefix_length_and_zone_id_belong_to_the_address() -> None:
+    assert masked("route 192.168.1.0/24 via fe80::1%eth0") == [
+        ("IP_ADDRESS", "192.168.1.0/24"),
+        ("IP_ADDRESS", "fe80::1%eth0"),
+    ]
+    assert masked("bad 10.0.0.0/123") == [("IP_ADDRESS", "10.0.0.0")]  # no such prefix length
+
+
+def test_my_foreign_number_is_a_phone_word() -> None:
+    assert masked("My Israeli number is 09-7625400", region="US") == [("PHONE", "09-7625400")]

@@ -119,7 +119,7 @@ _PHONE_SHAPE = re.compile(r"(?<![0-9A-Za-z_+.,/-])\+?\(?\d(?:[ .\-()]{0,2}\d){6,
 _PHONE_CONTEXT = re.compile(
     r"(?i)\b(?:phones?|telephone|tel|mobile|mob|cell|cellphone|fax|desk|call(?:s|ed|ing)?|ring|dial(?:led|ing)?"
     r"|sms|text(?:ed|ing)?|whatsapp|viber|zalo|telegram|wechat|hotline|helpline|contact|reach|answer(?:s|ed|ing)?"
-    r"|voicemail|messages?|messaging)\b|\b(?:my|your|his|her|their|our)[^\S\n]+number(?:[^\S\n]+is\b|[^\S\n]*:)"
+    r"|voicemail|messages?|messaging)\b|\b(?:my|your|his|her|their|our)[^\S\n]+(?:\w+[^\S\n]+)?number(?:[^\S\n]+is\b|[^\S\n]*:)"
     r"|\b(?:office|home|work|direct|desk)[^\S\n]*:"
     r"|điện[^\S\n]+thoại|\bs?đt\b|số[^\S\n]+máy|di[^\S\n]+động|\bgọi\b|liên[^\S\n]+hệ|nhắn"
     r"|телефон|\bтел\b|\bмоб|факс|звон|связ|电话|手机|联系|致电|传真|微信"
@@ -268,28 +268,33 @@ def find_phones(scan: Scan) -> list[Hit]:
 
 # --- IP addresses --------------------------------------------------------------------------------------------------
 
-_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
+# A CIDR prefix length belongs to the address it follows ("192.168.1.0/24"); a zone id too ("fe80::1%eth0").
+_IPV4 = re.compile(r"(?<![\w.])(?P<address>(?:\d{1,3}\.){3}\d{1,3})(?![\w]|\.\d)(?:/(?:3[0-2]|[12]?\d)(?!\d))?")
 # Colon-separated hex groups; ipaddress decides (times such as 10:30:15 and MAC addresses fail it).
 _IPV6 = re.compile(
-    r"(?<![0-9A-Za-z:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?![0-9A-Za-z:]|\.\d)"
+    r"(?<![0-9A-Za-z:.])(?P<address>(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?)"
+    r"(?![0-9A-Za-z:]|\.\d)(?:%[0-9A-Za-z]{1,16}|/(?:12[0-8]|1[01]\d|[1-9]?\d)(?!\d))?"
 )
 _HEX_GROUP = re.compile(r"[0-9A-Fa-f]{1,4}")
 
 
 def find_ips(scan: Scan) -> list[Hit]:
+    """IPv4 and IPv6 addresses (with their prefix length or zone id); `ipaddress` validates the address part."""
+    text = scan.text
     hits: list[Hit] = []
-    for m in _IPV4.finditer(scan.text):
+    for m in _IPV4.finditer(text) if text.count(".") >= 3 else ():
         try:
-            address = ipaddress.IPv4Address(m.group())  # rejects octets > 255 and leading zeros
+            address = ipaddress.IPv4Address(m.group("address"))  # rejects octets > 255 and leading zeros
         except ValueError:
             continue
         hits.append(Hit("IP_ADDRESS", m.start(), m.end(), 0.9, m.group(), str(address)))
-    if "::" in scan.text or scan.text.count(":") >= 6:  # six when an IPv4 tail takes the last two groups
-        for m in _IPV6.finditer(scan.text):
-            if len(_HEX_GROUP.findall(m.group())) < 2 or not any(c.isdigit() for c in m.group()):
+    if "::" in text or text.count(":") >= 6:  # six when an IPv4 tail takes the last two groups
+        for m in _IPV6.finditer(text):
+            part = m.group("address")
+            if len(_HEX_GROUP.findall(part)) < 2 or not any(c.isdigit() for c in part):
                 continue  # "::", "a::b" or "std::" are code or punctuation far more often than an address
             try:
-                v6 = ipaddress.IPv6Address(m.group())
+                v6 = ipaddress.IPv6Address(part)
             except ValueError:
                 continue
             hits.append(Hit("IP_ADDRESS", m.start(), m.end(), 0.9, m.group(), str(v6)))
