@@ -136,6 +136,7 @@ def test_a_phone_shaped_number_valid_in_any_region_is_masked(text: str, region: 
         "Hạn 30/11/2026, tổng 15.000.000 VND",
         "Invoice INV-2026-0042, order SO-88412, PO NW-55120",
         "Doanh thu 12 345 678 trong quý",  # thousands groups
+        "Ngày 30-04-2018, số HĐ 53409-001-0006",  # a dashed date; a receipt number of five-digit groups
     ],
 )
 def test_look_alikes_stay_readable_whatever_the_region(text: str) -> None:
@@ -176,6 +177,16 @@ def test_an_address_broken_by_a_line_wrap_is_masked_whole() -> None:
     text = "mail jane.doe@exam\nple.com today"
     assert masked(text) == [("EMAIL", "jane.doe@exam\nple.com")]
     assert scrub(text).text == "mail [EMAIL_1] today"
+
+
+def test_an_address_on_the_next_line_is_not_joined_to_the_line_above() -> None:
+    text = "FAX : 07-5624059\nSOONHUAT2000@HOTMAIL.COM"
+    assert ("EMAIL", "SOONHUAT2000@HOTMAIL.COM") in masked(text)
+    assert masked("write to him at=20\r\naod@newsdata.com.") == [("EMAIL", "aod@newsdata.com")]
+
+
+def test_lotus_notes_names_and_message_ids_are_no_bare_host_addresses() -> None:
+    assert masked("Jeff Dasovich/NA/Enron@ENRON, <23221479.1075858882991.JavaMail.evans@thyme>") == []
 
 
 def test_an_address_at_the_end_of_a_line_does_not_take_the_next_word() -> None:

@@ -22,18 +22,19 @@ from extraction_assets.lib.pii.scan import Hit, Scan, blank, digits_of, labelled
 # --- e-mail --------------------------------------------------------------------------------------------------------
 
 # As real mail systems write them, not only as the RFC allows: local parts with leading or doubled dots
-# ("d..steffes@", "<.hall@"), accented Latin letters (Vietnamese names); domains in Latin, accented Latin, Greek
-# or Cyrillic letters (internationalised names) or punycode ("xn--"); a bare host ("first.last@localhost") when
-# the address stands alone; "%40" for the "@" of a URL-encoded address. The boundary checks use the local-part
-# class, so an address glued to CJK text ("邮箱li@qq.com") is found without swallowing the CJK characters.
+# ("d..steffes@", "<.hall@"), accented Latin letters (Vietnamese names); domains in Latin, accented Latin, Greek or
+# Cyrillic letters (internationalised names) or punycode ("xn--"); a bare host in lower case ("first.last@localhost")
+# when the address stands alone (Lotus Notes' "Enron@ENRON" names no mailbox); "%40" for the "@" of a URL-encoded
+# address. The boundary checks use the local-part class, so an address glued to CJK text ("邮箱li@qq.com") is found
+# without swallowing the CJK characters.
 _LOCAL = r"A-Za-z0-9\u00C0-\u024F\u1E00-\u1EFF_%+\-"
 _DOMAIN_CHAR = r"A-Za-z0-9\u00C0-\u024F\u1E00-\u1EFF\u0370-\u03FF\u0400-\u04FF"
 _LABEL = rf"[{_DOMAIN_CHAR}](?:[{_DOMAIN_CHAR}-]{{0,61}}[{_DOMAIN_CHAR}])?"
 _TLD = r"(?:[A-Za-z\u00C0-\u024F\u0370-\u03FF\u0400-\u04FF]{2,24}|xn--[A-Za-z0-9-]{1,59})"
 _LOCAL_PART = rf"(?<![{_LOCAL}.])\.*[{_LOCAL}](?:[{_LOCAL}.]{{0,63}})"
 _EMAIL = re.compile(
-    rf"{_LOCAL_PART}(?:@|%40)(?:(?:{_LABEL}\.)+{_TLD}(?![{_DOMAIN_CHAR}_-])"
-    rf"|(?<=@)(?=[^\W\d_]){_LABEL}(?=$|[\s>)\]\"',;]))"
+    rf"{_LOCAL_PART}(?:@|%40)(?:{_LABEL}\.)+{_TLD}(?![{_DOMAIN_CHAR}_-])"
+    rf"|(?<![{_LOCAL}.])[A-Za-z][{_LOCAL}.]{{0,63}}@[a-z][a-z0-9-]{{0,62}}(?=$|[\s>)\]\"',;])"
 )
 # Spelled out to dodge harvesters: "name at example dot org", "name [at] example [dot] org".
 _SPELLED_EMAIL = re.compile(
@@ -44,8 +45,9 @@ _SPELLED_EMAIL = re.compile(
 _SPELLED_AT = re.compile(r"(?i)[^\S\n]*[\[({]at[\])}][^\S\n]*|[^\S\n]+at[^\S\n]+")
 _SPELLED_DOT = re.compile(r"(?i)[^\S\n]*[\[({]dot[\])}][^\S\n]*|[^\S\n]+dot[^\S\n]+")
 # An address broken by a line wrap: the characters around a line break, joined and searched again.
-_AROUND_WRAP = re.compile(rf"[{_LOCAL}.@]+\r?\n[{_DOMAIN_CHAR}{_LOCAL}.@-]+")
-_AT_NEAR_WRAP = re.compile(r"@[^\s@]{0,254}\n|\n[^\s@]{1,64}@")
+# Only a break after the "@" is joined: before it, the line above may end with anything (a phone, "=20").
+_AROUND_WRAP = re.compile(rf"[{_LOCAL}.]+@[{_DOMAIN_CHAR}.-]*\r?\n[{_DOMAIN_CHAR}.-]+")
+_AT_NEAR_WRAP = re.compile(r"@[^\s@]{0,254}\n")
 _LINE_BREAK = re.compile(r"\r?\n")
 
 
@@ -72,8 +74,6 @@ def find_emails(scan: Scan) -> list[Hit]:
 def _emails_across_wraps(text: str) -> list[Hit]:
     hits: list[Hit] = []
     for run in _AROUND_WRAP.finditer(text):
-        if "@" not in run.group():
-            continue
         brk = _LINE_BREAK.search(run.group())
         assert brk is not None
         before = run.group()[: brk.start()]
@@ -82,7 +82,7 @@ def _emails_across_wraps(text: str) -> list[Hit]:
             continue  # a whole address ends the line; the next line's first word is not part of it
         joined = before + run.group()[brk.end() :]
         for m in _EMAIL.finditer(joined):
-            if m.start() < brk.start() < m.end():  # the address really spans the break
+            if m.start() < brk.start() < m.end() and "." in m.group().rpartition("@")[2]:  # spans the break
                 start = run.start() + m.start()
                 end = run.start() + m.end() + (brk.end() - brk.start())
                 hits.append(Hit("EMAIL", start, end, 0.85, text[start:end], _email_norm(text[start:end])))
@@ -98,7 +98,7 @@ _CURRENCY_SUFFIXES = rf"{_CURRENCY_CODES}|đồng|руб|đ|₫|元"
 _NOT_PHONE_DIGIT_LED = re.compile(
     r"\d(?<![\d.,:]\d)(?:"
     r"\d{3}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"  # ISO date / datetime
-    r"|\d{3}/\d{1,2}/\d{1,2}(?!\d)|\d?[/.]\d{1,2}[/.]\d{4}(?!\d)"  # 2026/11/30, 30/11/2026, 30.11.2026
+    r"|\d{3}/\d{1,2}/\d{1,2}(?!\d)|\d?(?P<date_sep>[/.\-])\d{1,2}(?P=date_sep)\d{4}(?!\d|-\d)"  # 2026/11/30, 30-11-2026
     r"|\d?:\d{2}(?::\d{2})?(?![\d:])"  # 10:30, 10:30:15
     r"|\d{0,2}(?:,\d{3})+(?:\.\d+)?(?!\d|[.,]\d)"  # 1,234,567.89
     r"|\d{0,2}(?:\.\d{3})+,\d+(?!\d)"  # 1.234.567,89
@@ -135,12 +135,12 @@ _MAX_NATIONAL_DIGITS = 12
 _EXTENSION = re.compile(
     r"[^\S\n]*,?[^\S\n]*(?i:x|ext\.?|extn\.?|extension|#|доб\.?|máy[^\S\n]+lẻ)[^\S\n]*\d{1,6}(?!\w)"
 )
-# What a phone looks like when no word says so: an area code in parentheses, or at least three groups of digits
-# joined by one kind of separator and ending on a group of three or more. Thousands groups ("12 345 678") are
-# amounts and the 3-2-4 shape is an SSN's, not a phone's.
+# What a phone looks like when no word says so: an area code in parentheses, or at least three groups of two to four
+# digits joined by one kind of separator and ending on a group of three or more ("53409-001-0006" is not). Thousands
+# groups ("12 345 678") are amounts and the 3-2-4 shape is an SSN's, not a phone's.
 _PHONE_LOOK = re.compile(
     r"\+?\(\d{1,5}\)[^\S\n]?\d{2,5}(?:[ .\-]\d{2,5}){0,2}"
-    r"|(?!\d{3}[ .\-]\d{2}[ .\-]\d{4}$)\d{2,5}(?P<sep>[ .\-])\d{2,5}(?:(?P=sep)\d{2,5})*(?P=sep)\d{3,5}"
+    r"|(?!\d{3}[ .\-]\d{2}[ .\-]\d{4}$)\d{2,4}(?P<sep>[ .\-])\d{2,4}(?:(?P=sep)\d{2,4})*(?P=sep)\d{3,5}"
 )
 _THOUSANDS = re.compile(r"\d{1,3}(?:([ .])\d{3})(?:\1\d{3})*")
 
