@@ -71,9 +71,8 @@ _CREDENTIAL_PATTERNS: tuple[_CredentialPattern, ...] = (
 
 def find_credentials(scan: Scan) -> list[Hit]:
     hits: list[Hit] = []
-    lowered = scan.text.lower()
     for pattern, groups, hints in _CREDENTIAL_PATTERNS:
-        if hints and not any(hint in lowered for hint in hints):
+        if hints and not scan.mentions(hints):
             continue
         for m in pattern.finditer(scan.text):
             group = next((g for g in groups if m.group(g) is not None), 0)

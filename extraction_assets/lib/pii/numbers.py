@@ -238,10 +238,13 @@ def find_ru_snils(scan: Scan) -> list[Hit]:
 
 _INN = re.compile(r"(?<![0-9A-Za-z])\d{2}(?:[ -]?\d{2}){5}(?![0-9A-Za-z]|[ -]\d)")
 _INN_CONTEXT = re.compile(r"(?i)\bинн\b|\binn\b|налогоплательщик|taxpayer")
+_INN_HINTS = ("инн", "inn", "налогоплательщик", "taxpayer")
 
 
 def find_ru_inns(scan: Scan) -> list[Hit]:
     """A person's INN: two check digits, yet one random 12-digit run in a hundred passes, so a label is needed."""
+    if not scan.mentions(_INN_HINTS):
+        return []
     return [
         Hit("RU_INN", m.start(), m.end(), 0.95, m.group(), digits_of(m.group()))
         for m in _INN.finditer(scan.text)
@@ -264,7 +267,12 @@ _VN_ID_CONTEXT = re.compile(
 )
 
 
+_VN_ID_HINTS = ("cccd", "cmnd", "cmtnd", "căn", "chứng", "định", "citizen", "national", "id card", "identity")
+
+
 def find_vn_national_ids(scan: Scan) -> list[Hit]:
+    if not scan.mentions(_VN_ID_HINTS):
+        return []
     hits: list[Hit] = []
     for m in _VN_ID.finditer(scan.text):
         value = m.group()
@@ -300,8 +308,7 @@ _ACCOUNT_HINTS = ("stk", "tk", "khoản", "khoan", "р/с", "сч", "account", "
 
 def find_bank_accounts(scan: Scan) -> list[Hit]:
     text = scan.text
-    lowered = text.lower()
-    if not any(hint in lowered for hint in _ACCOUNT_HINTS):
+    if not scan.mentions(_ACCOUNT_HINTS):
         return []
     hits: list[Hit] = []
     for label in _ACCOUNT_LABEL.finditer(text):

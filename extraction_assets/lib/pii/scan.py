@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import NamedTuple
 
 
@@ -30,6 +31,16 @@ class Scan:
     text: str
     region: str
     hits: list[Hit] = field(default_factory=list)
+
+    @cached_property
+    def lowered(self) -> str:
+        """The text in lower case, for the cheap substring pre-checks that let a detector skip its pattern."""
+        return self.text.lower()
+
+    def mentions(self, hints: tuple[str, ...]) -> bool:
+        """Whether any (lower-case) hint occurs in the text."""
+        lowered = self.lowered
+        return any(hint in lowered for hint in hints)
 
 
 def squash(value: str) -> str:
