@@ -75,15 +75,19 @@ class ScrubResult(BaseModel):
 
 @dataclass(frozen=True, slots=True)
 class Detector:
-    """A kind and the function that finds its (already validated) occurrences."""
+    """A kind and the function that finds its (already validated) occurrences.
+
+    `needs_digits`: every value of the kind contains a digit, so a text without one is skipped unread.
+    """
 
     kind: str
     find: Callable[[Scan], list[Hit]]
+    needs_digits: bool = True
 
 
 # The registry, in priority order (earlier wins an overlap). Adding a kind touches only this tuple.
 DETECTORS: tuple[Detector, ...] = (
-    Detector("CREDENTIAL", find_credentials),
+    Detector("CREDENTIAL", find_credentials, needs_digits=False),
     Detector("CN_RESIDENT_ID", find_cn_resident_ids),
     Detector("IBAN", find_ibans),
     Detector("CREDIT_CARD", find_cards),
@@ -92,7 +96,7 @@ DETECTORS: tuple[Detector, ...] = (
     Detector("RU_INN", find_ru_inns),
     Detector("VN_NATIONAL_ID", find_vn_national_ids),
     Detector("BANK_ACCOUNT", find_bank_accounts),
-    Detector("EMAIL", find_emails),
+    Detector("EMAIL", find_emails, needs_digits=False),
     Detector("PHONE", find_phones),
     Detector("IP_ADDRESS", find_ips),
 )
@@ -101,6 +105,7 @@ DEFAULT_KINDS: frozenset[str] = ALL_KINDS
 UNMASKED_CHECK_KINDS: frozenset[str] = frozenset({"EMAIL", "CREDIT_CARD", "PHONE"})
 _PRIORITY = {d.kind: rank for rank, d in enumerate(DETECTORS)}
 _PLACEHOLDER = re.compile(r"\[[A-Z][A-Z_]*_\d+\]")
+_DIGIT = re.compile(r"\d")
 
 
 def _detect(text: str, region: str | None, kinds: frozenset[str]) -> list[Hit]:
@@ -109,8 +114,9 @@ def _detect(text: str, region: str | None, kinds: frozenset[str]) -> list[Hit]:
     if unknown:
         raise ValueError(f"unknown PII kinds: {sorted(unknown)}; known: {sorted(ALL_KINDS)}")
     scan = Scan(text=text, region=(region or DEFAULT_REGION).upper())
+    has_digits = _DIGIT.search(text) is not None
     for detector in DETECTORS:
-        if detector.kind in kinds:
+        if detector.kind in kinds and (has_digits or not detector.needs_digits):
             scan.hits.extend(detector.find(scan))
     ranked = sorted(scan.hits, key=lambda h: (_PRIORITY[h.kind], h.start - h.end, h.start))
     starts: list[int] = []
