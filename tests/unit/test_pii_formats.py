@@ -252,3 +252,8 @@ def test_prefix_length_and_zone_id_belong_to_the_address() -> None:
 
 def test_my_foreign_number_is_a_phone_word() -> None:
     assert masked("My Israeli number is 09-7625400", region="US") == [("PHONE", "09-7625400")]
+
+
+def test_an_area_code_in_parentheses_belongs_to_the_number_after_it() -> None:
+    # the last nine digits of this Brazilian mobile pass as a Vietnamese mobile on their own
+    assert masked("Phone: (11) 96123-4567", region="VN") == [("PHONE", "(11) 96123-4567")]

@@ -142,6 +142,8 @@ _PHONE_LOOK = re.compile(
     r"\+?\(\d{1,5}\)[^\S\n]?\d{2,5}(?:[ .\-]\d{2,5}){0,2}"
     r"|(?!\d{3}[ .\-]\d{2}[ .\-]\d{4}$)\d{2,4}(?P<sep>[ .\-])\d{2,4}(?:(?P=sep)\d{2,4})*(?P=sep)\d{3,5}"
 )
+_AREA_CODE_BEFORE = re.compile(r"(?<![\w+(])\(\d{1,5}\)[^\S\n]?\Z")
+_AREA_CODE_REACH = 8
 _THOUSANDS = re.compile(r"\d{1,3}(?:([ .])\d{3})(?:\1\d{3})*")
 
 
@@ -218,6 +220,16 @@ def valid_in_some_region(digits: str) -> bool:
     return False
 
 
+def _area_code_start(visible: str, start: int, end: int) -> int:
+    """Where a number found in the tenant's region really starts: an area code in parentheses right before it
+    ("(11) 96123-4567", a Brazilian mobile whose last nine digits pass as a Vietnamese one) belongs to it when
+    the whole is a phone of some region."""
+    area = _AREA_CODE_BEFORE.search(visible, max(0, start - _AREA_CODE_REACH), start)
+    if area is None or not _looks_like_a_phone(visible[area.start() : end]):
+        return start
+    return area.start() if valid_in_some_region(digits_of(visible[area.start() : end])) else start
+
+
 def _with_extension(text: str, hit: Hit) -> Hit:
     ext = _EXTENSION.match(text, hit.end)
     if ext is None:
@@ -258,9 +270,11 @@ def find_phones(scan: Scan) -> list[Hit]:
         return []
     hits: list[Hit] = []
     for m in phonenumbers.PhoneNumberMatcher(visible, scan.region, leniency=phonenumbers.Leniency.VALID):
-        value = text[m.start : m.end]
-        score = 0.95 if near(_PHONE_CONTEXT, visible, m.start, m.end, _CONTEXT_BEFORE) else 0.9
-        hits.append(Hit("PHONE", m.start, m.end, score, value, phonenumbers.format_number(m.number, _E164)))
+        start = _area_code_start(visible, m.start, m.end)
+        value = text[start : m.end]
+        score = 0.95 if near(_PHONE_CONTEXT, visible, start, m.end, _CONTEXT_BEFORE) else 0.9
+        norm = phonenumbers.format_number(m.number, _E164) if start == m.start else digits_of(value)
+        hits.append(Hit("PHONE", start, m.end, score, value, norm))
     rest = blank(visible, [(h.start, h.end) for h in hits])
     hits.extend(_shaped_phones(text, rest))
     return hits
