@@ -86,6 +86,16 @@ def test_exact_skips_an_occurrence_inside_a_word_for_a_whole_one() -> None:
     assert g.start == text.index("$100 ")
 
 
+@pytest.mark.parametrize(
+    ("quote", "text"),
+    [("4.00", "SUB TOTAL\nRM4.00\nCASH"), ("03-04-06", "*S\nHD03-04-06 - 5/40/160"), ("600", "Ibuprofen 600mg daily")],
+)
+def test_letters_and_digits_are_tokens_of_their_own(quote: str, text: str) -> None:
+    g = ground(quote, text)
+    assert g is not None and g.match_kind == "exact"
+    assert text[g.start : g.end] == quote
+
+
 def test_a_chinese_quote_grounds_inside_a_sentence_without_spaces() -> None:
     text = "会议记录我们决定下周一发布新版本并且增加测试预算"
     g = ground("下周一发布新版本", text)
@@ -314,8 +324,13 @@ def _is_letter_or_digit(ch: str) -> bool:
 
 
 def _cuts_a_word(text: str, pos: int) -> bool:
-    """A stricter word rule than grounding's (CJK counts as letters here), so every edge it allows is a token edge."""
-    return 0 < pos < len(text) and _is_letter_or_digit(text[pos - 1]) and _is_letter_or_digit(text[pos])
+    """A stricter rule than grounding's (CJK counts as letters here), so every edge it allows is a token edge.
+
+    Tokens are runs of letters or runs of digits: the edge between "RM" and "4.00" cuts nothing.
+    """
+    if not 0 < pos < len(text) or not _is_letter_or_digit(text[pos - 1]) or not _is_letter_or_digit(text[pos]):
+        return False
+    return text[pos - 1].isdigit() == text[pos].isdigit()
 
 
 @settings(max_examples=300, deadline=None, database=None)

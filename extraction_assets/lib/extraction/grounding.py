@@ -3,9 +3,9 @@
 Extractors (keyword heuristics or LLMs) hand back an ``evidence_span`` that should be a verbatim quote.
 Offsets they report are never trusted: grounding searches the source itself with a cascade
 exact -> normalized -> fuzzy, so every stored span is a real slice of the text, and the match kind
-records how much the quote had to be bent to fit. Every match respects token boundaries: "Napro" is not
-evidence in "Naprosyn", nor "$100" in "$1000". CJK ideographs and kana are tokens of their own, since
-those scripts write no spaces.
+records how much the quote had to be bent to fit. Every match respects token boundaries (runs of letters,
+runs of digits): "Napro" is not evidence in "Naprosyn", nor "$100" in "$1000", while "4.00" is in "RM4.00".
+CJK ideographs and kana are tokens of their own, since those scripts write no spaces.
 
 All offsets are Python ``str`` indices (code points), so they stay right on Vietnamese, Russian or
 Chinese text, where byte offsets would drift.
@@ -126,8 +126,14 @@ def _is_word_char(ch: str) -> bool:
 
 
 def _splits_word(s: str, pos: int) -> bool:
-    """Whether a span edge at ``pos`` would cut a word of ``s`` in two."""
-    return 0 < pos < len(s) and _is_word_char(s[pos - 1]) and _is_word_char(s[pos])
+    """Whether a span edge at ``pos`` would cut a token of ``s`` in two.
+
+    A token is a run of letters or a run of digits (as in LangExtract's tokenizer), so "4.00" is a token
+    of "RM4.00" and "03-04-06" of "HD03-04-06", while "Napro" is no token of "Naprosyn" nor "100" of "1000".
+    """
+    if not 0 < pos < len(s) or not _is_word_char(s[pos - 1]) or not _is_word_char(s[pos]):
+        return False
+    return s[pos - 1].isdigit() == s[pos].isdigit()
 
 
 def _on_token_boundaries(s: str, start: int, end: int) -> bool:
