@@ -120,6 +120,8 @@ def _cards_across_wrap(text: str, brk: int) -> list[Hit]:
         if not m.start() < brk < m.end():
             continue  # found by the one-line pattern, or another break's
         digits = digits_of(value)
+        if not 12 <= len(digits) <= 19 or not luhn.is_valid(digits):
+            continue  # the cheap checks first: most digits around a break are two numbers on two lines
         context = near(_CARD_CONTEXT, text, m.start(), m.end(), _CONTEXT_BEFORE, _CONTEXT_AFTER)
         grouped = _CARD_SEPARATOR.search(value) is not None or value.count("\n") > 1 or len(value.split()[0]) == 4
         if (grouped or context) and is_card_number(digits, context) and not labelled_business_id(text, m.start()):
