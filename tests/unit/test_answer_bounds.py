@@ -24,8 +24,8 @@ def _evidence(quote: str) -> EvidenceRecord:
     start = TEXT.index(quote)
     return EvidenceRecord(
         evidence_id="e", item_id="i", doc_id="d", tenant_id="t", schema_version="pulse@v1", char_start=start,
-        char_end=start + len(quote), quote=quote, turn_id=None, match_kind="exact", strength="strong", evidence_type="user_quote",
-        match_score=100.0,
+        char_end=start + len(quote), quote=quote, turn_id=None, match_kind="exact", strength="strong",
+        evidence_type="user_quote", match_score=100.0,
     )  # fmt: skip
 
 

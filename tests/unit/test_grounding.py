@@ -61,6 +61,55 @@ def test_normalized_occurrences_choose_nearest_hint() -> None:
     assert text[g.start : g.end] == "SHIP  IT"
 
 
+# --- token boundaries --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("quote", "text"),
+    [
+        ("Napro", "Patient is prescribed Naprosyn for pain."),
+        ("headache", "She reports recurring headaches since May."),
+        ("$100", "Total: $1000 due on receipt."),
+        ("NAPRO", "Patient is prescribed Naprosyn for pain."),  # the normalized step respects them too
+        ("три", "Выступил на трибуне в среду."),
+        ("giao hàng", "Đội giao hàngxa làm việc muộn."),
+    ],
+)
+def test_a_quote_inside_a_longer_word_is_not_grounded(quote: str, text: str) -> None:
+    assert ground(quote, text) is None
+
+
+def test_exact_skips_an_occurrence_inside_a_word_for_a_whole_one() -> None:
+    text = "Total: $1000 due; deposit $100 paid."
+    g = ground("$100", text)
+    assert g is not None and g.match_kind == "exact"
+    assert g.start == text.index("$100 ")
+
+
+@pytest.mark.parametrize(
+    ("quote", "text"),
+    [("4.00", "SUB TOTAL\nRM4.00\nCASH"), ("03-04-06", "*S\nHD03-04-06 - 5/40/160"), ("600", "Ibuprofen 600mg daily")],
+)
+def test_letters_and_digits_are_tokens_of_their_own(quote: str, text: str) -> None:
+    g = ground(quote, text)
+    assert g is not None and g.match_kind == "exact"
+    assert text[g.start : g.end] == quote
+
+
+def test_a_chinese_quote_grounds_inside_a_sentence_without_spaces() -> None:
+    text = "会议记录我们决定下周一发布新版本并且增加测试预算"
+    g = ground("下周一发布新版本", text)
+    assert g is not None and g.match_kind == "exact"
+    assert text[g.start : g.end] == "下周一发布新版本"
+
+
+def test_a_long_quote_inside_a_longer_word_is_only_weak() -> None:
+    text = "Patient has severe heart problems today."
+    g = ground("heart problem", text)
+    assert g is not None and (g.match_kind, g.strength) == ("fuzzy", "weak")
+    assert text[g.start : g.end] == "heart problems"
+
+
 # --- normalized ------------------------------------------------------------------------------
 
 
@@ -138,6 +187,13 @@ def test_fuzzy_span_never_splits_a_word() -> None:
     sliced = TEXT[g.start : g.end]
     assert sliced == "quarterly budget was approved on Monday"
     assert not TEXT[g.start - 1].isalnum() and not TEXT[g.end].isalnum()
+
+
+def test_fuzzy_span_does_not_take_in_a_neighbouring_word() -> None:
+    text = "Findings consistent with degenerative disc disease at L5-S1."
+    g = ground("mild degenerative disc disease", text)
+    assert g is not None and g.match_kind == "fuzzy"
+    assert text[g.start : g.end] == "degenerative disc disease"
 
 
 def test_fuzzy_respects_min_score() -> None:
@@ -263,6 +319,20 @@ def test_long_text_fuzzy_search_is_windowed_around_hint() -> None:
 # --- properties --------------------------------------------------------------------------------
 
 
+def _is_letter_or_digit(ch: str) -> bool:
+    return ch.isalnum() or ch == "_" or unicodedata.combining(ch) != 0
+
+
+def _cuts_a_word(text: str, pos: int) -> bool:
+    """A stricter rule than grounding's (CJK counts as letters here), so every edge it allows is a token edge.
+
+    Tokens are runs of letters or runs of digits: the edge between "RM" and "4.00" cuts nothing.
+    """
+    if not 0 < pos < len(text) or not _is_letter_or_digit(text[pos - 1]) or not _is_letter_or_digit(text[pos]):
+        return False
+    return text[pos - 1].isdigit() == text[pos].isdigit()
+
+
 @settings(max_examples=300, deadline=None, database=None)
 @given(text=st.text(min_size=1, max_size=200), data=st.data())
 def test_property_substring_grounds_exactly(text: str, data: st.DataObject) -> None:
@@ -270,10 +340,27 @@ def test_property_substring_grounds_exactly(text: str, data: st.DataObject) -> N
     j = data.draw(st.integers(i + 1, len(text)))
     sub = text[i:j]
     assume(sub.strip())
+    assume(not _cuts_a_word(text, i) and not _cuts_a_word(text, j))
     g = ground(sub, text, hint=data.draw(st.none() | st.integers(0, len(text))))
     assert g is not None
     assert (g.match_kind, g.strength) == ("exact", "strong")
     assert text[g.start : g.end] == sub.strip()
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(text=st.text(min_size=1, max_size=200), data=st.data())
+def test_property_an_exact_match_never_cuts_a_word(text: str, data: st.DataObject) -> None:
+    i = data.draw(st.integers(0, len(text) - 1))
+    j = data.draw(st.integers(i + 1, len(text)))
+    g = ground(text[i:j], text)
+    assume(g is not None and g.match_kind == "exact")
+    assert g is not None
+    assert not _cuts_a_word(text, g.start) or _cjk_edge(text, g.start)
+    assert not _cuts_a_word(text, g.end) or _cjk_edge(text, g.end)
+
+
+def _cjk_edge(text: str, pos: int) -> bool:
+    return any(unicodedata.name(c, "").startswith(("CJK ", "HIRAGANA", "KATAKANA")) for c in text[pos - 1 : pos + 1])
 
 
 @settings(max_examples=300, deadline=None, database=None)
@@ -297,6 +384,7 @@ def test_property_reformatted_substring_grounds_to_the_same_words(text: str, dat
     j = data.draw(st.integers(i + 1, len(text)))
     sub = text[i:j]
     assume(sub.strip())
+    assume(not _cuts_a_word(text, i) and not _cuts_a_word(text, j))
     quote = " \t ".join(sub.upper().split())
     g = ground(quote, text)
     assert g is not None

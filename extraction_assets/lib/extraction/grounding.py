@@ -3,7 +3,9 @@
 Extractors (keyword heuristics or LLMs) hand back an ``evidence_span`` that should be a verbatim quote.
 Offsets they report are never trusted: grounding searches the source itself with a cascade
 exact -> normalized -> fuzzy, so every stored span is a real slice of the text, and the match kind
-records how much the quote had to be bent to fit.
+records how much the quote had to be bent to fit. Every match respects token boundaries (runs of letters,
+runs of digits): "Napro" is not evidence in "Naprosyn", nor "$100" in "$1000", while "4.00" is in "RM4.00".
+CJK ideographs and kana are tokens of their own, since those scripts write no spaces.
 
 All offsets are Python ``str`` indices (code points), so they stay right on Vietnamese, Russian or
 Chinese text, where byte offsets would drift.
@@ -123,29 +125,61 @@ def _is_word_char(ch: str) -> bool:
     return not name.startswith(("CJK ", "HIRAGANA", "KATAKANA", "HALFWIDTH KATAKANA"))
 
 
-def _snap_to_words(s: str, start: int, end: int) -> tuple[int, int]:
-    """Widen [start, end) in ``s`` so it does not split a word, then trim surrounding whitespace."""
-    if 0 < start < len(s) and _is_word_char(s[start]) and _is_word_char(s[start - 1]):
-        k = start
-        while k > 0 and _is_word_char(s[k - 1]) and start - k < MAX_SNAP_CHARS:
-            k -= 1
-        if k == 0 or not _is_word_char(s[k - 1]):
-            start = k
-    if 0 < end < len(s) and _is_word_char(s[end - 1]) and _is_word_char(s[end]):
-        k = end
-        while k < len(s) and _is_word_char(s[k]) and k - end < MAX_SNAP_CHARS:
-            k += 1
-        if k == len(s) or not _is_word_char(s[k]):
-            end = k
-    while start < end and s[start].isspace():
-        start += 1
-    while end > start and s[end - 1].isspace():
-        end -= 1
-    return start, end
+def _splits_word(s: str, pos: int) -> bool:
+    """Whether a span edge at ``pos`` would cut a token of ``s`` in two.
+
+    A token is a run of letters or a run of digits (as in LangExtract's tokenizer), so "4.00" is a token
+    of "RM4.00" and "03-04-06" of "HD03-04-06", while "Napro" is no token of "Naprosyn" nor "100" of "1000".
+    """
+    if not 0 < pos < len(s) or not _is_word_char(s[pos - 1]) or not _is_word_char(s[pos]):
+        return False
+    return s[pos - 1].isdigit() == s[pos].isdigit()
+
+
+def _on_token_boundaries(s: str, start: int, end: int) -> bool:
+    return not _splits_word(s, start) and not _splits_word(s, end)
+
+
+def _edge_candidates(s: str, pos: int) -> list[int]:
+    """Token edges near ``pos``: the nearest one at or before it and the two nearest after it.
+
+    "After" skips whitespace, so a candidate never leaves the span starting or ending on a space. Within a word
+    longer than ``MAX_SNAP_CHARS`` (a URL, a script without spaces) ``pos`` itself is kept.
+    """
+    edges = [
+        p for p in range(max(0, pos - MAX_SNAP_CHARS), min(len(s), pos + MAX_SNAP_CHARS) + 1) if not _splits_word(s, p)
+    ]
+    before = [p for p in edges if p <= pos][-1:]
+    after = [p for p in edges if p > pos][:2]
+    return before + after or [pos]
+
+
+def _best_token_span(nquote: str, s: str, start: int, end: int) -> tuple[int, int, float] | None:
+    """The token-aligned span near [start, end) that reads most like the quote, with its similarity (0-100).
+
+    The aligner's window is as long as the quote, so it may cut a word or take in a neighbouring one
+    ("with degenerative disc disease" for "mild degenerative disc disease"); each edge may widen to the
+    word it cuts or give up the word it took in, and the candidate most similar to the quote as a whole wins
+    (ties: the one closest to the aligner's window).
+    """
+    best: tuple[float, int, int, int] | None = None
+    for a in _edge_candidates(s, start):
+        for b in _edge_candidates(s, end):
+            while a < b and s[a].isspace():
+                a += 1
+            while b > a and s[b - 1].isspace():
+                b -= 1
+            if not MIN_SPAN_RATIO * len(nquote) <= b - a <= MAX_SPAN_RATIO * len(nquote):
+                continue
+            score = fuzz.ratio(nquote, s[a:b])
+            key = (score, -(abs(a - start) + abs(b - end)), a, b)
+            if best is None or key[:2] > best[:2]:
+                best = key
+    return None if best is None else (best[2], best[3], best[0])
 
 
 def _ground_exact(quote: str, text: str, hint: int | None) -> Grounding | None:
-    positions = _find_all(text, quote)
+    positions = [p for p in _find_all(text, quote) if _on_token_boundaries(text, p, p + len(quote))]
     if not positions:
         return None
     start = _nearest(positions, hint)
@@ -155,7 +189,7 @@ def _ground_exact(quote: str, text: str, hint: int | None) -> Grounding | None:
 def _ground_normalized(
     nquote: str, ntext: str, starts: Sequence[int], ends: Sequence[int], hint: int | None
 ) -> Grounding | None:
-    positions = _find_all(ntext, nquote)
+    positions = [p for p in _find_all(ntext, nquote) if _on_token_boundaries(ntext, p, p + len(nquote))]
     if not positions:
         return None
     by_original = {starts[p]: p for p in reversed(positions)}
@@ -187,15 +221,11 @@ def _ground_fuzzy(
     alignment = fuzz.partial_ratio_alignment(nquote, window, score_cutoff=min_score)
     if alignment is None or alignment.score < min_score:
         return None
-    span_len = alignment.dest_end - alignment.dest_start
-    if not MIN_SPAN_RATIO * len(nquote) <= span_len <= MAX_SPAN_RATIO * len(nquote):
+    span = _best_token_span(nquote, ntext, lo + alignment.dest_start, lo + alignment.dest_end)
+    if span is None or span[2] < min_score:
         return None
-    nstart, nend = _snap_to_words(ntext, lo + alignment.dest_start, lo + alignment.dest_end)
-    if nend <= nstart:
-        return None
-    return Grounding(
-        start=starts[nstart], end=ends[nend - 1], match_kind="fuzzy", strength="weak", score=float(alignment.score)
-    )
+    nstart, nend, score = span
+    return Grounding(start=starts[nstart], end=ends[nend - 1], match_kind="fuzzy", strength="weak", score=score)
 
 
 def ground(quote: str, text: str, hint: int | None = None, min_fuzzy_score: float = 90.0) -> Grounding | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from functools import cache
 
 import phonenumbers
 
@@ -20,23 +21,72 @@ from extraction_assets.lib.pii.scan import Hit, Scan, blank, digits_of, labelled
 
 # --- e-mail --------------------------------------------------------------------------------------------------------
 
-# Local parts may use accented Latin letters (Vietnamese names); the boundary checks use the same class, so an
-# address glued to CJK text ("邮箱li@qq.com") is still found without swallowing the CJK characters.
+# As real mail systems write them, not only as the RFC allows: local parts with leading or doubled dots
+# ("d..steffes@", "<.hall@"), accented Latin letters (Vietnamese names); domains in Latin, accented Latin, Greek or
+# Cyrillic letters (internationalised names) or punycode ("xn--"); a bare host in lower case ("first.last@localhost")
+# when the address stands alone (Lotus Notes' "Enron@ENRON" names no mailbox); "%40" for the "@" of a URL-encoded
+# address. The boundary checks use the local-part class, so an address glued to CJK text ("邮箱li@qq.com") is found
+# without swallowing the CJK characters.
 _LOCAL = r"A-Za-z0-9\u00C0-\u024F\u1E00-\u1EFF_%+\-"
+_DOMAIN_CHAR = r"A-Za-z0-9\u00C0-\u024F\u1E00-\u1EFF\u0370-\u03FF\u0400-\u04FF"
+_LABEL = rf"[{_DOMAIN_CHAR}](?:[{_DOMAIN_CHAR}-]{{0,61}}[{_DOMAIN_CHAR}])?"
+_TLD = r"(?:[A-Za-z\u00C0-\u024F\u0370-\u03FF\u0400-\u04FF]{2,24}|xn--[A-Za-z0-9-]{1,59})"
+_LOCAL_PART = rf"(?<![{_LOCAL}.])\.*[{_LOCAL}](?:[{_LOCAL}.]{{0,63}})"
 _EMAIL = re.compile(
-    rf"(?<![{_LOCAL}.])[{_LOCAL}](?:[{_LOCAL}.]{{0,62}}[{_LOCAL}])?"
-    r"@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,24}(?![A-Za-z0-9_-])"
+    rf"{_LOCAL_PART}(?:@|%40)(?:{_LABEL}\.)+{_TLD}(?![{_DOMAIN_CHAR}_-])"
+    rf"|(?<![{_LOCAL}.])[A-Za-z][{_LOCAL}.]{{0,63}}@[a-z][a-z0-9-]{{0,62}}(?=$|[\s>)\]\"',;])"
 )
+# Spelled out to dodge harvesters: "name at example dot org", "name [at] example [dot] org".
+_SPELLED_EMAIL = re.compile(
+    r"(?i)(?<![\w.])[a-z0-9][a-z0-9._%+-]{0,63}(?:[^\S\n]*[\[({]at[\])}][^\S\n]*|[^\S\n]+at[^\S\n]+)"
+    r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:(?:[^\S\n]*[\[({]dot[\])}][^\S\n]*|[^\S\n]+dot[^\S\n]+)"
+    r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+(?![\w.])"
+)
+_SPELLED_AT = re.compile(r"(?i)[^\S\n]*[\[({]at[\])}][^\S\n]*|[^\S\n]+at[^\S\n]+")
+_SPELLED_DOT = re.compile(r"(?i)[^\S\n]*[\[({]dot[\])}][^\S\n]*|[^\S\n]+dot[^\S\n]+")
+# An address broken by a line wrap: the characters around a line break, joined and searched again.
+# Only a break after the "@" is joined: before it, the line above may end with anything (a phone, "=20").
+_AROUND_WRAP = re.compile(rf"[{_LOCAL}.]+@[{_DOMAIN_CHAR}.-]*\r?\n[{_DOMAIN_CHAR}.-]+")
+_AT_NEAR_WRAP = re.compile(r"@[^\s@]{0,254}\n")
+_LINE_BREAK = re.compile(r"\r?\n")
+
+
+def _email_norm(value: str) -> str:
+    return _LINE_BREAK.sub("", value).replace("%40", "@").casefold()
 
 
 def find_emails(scan: Scan) -> list[Hit]:
-    if "@" not in scan.text:
-        return []
-    return [
-        Hit("EMAIL", m.start(), m.end(), 0.95, m.group(), m.group().casefold())
-        for m in _EMAIL.finditer(scan.text)
-        if ".." not in m.group()
-    ]
+    text = scan.text
+    hits: list[Hit] = []
+    if "@" in text or "%40" in text:
+        hits.extend(
+            Hit("EMAIL", m.start(), m.end(), 0.95, m.group(), _email_norm(m.group())) for m in _EMAIL.finditer(text)
+        )
+        if "\n" in text and _AT_NEAR_WRAP.search(text) is not None:
+            hits.extend(_emails_across_wraps(text))
+    if "dot" in text or "DOT" in text or "Dot" in text:
+        for m in _SPELLED_EMAIL.finditer(text):
+            norm = _SPELLED_DOT.sub(".", _SPELLED_AT.sub("@", m.group(), count=1)).casefold()
+            hits.append(Hit("EMAIL", m.start(), m.end(), 0.8, m.group(), norm))
+    return hits
+
+
+def _emails_across_wraps(text: str) -> list[Hit]:
+    hits: list[Hit] = []
+    for run in _AROUND_WRAP.finditer(text):
+        brk = _LINE_BREAK.search(run.group())
+        assert brk is not None
+        before = run.group()[: brk.start()]
+        whole = before.rstrip(".")
+        if any(m.end() == len(whole) and "." in m.group().rpartition("@")[2] for m in _EMAIL.finditer(whole)):
+            continue  # a whole address ends the line; the next line's first word is not part of it
+        joined = before + run.group()[brk.end() :]
+        for m in _EMAIL.finditer(joined):
+            if m.start() < brk.start() < m.end() and "." in m.group().rpartition("@")[2]:  # spans the break
+                start = run.start() + m.start()
+                end = run.start() + m.end() + (brk.end() - brk.start())
+                hits.append(Hit("EMAIL", start, end, 0.85, text[start:end], _email_norm(text[start:end])))
+    return hits
 
 
 # --- phones --------------------------------------------------------------------------------------------------------
@@ -48,7 +98,7 @@ _CURRENCY_SUFFIXES = rf"{_CURRENCY_CODES}|đồng|руб|đ|₫|元"
 _NOT_PHONE_DIGIT_LED = re.compile(
     r"\d(?<![\d.,:]\d)(?:"
     r"\d{3}-\d{2}-\d{2}(?:[T ]\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?"  # ISO date / datetime
-    r"|\d{3}/\d{1,2}/\d{1,2}(?!\d)|\d?[/.]\d{1,2}[/.]\d{4}(?!\d)"  # 2026/11/30, 30/11/2026, 30.11.2026
+    r"|\d{3}/\d{1,2}/\d{1,2}(?!\d)|\d?(?P<date_sep>[/.\-])\d{1,2}(?P=date_sep)\d{4}(?!\d|-\d)"  # 2026/11/30, 30-11-2026
     r"|\d?:\d{2}(?::\d{2})?(?![\d:])"  # 10:30, 10:30:15
     r"|\d{0,2}(?:,\d{3})+(?:\.\d+)?(?!\d|[.,]\d)"  # 1,234,567.89
     r"|\d{0,2}(?:\.\d{3})+,\d+(?!\d)"  # 1.234.567,89
@@ -67,20 +117,34 @@ _WHITESPACE = re.compile(r"\s")
 # A phone-shaped run: optional +, 7 to 15 digits with at most two separators between neighbours.
 _PHONE_SHAPE = re.compile(r"(?<![0-9A-Za-z_+.,/-])\+?\(?\d(?:[ .\-()]{0,2}\d){6,14}\)?(?![0-9A-Za-z_]|[.,/-]?\d)")
 _PHONE_CONTEXT = re.compile(
-    r"(?i)\b(?:phones?|telephone|tel|mobile|mob|cell|cellphone|fax|call(?:s|ed|ing)?|ring|dial(?:led|ing)?"
+    r"(?i)\b(?:phones?|telephone|tel|mobile|mob|cell|cellphone|fax|desk|call(?:s|ed|ing)?|ring|dial(?:led|ing)?"
     r"|sms|text(?:ed|ing)?|whatsapp|viber|zalo|telegram|wechat|hotline|helpline|contact|reach|answer(?:s|ed|ing)?"
-    r"|voicemail|messages?|messaging)\b|\b(?:my|your|his|her|their|our)[^\S\n]+number(?:[^\S\n]+is\b|[^\S\n]*:)"
-    r"|\b(?:office|home|work|direct)[^\S\n]*:"
+    r"|voicemail|messages?|messaging)\b|\b(?:my|your|his|her|their|our)[^\S\n]+(?:\w+[^\S\n]+)?number(?:[^\S\n]+is\b|[^\S\n]*:)"
+    r"|\b(?:office|home|work|direct|desk)[^\S\n]*:"
     r"|điện[^\S\n]+thoại|\bs?đt\b|số[^\S\n]+máy|di[^\S\n]+động|\bgọi\b|liên[^\S\n]+hệ|nhắn"
     r"|телефон|\bтел\b|\bмоб|факс|звон|связ|电话|手机|联系|致电|传真|微信"
 )
 # A label written after the number, vCard style: "930.167.3943 fax", "555 0143 (mobile)".
 _PHONE_LABEL_AFTER = re.compile(
-    r"[^\S\n]{0,3}[(\[]?(?i:mobile|mob|cell|fax|office|home|work|tel|phone|direct|landline)\b"
+    r"[^\S\n]{0,3}[(\[]?(?i:mobile|mob|cell|fax|office|home|work|tel|phone|direct|desk|landline)\b"
 )
 _CONTEXT_BEFORE = 48
 _MIN_NATIONAL_DIGITS = 7
 _MAX_NATIONAL_DIGITS = 12
+# An extension written after the number: "x4587", "ext. 12", "#123", "доб. 123", "máy lẻ 12".
+_EXTENSION = re.compile(
+    r"[^\S\n]*,?[^\S\n]*(?i:x|ext\.?|extn\.?|extension|#|доб\.?|máy[^\S\n]+lẻ)[^\S\n]*\d{1,6}(?!\w)"
+)
+# What a phone looks like when no word says so: an area code in parentheses, or at least three groups of two to four
+# digits joined by one kind of separator and ending on a group of three or more ("53409-001-0006" is not). Thousands
+# groups ("12 345 678") are amounts and the 3-2-4 shape is an SSN's, not a phone's.
+_PHONE_LOOK = re.compile(
+    r"\+?\(\d{1,5}\)[^\S\n]?\d{2,5}(?:[ .\-]\d{2,5}){0,2}"
+    r"|(?!\d{3}[ .\-]\d{2}[ .\-]\d{4}$)\d{2,4}(?P<sep>[ .\-])\d{2,4}(?:(?P=sep)\d{2,4})*(?P=sep)\d{3,5}"
+)
+_AREA_CODE_BEFORE = re.compile(r"(?<![\w+(])\(\d{1,5}\)[^\S\n]?\Z")
+_AREA_CODE_REACH = 8
+_THOUSANDS = re.compile(r"\d{1,3}(?:([ .])\d{3})(?:\1\d{3})*")
 
 
 def _blocked_spans(scan: Scan, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -110,9 +174,67 @@ def _context_phone(text: str, visible: str, start: int, end: int) -> Hit | None:
     if not _MIN_NATIONAL_DIGITS <= len(national) <= _MAX_NATIONAL_DIGITS or len(set(national)) == 1:
         return None
     label_after = _PHONE_LABEL_AFTER.match(visible, end) is not None
-    if not label_after and not near(_PHONE_CONTEXT, visible, start, end, _CONTEXT_BEFORE):
-        return None
-    return Hit("PHONE", start, end, 0.75, value, digits_of(value))
+    if label_after or near(_PHONE_CONTEXT, visible, start, end, _CONTEXT_BEFORE):
+        return Hit("PHONE", start, end, 0.75, value, digits_of(value))
+    if _looks_like_a_phone(value) and valid_in_some_region(digits_of(value)):
+        return Hit("PHONE", start, end, 0.7, value, digits_of(value))
+    return None
+
+
+def _looks_like_a_phone(value: str) -> bool:
+    return _PHONE_LOOK.fullmatch(value) is not None and _THOUSANDS.fullmatch(value) is None
+
+
+@cache
+def _region_patterns() -> tuple[tuple[str, re.Pattern[str] | None, frozenset[int], re.Pattern[str]], ...]:
+    """Per region: its national prefix for parsing, possible lengths and general pattern, for a cheap pre-check."""
+    rows = []
+    for region in sorted(phonenumbers.SUPPORTED_REGIONS):
+        md = phonenumbers.PhoneMetadata.metadata_for_region(region)
+        if md is None or md.general_desc is None or md.general_desc.national_number_pattern is None:
+            continue
+        prefix = re.compile(md.national_prefix_for_parsing) if md.national_prefix_for_parsing else None
+        lengths = frozenset(md.general_desc.possible_length or ())
+        rows.append((region, prefix, lengths, re.compile(md.general_desc.national_number_pattern)))
+    return tuple(rows)
+
+
+def valid_in_some_region(digits: str) -> bool:
+    """Whether a national number (as written, trunk prefix included) is a valid phone number of any region.
+
+    phonenumbers' full parse costs tens of microseconds a region, so each region's length and general pattern
+    are checked first and only the few regions that pass are parsed and validated.
+    """
+    for region, prefix, lengths, general in _region_patterns():
+        candidates = [digits]
+        if prefix is not None and (stripped := prefix.match(digits)) is not None and stripped.end() > 0:
+            candidates.append(digits[stripped.end() :])
+        if not any(len(c) in lengths and general.fullmatch(c) for c in candidates):
+            continue
+        try:
+            number = phonenumbers.parse(digits, region)
+        except phonenumbers.NumberParseException:
+            continue
+        if phonenumbers.is_valid_number_for_region(number, region):
+            return True
+    return False
+
+
+def _area_code_start(visible: str, start: int, end: int) -> int:
+    """Where a number found in the tenant's region really starts: an area code in parentheses right before it
+    ("(11) 96123-4567", a Brazilian mobile whose last nine digits pass as a Vietnamese one) belongs to it when
+    the whole is a phone of some region."""
+    area = _AREA_CODE_BEFORE.search(visible, max(0, start - _AREA_CODE_REACH), start)
+    if area is None or not _looks_like_a_phone(visible[area.start() : end]):
+        return start
+    return area.start() if valid_in_some_region(digits_of(visible[area.start() : end])) else start
+
+
+def _with_extension(text: str, hit: Hit) -> Hit:
+    ext = _EXTENSION.match(text, hit.end)
+    if ext is None:
+        return hit
+    return hit._replace(end=ext.end(), value=text[hit.start : ext.end()])
 
 
 def _shaped_phones(text: str, visible: str) -> list[Hit]:
@@ -123,7 +245,7 @@ def _shaped_phones(text: str, visible: str) -> list[Hit]:
         while start < end:
             hit = _context_phone(text, visible, start, end)
             if hit is not None:
-                hits.append(hit)
+                hits.append(_with_extension(text, hit))
                 break
             gap = _WHITESPACE.search(visible, start, end)
             if gap is None:
@@ -148,9 +270,11 @@ def find_phones(scan: Scan) -> list[Hit]:
         return []
     hits: list[Hit] = []
     for m in phonenumbers.PhoneNumberMatcher(visible, scan.region, leniency=phonenumbers.Leniency.VALID):
-        value = text[m.start : m.end]
-        score = 0.95 if near(_PHONE_CONTEXT, visible, m.start, m.end, _CONTEXT_BEFORE) else 0.9
-        hits.append(Hit("PHONE", m.start, m.end, score, value, phonenumbers.format_number(m.number, _E164)))
+        start = _area_code_start(visible, m.start, m.end)
+        value = text[start : m.end]
+        score = 0.95 if near(_PHONE_CONTEXT, visible, start, m.end, _CONTEXT_BEFORE) else 0.9
+        norm = phonenumbers.format_number(m.number, _E164) if start == m.start else digits_of(value)
+        hits.append(Hit("PHONE", start, m.end, score, value, norm))
     rest = blank(visible, [(h.start, h.end) for h in hits])
     hits.extend(_shaped_phones(text, rest))
     return hits
@@ -158,28 +282,33 @@ def find_phones(scan: Scan) -> list[Hit]:
 
 # --- IP addresses --------------------------------------------------------------------------------------------------
 
-_IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
+# A CIDR prefix length belongs to the address it follows ("192.168.1.0/24"); a zone id too ("fe80::1%eth0").
+_IPV4 = re.compile(r"(?<![\w.])(?P<address>(?:\d{1,3}\.){3}\d{1,3})(?![\w]|\.\d)(?:/(?:3[0-2]|[12]?\d)(?!\d))?")
 # Colon-separated hex groups; ipaddress decides (times such as 10:30:15 and MAC addresses fail it).
 _IPV6 = re.compile(
-    r"(?<![0-9A-Za-z:.])(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?(?![0-9A-Za-z:]|\.\d)"
+    r"(?<![0-9A-Za-z:.])(?P<address>(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?)"
+    r"(?![0-9A-Za-z:]|\.\d)(?:%[0-9A-Za-z]{1,16}|/(?:12[0-8]|1[01]\d|[1-9]?\d)(?!\d))?"
 )
 _HEX_GROUP = re.compile(r"[0-9A-Fa-f]{1,4}")
 
 
 def find_ips(scan: Scan) -> list[Hit]:
+    """IPv4 and IPv6 addresses (with their prefix length or zone id); `ipaddress` validates the address part."""
+    text = scan.text
     hits: list[Hit] = []
-    for m in _IPV4.finditer(scan.text):
+    for m in _IPV4.finditer(text) if text.count(".") >= 3 else ():
         try:
-            address = ipaddress.IPv4Address(m.group())  # rejects octets > 255 and leading zeros
+            address = ipaddress.IPv4Address(m.group("address"))  # rejects octets > 255 and leading zeros
         except ValueError:
             continue
         hits.append(Hit("IP_ADDRESS", m.start(), m.end(), 0.9, m.group(), str(address)))
-    if "::" in scan.text or scan.text.count(":") >= 7:
-        for m in _IPV6.finditer(scan.text):
-            if len(_HEX_GROUP.findall(m.group())) < 2 or not any(c.isdigit() for c in m.group()):
+    if "::" in text or text.count(":") >= 6:  # six when an IPv4 tail takes the last two groups
+        for m in _IPV6.finditer(text):
+            part = m.group("address")
+            if len(_HEX_GROUP.findall(part)) < 2 or not any(c.isdigit() for c in part):
                 continue  # "::", "a::b" or "std::" are code or punctuation far more often than an address
             try:
-                v6 = ipaddress.IPv6Address(m.group())
+                v6 = ipaddress.IPv6Address(part)
             except ValueError:
                 continue
             hits.append(Hit("IP_ADDRESS", m.start(), m.end(), 0.9, m.group(), str(v6)))

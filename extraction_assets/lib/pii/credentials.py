@@ -25,6 +25,10 @@ class _CredentialPattern(NamedTuple):
     hints: tuple[str, ...] = ()
 
 
+# Every provider key below starts with one of these (lower-cased).
+_PROVIDER_KEY_HINTS = ("sk-", "sk_", "rk_", "akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")
+_PROVIDER_KEY_HINTS += ("glpat-", "xox", "aiza", "eyj")
+
 _CREDENTIAL_PATTERNS: tuple[_CredentialPattern, ...] = (
     # PEM private key blocks (a truncated paste is masked to the end of the text).
     _CredentialPattern(
@@ -46,6 +50,7 @@ _CREDENTIAL_PATTERNS: tuple[_CredentialPattern, ...] = (
             r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"  # JWT
             r")(?![\w-])"
         ),
+        hints=_PROVIDER_KEY_HINTS,
     ),
     # Bearer tokens: mask the token, keep the scheme.
     _CredentialPattern(
@@ -66,9 +71,8 @@ _CREDENTIAL_PATTERNS: tuple[_CredentialPattern, ...] = (
 
 def find_credentials(scan: Scan) -> list[Hit]:
     hits: list[Hit] = []
-    lowered = scan.text.lower()
     for pattern, groups, hints in _CREDENTIAL_PATTERNS:
-        if hints and not any(hint in lowered for hint in hints):
+        if hints and not scan.mentions(hints):
             continue
         for m in pattern.finditer(scan.text):
             group = next((g for g in groups if m.group(g) is not None), 0)

@@ -58,6 +58,14 @@ _CARD = re.compile(
     r")(?![0-9A-Za-z_]|[.,]\d)"
 )
 _CARD_SEPARATOR = re.compile(r"[ -]")
+# A card broken by a line wrap: four-digit groups with one or more separators replaced by a line break, or a
+# contiguous run split by one (that form is as likely two numbers on two lines, so it needs a card word).
+_WRAP = r"[^\S\n]*\r?\n[^\S\n]*"
+_WRAP_REACH = 24  # a card's digits and separators on either side of the break
+_CARD_ACROSS_WRAP = re.compile(
+    rf"(?<![0-9A-Za-z_.,])(?:(?:\d{{4}}(?:[ -]|{_WRAP})){{3}}\d{{1,4}}|\d{{4,15}}\r?\n\d{{1,15}})"
+    r"(?![0-9A-Za-z_]|[.,]\d)"
+)
 
 
 def is_card_number(digits: str, card_context: bool = False) -> bool:
@@ -95,12 +103,50 @@ def find_cards(scan: Scan) -> list[Hit]:
             # 1111"): retry from its second group instead of skipping the whole run.
             gap = _CARD_SEPARATOR.search(value)
             pos = start + gap.end() if gap else end
+    brk = text.find("\n")
+    while brk != -1:
+        before, after = text[max(0, brk - 3) : brk].rstrip(" \r"), text[brk + 1 : brk + 4].lstrip(" ")
+        if before[-1:].isdigit() and after[:1].isdigit():
+            hits.extend(_cards_across_wrap(text, brk))
+        brk = text.find("\n", brk + 1)
+    return hits
+
+
+def _cards_across_wrap(text: str, brk: int) -> list[Hit]:
+    """Cards whose digits run across the line break at `brk`."""
+    hits: list[Hit] = []
+    for m in _CARD_ACROSS_WRAP.finditer(text, max(0, brk - _WRAP_REACH), min(len(text), brk + _WRAP_REACH)):
+        value = m.group()
+        if not m.start() < brk < m.end():
+            continue  # found by the one-line pattern, or another break's
+        digits = digits_of(value)
+        if not 12 <= len(digits) <= 19 or not luhn.is_valid(digits):
+            continue  # the cheap checks first: most digits around a break are two numbers on two lines
+        context = near(_CARD_CONTEXT, text, m.start(), m.end(), _CONTEXT_BEFORE, _CONTEXT_AFTER)
+        grouped = _CARD_SEPARATOR.search(value) is not None or value.count("\n") > 1 or len(value.split()[0]) == 4
+        if (grouped or context) and is_card_number(digits, context) and not labelled_business_id(text, m.start()):
+            hits.append(Hit("CREDIT_CARD", m.start(), m.end(), 1.0 if context else 0.9, value, digits))
     return hits
 
 
 # --- IBAN ----------------------------------------------------------------------------------------------------------
 
-_IBAN = re.compile(r"(?i)(?<![A-Z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![A-Z0-9])")
+# As people write them: the country code, the check digits and the BBAN, with spaces, dots or dashes anywhere
+# between characters (groups of any size, "NO 02 1503 ..."); lower case only when written compact.
+_IBAN = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z]{2}[ .\-]?\d{2}|[a-z]{2}\d{2})(?:[ .\-]?[A-Za-z0-9]){8,30}(?![A-Za-z0-9])")
+_IBAN_SEPARATOR = re.compile(r"[ .\-]")
+_IBAN_MIN_CHARS = 15  # Norway's, the shortest in the registry
+
+
+def is_iban(compact: str) -> bool:
+    """Mod-97 plus the registry's length and BBAN structure for the country.
+
+    The country-specific checks python-stdnum adds (bank-code lists, national check digits) are left out on
+    purpose: a list that does not know a bank would leave a valid IBAN in clear.
+    """
+    if len(compact) < _IBAN_MIN_CHARS or not mod_97_10.is_valid(compact[4:] + compact[:4]):
+        return False
+    return std_iban.is_valid(compact, check_country=False)
 
 
 def find_ibans(scan: Scan) -> list[Hit]:
@@ -109,35 +155,40 @@ def find_ibans(scan: Scan) -> list[Hit]:
         value = m.group()
         # A trailing word glued on by the greedy pattern ("... 6769 Thanks") is dropped until the checksum holds.
         while True:
-            compact = std_iban.compact(value)
-            # The mod-97 check is cheap; the full per-country validation only runs on numbers that pass it.
-            if mod_97_10.is_valid(compact[4:] + compact[:4]) and std_iban.is_valid(compact):
+            compact = _IBAN_SEPARATOR.sub("", value).upper()
+            if is_iban(compact):
                 hits.append(Hit("IBAN", m.start(), m.start() + len(value), 1.0, value, compact))
                 break
-            if " " not in value:
+            gap = [g.start() for g in _IBAN_SEPARATOR.finditer(value, 5)]
+            if not gap:
                 break
-            value = value[: value.rindex(" ")]
+            value = value[: gap[-1]]
     return hits
 
 
 # --- US SSN --------------------------------------------------------------------------------------------------------
 
-_SSN = re.compile(r"(?<![\w-])(\d{3})([- ]?)(\d{2})\2(\d{4})(?![\w-])")
+_SSN = re.compile(r"(?<![\w.-])(\d{3})([- .]?)(\d{2})\2(\d{4})(?![\w-]|\.\d)")
 _SSN_CONTEXT = re.compile(r"(?i)\bssn\b|\bss#|social[^\S\n]+security|\bsoc\.?[^\S\n]*sec\b")
 _SSN_WINDOW = 40
 
 
 def find_ssns(scan: Scan) -> list[Hit]:
+    """A dashed number with a valid area/group/serial, or any 3-2-4 shape (dashes, dots, spaces, none) after a label.
+
+    A labelled number is masked even when the SSA never issues it (advertising numbers such as 219-09-9999):
+    whoever wrote "SSN" meant one, and a false positive costs less than a leak.
+    """
     hits: list[Hit] = []
     text = scan.text
     for m in _SSN.finditer(text):
         start, end = m.span()
         has_context = near(_SSN_CONTEXT, text, start, end, _SSN_WINDOW)
-        if m.group(2) != "-" and not has_context:
-            continue  # a bare nine-digit run is only an SSN when the text says so
         digits = m.group(1) + m.group(3) + m.group(4)
-        if std_ssn.is_valid(digits) and not labelled_business_id(text, start):
-            hits.append(Hit("US_SSN", start, end, 0.95 if has_context else 0.85, m.group(), digits))
+        if has_context:
+            hits.append(Hit("US_SSN", start, end, 0.95, m.group(), digits))
+        elif m.group(2) == "-" and std_ssn.is_valid(digits) and not labelled_business_id(text, start):
+            hits.append(Hit("US_SSN", start, end, 0.85, m.group(), digits))
     return hits
 
 
@@ -187,16 +238,19 @@ def find_ru_snils(scan: Scan) -> list[Hit]:
     return hits
 
 
-_INN = re.compile(r"(?<![0-9A-Za-z])\d{12}(?![0-9A-Za-z])")
+_INN = re.compile(r"(?<![0-9A-Za-z])\d{2}(?:[ -]?\d{2}){5}(?![0-9A-Za-z]|[ -]\d)")
 _INN_CONTEXT = re.compile(r"(?i)\bинн\b|\binn\b|налогоплательщик|taxpayer")
+_INN_HINTS = ("инн", "inn", "налогоплательщик", "taxpayer")
 
 
 def find_ru_inns(scan: Scan) -> list[Hit]:
     """A person's INN: two check digits, yet one random 12-digit run in a hundred passes, so a label is needed."""
+    if not scan.mentions(_INN_HINTS):
+        return []
     return [
-        Hit("RU_INN", m.start(), m.end(), 0.95, m.group(), m.group())
+        Hit("RU_INN", m.start(), m.end(), 0.95, m.group(), digits_of(m.group()))
         for m in _INN.finditer(scan.text)
-        if near(_INN_CONTEXT, scan.text, m.start(), m.end(), _ID_WINDOW) and ru_inn.is_valid(m.group())
+        if near(_INN_CONTEXT, scan.text, m.start(), m.end(), _ID_WINDOW) and ru_inn.is_valid(digits_of(m.group()))
     ]
 
 
@@ -215,7 +269,12 @@ _VN_ID_CONTEXT = re.compile(
 )
 
 
+_VN_ID_HINTS = ("cccd", "cmnd", "cmtnd", "căn", "chứng", "định", "citizen", "national", "id card", "identity")
+
+
 def find_vn_national_ids(scan: Scan) -> list[Hit]:
+    if not scan.mentions(_VN_ID_HINTS):
+        return []
     hits: list[Hit] = []
     for m in _VN_ID.finditer(scan.text):
         value = m.group()
@@ -223,4 +282,40 @@ def find_vn_national_ids(scan: Scan) -> list[Hit]:
             continue
         if near(_VN_ID_CONTEXT, scan.text, m.start(), m.end(), _ID_WINDOW):
             hits.append(Hit("VN_NATIONAL_ID", m.start(), m.end(), 0.85, value, squash(value)))
+    return hits
+
+
+# --- bank account numbers ------------------------------------------------------------------------------------------
+
+# Domestic account numbers carry no check digit anyone can verify without the bank, so the label is what makes
+# one: "STK", "số tài khoản", "р/с", "расчётный счёт", "account no.", "Konto". Up to four words (the bank's
+# name: "Vietcombank", "в ПАО Сбербанк", "nhận tiền mới: Vietcombank") may stand between the label and the number.
+_ACCOUNT_LABEL = re.compile(
+    r"(?i:(?<![^\W\d_])(?:stk|s[ốo][^\S\n]+tk|(?:s[ốo][^\S\n]+)?t[àa]i[^\S\n]+kho[ảa]n|р/с|р/сч|расч[её]тн\w*[^\S\n]+сч[её]т\w*"
+    r"|лицев\w*[^\S\n]+сч[её]т\w*|(?:bank[^\S\n]+)?account[^\S\n]*(?:no|nr|number|#)|(?:bank[^\S\n]+)?acc(?:oun)?t"
+    r"[^\S\n]*(?:no|nr|#)|bank[^\S\n]+account|a/c|konto(?:nummer|nr)?)(?![^\W\d_]))"
+)
+_ACCOUNT_NUMBER = re.compile(r"(?<![\w.,/-])\d(?:[ -]?\d){5,24}(?![\w]|[.,/-]\d)")
+# Between the label and the number: punctuation, "No.", "số", and at most three short words (a bank's name).
+_ACCOUNT_GAP = re.compile(
+    r"[^\S\n]*[.:#№]?[^\S\n]*(?:(?i:no|nr|number|số|№)\.?)?[^\S\n]*[:#]?[^\S\n]*"
+    r"(?:[^\W\d]{1,20}[.,:]?[^\S\n]+){0,4}[:#]?[^\S\n]*\Z"
+)
+_ACCOUNT_WINDOW = 64
+
+
+# Cheap pre-check on the lower-cased text: every label contains one of these.
+_ACCOUNT_HINTS = ("stk", "tk", "khoản", "khoan", "р/с", "сч", "account", "acct", "a/c", "konto")
+
+
+def find_bank_accounts(scan: Scan) -> list[Hit]:
+    text = scan.text
+    if not scan.mentions(_ACCOUNT_HINTS):
+        return []
+    hits: list[Hit] = []
+    for label in _ACCOUNT_LABEL.finditer(text):
+        m = _ACCOUNT_NUMBER.search(text, label.end(), min(len(text), label.end() + _ACCOUNT_WINDOW))
+        if m is None or _ACCOUNT_GAP.match(text, label.end(), m.start()) is None:
+            continue
+        hits.append(Hit("BANK_ACCOUNT", m.start(), m.end(), 0.85, m.group(), digits_of(m.group())))
     return hits

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import NamedTuple
 
 
@@ -31,6 +32,16 @@ class Scan:
     region: str
     hits: list[Hit] = field(default_factory=list)
 
+    @cached_property
+    def lowered(self) -> str:
+        """The text in lower case, for the cheap substring pre-checks that let a detector skip its pattern."""
+        return self.text.lower()
+
+    def mentions(self, hints: tuple[str, ...]) -> bool:
+        """Whether any (lower-case) hint occurs in the text."""
+        lowered = self.lowered
+        return any(hint in lowered for hint in hints)
+
 
 def squash(value: str) -> str:
     return "".join(value.split()).casefold()
@@ -51,10 +62,11 @@ def near(pattern: re.Pattern[str], text: str, start: int, end: int, before: int,
 
 
 # A business-id label ending right before a number ("INV-", "Order No. ", "PO #", "ID: ", "ИНН ", "订单号："):
-# such numbers are invoices, orders, company registration numbers and ids, not phones, cards or SSNs.
+# such numbers are invoices, orders, company registration numbers and ids, not phones, cards or SSNs. Account
+# labels are not among them: a number after one is a bank account (masked) or, when it passes as one, a card.
 _LABEL_BEFORE = re.compile(
     r"(?:(?i:(?<![^\W\d_])(?:invoice|inv|order|ord|po|p\.o|purchase[^\S\n]+order|id|ref|reference|ticket|sku"
-    r"|tracking|contract|receipt|account|acct|transaction|txn|shipment|vat|tax|mst|mã|hóa[^\S\n]+đơn|hoá[^\S\n]+đơn"
+    r"|tracking|contract|receipt|transaction|txn|shipment|vat|tax|mst|mã|hóa[^\S\n]+đơn|hoá[^\S\n]+đơn"
     r"|đơn[^\S\n]+hàng|заказ|сч[её]т|инн|огрн|кпп|бик))|订单|发票|编号|单号)"
     r"\.?[^\S\n]*(?i:(?:no|nr|num|number|số|号|№|#)\.?[^\S\n]*)?[:#№：\-]?[^\S\n]*[#№]?[^\S\n]*\Z"
 )

@@ -12,8 +12,11 @@ kind means writing one finder and adding one `Detector` to `DETECTORS`.
 Overlap policy: detectors report candidates independently; when two overlap, the
 one whose kind comes first in `DETECTORS` wins, then the longer one, then the
 earlier one. The loser is dropped entirely, so every character is masked at most
-once. Strongly validated ids come before cards (a Chinese id can pass Luhn), and
-everything numeric comes before phones, which never see what was already taken.
+once. Strongly validated ids come before cards (a Chinese id can pass Luhn, and
+an IBAN's digits hold card-shaped runs that must not leave its country code and
+check digits in clear), a labelled bank account comes after cards and national ids
+(a Luhn-valid card stays a card), and everything numeric comes before phones,
+which never see what was already taken.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from extraction_assets.lib.offsets import OffsetMap
 from extraction_assets.lib.pii.contacts import find_emails, find_ips, find_phones
 from extraction_assets.lib.pii.credentials import find_credentials
 from extraction_assets.lib.pii.numbers import (
+    find_bank_accounts,
     find_cards,
     find_cn_resident_ids,
     find_ibans,
@@ -39,7 +43,7 @@ from extraction_assets.lib.pii.numbers import (
 )
 from extraction_assets.lib.pii.scan import Hit, Scan
 
-SCRUBBER_VERSION = "pii-v2"
+SCRUBBER_VERSION = "pii-v3"
 DEFAULT_REGION = "US"
 
 
@@ -71,23 +75,28 @@ class ScrubResult(BaseModel):
 
 @dataclass(frozen=True, slots=True)
 class Detector:
-    """A kind and the function that finds its (already validated) occurrences."""
+    """A kind and the function that finds its (already validated) occurrences.
+
+    `needs_digits`: every value of the kind contains a digit, so a text without one is skipped unread.
+    """
 
     kind: str
     find: Callable[[Scan], list[Hit]]
+    needs_digits: bool = True
 
 
 # The registry, in priority order (earlier wins an overlap). Adding a kind touches only this tuple.
 DETECTORS: tuple[Detector, ...] = (
-    Detector("CREDENTIAL", find_credentials),
+    Detector("CREDENTIAL", find_credentials, needs_digits=False),
     Detector("CN_RESIDENT_ID", find_cn_resident_ids),
-    Detector("CREDIT_CARD", find_cards),
     Detector("IBAN", find_ibans),
+    Detector("CREDIT_CARD", find_cards),
     Detector("US_SSN", find_ssns),
     Detector("RU_SNILS", find_ru_snils),
     Detector("RU_INN", find_ru_inns),
     Detector("VN_NATIONAL_ID", find_vn_national_ids),
-    Detector("EMAIL", find_emails),
+    Detector("BANK_ACCOUNT", find_bank_accounts),
+    Detector("EMAIL", find_emails, needs_digits=False),
     Detector("PHONE", find_phones),
     Detector("IP_ADDRESS", find_ips),
 )
@@ -96,6 +105,7 @@ DEFAULT_KINDS: frozenset[str] = ALL_KINDS
 UNMASKED_CHECK_KINDS: frozenset[str] = frozenset({"EMAIL", "CREDIT_CARD", "PHONE"})
 _PRIORITY = {d.kind: rank for rank, d in enumerate(DETECTORS)}
 _PLACEHOLDER = re.compile(r"\[[A-Z][A-Z_]*_\d+\]")
+_DIGIT = re.compile(r"\d")
 
 
 def _detect(text: str, region: str | None, kinds: frozenset[str]) -> list[Hit]:
@@ -104,8 +114,9 @@ def _detect(text: str, region: str | None, kinds: frozenset[str]) -> list[Hit]:
     if unknown:
         raise ValueError(f"unknown PII kinds: {sorted(unknown)}; known: {sorted(ALL_KINDS)}")
     scan = Scan(text=text, region=(region or DEFAULT_REGION).upper())
+    has_digits = _DIGIT.search(text) is not None
     for detector in DETECTORS:
-        if detector.kind in kinds:
+        if detector.kind in kinds and (has_digits or not detector.needs_digits):
             scan.hits.extend(detector.find(scan))
     ranked = sorted(scan.hits, key=lambda h: (_PRIORITY[h.kind], h.start - h.end, h.start))
     starts: list[int] = []
