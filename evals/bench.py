@@ -25,6 +25,7 @@ from evals.bench_eval import bench_eval
 from evals.bench_model_path import bench_model_path
 from evals.bench_pii import bench_pii
 from evals.bench_review import bench_review
+from evals.bench_ui import bench_ui
 from extraction_assets.lib.extraction import HeuristicExtractor, extract_document
 from extraction_assets.lib.models import Document
 from extraction_assets.lib.pii import scrub_document
@@ -111,6 +112,7 @@ BENCHES: dict[str, Callable[[], Figures]] = {
     "email": bench_email,
     "chaos_import": bench_chaos_import,
     "review": bench_review,
+    "ui": bench_ui,
 }
 
 

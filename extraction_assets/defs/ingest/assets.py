@@ -9,7 +9,6 @@ from extraction_assets.defs.partitions import POOL
 from extraction_assets.defs.resources import PipelineResource, WarehouseResource
 from extraction_assets.lib.models import DeadLetter, Document, ReadFailure
 from extraction_assets.lib.pii import SCRUBBER_VERSION, key_from_env, key_id, load_policy, scrub_batch
-from extraction_assets.lib.readers import read_inbox
 from extraction_assets.lib.reporting import markdown_table
 from extraction_assets.lib.warehouse import (
     batched,
@@ -35,6 +34,8 @@ SCRUB_BATCH = 200
 def raw_documents(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, pipeline: PipelineResource
 ) -> dg.MaterializeResult:
+    from extraction_assets.lib.readers import read_inbox  # PDF and spreadsheet readers (~0.4 s) load per run
+
     documents: dict[str, Document] = {}
     failures: list[ReadFailure] = []
     for record in read_inbox(pipeline.inbox_path):

@@ -21,7 +21,6 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from extraction_assets.lib.extraction.extractors import ExtractorRun, HeuristicExtractor
-from extraction_assets.lib.heuristics import pack_version
 from extraction_assets.lib.llm.client import CallStats, LLMClient, LLMError
 from extraction_assets.lib.llm.prompting import build_messages
 from extraction_assets.lib.llm.response_models import (
@@ -101,6 +100,8 @@ class OrchestratedExtractor:
         return self.client is not None and not self.kill_switch and schema.orchestration != "heuristic_only"
 
     def version(self, schema: SchemaVersion) -> str:
+        from extraction_assets.lib.heuristics import pack_version  # the packs (~1 s) load when first used
+
         pack = pack_version(schema.heuristic)
         if not self._model_active(schema):
             return pack
