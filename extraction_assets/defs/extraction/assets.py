@@ -12,7 +12,7 @@ from pydantic import Field
 
 from extraction_assets.defs.automation import AFTER_UPSTREAM
 from extraction_assets.defs.ingest.assets import scrubbed_documents
-from extraction_assets.defs.partitions import POOL, schema_versions
+from extraction_assets.defs.partitions import POOL, schema_for_partition, schema_versions
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
 from extraction_assets.lib.extraction import (
     ExtractionTally,
@@ -24,7 +24,7 @@ from extraction_assets.lib.extraction import (
 from extraction_assets.lib.models import Document, ExtractionOutcome, ScrubbedDocument
 from extraction_assets.lib.reporting import markdown_table
 from extraction_assets.lib.review import preview_rerun
-from extraction_assets.lib.schemas import SchemaVersion, load_schema
+from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.warehouse import (
     batched,
     cache_entries_for,
@@ -109,7 +109,7 @@ def extracted_items_and_evidence(
     config: ExtractionConfig,
 ):
     """Items and their evidence are written in one transaction per batch, so neither exists without the other."""
-    schema = load_schema(pipeline.prompts_path, context.partition_key)
+    schema = schema_for_partition(pipeline.prompts_path, context.partition_key)
     routed = route_documents(context, warehouse, schema, config.tenant)
     built = extractor.build()
     version = built.version(schema)
