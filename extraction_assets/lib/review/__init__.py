@@ -14,7 +14,7 @@ from extraction_assets.lib.review.corrections import (
 )
 from extraction_assets.lib.review.label_studio import export_tasks, import_annotations, label_config, utf16_offset
 from extraction_assets.lib.review.queries import ANY_STATUS, highlight_segments, item_detail, list_queue, queue_filters
-from extraction_assets.lib.review.rerun import preview_rerun
+from extraction_assets.lib.review.rerun import RerunPreview, preview_rerun
 
 __all__ = [
     "ALLOWED_TRANSITIONS",
@@ -25,6 +25,7 @@ __all__ = [
     "InvalidCorrection",
     "ItemNotFound",
     "NothingToChange",
+    "RerunPreview",
     "ReviewError",
     "apply_change",
     "check_chain",
