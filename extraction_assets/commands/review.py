@@ -51,6 +51,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     listing.add_argument("--limit", type=int, default=200)
     show = item_action("show", "cmd_show", "an item with its evidence in context")
     show.add_argument("--context", type=int, default=240, help="characters of text shown around each quote")
+    show.add_argument(
+        "--reveal", action="store_true", help="show the original text, unmasked; recorded in the audit log"
+    )
+    show.add_argument("--by", help="who reveals (default: $USER)")
+    show.add_argument("--note", help="why, for the audit trail")
     decision("accept", "accept an item")
     decision("reject", "reject an item")
     correct = decision("correct", "change an item's value, normalized value or status")

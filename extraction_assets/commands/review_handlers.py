@@ -35,6 +35,7 @@ from extraction_assets.lib.review import (
     label_config,
     list_queue,
     preview_rerun,
+    reveal_item,
 )
 from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.settings import Settings
@@ -97,8 +98,13 @@ def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
+    """The item with scrubbed text and evidence; `--reveal` shows the original text and records who saw it."""
+    audit: AuditEntry | None = None
     with open_warehouse(settings.warehouse) as con:
-        detail = item_detail(con, args.tenant, args.item, context_chars=args.context)
+        if args.reveal:
+            detail, audit = reveal_item(con, args.tenant, args.item, _who(args), args.note, context_chars=args.context)
+        else:
+            detail = item_detail(con, args.tenant, args.item, context_chars=args.context)
 
     def render() -> None:
         item = detail.item
@@ -124,8 +130,13 @@ def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
             )
         if not detail.evidence:
             console.print("no evidence: a required field whose value was not found")
+        if audit:
+            console.print(Text(f"original text shown to {audit.actor}: recorded as audit #{audit.seq}", style="yellow"))
+        else:
+            console.print(Text("personal data masked; --reveal shows the original text (recorded in the audit log)"))
 
-    _emit(args, detail.model_dump(exclude={"segments"}), render)
+    payload = {**detail.model_dump(exclude={"segments"}), "audit_seq": audit.seq if audit else None}
+    _emit(args, payload, render)
     return EXIT_OK
 
 
