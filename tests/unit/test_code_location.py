@@ -45,3 +45,9 @@ def test_help_imports_nothing_heavy() -> None:
     code = "import contextlib, io\nfrom extraction_assets.cli import main\n"
     code += "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n    main(['--help'])"
     assert _loaded_after(code, HEAVY_FOR_HELP) == []
+
+
+def test_every_asset_check_says_what_it_checks(settings: Settings) -> None:
+    specs = [spec for checks in build_definitions(settings).asset_checks or [] for spec in checks.check_specs]
+    assert len(specs) >= 9
+    assert [spec.name for spec in specs if not (spec.description or "").strip()] == []
