@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rich import box
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -39,7 +40,7 @@ from extraction_assets.lib.review import (
 )
 from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.settings import Settings
-from extraction_assets.lib.warehouse import open_warehouse
+from extraction_assets.lib.warehouse import open_warehouse, tenant_ids
 
 HIGHLIGHT = "bold black on yellow"
 
@@ -76,21 +77,17 @@ def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
         rows = list_queue(con, args.tenant, args.schema, args.type, args.reason, args.status, args.limit)
 
     def render() -> None:
-        table = Table(title=f"{args.tenant}: {len(rows)} items ({args.status})")
-        for column in ("item", "type", "conf", "status"):
+        """Three short columns and one that wraps by words (type and title, then why and where), so a row reads
+        on an 80-column terminal."""
+        table = Table(title=f"{args.tenant}: {len(rows)} items ({args.status})", box=box.SIMPLE_HEAD)
+        for column in ("item", "conf", "status"):
             table.add_column(column, no_wrap=True)
-        for column in ("why", "title", "source"):
-            table.add_column(column, overflow="fold")
+        table.add_column("type: title / why · source", ratio=1)
         for r in rows:
-            table.add_row(
-                r.item_id[:10],
-                r.item_type,
-                f"{r.confidence:.2f}",
-                r.status,
-                ", ".join(r.rules),
-                Text(r.title),
-                Text(r.source_uri),
-            )
+            what = Text(f"{r.item_type}: ", style="bold")
+            what.append(r.title)
+            what.append(f"\n{', '.join(r.rules) or '-'} · {r.source_uri}", style="dim")
+            table.add_row(r.item_id[:8], f"{r.confidence:.2f}", r.status, what)
         console.print(table)
 
     _emit(args, [r.model_dump() for r in rows], render)
@@ -290,10 +287,20 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK
 
 
+def _check_tenant(settings: Settings, tenant: str) -> None:
+    """A tenant is an inbox folder the warehouse has read; a typo must not look like an empty queue."""
+    with open_warehouse(settings.warehouse) as con:
+        known = tenant_ids(con)
+    if tenant not in known:
+        listed = ", ".join(known) or "none yet (run the pipeline first)"
+        raise ReviewError(f"unknown tenant {tenant!r}; tenants in {settings.warehouse}: {listed}")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the sub-command named by `args.handler` and turn a refusal into its exit code and message."""
     settings = settings_from_args(args)
     try:
+        _check_tenant(settings, args.tenant)
         return int(globals()[args.handler](args, settings))
     except ItemNotFound as exc:
         code, error = EXIT_NOT_FOUND, str(exc)
