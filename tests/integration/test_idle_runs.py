@@ -3,6 +3,7 @@ replacing the last real run's figures."""
 
 from __future__ import annotations
 
+import logging
 import tempfile
 
 import dagster as dg
@@ -45,3 +46,26 @@ def test_a_run_with_nothing_to_do_keeps_the_partition_totals_and_leaves_run_figu
     assert idle["needs_review_items"] == first["needs_review_items"]
     for per_run in ("items_stored", "items_proposed", "model_calls", "extract_seconds", "outcomes"):
         assert per_run not in idle, per_run
+
+
+def _warnings(instance: dg.DagsterInstance, run_id: str) -> list[str]:
+    return [e.user_message for e in instance.all_logs(run_id) if e.level == logging.WARNING]
+
+
+def test_unreadable_files_are_warned_about_once(settings: Settings) -> None:
+    defs = build_definitions(settings)
+    instance = dg.DagsterInstance.ephemeral()
+    runs = [
+        dg.materialize(
+            list(defs.assets or []), instance=instance, resources=defs.resources, selection=["raw_documents"]
+        )
+        for _ in range(2)
+    ]
+    first, second = (_warnings(instance, run.run_id) for run in runs)
+    assert any("unreadable" in w for w in first)
+    assert not any("unreadable" in w for w in second), "already in dead_letters: no new warning"
+    (settings.inbox / "acme" / "broken-later.txt").write_bytes(b"\xff\xfe\x00 not utf-8 \x81")
+    third = dg.materialize(
+        list(defs.assets or []), instance=instance, resources=defs.resources, selection=["raw_documents"]
+    )
+    assert [w for w in _warnings(instance, third.run_id) if "unreadable" in w and "broken-later" in w]

@@ -50,10 +50,13 @@ def raw_documents(
         known = known_doc_ids(con)
         new_docs = [d for d in documents.values() if d.doc_id not in known]
         inserted = insert_documents(con, new_docs)
-        new_letters = record_dead_letters(con, letters)
+        # one at a time, to know which are new: a file already in dead_letters is not warned about on every run
+        new_failures = [f for f, letter in zip(failures, letters, strict=True) if record_dead_letters(con, [letter])]
         total = row_count(con, "raw_documents")
-    for failure in failures:
+    for failure in new_failures:
         context.log.warning(f"unreadable {failure.source_uri}: {failure.reason}")
+    if len(failures) > len(new_failures):
+        context.log.info(f"{len(failures) - len(new_failures)} unreadable files already in dead_letters")
     kinds = Counter(d.kind for d in new_docs)
     context.log.info(f"read {len(documents)} documents, {inserted} new, {len(failures)} unreadable")
     return dg.MaterializeResult(
@@ -63,7 +66,7 @@ def raw_documents(
             "new_documents": inserted,
             "skipped_known": len(documents) - len(new_docs),
             "unreadable_files": len(failures),
-            "new_dead_letters": new_letters,
+            "new_dead_letters": len(new_failures),
             "new_by_kind": dg.MetadataValue.json(dict(sorted(kinds.items()))),
             "unreadable": dg.MetadataValue.md(
                 markdown_table(["source", "reason"], [[f.source_uri, f.reason] for f in failures[:20]])
