@@ -51,3 +51,14 @@ def test_every_asset_check_says_what_it_checks(settings: Settings) -> None:
     specs = [spec for checks in build_definitions(settings).asset_checks or [] for spec in checks.check_specs]
     assert len(specs) >= 9
     assert [spec.name for spec in specs if not (spec.description or "").strip()] == []
+
+
+def test_sensors_run_by_themselves_and_schedules_wait_to_be_turned_on(settings: Settings) -> None:
+    """What the README's 'What runs by itself' table says."""
+    defs = build_definitions(settings)
+    sensors = {s.name: s.default_status for s in defs.sensors or []}
+    schedules = {s.name: s.default_status for s in defs.schedules or []}
+    assert sensors == dict.fromkeys(("schema_version_sensor", "extraction_automation"), dg.DefaultSensorStatus.RUNNING)
+    assert schedules == dict.fromkeys(
+        ("ingest_every_15_minutes", "nightly_extract_all_versions"), dg.DefaultScheduleStatus.STOPPED
+    )
