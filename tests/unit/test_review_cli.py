@@ -126,3 +126,12 @@ def test_an_unknown_tenant_is_an_error(review) -> None:
     for command in (["list"], ["show", review.ids["acme:risk"]]):
         code, out = review(*command, tenant="acne")
         assert code == EXIT_INVALID and "unknown tenant 'acne'" in out["error"] and "acme, globex" in out["error"]
+
+
+def test_an_unknown_rule_is_an_error_naming_the_rules(review) -> None:
+    from extraction_assets.commands.review import ANY_STATUS
+    from extraction_assets.lib import review as review_lib
+
+    code, out = review("list", "--reason", "bogus")
+    assert code == EXIT_INVALID and "unknown rule 'bogus'" in out["error"] and "below_threshold" in out["error"]
+    assert ANY_STATUS == review_lib.ANY_STATUS, "the parser spells the library's 'any status' the same way"
