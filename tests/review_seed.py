@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from extraction_assets.lib.models import Document, EvidenceRecord, ExtractionOutcome, ItemRecord, stable_id
+from extraction_assets.lib.pii import scrub_document
 from extraction_assets.lib.warehouse import (
     insert_documents,
     open_warehouse,
     rebuild_review_queue,
+    upsert_scrubbed,
     write_extraction_batch,
 )
 
@@ -33,12 +35,13 @@ ITEMS = (
 REASONS = ["below_threshold: confidence under 0.70"]
 
 
-def item_ids() -> dict[str, str]:
+def item_ids(items: tuple = ITEMS) -> dict[str, str]:
     """`<tenant>:<item_type>` -> item id."""
-    return {f"{t}:{kind}": stable_id(t, kind, quote) for t, kind, quote, *_ in ITEMS}
+    return {f"{t}:{kind}": stable_id(t, kind, quote) for t, kind, quote, *_ in items}
 
 
-def seed(path: Path) -> dict[str, str]:
+def seed(path: Path, texts: dict[str, str] = TEXTS, items: tuple = ITEMS) -> dict[str, str]:
+    """Documents (raw and scrubbed, as ingest stores them) with one item per entry of `items`, and their queue."""
     docs = {
         tenant: Document(
             doc_id=Document.make_id(tenant, "text", text),
@@ -47,7 +50,7 @@ def seed(path: Path) -> dict[str, str]:
             kind="text",
             text=text,
         )
-        for tenant, text in TEXTS.items()
+        for tenant, text in texts.items()
     }
     outcomes: dict[str, ExtractionOutcome] = {
         tenant: ExtractionOutcome(
@@ -60,10 +63,13 @@ def seed(path: Path) -> dict[str, str]:
         )
         for tenant, doc in docs.items()
     }
-    ids = item_ids()
-    for tenant, kind, quote, confidence, status, value in ITEMS:
+    scrubbed = {tenant: scrub_document(doc) for tenant, doc in docs.items()}
+    ids = item_ids(items)
+    for tenant, kind, quote, confidence, status, value in items:
         doc = docs[tenant]
         start = doc.text.index(quote)
+        seen_start, seen_end = scrubbed[tenant].offset_map.to_scrubbed(start, start + len(quote))
+        title = scrubbed[tenant].text[seen_start:seen_end][:60]  # the extractor sees scrubbed text only
         item_id = ids[f"{tenant}:{kind}"]
         evidence = EvidenceRecord(
             evidence_id=stable_id(item_id, start),
@@ -86,7 +92,7 @@ def seed(path: Path) -> dict[str, str]:
                 schema_version=SCHEMA,
                 item_type=kind,
                 value=value,
-                title=quote[:60],
+                title=title,
                 confidence=confidence,
                 status=status,
                 extracted_by="heuristic",
@@ -98,6 +104,7 @@ def seed(path: Path) -> dict[str, str]:
         )
     with open_warehouse(path) as con:
         insert_documents(con, list(docs.values()))
+        upsert_scrubbed(con, list(scrubbed.values()))
         write_extraction_batch(con, SCHEMA, list(outcomes.values()))
         rebuild_review_queue(con, SCHEMA)
     return ids

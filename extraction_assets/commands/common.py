@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.console import Console
@@ -20,3 +22,14 @@ def settings_from_args(args: argparse.Namespace) -> Settings:
 
 def add_warehouse_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--warehouse", help="DuckDB file (default: EXTRACTION_WAREHOUSE or .data/warehouse.duckdb)")
+
+
+def lazy_handler(target: str) -> Callable[[argparse.Namespace], int]:
+    """The handler `module:function`, imported when its command runs: building the parser (and `--help`, and an
+    argument error) loads nothing of the pipeline (Dagster, DuckDB, the extractors, the model client)."""
+    module_name, _, function = target.partition(":")
+
+    def handler(args: argparse.Namespace) -> int:
+        return int(getattr(importlib.import_module(module_name), function)(args))
+
+    return handler

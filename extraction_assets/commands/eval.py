@@ -1,103 +1,15 @@
 """`extraction-assets eval`: score a gold JSONL file against a schema version, from a terminal.
 
 The run uses the configured extractor (and its model cache), is stored in eval_runs/eval_metrics like
-the Dagster asset's, and can write JSON for scripts and a self-contained HTML report for people.
+the Dagster asset's, and can write JSON for scripts and a self-contained HTML report for people. This module is
+the parser only; the run is `eval_handler.py`, imported when the command runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 
-from rich import box
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
-
-from extraction_assets.commands.common import add_warehouse_option, console, settings_from_args
-from extraction_assets.lib.evaluation import (
-    DEFAULT_REGISTRY,
-    EvalResult,
-    WarehouseModelCache,
-    field_rows,
-    figure_rows,
-    load_registry,
-    render_html,
-    run_eval,
-    store_eval,
-)
-from extraction_assets.lib.schemas import load_schema
-from extraction_assets.lib.warehouse import open_warehouse
-
-TERMINAL_HEADERS = ("gold", "pred", "P", "R", "F1", "F2")
-
-
-def _print_result(result: EvalResult) -> None:
-    table = Table(title=f"{result.dataset} on {result.schema_version} ({result.extractor})", box=box.SIMPLE_HEAD)
-    table.add_column("field", no_wrap=True)
-    for header in TERMINAL_HEADERS:  # short, so the table fits an 80-column terminal (comparators: JSON, HTML)
-        table.add_column(header, justify="right", no_wrap=True)
-    for field, _compare, *figures in field_rows(result):
-        table.add_row(field, *figures)
-    console.print(table)
-    figures = Table(show_header=False)
-    figures.add_column("figure")
-    figures.add_column("value")
-    for name, value in figure_rows(result):
-        figures.add_row(name, value)
-    console.print(figures)
-    for note in result.notes:
-        console.print(f"[yellow]note:[/] {note}")
-    for message in result.messages:
-        console.print(f"[red]message:[/] {message}", markup=True, highlight=False)
-
-
-def cmd_eval(args: argparse.Namespace) -> int:
-    settings = settings_from_args(args)
-    registry = load_registry(Path(args.registry) if args.registry else DEFAULT_REGISTRY)
-    dataset = Path(args.dataset)
-    entry = registry.entry(args.registry_entry) if args.registry_entry else registry.entry_for_file(dataset)
-    key = args.schema or entry.schema_version
-    schema = extractor = None
-    if entry.mode != "entity_spans":
-        from extraction_assets.lib.extraction import ExtractorChoice  # the model client loads only when needed
-
-        schema = load_schema(settings.prompts_dir, key)
-        extractor = ExtractorChoice.from_settings(settings).build()
-
-    console.print(f"scoring [bold]{dataset}[/] as [bold]{entry.name}[/] ({entry.mode}) against [bold]{key}[/]")
-    with Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console
-    ) as progress:
-        task = progress.add_task(f"{entry.name} on {key}", total=None)
-        result = run_eval(
-            entry,
-            dataset,
-            schema,
-            extractor,
-            schema_key=key,
-            limit=args.limit,
-            samples=args.samples,
-            on_progress=lambda done, total: progress.update(task, completed=done, total=total),
-            cache=WarehouseModelCache(settings.warehouse),
-        )
-    report = None
-    if args.html:
-        report = Path(args.html)
-        report.parent.mkdir(parents=True, exist_ok=True)
-        report.write_text(render_html(result), encoding="utf-8")
-    with open_warehouse(settings.warehouse) as con:
-        run_id = store_eval(con, result, report_path=str(report) if report else None)
-    _print_result(result)
-    if args.json:
-        out = Path(args.json)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps({**result.summary(), "run_id": run_id}, indent=2, ensure_ascii=False) + "\n")
-        console.print(f"JSON written to {out}")
-    if report:
-        console.print(f"HTML report written to {report}")
-    console.print(f"stored as run {run_id} in {settings.warehouse}")
-    return 0
+from extraction_assets.commands.common import add_warehouse_option, lazy_handler
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -112,4 +24,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--html", help="write the self-contained HTML report to this file")
     parser.add_argument("--prompts", dest="prompts_dir", help="prompt files folder (default: EXTRACTION_PROMPTS)")
     add_warehouse_option(parser)
-    parser.set_defaults(func=cmd_eval)
+    parser.set_defaults(func=lazy_handler("extraction_assets.commands.eval_handler:cmd_eval"))

@@ -6,10 +6,11 @@ import argparse
 import time
 
 from extraction_assets.commands.common import console
-from extraction_assets.fake_llm import FakeLLMServer, Faults
 
 
 def cmd_fake_llm(args: argparse.Namespace) -> int:
+    from extraction_assets.fake_llm import FakeLLMServer, Faults  # the heuristic packs load only to serve
+
     faults = Faults(
         latency_ms=args.latency_ms,
         rate_limit_every=args.rate_limit_every,

@@ -2,353 +2,82 @@
 
 Every sub-command needs `--tenant` and prints JSON with `--json`. Exit codes: 0 done (or nothing to
 change), 1 an import with failed tasks, 2 invalid input, 3 a re-run that needs `--confirm` (nothing
-was changed), 4 no such item in this tenant.
+was changed), 4 no such item in this tenant. This module is the parser only; what the sub-commands do is in
+`review_handlers.py`, imported when one runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
-from rich.panel import Panel
-from rich.table import Table
-from rich.text import Text
-
-from extraction_assets.commands.common import add_warehouse_option, console, settings_from_args
-from extraction_assets.lib.extraction import RULES
-from extraction_assets.lib.review import (
-    ANY_STATUS,
-    AuditEntry,
-    Change,
-    ItemNotFound,
-    NothingToChange,
-    ReviewError,
-    corrections,
-    export_tasks,
-    import_annotations,
-    item_detail,
-    label_config,
-    list_queue,
-    preview_rerun,
-)
-from extraction_assets.lib.schemas import discover_schemas
-from extraction_assets.lib.settings import Settings
-from extraction_assets.lib.warehouse import open_warehouse
+from extraction_assets.commands.common import add_warehouse_option, lazy_handler
 
 EXIT_OK, EXIT_IMPORT_FAILURES, EXIT_INVALID, EXIT_NEEDS_CONFIRMATION, EXIT_NOT_FOUND = 0, 1, 2, 3, 4
+ANY_STATUS = "any"  # lib.review.ANY_STATUS, spelled here so that parsing imports no DuckDB
 STATUS_CHOICES = ("needs_review", "draft", "accepted", "rejected", ANY_STATUS)
-HIGHLIGHT = "bold black on yellow"
-
-
-def _emit(args: argparse.Namespace, payload: Any, render: Callable[[], None]) -> None:
-    if args.json:
-        print(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
-    else:
-        render()
-
-
-def _who(args: argparse.Namespace) -> str:
-    who = (args.by or os.environ.get("USER") or "").strip()
-    if not who:
-        raise ReviewError("say who is reviewing with --by (no $USER is set)")
-    return who
-
-
-def _json_arg(name: str, raw: str) -> Any:
-    try:
-        return json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ReviewError(f"{name} is not valid JSON ({exc.msg}): {raw[:80]!r}") from exc
-
-
-def _schemas(settings: Settings) -> dict[str, Any]:
-    return dict(discover_schemas(settings.prompts_dir)[0])
-
-
-def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
-    with open_warehouse(settings.warehouse) as con:
-        rows = list_queue(con, args.tenant, args.schema, args.type, args.reason, args.status, args.limit)
-
-    def render() -> None:
-        table = Table(title=f"{args.tenant}: {len(rows)} items ({args.status})")
-        for column in ("item", "type", "conf", "status"):
-            table.add_column(column, no_wrap=True)
-        for column in ("why", "title", "source"):
-            table.add_column(column, overflow="fold")
-        for r in rows:
-            table.add_row(
-                r.item_id[:10],
-                r.item_type,
-                f"{r.confidence:.2f}",
-                r.status,
-                ", ".join(r.rules),
-                Text(r.title),
-                Text(r.source_uri),
-            )
-        console.print(table)
-
-    _emit(args, [r.model_dump() for r in rows], render)
-    return EXIT_OK
-
-
-def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
-    with open_warehouse(settings.warehouse) as con:
-        detail = item_detail(con, args.tenant, args.item, context_chars=args.context)
-
-    def render() -> None:
-        item = detail.item
-        facts = Table.grid(padding=(0, 2))
-        for label, value in (
-            ("item", item["item_id"]),
-            ("schema / type", f"{item['schema_version']} / {item['item_type']}"),
-            ("status", f"{item['status']} (extracted by {item['extracted_by']}, confidence {item['confidence']:.2f})"),
-            ("value", json.dumps(item["value"], ensure_ascii=False)),
-            ("normalized", json.dumps(item["normalized_value"], ensure_ascii=False)),
-            ("reasons", "\n".join(item["review_reasons"]) or "-"),
-            ("source", f"{detail.source_uri} ({detail.kind})"),
-        ):
-            facts.add_row(Text(label, style="bold"), Text(str(value)))
-        console.print(Panel(facts, title=Text(item["title"]), title_align="left"))
-        for number, ev in enumerate(detail.evidence, start=1):
-            quote = Text("…" + ev.before, style="dim")
-            quote.append(ev.quote, style=HIGHLIGHT)
-            quote.append(ev.after + "…", style="dim")
-            where = f"evidence {number}: chars {ev.char_start}-{ev.char_end}, {ev.match_kind}/{ev.strength}"
-            console.print(
-                Panel(quote, title=where + (f", turn {ev.turn_id}" if ev.turn_id else ""), title_align="left")
-            )
-        if not detail.evidence:
-            console.print("no evidence: a required field whose value was not found")
-
-    _emit(args, detail.model_dump(exclude={"segments"}), render)
-    return EXIT_OK
-
-
-def _change(args: argparse.Namespace) -> tuple[Change, corrections.Action]:
-    if args.action == "accept":
-        return Change(status="accepted"), "accept"
-    if args.action == "reject":
-        return Change(status="rejected"), "reject"
-    fields: dict[str, Any] = {}
-    if args.value is not None:
-        fields["value"] = _json_arg("--value", args.value)
-    if args.normalized_value is not None:
-        fields["normalized_value"] = _json_arg("--normalized-value", args.normalized_value)
-    if args.status:
-        fields["status"] = args.status
-    return Change(**fields), "correct"
-
-
-def cmd_change(args: argparse.Namespace, settings: Settings) -> int:
-    change, action = _change(args)
-    with open_warehouse(settings.warehouse) as con:
-        try:
-            result = corrections.apply_change(
-                con, args.tenant, args.item, change, _who(args), action, args.note, _schemas(settings)
-            )
-        except NothingToChange as exc:
-            reason = str(exc)
-            _emit(args, {"changed": False, "reason": reason}, lambda: console.print(Text(f"nothing changed: {reason}")))
-            return EXIT_OK
-    after = result.after
-
-    def render() -> None:
-        console.print(
-            Text(f"{action}: {result.item_id} is now {after['status']}, by {after['updated_by']} "),
-            Text(f"(audit #{result.audit.seq})", style="dim"),
-        )
-
-    _emit(args, {"changed": True, **result.model_dump()}, render)
-    return EXIT_OK
-
-
-def _history_table(entries: list[AuditEntry]) -> Table:
-    table = Table(title=f"{len(entries)} changes")
-    for column in ("#", "when (UTC)", "who", "action", "change", "note"):
-        table.add_column(column, overflow="fold")
-    for e in entries:
-        change = "\n".join(
-            f"{field}: {json.dumps(old, ensure_ascii=False)} -> {json.dumps(new, ensure_ascii=False)}"
-            for field, (old, new) in e.changes().items()
-        )
-        table.add_row(
-            str(e.seq),
-            e.occurred_at.isoformat(" ", "seconds"),
-            Text(e.actor),
-            e.action,
-            Text(change),
-            Text(e.note or ""),
-        )
-    return table
-
-
-def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
-    with open_warehouse(settings.warehouse) as con:
-        entries = corrections.history(con, args.tenant, args.item)
-    _emit(args, [e.model_dump() for e in entries], lambda: console.print(_history_table(entries)))
-    return EXIT_OK
-
-
-def cmd_rerun_preview(args: argparse.Namespace, settings: Settings) -> int:
-    with open_warehouse(settings.warehouse) as con:
-        preview = preview_rerun(con, args.schema, args.tenant)
-    _emit(args, {**preview.model_dump(), "message": preview.message}, lambda: console.print(Text(preview.message)))
-    return EXIT_OK
-
-
-def cmd_rerun(args: argparse.Namespace, settings: Settings) -> int:
-    """Re-extract a partition for the tenant; refuse (exit 3, nothing changed) when people's work is at stake."""
-    from extraction_assets.runner import rerun_partition  # Dagster loads only for commands that run assets
-
-    with open_warehouse(settings.warehouse) as con:
-        preview = preview_rerun(con, args.schema, args.tenant)
-    if preview.need_confirmation and not (args.confirm or args.keep_protected):
-        hint = "nothing was changed; add --confirm to overwrite them, or --keep-protected to re-run and keep them"
-        _emit(
-            args,
-            {"refused": True, **preview.model_dump(), "message": f"{preview.message}; {hint}"},
-            lambda: console.print(Text(f"refused: {preview.message}\n{hint}", style="red")),
-        )
-        return EXIT_NEEDS_CONFIRMATION
-    with console.status(f"re-extracting {args.schema} for {args.tenant}"):
-        step = rerun_partition(settings, args.schema, tenant=args.tenant, confirm_overwrite=args.confirm)
-    meta = step.metadata.get("extracted_items", {})
-    payload = {"refused": False, "success": step.success, "failed_checks": step.failed_checks, "metadata": meta}
-
-    def render() -> None:
-        console.print(Text(preview.message))
-        state = "[green]done[/]" if step.success and not step.failed_checks else "[red]FAILED[/]"
-        console.print(
-            f"{state}: {meta.get('documents_processed', 0)} documents re-extracted, "
-            f"{meta.get('items_stored', 0)} items stored, {meta.get('kept_needing_confirmation', 0)} kept, "
-            f"{meta.get('overwritten_with_confirmation', 0)} overwritten with confirmation"
-        )
-
-    _emit(args, payload, render)
-    return EXIT_OK if step.success and not step.failed_checks else EXIT_INVALID
-
-
-def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
-    with open_warehouse(settings.warehouse) as con:
-        tasks = export_tasks(con, args.tenant, args.schema, args.status)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(tasks, ensure_ascii=False, indent=1), encoding="utf-8")
-    config = out.with_suffix(".label_config.xml")
-    config.write_text(label_config(t["data"]["item_type"] for t in tasks), encoding="utf-8")
-    payload = {"tasks": len(tasks), "out": str(out), "label_config": str(config)}
-    _emit(args, payload, lambda: console.print(Text(f"{len(tasks)} tasks -> {out}; labeling interface -> {config}")))
-    return EXIT_OK
-
-
-def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
-    try:
-        tasks = json.loads(Path(args.file).read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ReviewError(f"{args.file} is not a Label Studio JSON export: {exc}") from exc
-    if not isinstance(tasks, list):
-        raise ReviewError(f"{args.file} is not a Label Studio JSON export (a list of tasks)")
-    with open_warehouse(settings.warehouse) as con:
-        report = import_annotations(con, args.tenant, tasks, _who(args), _schemas(settings))
-
-    def render() -> None:
-        console.print(
-            f"applied {len(report.applied)}, unchanged {len(report.unchanged)}, skipped {len(report.skipped)}, "
-            f"failed {len(report.failed)}"
-        )
-        for what, why in [*report.failed, *report.skipped, *report.notices]:
-            console.print(Text(f"  {what}: {why}"))
-
-    _emit(args, report.model_dump(), render)
-    return EXIT_IMPORT_FAILURES if report.failed else EXIT_OK
-
-
-def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
-    import uvicorn
-
-    from extraction_assets.web.review_app import create_review_app
-
-    app = create_review_app(settings.warehouse, args.tenant, settings.prompts_dir, reviewer=args.by or "")
-    console.print(f"review page for tenant [bold]{args.tenant}[/]: http://{args.host}:{args.port}/  (Ctrl-C stops it)")
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
-    return EXIT_OK
-
-
-def run(args: argparse.Namespace) -> int:
-    settings = settings_from_args(args)
-    try:
-        return args.handler(args, settings)
-    except ItemNotFound as exc:
-        code, error = EXIT_NOT_FOUND, str(exc)
-    except ValueError as exc:  # a ReviewError or an invalid value for a field
-        code, error = EXIT_INVALID, str(exc)
-    if args.json:
-        print(json.dumps({"error": error, "exit_code": code}, ensure_ascii=False))
-    else:
-        console.print(Text(f"error: {error}", style="red"))
-    return code
+HANDLERS = "extraction_assets.commands.review_handlers"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     review = subparsers.add_parser("review", help="work through a tenant's review queue (list, show, accept, ...)")
     actions = review.add_subparsers(dest="action", required=True)
 
-    def action(name: str, handler: Callable[[argparse.Namespace, Settings], int], help: str) -> argparse.ArgumentParser:
+    def action(name: str, handler: str, help: str) -> argparse.ArgumentParser:
         parser = actions.add_parser(name, help=help)
         parser.add_argument("--tenant", required=True, help="the tenant (inbox folder) whose items you review")
         parser.add_argument("--json", action="store_true", help="print JSON for scripts")
         parser.add_argument("--prompts", dest="prompts_dir", help="prompt files folder (default: EXTRACTION_PROMPTS)")
         add_warehouse_option(parser)
-        parser.set_defaults(func=run, handler=handler)
+        parser.set_defaults(func=lazy_handler(f"{HANDLERS}:run"), handler=handler)
         return parser
 
-    def item_action(
-        name: str, handler: Callable[[argparse.Namespace, Settings], int], help: str
-    ) -> argparse.ArgumentParser:
+    def item_action(name: str, handler: str, help: str) -> argparse.ArgumentParser:
         parser = action(name, handler, help)
         parser.add_argument("item", help="item id, or a unique prefix of at least six characters")
         return parser
 
     def decision(name: str, help: str) -> argparse.ArgumentParser:
-        parser = item_action(name, cmd_change, help)
+        parser = item_action(name, "cmd_change", help)
         parser.add_argument("--by", help="who decides (default: $USER)")
         parser.add_argument("--note", help="why, for the audit trail")
         return parser
 
-    listing = action("list", cmd_list, "the queue, most urgent first")
+    listing = action("list", "cmd_list", "the queue, most urgent first")
     listing.add_argument("--schema", help="only this schema version, e.g. pulse@v1")
     listing.add_argument("--type", help="only this item type")
-    listing.add_argument("--reason", choices=RULES, help="only items sent to review by this rule")
+    listing.add_argument("--reason", help="only items sent to review by this rule, e.g. below_threshold")
     listing.add_argument("--status", choices=STATUS_CHOICES, default="needs_review", help="default: needs_review")
     listing.add_argument("--limit", type=int, default=200)
-    show = item_action("show", cmd_show, "an item with its evidence in context")
+    show = item_action("show", "cmd_show", "an item with its evidence in context")
     show.add_argument("--context", type=int, default=240, help="characters of text shown around each quote")
+    show.add_argument(
+        "--reveal", action="store_true", help="show the original text, unmasked; recorded in the audit log"
+    )
+    show.add_argument("--by", help="who reveals (default: $USER)")
+    show.add_argument("--note", help="why, for the audit trail")
     decision("accept", "accept an item")
     decision("reject", "reject an item")
     correct = decision("correct", "change an item's value, normalized value or status")
     correct.add_argument("--value", help='the corrected value as JSON, e.g. \'{"owner_name": "Linh"}\'')
     correct.add_argument("--normalized-value", dest="normalized_value", help="the normalized value as JSON")
     correct.add_argument("--status", choices=("accepted", "rejected", "needs_review"), help="the new status")
-    item_action("history", cmd_history, "every change to an item: when, who, before and after")
-    preview = action("rerun-preview", cmd_rerun_preview, "what re-extracting a schema version would overwrite")
+    item_action("history", "cmd_history", "every change to an item: when, who, before and after")
+    preview = action("rerun-preview", "cmd_rerun_preview", "what re-extracting a schema version would overwrite")
     preview.add_argument("--schema", required=True, help="the schema version, e.g. pulse@v1")
-    rerun = action("rerun", cmd_rerun, "re-extract a schema version for the tenant (refuses without --confirm)")
+    rerun = action("rerun", "cmd_rerun", "re-extract a schema version for the tenant (refuses without --confirm)")
     rerun.add_argument("--schema", required=True, help="the schema version, e.g. pulse@v1")
     keep = rerun.add_mutually_exclusive_group()
     keep.add_argument("--confirm", action="store_true", help="also overwrite accepted, rejected and corrected items")
     keep.add_argument("--keep-protected", action="store_true", help="re-run, keeping people's items as they are")
-    export = action("export", cmd_export, "the queue as Label Studio tasks (+ labeling interface XML)")
+    export = action("export", "cmd_export", "the queue as Label Studio tasks (+ labeling interface XML)")
     export.add_argument("--out", required=True, help="tasks JSON file to write")
     export.add_argument("--schema", help="only this schema version")
     export.add_argument("--status", choices=STATUS_CHOICES, default="needs_review", help="default: needs_review")
-    imported = action("import", cmd_import, "apply a Label Studio JSON export's annotations as corrections")
+    imported = action("import", "cmd_import", "apply a Label Studio JSON export's annotations as corrections")
     imported.add_argument("file", help="the JSON export of the Label Studio project")
     imported.add_argument("--by", help="who imports (default: $USER); the annotator is named in the note")
-    serve = action("serve", cmd_serve, "the review page on http://127.0.0.1:PORT/")
+    serve = action("serve", "cmd_serve", "the review page on http://127.0.0.1:PORT/")
     serve.add_argument("--host", default="127.0.0.1", choices=("127.0.0.1", "localhost"), help="local only")
     serve.add_argument("--port", type=int, default=8765)
     serve.add_argument("--by", default=os.environ.get("USER", ""), help="reviewer name the forms start with")

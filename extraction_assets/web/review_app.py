@@ -3,7 +3,9 @@
 A Starlette app over the same functions as the command line (`lib/corrections.py`,
 `lib/review_queries.py`), so the rules, the tenant scope and the audit are the same. Every document
 string goes through Jinja2 autoescaping; the page runs no script at all and says so in its
-Content-Security-Policy; forms carry a per-server token, and only local host names are served.
+Content-Security-Policy; forms carry a per-server token, and only local host names are served. Text is shown
+scrubbed; the original is shown only after a reviewer asks for it by name (a POST that the audit log records),
+and that page is never cached.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from extraction_assets.lib.review import (
     item_detail,
     list_queue,
     queue_filters,
+    reveal_item,
 )
 from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.warehouse import open_warehouse
@@ -122,23 +125,37 @@ def create_review_app(
         )
 
     def render_item(
-        request: Request, item_ref: str, error: str | None = None, status_code: int = 200, form: dict | None = None
+        request: Request,
+        item_ref: str,
+        error: str | None = None,
+        status_code: int = 200,
+        form: dict | None = None,
+        reveal_to: tuple[str, str | None] | None = None,
     ) -> Response:
+        """The item page, scrubbed; with `reveal_to` (reviewer, note) the original text, recorded in the audit log."""
+
         def load(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
-            detail = item_detail(con, tenant_id, item_ref)
-            return {"detail": detail, "history": corrections.history(con, tenant_id, detail.item["item_id"])}
+            if reveal_to:
+                detail, audit = reveal_item(con, tenant_id, item_ref, *reveal_to)
+            else:
+                detail, audit = item_detail(con, tenant_id, item_ref), None
+            history = corrections.history(con, tenant_id, detail.item["item_id"])
+            return {"detail": detail, "audit": audit, "history": history}
 
         try:
             context = read(load)
         except ItemNotFound as exc:
             return templates.TemplateResponse(request, "not_found.html", {**base, "message": str(exc)}, 404)
         done = DONE.get(request.query_params.get("done", ""))
-        return templates.TemplateResponse(
+        response = templates.TemplateResponse(
             request,
             "item.html",
             {**base, **context, "error": error, "done": done, "form": form or {}, "statuses": STATUSES[:-1]},
             status_code,
         )
+        if reveal_to:
+            response.headers["Cache-Control"] = "no-store"
+        return response
 
     async def item(request: Request) -> Response:
         return await run_in_threadpool(render_item, request, request.path_params["item_id"])
@@ -174,8 +191,23 @@ def create_review_app(
 
         return endpoint
 
+    async def reveal(request: Request) -> Response:
+        item_ref = request.path_params["item_id"]
+        form = {k: str(v) for k, v in (await request.form()).items()}
+        if not secrets.compare_digest(form.get("token", ""), token):
+            return Response("stale or missing form token: reload the page", status_code=403)
+
+        def show() -> Response:
+            try:
+                return render_item(request, item_ref, reveal_to=(form.get("by", ""), form.get("note") or None))
+            except ValueError as exc:  # no reviewer name
+                return render_item(request, item_ref, str(exc), 422, form)
+
+        return await run_in_threadpool(show)
+
     routes = [
         Route("/", queue),
+        Route("/items/{item_id}/reveal", reveal, methods=["POST"]),
         Route("/items/{item_id}", item),
         *(Route(f"/items/{{item_id}}/{a}", make_change(a), methods=["POST"]) for a in ("accept", "reject", "correct")),
     ]

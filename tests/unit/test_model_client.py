@@ -200,7 +200,8 @@ def test_client_raises_llm_error_for_bad_answers(fake: FakeLLMServer) -> None:
 def test_orchestrator_versions_and_offline_behaviour(fake: FakeLLMServer) -> None:
     offline = OrchestratedExtractor(None)
     assert offline.version(PULSE) == offline.heuristic.version(PULSE)
-    assert offline.extract(DOC, PULSE).outcome == "disabled"
+    assert offline.extract(DOC, PULSE).outcome == "heuristic"  # offline is the heuristic path, not "turned off"
+    assert OrchestratedExtractor(None, kill_switch=True).extract(DOC, PULSE).outcome == "disabled"
     online = OrchestratedExtractor(_client(fake))
     assert online.version(PULSE).startswith("model_first:fake-model+")
     assert OrchestratedExtractor(_client(fake), kill_switch=True).extract(DOC, PULSE).outcome == "disabled"

@@ -111,3 +111,27 @@ def test_label_studio_export_and_import_files(review, tmp_path: Path) -> None:
     broken.write_text("{", encoding="utf-8")
     code, error = review("import", str(broken))
     assert code == EXIT_INVALID and "not a Label Studio JSON export" in error["error"]
+
+
+def test_list_reads_on_an_80_column_terminal(review, monkeypatch) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out = review("list", "--status", "any", as_json=False)
+    lines = out.splitlines()
+    assert code == 0 and max(len(line) for line in lines) <= 80
+    assert any("December?" in line for line in lines), "titles wrap between words, not inside them"
+    assert sum("below_threshold" in line for line in lines) == 2
+
+
+def test_an_unknown_tenant_is_an_error(review) -> None:
+    for command in (["list"], ["show", review.ids["acme:risk"]]):
+        code, out = review(*command, tenant="acne")
+        assert code == EXIT_INVALID and "unknown tenant 'acne'" in out["error"] and "acme, globex" in out["error"]
+
+
+def test_an_unknown_rule_is_an_error_naming_the_rules(review) -> None:
+    from extraction_assets.commands.review import ANY_STATUS
+    from extraction_assets.lib import review as review_lib
+
+    code, out = review("list", "--reason", "bogus")
+    assert code == EXIT_INVALID and "unknown rule 'bogus'" in out["error"] and "below_threshold" in out["error"]
+    assert ANY_STATUS == review_lib.ANY_STATUS, "the parser spells the library's 'any status' the same way"

@@ -12,7 +12,7 @@ from pydantic import Field
 
 from extraction_assets.defs.automation import AFTER_UPSTREAM
 from extraction_assets.defs.ingest.assets import scrubbed_documents
-from extraction_assets.defs.partitions import POOL, schema_versions
+from extraction_assets.defs.partitions import POOL, schema_for_partition, schema_versions
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
 from extraction_assets.lib.extraction import (
     ExtractionTally,
@@ -23,8 +23,8 @@ from extraction_assets.lib.extraction import (
 )
 from extraction_assets.lib.models import Document, ExtractionOutcome, ScrubbedDocument
 from extraction_assets.lib.reporting import markdown_table
-from extraction_assets.lib.review import preview_rerun
-from extraction_assets.lib.schemas import SchemaVersion, load_schema
+from extraction_assets.lib.review import RerunPreview, preview_rerun
+from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.warehouse import (
     batched,
     cache_entries_for,
@@ -109,7 +109,7 @@ def extracted_items_and_evidence(
     config: ExtractionConfig,
 ):
     """Items and their evidence are written in one transaction per batch, so neither exists without the other."""
-    schema = load_schema(pipeline.prompts_path, context.partition_key)
+    schema = schema_for_partition(pipeline.prompts_path, context.partition_key)
     routed = route_documents(context, warehouse, schema, config.tenant)
     built = extractor.build()
     version = built.version(schema)
@@ -160,47 +160,62 @@ def extracted_items_and_evidence(
     extract_seconds = round(time.perf_counter() - started, 3)
     with warehouse.connect() as con:
         figures = extraction_figures(con, schema.key)
-    yield dg.MaterializeResult(
-        asset_key="extracted_items",
-        metadata={
-            "dagster/row_count": figures["items"],
-            "documents_read": figures["documents_taken"],
-            "needs_review_items": figures["needs_review_items"],
-            "items_per_document": dg.MetadataValue.json(figures["items_per_document"]),
-            "documents_not_read": figures["documents_not_taken"],
-            "routed_now": dg.MetadataValue.json(routed),
-            "documents_processed": len(pending) - totals["failed"],
-            "documents_failed": totals["failed"],
-            "items_proposed": totals["proposed"],
-            "items_stored": totals["items"],
-            "dropped_ungrounded": totals["dropped_ungrounded"],
-            "cut_by_cap": totals["capped"],
-            "human_owned_kept": totals["protected_kept"],
-            "forced": config.force,
-            "confirm_overwrite": config.confirm_overwrite,
-            "rerun_preview": rerun.message,
-            "kept_needing_confirmation": 0 if config.confirm_overwrite else rerun.need_confirmation,
-            "overwritten_with_confirmation": rerun.need_confirmation if config.confirm_overwrite else 0,
-            "extractor_version": version,
-            "model": built.model or "none (offline heuristic)",
-            "outcomes": dg.MetadataValue.json(dict(tally.outcomes)),
-            "extract_seconds": extract_seconds,
-            "model_calls": totals["calls"],
-            "cache_hits": totals["cache_hits"],
-            "prompt_tokens": totals["prompt_tokens"],
-            "completion_tokens": totals["completion_tokens"],
-            "model_latency_ms": dg.MetadataValue.json(tally.latency_percentiles()),
-            "items_by_type": dg.MetadataValue.json(figures["items_by_type"]),
-            "routing_outcomes": dg.MetadataValue.json(figures["routing_outcomes"]),
-            "preview": dg.MetadataValue.md(
-                markdown_table(
-                    ["type", "title", "conf", "status", "evidence", "match", "turn"],
-                    [list(r.values()) for r in figures["preview"]],
-                )
-            ),
-        },
-    )
+    partition_figures = {  # the partition as it stands: true after any run, so every run reports them
+        "dagster/row_count": figures["items"],
+        "documents_read": figures["documents_taken"],
+        "needs_review_items": figures["needs_review_items"],
+        "items_per_document": dg.MetadataValue.json(figures["items_per_document"]),
+        "documents_not_read": figures["documents_not_taken"],
+        "documents_processed": len(pending) - totals["failed"],
+        "extractor_version": version,
+        "model": built.model or "none (offline heuristic)",
+        "items_by_type": dg.MetadataValue.json(figures["items_by_type"]),
+        "routing_outcomes": dg.MetadataValue.json(figures["routing_outcomes"]),
+        "preview": dg.MetadataValue.md(
+            markdown_table(
+                ["type", "title", "conf", "status", "evidence", "match", "turn"],
+                [list(r.values()) for r in figures["preview"]],
+            )
+        ),
+    }
+    idle = not pending and not routed  # nothing new, changed or failed
+    if idle:
+        context.log.info(f"{schema.key}: nothing to do; the last run's figures stay the latest")
+    this_run = {"run": "nothing to do"} if idle else run_figures(config, rerun, tally, routed, extract_seconds)
+    yield dg.MaterializeResult(asset_key="extracted_items", metadata={**partition_figures, **this_run})
     yield dg.MaterializeResult(
         asset_key="grounded_evidence",
-        metadata={"dagster/row_count": figures["evidence"], "evidence_written": totals["evidence"]},
+        metadata={
+            "dagster/row_count": figures["evidence"],
+            **({} if idle else {"evidence_written": totals["evidence"]}),
+        },
     )
+
+
+def run_figures(
+    config: ExtractionConfig, rerun: RerunPreview, tally: ExtractionTally, routed: dict[str, int], seconds: float
+) -> dict[str, object]:
+    """What this run did. A run that found nothing to do leaves them out, so the UI's latest values and plots of
+    these figures stay those of the last run that did something."""
+    totals = tally.counts
+    return {
+        "routed_now": dg.MetadataValue.json(routed),
+        "documents_failed": totals["failed"],
+        "items_proposed": totals["proposed"],
+        "items_stored": totals["items"],
+        "dropped_ungrounded": totals["dropped_ungrounded"],
+        "cut_by_cap": totals["capped"],
+        "human_owned_kept": totals["protected_kept"],
+        "forced": config.force,
+        "confirm_overwrite": config.confirm_overwrite,
+        "rerun_preview": rerun.message,
+        "kept_needing_confirmation": 0 if config.confirm_overwrite else rerun.need_confirmation,
+        "overwritten_with_confirmation": rerun.need_confirmation if config.confirm_overwrite else 0,
+        "outcomes": dg.MetadataValue.json(dict(tally.outcomes)),
+        "extract_seconds": seconds,
+        "model_calls": totals["calls"],
+        "cache_hits": totals["cache_hits"],
+        "prompt_tokens": totals["prompt_tokens"],
+        "completion_tokens": totals["completion_tokens"],
+        "model_latency_ms": dg.MetadataValue.json(tally.latency_percentiles()),
+    }

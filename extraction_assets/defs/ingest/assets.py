@@ -9,7 +9,6 @@ from extraction_assets.defs.partitions import POOL
 from extraction_assets.defs.resources import PipelineResource, WarehouseResource
 from extraction_assets.lib.models import DeadLetter, Document, ReadFailure
 from extraction_assets.lib.pii import SCRUBBER_VERSION, key_from_env, key_id, load_policy, scrub_batch
-from extraction_assets.lib.readers import read_inbox
 from extraction_assets.lib.reporting import markdown_table
 from extraction_assets.lib.warehouse import (
     batched,
@@ -50,6 +49,8 @@ def _duplicate(doc: Document, first_source: str) -> DeadLetter:
 def raw_documents(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, pipeline: PipelineResource
 ) -> dg.MaterializeResult:
+    from extraction_assets.lib.readers import read_inbox  # PDF and spreadsheet readers (~0.4 s) load per run
+
     seen: dict[str, str] = {}  # id -> first source: documents are read, stored and let go a batch at a time
     failures: list[ReadFailure] = []
     duplicates: list[DeadLetter] = []
@@ -96,7 +97,7 @@ def raw_documents(
         new_letters = record_dead_letters(con, letters)
         record_file_stamps(con, read_now)  # only now: a crash before this reads the files again, losing nothing
         total = row_count(con, "raw_documents")
-    unreadable = [f for f in failures if not f.skipped]
+    unreadable = [f for f in failures if not f.skipped]  # an unchanged file is not read again: warned about once
     for failure in unreadable:
         context.log.warning(f"unreadable {failure.source_uri}: {failure.reason}")
     skipped = len(failures) - len(unreadable)

@@ -7,8 +7,8 @@ upstream blocking checks pass).
 import dagster as dg
 
 from extraction_assets.defs.automation import AFTER_UPSTREAM
-from extraction_assets.defs.partitions import POOL, schema_versions
-from extraction_assets.defs.resources import WarehouseResource
+from extraction_assets.defs.partitions import POOL, schema_for_partition, schema_versions
+from extraction_assets.defs.resources import PipelineResource, WarehouseResource
 from extraction_assets.lib.reporting import markdown_table
 from extraction_assets.lib.warehouse import rebuild_review_queue, review_queue_figures
 
@@ -22,8 +22,10 @@ from extraction_assets.lib.warehouse import rebuild_review_queue, review_queue_f
     automation_condition=AFTER_UPSTREAM,
     description="Items that need a person, with the rules that sent them there, most urgent first.",
 )
-def review_queue(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    key = context.partition_key
+def review_queue(
+    context: dg.AssetExecutionContext, warehouse: WarehouseResource, pipeline: PipelineResource
+) -> dg.MaterializeResult:
+    key = schema_for_partition(pipeline.prompts_path, context.partition_key).key
     with warehouse.connect() as con:
         queued = rebuild_review_queue(con, key)
         figures = review_queue_figures(con, key)

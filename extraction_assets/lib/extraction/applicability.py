@@ -17,8 +17,6 @@ import re
 from fnmatch import fnmatchcase
 from typing import NamedTuple
 
-from extraction_assets.lib.heuristics import get_pack
-from extraction_assets.lib.heuristics.gates import GATE_VERSION
 from extraction_assets.lib.models import Document, ExtractionInput
 from extraction_assets.lib.schemas import SchemaVersion
 
@@ -62,6 +60,8 @@ def folder_kind(source_uri: str) -> str | None:
 
 def own_folders(schema: SchemaVersion) -> frozenset[str] | None:
     """The folder kinds and names that hold this schema's documents; None: it has no folders of its own."""
+    from extraction_assets.lib.heuristics import get_pack  # the packs (~1 s) load when a document is routed
+
     declared = schema.applies_to.folders
     folders = declared if declared is not None else get_pack(schema.heuristic).folders
     if folders is None:
@@ -71,6 +71,8 @@ def own_folders(schema: SchemaVersion) -> frozenset[str] | None:
 
 def rules_fingerprint(schema: SchemaVersion) -> str:
     """What a routing decision depends on: a change re-routes the schema's documents, nothing else."""
+    from extraction_assets.lib.heuristics.gates import GATE_VERSION
+
     rules = {
         "kinds": sorted(schema.document_kinds),
         "applies_to": schema.applies_to.model_dump(),
@@ -102,6 +104,8 @@ def decide(doc: Document, scrubbed: ExtractionInput, schema: SchemaVersion) -> D
         threshold, where = rules.min_score, "gate"
     if not rules.gate:
         return Decision(True, None, where)
+    from extraction_assets.lib.heuristics import get_pack
+
     score = get_pack(schema.heuristic).gate(scrubbed, schema)
     verdict = "passed" if score >= threshold else "failed"
     return Decision(score >= threshold, score, f"{where}, gate {verdict}")

@@ -10,7 +10,6 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from extraction_assets.lib.heuristics import get_pack, pack_version
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
 from extraction_assets.lib.schemas import SchemaVersion
 
@@ -61,9 +60,13 @@ class HeuristicExtractor:
         return []
 
     def version(self, schema: SchemaVersion) -> str:
+        from extraction_assets.lib.heuristics import pack_version  # the packs (~1 s) load when first used
+
         return pack_version(schema.heuristic)
 
     def extract(self, doc: ExtractionInput, schema: SchemaVersion) -> ExtractorRun:
+        from extraction_assets.lib.heuristics import get_pack
+
         pack = get_pack(schema.heuristic)
         return ExtractorRun(
             candidates=pack.extract(doc, schema),

@@ -8,7 +8,8 @@
 - `classify_then_extract`: one classification call, then one record call per module; a
   failed classification fails the document (it is retried next run); a failed module call falls back
   to the pack's record for that module.
-Without a configured model (or with the kill switch on) every mode runs the pack, counted as `disabled`.
+Without a configured model every mode runs the pack, counted as `heuristic` (the offline path); with the kill
+switch (`EXTRACTION_LLM_DISABLED`) on, the pack runs too, counted as `disabled` (the model was turned off).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from extraction_assets.lib.extraction.extractors import ExtractorRun, HeuristicExtractor
-from extraction_assets.lib.heuristics import pack_version
 from extraction_assets.lib.llm.client import CallStats, LLMClient, LLMError
 from extraction_assets.lib.llm.prompting import build_messages
 from extraction_assets.lib.llm.response_models import (
@@ -101,6 +101,8 @@ class OrchestratedExtractor:
         return self.client is not None and not self.kill_switch and schema.orchestration != "heuristic_only"
 
     def version(self, schema: SchemaVersion) -> str:
+        from extraction_assets.lib.heuristics import pack_version  # the packs (~1 s) load when first used
+
         pack = pack_version(schema.heuristic)
         if not self._model_active(schema):
             return pack
@@ -110,7 +112,7 @@ class OrchestratedExtractor:
     def extract(self, doc: ExtractionInput, schema: SchemaVersion) -> ExtractorRun:
         pack = functools.cache(lambda: self.heuristic.extract(doc, schema))  # only where a mode needs it
         if not self._model_active(schema):
-            outcome = "heuristic" if schema.orchestration == "heuristic_only" else "disabled"
+            outcome = "disabled" if self.kill_switch and schema.orchestration != "heuristic_only" else "heuristic"
             return pack().model_copy(update={"outcome": outcome})
         version = self.version(schema)
         stats: dict[str, float] = {}

@@ -3,6 +3,7 @@
 Transport retries (429 with Retry-After, 5xx, timeouts) are the openai client's exponential backoff;
 validation retries are instructor's re-ask, which feeds the validation error back to the model.
 Every failure surfaces as `LLMError`, so orchestration can fall back instead of failing.
+instructor and openai (about 1 s to import) load when the first client is built, not with the code location.
 """
 
 from __future__ import annotations
@@ -12,23 +13,23 @@ import json
 import threading
 import time
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import instructor
-import openai
-from instructor.core.hooks import Hooks
 from pydantic import BaseModel, Field
 
 from extraction_assets.lib.llm.response_models import schema_json
 from extraction_assets.lib.schemas import LLMMode as Mode
 
+if TYPE_CHECKING:
+    import instructor
+
 T = TypeVar("T", bound=BaseModel)
 
-MODES: dict[str, instructor.Mode] = {
-    "json_schema": instructor.Mode.JSON_SCHEMA,
-    "json": instructor.Mode.JSON,
-    "tools": instructor.Mode.TOOLS,
-    "md_json": instructor.Mode.MD_JSON,
+INSTRUCTOR_MODES: dict[Mode, str] = {
+    "json_schema": "JSON_SCHEMA",
+    "json": "JSON",
+    "tools": "TOOLS",
+    "md_json": "MD_JSON",
 }
 
 
@@ -115,6 +116,8 @@ class LLMClient:
     def __init__(self, settings: LLMSettings, cache: MemoryCache | None = None) -> None:
         self.settings = settings
         self.cache = cache or MemoryCache()
+        import openai
+
         self._raw = openai.OpenAI(
             base_url=settings.base_url,
             api_key=settings.api_key,
@@ -127,9 +130,11 @@ class LLMClient:
 
     def _instructor(self, mode: Mode) -> instructor.Instructor:
         """One instructor client per mode, sharing one HTTP connection pool."""
+        import instructor
+
         with self._lock:
             if mode not in self._clients:
-                self._clients[mode] = instructor.from_openai(self._raw, mode=MODES[mode])
+                self._clients[mode] = instructor.from_openai(self._raw, mode=instructor.Mode[INSTRUCTOR_MODES[mode]])
             return self._clients[mode]
 
     def complete(
@@ -157,6 +162,8 @@ class LLMClient:
             stats.calls += 1
             if getattr(response, "usage", None) is not None:
                 usage.append(response.usage)
+
+        from instructor.core.hooks import Hooks
 
         hooks = Hooks()
         hooks.on("completion:response", on_response)

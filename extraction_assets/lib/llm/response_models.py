@@ -11,7 +11,6 @@ import json
 from collections.abc import Callable
 from typing import Any, Literal
 
-from instructor import ResponseSchema
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from extraction_assets.lib.models import CandidateItem
@@ -21,25 +20,30 @@ DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
 MAX_EVIDENCE_SPANS = 5
 
 
-class ResponseBase(ResponseSchema):
-    """Base of every top-level response model.
+@functools.cache
+def response_base() -> type[BaseModel]:
+    """Base of every top-level response model, built on first use (importing instructor imports openai, ~1 s).
 
     Instructor takes a `ResponseSchema` subclass as it is (otherwise it builds a wrapper class per
     request), and the JSON schema, which instructor rebuilds for every request, is built once per class.
     A fresh copy is returned (parsed from the stored JSON, much cheaper than a deep copy) because
     callers edit it.
     """
+    from instructor import ResponseSchema
 
-    model_config = ConfigDict(extra="ignore")
+    class ResponseBase(ResponseSchema):
+        model_config = ConfigDict(extra="ignore")
 
-    @classmethod
-    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        return json.loads(_json_schema(cls, args, tuple(sorted(kwargs.items()))))
+        @classmethod
+        def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            return json.loads(_json_schema(cls, args, tuple(sorted(kwargs.items()))))
+
+    return ResponseBase
 
 
 @functools.cache
 def _json_schema(cls: type[BaseModel], args: tuple[Any, ...], kwargs: tuple[tuple[str, Any], ...]) -> str:
-    return json.dumps(super(ResponseBase, cls).model_json_schema(*args, **dict(kwargs)), ensure_ascii=False)
+    return json.dumps(super(response_base(), cls).model_json_schema(*args, **dict(kwargs)), ensure_ascii=False)
 
 
 def _python_type(spec: AttributeSpec | FieldSpec) -> Any:
@@ -86,7 +90,7 @@ def items_model(schema: SchemaVersion) -> type[BaseModel]:
     )
     return create_model(  # type: ignore[call-overload]
         _name(schema, "Items"),
-        __base__=ResponseBase,
+        __base__=response_base(),
         items=(list[item], Field(default_factory=list, max_length=schema.max_items)),
     )
 
@@ -104,7 +108,7 @@ def fields_model(schema: SchemaVersion) -> type[BaseModel]:
             reasoning=(str | None, None),
         )
         entries[spec.name] = (entry | None, Field(default=None, description=spec.description or spec.extraction_hint))
-    return create_model(_name(schema, "Fields"), __base__=ResponseBase, **entries)  # type: ignore[call-overload]
+    return create_model(_name(schema, "Fields"), __base__=response_base(), **entries)  # type: ignore[call-overload]
 
 
 def classification_model(schema: SchemaVersion) -> type[BaseModel]:
@@ -112,7 +116,7 @@ def classification_model(schema: SchemaVersion) -> type[BaseModel]:
     names = tuple(f.name for f in schema.fields)
     return create_model(  # type: ignore[call-overload]
         _name(schema, "Classification"),
-        __base__=ResponseBase,
+        __base__=response_base(),
         modules=(list[Literal[names]], Field(default_factory=list, max_length=len(names))),  # type: ignore[valid-type]
     )
 
@@ -124,7 +128,7 @@ def record_model(schema: SchemaVersion, module: str) -> type[BaseModel]:
         raise KeyError(f"{schema.key} has no module {module!r}")
     return create_model(  # type: ignore[call-overload]
         _name(schema, f"Record{module.title().replace('_', '')}"),
-        __base__=ResponseBase,
+        __base__=response_base(),
         evidence_spans=(list[str], Field(min_length=1, max_length=MAX_EVIDENCE_SPANS)),
         confidence=(float, Field(ge=0.0, le=1.0)),
         **{name: _field(attr) for name, attr in spec.attributes.items()},

@@ -14,17 +14,20 @@ from extraction_assets.lib.review.corrections import (
 )
 from extraction_assets.lib.review.label_studio import export_tasks, import_annotations, label_config, utf16_offset
 from extraction_assets.lib.review.queries import ANY_STATUS, highlight_segments, item_detail, list_queue, queue_filters
-from extraction_assets.lib.review.rerun import preview_rerun
+from extraction_assets.lib.review.rerun import RerunPreview, preview_rerun
+from extraction_assets.lib.review.reveal import REVEAL, reveal_item
 
 __all__ = [
     "ALLOWED_TRANSITIONS",
     "ANY_STATUS",
+    "REVEAL",
     "Action",
     "AuditEntry",
     "Change",
     "InvalidCorrection",
     "ItemNotFound",
     "NothingToChange",
+    "RerunPreview",
     "ReviewError",
     "apply_change",
     "check_chain",
@@ -38,5 +41,6 @@ __all__ = [
     "preview_rerun",
     "queue_filters",
     "record_head",
+    "reveal_item",
     "utf16_offset",
 ]

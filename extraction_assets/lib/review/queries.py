@@ -1,6 +1,9 @@
 """What reviewers read, always inside one tenant: the queue, and an item with its evidence in context.
 
-The command line and the review page show the same rows from these functions.
+The command line and the review page show the same rows from these functions. Text is shown scrubbed: evidence
+is stored with raw-text offsets, mapped here to the scrubbed text with the document's offset map, so a card
+number or an IBAN in a quote or its context shows as its placeholder. The original text is shown only by
+`reveal.reveal_item`, which records who saw it.
 """
 
 from __future__ import annotations
@@ -11,10 +14,13 @@ from typing import Any
 import duckdb
 from pydantic import BaseModel
 
+from extraction_assets.lib.models import ScrubbedDocument
 from extraction_assets.lib.review.corrections import load_item
+from extraction_assets.lib.warehouse import load_scrubbed
 from extraction_assets.lib.warehouse.connection import rows_as_dicts
 
 ANY_STATUS = "any"
+NOT_SCRUBBED = "[not scrubbed: hidden]"  # a document without a scrubbed row shows nothing of its text
 
 
 class QueueRow(BaseModel):
@@ -61,6 +67,18 @@ class ItemDetail(BaseModel):
     kind: str
     evidence: list[EvidenceInContext]
     segments: list[Segment]
+    masked: bool = True  # False only for a revealed (and audited) view
+
+
+def _masked_text(scrubbed: ScrubbedDocument | None) -> str:
+    return scrubbed.text if scrubbed else NOT_SCRUBBED
+
+
+def _masked_span(scrubbed: ScrubbedDocument | None, start: int, end: int) -> tuple[int, int]:
+    """Where a raw span lies in the scrubbed text (a cut masked value widens to its whole placeholder)."""
+    if scrubbed is None:
+        return 0, len(NOT_SCRUBBED)
+    return scrubbed.offset_map.to_scrubbed(start, end)
 
 
 def list_queue(
@@ -79,9 +97,9 @@ def list_queue(
     rows = rows_as_dicts(
         con,
         """SELECT i.item_id, i.schema_version, i.item_type, i.title, i.confidence, i.status, i.extracted_by,
-                  i.review_reasons AS reasons, r.source_uri, i.updated_by,
-                  (SELECT e.quote FROM evidence e WHERE e.item_id = i.item_id ORDER BY e.char_start LIMIT 1)
-                    AS evidence_quote,
+                  i.review_reasons AS reasons, r.source_uri, i.updated_by, i.doc_id,
+                  (SELECT [e.char_start, e.char_end] FROM evidence e WHERE e.item_id = i.item_id
+                   ORDER BY e.char_start LIMIT 1) AS first_span,
                   round(json_array_length(i.review_reasons) + (1.0 - i.confidence), 4) AS priority
            FROM extracted_items i JOIN raw_documents r USING (doc_id)
            WHERE i.tenant_id = ?
@@ -91,10 +109,24 @@ def list_queue(
            ORDER BY priority DESC, i.item_id""",
         [tenant_id, schema_version, schema_version, item_type, item_type, status == ANY_STATUS, status],
     )
-    queue = [QueueRow.model_validate({**r, "reasons": json.loads(r["reasons"])}) for r in rows]
+    scrubbed = load_scrubbed(con, sorted({r["doc_id"] for r in rows if r["first_span"]}))
+    queue = [
+        QueueRow.model_validate(
+            {**r, "reasons": json.loads(r["reasons"]), "evidence_quote": _masked_quote(scrubbed, r)}
+        )
+        for r in rows
+    ]
     if reason:
         queue = [row for row in queue if reason in row.rules]
     return queue[:limit]
+
+
+def _masked_quote(scrubbed: dict[str, ScrubbedDocument], row: dict[str, Any]) -> str | None:
+    if not row["first_span"]:
+        return None
+    doc = scrubbed.get(row["doc_id"])
+    start, end = _masked_span(doc, *row["first_span"])
+    return _masked_text(doc)[start:end]
 
 
 def highlight_segments(text: str, spans: list[tuple[int, int]]) -> list[Segment]:
@@ -114,28 +146,44 @@ def highlight_segments(text: str, spans: list[tuple[int, int]]) -> list[Segment]
     return segments
 
 
-def item_detail(con: duckdb.DuckDBPyConnection, tenant_id: str, ref: str, context_chars: int = 240) -> ItemDetail:
-    """The item, its document and every evidence span with the text around it."""
+def item_detail(
+    con: duckdb.DuckDBPyConnection, tenant_id: str, ref: str, context_chars: int = 240, reveal: bool = False
+) -> ItemDetail:
+    """The item, its document and every evidence span with the text around it, scrubbed unless `reveal`.
+
+    Call it with `reveal=True` only through `reveal_item`, which audits the view. Offsets stay the stored
+    raw-text ones; quotes and context are cut from the text shown.
+    """
     item = load_item(con, tenant_id, ref)
-    source_uri, kind, text = con.execute(
+    source_uri, kind, raw = con.execute(
         "SELECT source_uri, kind, text FROM raw_documents WHERE doc_id = ? AND tenant_id = ?",
         [item["doc_id"], tenant_id],
     ).fetchone() or ("", "", "")
-    evidence = [
-        EvidenceInContext(
-            **row,
-            before=text[max(0, row["char_start"] - context_chars) : row["char_start"]],
-            after=text[row["char_end"] : row["char_end"] + context_chars],
+    scrubbed = None if reveal else load_scrubbed(con, [item["doc_id"]]).get(item["doc_id"])
+    text = raw if reveal else _masked_text(scrubbed)
+    evidence: list[EvidenceInContext] = []
+    spans: list[tuple[int, int]] = []
+    for row in rows_as_dicts(
+        con,
+        """SELECT evidence_id, char_start, char_end, turn_id, match_kind, strength FROM evidence
+           WHERE item_id = ? AND tenant_id = ? ORDER BY char_start""",
+        [item["item_id"], tenant_id],
+    ):
+        stored = (row["char_start"], row["char_end"])
+        start, end = stored if reveal else _masked_span(scrubbed, *stored)
+        spans.append((start, end))
+        evidence.append(
+            EvidenceInContext(
+                **row,
+                quote=text[start:end],
+                before=text[max(0, start - context_chars) : start],
+                after=text[end : end + context_chars],
+            )
         )
-        for row in rows_as_dicts(
-            con,
-            """SELECT evidence_id, char_start, char_end, quote, turn_id, match_kind, strength FROM evidence
-               WHERE item_id = ? AND tenant_id = ? ORDER BY char_start""",
-            [item["item_id"], tenant_id],
-        )
-    ]
-    segments = highlight_segments(text, [(e.char_start, e.char_end) for e in evidence])
-    return ItemDetail(item=item, source_uri=source_uri, kind=kind, evidence=evidence, segments=segments)
+    segments = highlight_segments(text, spans)
+    return ItemDetail(
+        item=item, source_uri=source_uri, kind=kind, evidence=evidence, segments=segments, masked=not reveal
+    )
 
 
 def queue_filters(con: duckdb.DuckDBPyConnection, tenant_id: str) -> tuple[list[str], list[str]]:

@@ -1,0 +1,99 @@
+"""What `extraction-assets run` and `summary` do (the parser is `cli.py`): materialize, then print the summary."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from extraction_assets.commands.common import console, settings_from_args
+from extraction_assets.lib.warehouse import open_warehouse, warehouse_summary
+from extraction_assets.runner import run_pipeline
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    table = Table(title="extraction-assets: warehouse summary", show_lines=False)
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    table.add_row("documents", str(summary["documents"]))
+    for tenant, kind, n in summary["documents_by_tenant_kind"]:
+        table.add_row(f"  {tenant} / {kind}", str(n))
+    for kind, n in summary["pii_masked"]:
+        table.add_row(f"  PII masked: {kind}", str(n))
+    table.add_row("items", str(summary["items"]))
+    for version, item_type, status, n in summary["items_by_type"]:
+        table.add_row(f"  {version} {item_type} ({status})", str(n))
+    table.add_row("evidence", str(summary["evidence"]))
+    for kind, n in summary["evidence_by_match"]:
+        table.add_row(f"  match {kind}", str(n))
+    table.add_row("review queue", str(summary["review_queue"]))
+    table.add_row("documents no schema reads", str(summary["unrouted_documents"]))
+    table.add_row("dead letters", str(summary["dead_letters"]))
+    for stage, n in summary["dead_letters_by_stage"]:
+        table.add_row(f"  stage {stage}", str(n))
+    table.add_row("failed documents", str(summary["failed_documents"]))
+    console.print(table)
+    per_schema = Table(title="per schema version: what a person has to review")
+    for header in ("schema", "docs read", "not read", "items", "to review", "max/doc", "docs to review"):
+        per_schema.add_column(header, justify="left" if header == "schema" else "right", no_wrap=header == "schema")
+    for row in summary["by_schema"]:
+        per_schema.add_row(*(str(v) for v in row))
+    console.print(per_schema)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
+    console.print(f"inbox [bold]{settings.inbox}[/], warehouse [bold]{settings.warehouse}[/]")
+    mode = "model + heuristic" if settings.model_configured else "offline heuristic (no model endpoint set)"
+    console.print(f"extractor: {mode}")
+    started = time.perf_counter()
+    with Progress(
+        SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=console
+    ) as progress:
+        task = progress.add_task("starting", total=None)
+
+        def on_step(name: str) -> None:
+            progress.update(task, description=name, advance=1)
+
+        results = run_pipeline(
+            settings,
+            schema_keys=args.schema or None,
+            on_step=on_step,
+            log_level="DEBUG" if args.verbose else "WARNING",
+        )
+        progress.update(task, total=len(results), completed=len(results), description="done")
+    ok = True
+    for step in results:
+        if step.skipped:
+            console.print(f"[red]SKIPPED[/] {step.name} ({step.skipped})")
+            ok = False
+            continue
+        status = "[green]ok[/]" if step.success and not step.failed_checks else "[red]FAILED[/]"
+        stages = ", ".join(f"{key} {seconds:.1f} s" for key, seconds in step.step_seconds.items())
+        console.print(
+            f"{status} {step.name} in {step.seconds:.1f} s ({stages})"
+            + (f" (failed checks: {', '.join(step.failed_checks)})" * bool(step.failed_checks))
+        )
+        ok = ok and step.success and not step.failed_checks
+    _show_summary(settings.warehouse, args.json)
+    console.print(f"took {time.perf_counter() - started:.1f} s")
+    return 0 if ok else 1
+
+
+def _show_summary(warehouse: Path, as_json: bool) -> None:
+    with open_warehouse(warehouse) as con:
+        summary = warehouse_summary(con)
+    if as_json:
+        print(json.dumps(summary, default=str, indent=2))
+    else:
+        _print_summary(summary)
+
+
+def cmd_summary(args: argparse.Namespace) -> int:
+    _show_summary(settings_from_args(args).warehouse, args.json)
+    return 0

@@ -1,0 +1,313 @@
+"""What `extraction-assets review ...` does (the parser is `review.py`): one tenant's queue, from a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich import box
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from extraction_assets.commands.common import console, settings_from_args
+from extraction_assets.commands.review import (
+    EXIT_IMPORT_FAILURES,
+    EXIT_INVALID,
+    EXIT_NEEDS_CONFIRMATION,
+    EXIT_NOT_FOUND,
+    EXIT_OK,
+)
+from extraction_assets.lib.extraction import RULES
+from extraction_assets.lib.review import (
+    AuditEntry,
+    Change,
+    ItemNotFound,
+    NothingToChange,
+    ReviewError,
+    corrections,
+    export_tasks,
+    import_annotations,
+    item_detail,
+    label_config,
+    list_queue,
+    preview_rerun,
+    reveal_item,
+)
+from extraction_assets.lib.schemas import discover_schemas
+from extraction_assets.lib.settings import Settings
+from extraction_assets.lib.warehouse import open_warehouse, tenant_ids
+
+HIGHLIGHT = "bold black on yellow"
+
+
+def _emit(args: argparse.Namespace, payload: Any, render: Callable[[], None]) -> None:
+    if args.json:
+        print(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
+    else:
+        render()
+
+
+def _who(args: argparse.Namespace) -> str:
+    who = (args.by or os.environ.get("USER") or "").strip()
+    if not who:
+        raise ReviewError("say who is reviewing with --by (no $USER is set)")
+    return who
+
+
+def _json_arg(name: str, raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ReviewError(f"{name} is not valid JSON ({exc.msg}): {raw[:80]!r}") from exc
+
+
+def _schemas(settings: Settings) -> dict[str, Any]:
+    return dict(discover_schemas(settings.prompts_dir)[0])
+
+
+def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
+    if args.reason and args.reason not in RULES:
+        raise ReviewError(f"unknown rule {args.reason!r}; the rules are {', '.join(RULES)}")
+    with open_warehouse(settings.warehouse) as con:
+        rows = list_queue(con, args.tenant, args.schema, args.type, args.reason, args.status, args.limit)
+
+    def render() -> None:
+        """Three short columns and one that wraps by words (type and title, then why and where), so a row reads
+        on an 80-column terminal."""
+        table = Table(title=f"{args.tenant}: {len(rows)} items ({args.status})", box=box.SIMPLE_HEAD)
+        for column in ("item", "conf", "status"):
+            table.add_column(column, no_wrap=True)
+        table.add_column("type: title / why · source", ratio=1)
+        for r in rows:
+            what = Text(f"{r.item_type}: ", style="bold")
+            what.append(r.title)
+            what.append(f"\n{', '.join(r.rules) or '-'} · {r.source_uri}", style="dim")
+            table.add_row(r.item_id[:8], f"{r.confidence:.2f}", r.status, what)
+        console.print(table)
+
+    _emit(args, [r.model_dump() for r in rows], render)
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
+    """The item with scrubbed text and evidence; `--reveal` shows the original text and records who saw it."""
+    audit: AuditEntry | None = None
+    with open_warehouse(settings.warehouse) as con:
+        if args.reveal:
+            detail, audit = reveal_item(con, args.tenant, args.item, _who(args), args.note, context_chars=args.context)
+        else:
+            detail = item_detail(con, args.tenant, args.item, context_chars=args.context)
+
+    def render() -> None:
+        item = detail.item
+        facts = Table.grid(padding=(0, 2))
+        for label, value in (
+            ("item", item["item_id"]),
+            ("schema / type", f"{item['schema_version']} / {item['item_type']}"),
+            ("status", f"{item['status']} (extracted by {item['extracted_by']}, confidence {item['confidence']:.2f})"),
+            ("value", json.dumps(item["value"], ensure_ascii=False)),
+            ("normalized", json.dumps(item["normalized_value"], ensure_ascii=False)),
+            ("reasons", "\n".join(item["review_reasons"]) or "-"),
+            ("source", f"{detail.source_uri} ({detail.kind})"),
+        ):
+            facts.add_row(Text(label, style="bold"), Text(str(value)))
+        console.print(Panel(facts, title=Text(item["title"]), title_align="left"))
+        for number, ev in enumerate(detail.evidence, start=1):
+            quote = Text("…" + ev.before, style="dim")
+            quote.append(ev.quote, style=HIGHLIGHT)
+            quote.append(ev.after + "…", style="dim")
+            where = f"evidence {number}: chars {ev.char_start}-{ev.char_end}, {ev.match_kind}/{ev.strength}"
+            console.print(
+                Panel(quote, title=where + (f", turn {ev.turn_id}" if ev.turn_id else ""), title_align="left")
+            )
+        if not detail.evidence:
+            console.print("no evidence: a required field whose value was not found")
+        if audit:
+            console.print(Text(f"original text shown to {audit.actor}: recorded as audit #{audit.seq}", style="yellow"))
+        else:
+            console.print(Text("personal data masked; --reveal shows the original text (recorded in the audit log)"))
+
+    payload = {**detail.model_dump(exclude={"segments"}), "audit_seq": audit.seq if audit else None}
+    _emit(args, payload, render)
+    return EXIT_OK
+
+
+def _change(args: argparse.Namespace) -> tuple[Change, corrections.Action]:
+    if args.action == "accept":
+        return Change(status="accepted"), "accept"
+    if args.action == "reject":
+        return Change(status="rejected"), "reject"
+    fields: dict[str, Any] = {}
+    if args.value is not None:
+        fields["value"] = _json_arg("--value", args.value)
+    if args.normalized_value is not None:
+        fields["normalized_value"] = _json_arg("--normalized-value", args.normalized_value)
+    if args.status:
+        fields["status"] = args.status
+    return Change(**fields), "correct"
+
+
+def cmd_change(args: argparse.Namespace, settings: Settings) -> int:
+    change, action = _change(args)
+    with open_warehouse(settings.warehouse) as con:
+        try:
+            result = corrections.apply_change(
+                con, args.tenant, args.item, change, _who(args), action, args.note, _schemas(settings)
+            )
+        except NothingToChange as exc:
+            reason = str(exc)
+            _emit(args, {"changed": False, "reason": reason}, lambda: console.print(Text(f"nothing changed: {reason}")))
+            return EXIT_OK
+    after = result.after
+
+    def render() -> None:
+        console.print(
+            Text(f"{action}: {result.item_id} is now {after['status']}, by {after['updated_by']} "),
+            Text(f"(audit #{result.audit.seq})", style="dim"),
+        )
+
+    _emit(args, {"changed": True, **result.model_dump()}, render)
+    return EXIT_OK
+
+
+def _history_table(entries: list[AuditEntry]) -> Table:
+    table = Table(title=f"{len(entries)} changes")
+    for column in ("#", "when (UTC)", "who", "action", "change", "note"):
+        table.add_column(column, overflow="fold")
+    for e in entries:
+        change = "\n".join(
+            f"{field}: {json.dumps(old, ensure_ascii=False)} -> {json.dumps(new, ensure_ascii=False)}"
+            for field, (old, new) in e.changes().items()
+        )
+        table.add_row(
+            str(e.seq),
+            e.occurred_at.isoformat(" ", "seconds"),
+            Text(e.actor),
+            e.action,
+            Text(change),
+            Text(e.note or ""),
+        )
+    return table
+
+
+def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
+    with open_warehouse(settings.warehouse) as con:
+        entries = corrections.history(con, args.tenant, args.item)
+    _emit(args, [e.model_dump() for e in entries], lambda: console.print(_history_table(entries)))
+    return EXIT_OK
+
+
+def cmd_rerun_preview(args: argparse.Namespace, settings: Settings) -> int:
+    with open_warehouse(settings.warehouse) as con:
+        preview = preview_rerun(con, args.schema, args.tenant)
+    _emit(args, {**preview.model_dump(), "message": preview.message}, lambda: console.print(Text(preview.message)))
+    return EXIT_OK
+
+
+def cmd_rerun(args: argparse.Namespace, settings: Settings) -> int:
+    """Re-extract a partition for the tenant; refuse (exit 3, nothing changed) when people's work is at stake."""
+    from extraction_assets.runner import rerun_partition  # Dagster loads only for commands that run assets
+
+    with open_warehouse(settings.warehouse) as con:
+        preview = preview_rerun(con, args.schema, args.tenant)
+    if preview.need_confirmation and not (args.confirm or args.keep_protected):
+        hint = "nothing was changed; add --confirm to overwrite them, or --keep-protected to re-run and keep them"
+        _emit(
+            args,
+            {"refused": True, **preview.model_dump(), "message": f"{preview.message}; {hint}"},
+            lambda: console.print(Text(f"refused: {preview.message}\n{hint}", style="red")),
+        )
+        return EXIT_NEEDS_CONFIRMATION
+    with console.status(f"re-extracting {args.schema} for {args.tenant}"):
+        step = rerun_partition(settings, args.schema, tenant=args.tenant, confirm_overwrite=args.confirm)
+    meta = step.metadata.get("extracted_items", {})
+    payload = {"refused": False, "success": step.success, "failed_checks": step.failed_checks, "metadata": meta}
+
+    def render() -> None:
+        console.print(Text(preview.message))
+        state = "[green]done[/]" if step.success and not step.failed_checks else "[red]FAILED[/]"
+        console.print(
+            f"{state}: {meta.get('documents_processed', 0)} documents re-extracted, "
+            f"{meta.get('items_stored', 0)} items stored, {meta.get('kept_needing_confirmation', 0)} kept, "
+            f"{meta.get('overwritten_with_confirmation', 0)} overwritten with confirmation"
+        )
+
+    _emit(args, payload, render)
+    return EXIT_OK if step.success and not step.failed_checks else EXIT_INVALID
+
+
+def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
+    with open_warehouse(settings.warehouse) as con:
+        tasks = export_tasks(con, args.tenant, args.schema, args.status)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(tasks, ensure_ascii=False, indent=1), encoding="utf-8")
+    config = out.with_suffix(".label_config.xml")
+    config.write_text(label_config(t["data"]["item_type"] for t in tasks), encoding="utf-8")
+    payload = {"tasks": len(tasks), "out": str(out), "label_config": str(config)}
+    _emit(args, payload, lambda: console.print(Text(f"{len(tasks)} tasks -> {out}; labeling interface -> {config}")))
+    return EXIT_OK
+
+
+def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
+    try:
+        tasks = json.loads(Path(args.file).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ReviewError(f"{args.file} is not a Label Studio JSON export: {exc}") from exc
+    if not isinstance(tasks, list):
+        raise ReviewError(f"{args.file} is not a Label Studio JSON export (a list of tasks)")
+    with open_warehouse(settings.warehouse) as con:
+        report = import_annotations(con, args.tenant, tasks, _who(args), _schemas(settings))
+
+    def render() -> None:
+        console.print(
+            f"applied {len(report.applied)}, unchanged {len(report.unchanged)}, skipped {len(report.skipped)}, "
+            f"failed {len(report.failed)}"
+        )
+        for what, why in [*report.failed, *report.skipped, *report.notices]:
+            console.print(Text(f"  {what}: {why}"))
+
+    _emit(args, report.model_dump(), render)
+    return EXIT_IMPORT_FAILURES if report.failed else EXIT_OK
+
+
+def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    import uvicorn
+
+    from extraction_assets.web.review_app import create_review_app
+
+    app = create_review_app(settings.warehouse, args.tenant, settings.prompts_dir, reviewer=args.by or "")
+    console.print(f"review page for tenant [bold]{args.tenant}[/]: http://{args.host}:{args.port}/  (Ctrl-C stops it)")
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return EXIT_OK
+
+
+def _check_tenant(settings: Settings, tenant: str) -> None:
+    """A tenant is an inbox folder the warehouse has read; a typo must not look like an empty queue."""
+    with open_warehouse(settings.warehouse) as con:
+        known = tenant_ids(con)
+    if tenant not in known:
+        listed = ", ".join(known) or "none yet (run the pipeline first)"
+        raise ReviewError(f"unknown tenant {tenant!r}; tenants in {settings.warehouse}: {listed}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the sub-command named by `args.handler` and turn a refusal into its exit code and message."""
+    settings = settings_from_args(args)
+    try:
+        _check_tenant(settings, args.tenant)
+        return int(globals()[args.handler](args, settings))
+    except ItemNotFound as exc:
+        code, error = EXIT_NOT_FOUND, str(exc)
+    except ValueError as exc:  # a ReviewError or an invalid value for a field
+        code, error = EXIT_INVALID, str(exc)
+    if args.json:
+        print(json.dumps({"error": error, "exit_code": code}, ensure_ascii=False))
+    else:
+        console.print(Text(f"error: {error}", style="red"))
+    return code

@@ -1,0 +1,81 @@
+"""Partitions come from prompt files only: a key without one is refused before anything is written, and the
+sensor retires the partition of a removed prompt file (its results stay)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dagster as dg
+
+from extraction_assets.definitions import build_definitions
+from extraction_assets.defs.resources import PipelineResource
+from extraction_assets.defs.sensors import schema_version_sensor
+from extraction_assets.lib.schemas import discover_schemas
+from extraction_assets.lib.settings import Settings
+from extraction_assets.lib.warehouse import open_warehouse
+from extraction_assets.runner import run_pipeline
+
+PARTITIONS = "schema_versions"
+TABLES_BY_SCHEMA = ("extracted_items", "extraction_status", "document_applicability", "review_queue")
+
+
+def _rows_of(settings: Settings, key: str) -> dict[str, int]:
+    with open_warehouse(settings.warehouse) as con:
+        return {
+            t: con.execute(f"SELECT count(*) FROM {t} WHERE schema_version = ?", [key]).fetchone()[0]
+            for t in TABLES_BY_SCHEMA
+        }
+
+
+def _sensor(instance: dg.DagsterInstance, settings: Settings) -> dg.SensorResult:
+    pipeline = PipelineResource(inbox=str(settings.inbox), prompts_dir=str(settings.prompts_dir))
+    return schema_version_sensor(dg.build_sensor_context(instance=instance, resources={"pipeline": pipeline}))
+
+
+def test_a_partition_without_a_prompt_file_is_refused_before_anything_is_written(settings: Settings) -> None:
+    instance = dg.DagsterInstance.ephemeral()
+    run_pipeline(settings, schema_keys=["pulse@v1"], instance=instance)
+    instance.add_dynamic_partitions(PARTITIONS, ["pulse@v3"])  # as the launch dialog's "add partition" does
+    defs = build_definitions(settings)
+    for selection in (["extracted_items", "grounded_evidence", "review_queue"], ["review_queue"]):
+        result = dg.materialize(
+            list(defs.assets or []) + list(defs.asset_checks or []),
+            instance=instance,
+            resources=defs.resources,
+            selection=selection,
+            partition_key="pulse@v3",
+            raise_on_error=False,
+        )
+        assert not result.success
+        failure = result.get_step_failure_events()[0].step_failure_data
+        assert "FileNotFoundError" not in (failure.error.cls_name if failure.error else "")
+        assert failure.user_failure_data is not None
+        message = failure.user_failure_data.description or ""
+        assert "'pulse@v3' has no prompt file" in message and "nothing was written" in message
+        assert not result.get_asset_materialization_events()
+    assert _rows_of(settings, "pulse@v3") == dict.fromkeys(TABLES_BY_SCHEMA, 0)
+    assert _rows_of(settings, "pulse@v1")["extracted_items"] > 0
+
+
+def test_the_sensor_retires_the_partition_of_a_removed_prompt_file_and_keeps_its_results(settings: Settings) -> None:
+    instance = dg.DagsterInstance.ephemeral()
+    run_pipeline(settings, instance=instance)
+    items_before = _rows_of(settings, "email@v1")["extracted_items"]
+    assert items_before > 0
+    instance.add_dynamic_partitions(PARTITIONS, ["pulse@v3"])
+    (settings.prompts_dir / "email" / "v1.md").unlink()
+
+    result = _sensor(instance, settings)
+    assert not result.run_requests
+    deletes = [r for r in result.dynamic_partitions_requests if isinstance(r, dg.DeleteDynamicPartitionsRequest)]
+    assert [r.partition_keys for r in deletes] == [["email@v1", "pulse@v3"]]
+    assert not [r for r in result.dynamic_partitions_requests if isinstance(r, dg.AddDynamicPartitionsRequest)]
+    assert _rows_of(settings, "email@v1")["extracted_items"] == items_before  # still queryable
+
+
+def test_a_prompt_file_that_does_not_parse_keeps_its_partition(settings: Settings, prompts: Path) -> None:
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(PARTITIONS, sorted(discover_schemas(prompts)[0]))
+    (prompts / "pulse" / "v1.md").write_text("---\nnot: [valid\n", encoding="utf-8")
+    result = _sensor(instance, settings)
+    assert result.skip_reason and not result.dynamic_partitions_requests and not result.run_requests

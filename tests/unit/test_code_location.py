@@ -1,0 +1,64 @@
+"""The code location loads light and runs each job's steps in one process (the UI's speed depends on both)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import dagster as dg
+
+from extraction_assets.definitions import build_definitions
+from extraction_assets.lib.settings import Settings
+
+HEAVY_FOR_THE_CODE_LOCATION = (
+    "openai",
+    "instructor",
+    "matplotlib",
+    "starlette",
+    "uvicorn",
+    "extraction_assets.lib.heuristics",
+)
+HEAVY_FOR_HELP = (*HEAVY_FOR_THE_CODE_LOCATION, "dagster", "duckdb", "extraction_assets.lib.heuristics")
+
+
+def _loaded_after(code: str, names: tuple[str, ...]) -> list[str]:
+    """Which of `names` a fresh interpreter has imported after running `code`."""
+    probe = f"{code}\nimport json, sys\nprint(json.dumps([n for n in {list(names)!r} if n in sys.modules]))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def test_every_job_runs_its_steps_in_process(settings: Settings) -> None:
+    defs = build_definitions(settings)
+    jobs = [defs.resolve_job_def(name) for name in ("ingest_job", "extract_job")]
+    jobs.append(defs.resolve_implicit_global_asset_job_def())  # what the UI's "Materialize" button launches
+    for job in jobs:
+        assert job.executor_def is dg.in_process_executor, job.name
+
+
+def test_loading_the_code_location_imports_no_model_plot_or_web_library() -> None:
+    assert _loaded_after("import extraction_assets.definitions", HEAVY_FOR_THE_CODE_LOCATION) == []
+
+
+def test_help_imports_nothing_heavy() -> None:
+    code = "import contextlib, io\nfrom extraction_assets.cli import main\n"
+    code += "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n    main(['--help'])"
+    assert _loaded_after(code, HEAVY_FOR_HELP) == []
+
+
+def test_every_asset_check_says_what_it_checks(settings: Settings) -> None:
+    specs = [spec for checks in build_definitions(settings).asset_checks or [] for spec in checks.check_specs]
+    assert len(specs) >= 9
+    assert [spec.name for spec in specs if not (spec.description or "").strip()] == []
+
+
+def test_sensors_run_by_themselves_and_schedules_wait_to_be_turned_on(settings: Settings) -> None:
+    """What the README's 'What runs by itself' table says."""
+    defs = build_definitions(settings)
+    sensors = {s.name: s.default_status for s in defs.sensors or []}
+    schedules = {s.name: s.default_status for s in defs.schedules or []}
+    assert sensors == dict.fromkeys(("schema_version_sensor", "extraction_automation"), dg.DefaultSensorStatus.RUNNING)
+    assert schedules == dict.fromkeys(
+        ("ingest_every_15_minutes", "nightly_extract_all_versions"), dg.DefaultScheduleStatus.STOPPED
+    )
