@@ -42,9 +42,9 @@ test: setup  ## the whole test suite (what CI runs): the code location loads, th
 ui: $(DEMO_STAMP) dagster-home  ## the Dagster UI on the same warehouse
 	$(RUN_ENV) $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
 
-bench: setup  ## benchmarks: prints a table, writes .data/bench/results.json
+bench: setup  ## benchmarks: prints a table, writes .data/bench/results.json (BENCH_ARGS="--only throughput": one group)
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
-	$(BIN)/python -m evals.bench --out $(DATA)/bench/results.json
+	$(BIN)/python -m evals.bench --out $(DATA)/bench/results.json $(BENCH_ARGS)
 
 lint: setup
 	$(BIN)/ruff check .

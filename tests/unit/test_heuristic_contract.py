@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 import pytest
 
 from extraction_assets.lib.extraction import HeuristicExtractor, extract_document
-from extraction_assets.lib.heuristics.contract import detect_language, extract_contract
+from extraction_assets.lib.heuristics.contract import _phrase, detect_language, extract_contract
 from extraction_assets.lib.heuristics.printed_values import find_dates, parse_amount, scan_view
 from extraction_assets.lib.models import CandidateItem, Document, ExtractionInput
 from extraction_assets.lib.pii import scrub_document
@@ -356,3 +357,24 @@ def test_the_signature_block_that_holds_the_dates(schema: SchemaVersion) -> None
         "Authorized Signature          Authorized Signature\nDate: 2/5/21                  Date: 2/9/21\n"
     )
     assert _values(_fields(text, schema))["agreement_date"] == "2021-02-09"
+
+
+@pytest.mark.parametrize("phrase", ["terminat*", "governing law", "by and between", "3rd party", "(a) notice"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "terminate now",
+        "xterminate",
+        "The governing law is",
+        "lawgoverning law",
+        "stood by and between us",
+        "a3rd party",
+    ],
+)
+def test_a_phrase_matches_where_a_plain_left_word_boundary_would(phrase: str, text: str) -> None:
+    words = [re.escape(w[:-1]) + r"\w*" if w.endswith("*") else re.escape(w) for w in phrase.split()]
+    core = phrase.replace("*", "")
+    plain = re.compile(
+        (r"(?<!\w)" if core[0].isalnum() else "") + r"\s+".join(words) + (r"(?!\w)" if core[-1].isalnum() else "")
+    )
+    assert [m.span() for m in _phrase(phrase).finditer(text)] == [m.span() for m in plain.finditer(text)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 import pytest
@@ -16,6 +17,7 @@ from extraction_assets.lib.heuristics.segments import (
     phrase_pattern,
     segment_text,
     segment_turns,
+    word_set_pattern,
 )
 from extraction_assets.lib.models import Turn
 
@@ -187,3 +189,11 @@ def test_a_segment_ends_only_at_clause_characters_between_long_runs_of_plain_tex
     _assert_offsets(text, segments)
     assert _texts(segments)[1:] == ["then more words here.", "And a last one?", "Yes"]
     assert segment_text("___ ... ---") == []
+
+
+@pytest.mark.parametrize("text", ["plan: risk", "xrisk plans", "kế hoạch và rủi ro", "风险很大", "at risk, 2risk", ""])
+def test_a_word_set_matches_where_its_words_would_one_by_one_longest_first(text: str) -> None:
+    words = ("risk", "risks", "plan", "kế hoạch", "rủi ro", "风险", "2risk")
+    plain = "|".join(f"(?:{p})" for p in sorted((phrase_pattern(w).pattern for w in words), key=len, reverse=True))
+    norm = normalize_for_match(text)
+    assert [m.span() for m in word_set_pattern(words).finditer(norm)] == [m.span() for m in re.finditer(plain, norm)]

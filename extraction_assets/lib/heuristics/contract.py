@@ -107,9 +107,14 @@ def _phrase(phrase: str) -> re.Pattern[str]:
     """A lexicon phrase as a pattern: whitespace-tolerant, word-bounded, a word ending in ``*`` a stem."""
     words = [re.escape(w[:-1]) + r"\w*" if w.endswith("*") else re.escape(w) for w in phrase.split()]
     core = phrase.replace("*", "")
-    left = r"(?<!\w)" if core[0].isalnum() else ""
+    body = r"\s+".join(words)
     right = r"(?!\w)" if core[-1].isalnum() else ""
-    return re.compile(left + r"\s+".join(words) + right)
+    if core[0].isalnum() and body[:1].isalnum():
+        # "(?<!\w)t..." written as "t(?<!\wt)...": the same test, but every alternative of a word list then
+        # opens with a literal, so the regex engine skips ahead to the positions holding a first letter
+        return re.compile(body[0] + rf"(?<!\w{body[0]})" + body[1:] + right)
+    left = r"(?<!\w)" if core[0].isalnum() else ""
+    return re.compile(left + body + right)
 
 
 @lru_cache(maxsize=256)

@@ -196,6 +196,7 @@ class _Email:
     clauses: list[Segment]
     text: str
     doc_date: date | None
+    norms: dict[Segment, str] = field(default_factory=dict)  # each clause (and the subject) normalised once
 
 
 def parse_header_block(text: str) -> dict[str, Found]:
@@ -237,17 +238,19 @@ def _read(doc: ExtractionInput) -> _Email:
                 break
             clauses.append(clause)
             read += len(clause.text)
-    return _Email(headers, subject, clauses, doc.text, doc.doc_date)
+    norms = {clause: normalize_for_match(clause.text) for clause in ([subject] if subject else []) + clauses}
+    return _Email(headers, subject, clauses, doc.text, doc.doc_date, norms)
 
 
-def _hits(pattern: regex.Pattern[str], text: str) -> list[str]:
-    return [m.group(0) for m in pattern.finditer(normalize_for_match(text))]
+def _hits(pattern: regex.Pattern[str], norm: str) -> list[str]:
+    return [m.group(0) for m in pattern.finditer(norm)]
 
 
 def _signals(email: _Email, rules: _Rules) -> _Signals:
     signals = _Signals()
     for clause in ([email.subject] if email.subject else []) + email.clauses:
-        strong, weak = set(_hits(rules.strong, clause.text)), set(_hits(rules.weak, clause.text))
+        norm = email.norms[clause]
+        strong, weak = set(_hits(rules.strong, norm)), set(_hits(rules.weak, norm))
         if not strong and not weak:
             continue
         signals.clauses[clause] = (strong, weak)

@@ -168,7 +168,12 @@ def phrase_pattern(phrases: Iterable[str]) -> regex.Pattern[str]:
     alternatives = []
     for phrase in sorted({normalize_for_match(p).strip() for p in phrases if p.strip()}, key=len, reverse=True):
         body = r"\s+".join(regex.escape(word) for word in phrase.split())
-        alternatives.append(body if _CJK.search(phrase) else rf"(?<!\w){body}(?!\w)")
+        if _CJK.search(phrase):
+            alternatives.append(body)
+        elif body[:1].isalnum():  # the left boundary tested after the first letter: alternatives open with literals
+            alternatives.append(rf"{body[0]}(?<!\w{body[0]}){body[1:]}(?!\w)")
+        else:
+            alternatives.append(rf"(?<!\w){body}(?!\w)")
     if not alternatives:
         return regex.compile(r"(?!x)x")
     return regex.compile("|".join(f"(?:{a})" for a in alternatives))

@@ -110,7 +110,19 @@ def word_set_pattern(words: Sequence[str]) -> re.Pattern[str]:
     if not words:
         return re.compile(r"(?!)")  # matches nothing
     alternatives = sorted((phrase_pattern(w).pattern for w in words), key=len, reverse=True)
-    return re.compile("|".join(f"(?:{a})" for a in alternatives))
+    return re.compile("|".join(f"(?:{_literal_first(a)})" for a in alternatives))
+
+
+_LEFT_BOUNDARY = r"(?<!\w)"
+
+
+def _literal_first(pattern: str) -> str:
+    r"""``(?<!\w)t...`` as ``t(?<!\wt)...``: the same test, but an alternation of such patterns opens with
+    literals, so the regex engine skips to the positions holding a first letter instead of trying each one."""
+    first = pattern[len(_LEFT_BOUNDARY) : len(_LEFT_BOUNDARY) + 1]
+    if not pattern.startswith(_LEFT_BOUNDARY) or not first.isalnum():
+        return pattern
+    return first + rf"(?<!\w{first})" + pattern[len(_LEFT_BOUNDARY) + 1 :]
 
 
 def placeholder_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
