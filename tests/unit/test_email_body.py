@@ -165,6 +165,7 @@ def test_mailing_list_footer_and_dash_sign_off_are_signatures() -> None:
 
 def test_sent_from_my_device_is_a_signature_only_where_own_text_ends() -> None:
     assert own_text("Here it is\n\nSent from my iPhone\n") == ["Here it is"]
+    assert own_text("Here it is\nSent from my BlackBerry Wireless Handheld (www.BlackBerry.net)\n") == ["Here it is"]
     assert own_text("Here it is\nSent from my iPhone\n\nOn Mon, Sam wrote:\n> old\n") == ["Here it is"]
     middle = "Here it is\n\nSent from my phone\n\nAlso, the invoice is $900.\n"
     assert own_text(middle) == ["Here it is\n\nSent from my phone\n\nAlso, the invoice is $900."]

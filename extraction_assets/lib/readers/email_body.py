@@ -62,7 +62,7 @@ _RULE_TAIL = re.compile(r"^\s*\S{0,12}\s*-{5,}\s*$")
 _FORWARD_SUBJECT = re.compile(r"^\s*(?:fwd?|tr|wg|rv|пересл|转发)\s*[:：]", re.IGNORECASE)
 _SIGNATURE = re.compile(r"^--[ \t]?$")
 # "Sent from my iPhone" and a "-Dana" sign-off: a signature only where the sender's own text ends.
-_SENT_FROM_DEVICE = re.compile(r"^\s*sent from my [\w ]{1,40}$", re.IGNORECASE)
+_SENT_FROM_DEVICE = re.compile(r"^\s*sent from my \w+(?: \w+){0,4}(?: \([^)]*\))?\s*$", re.IGNORECASE)
 _SIGN_OFF = re.compile(r"^\s*-[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}\s*$")
 _QUOTED_LINE = re.compile(r"^\s*>")
 _LINE = re.compile(r"[^\n]*\n?")
