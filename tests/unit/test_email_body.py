@@ -101,3 +101,73 @@ def test_turns_are_the_extractable_parts_only() -> None:
 def test_forward_subjects() -> None:
     assert is_forward("Fwd: report") and is_forward("FW: report") and is_forward("TR : rapport")
     assert not is_forward("Re: Fwd: report") and not is_forward("Forward planning") and not is_forward(None)
+
+
+def own_text(body: str) -> list[str]:
+    text = HEAD + body
+    return [text[t.start : t.end] for t in body_turns(body_parts(text, body_start(text)))]
+
+
+def test_outlook_header_blocks_in_all_their_variants_start_history() -> None:
+    bold = "Hi\n\n  *From:* Rob [mailto:\n  rob@example.com]\n  *Sent:* Wednesday\n  *Subject:* Hello\n\nOld\n"
+    assert own_text(bold) == ["Hi"]
+    assert own_text("Done.\n\nFrom: Rob\nDate: Wed, 16 May 2012\n\nOld\n") == ["Done."]
+    assert own_text("Done.\nDate: Fri, 28 Sep 2012 10:55\nFrom: tickets\nTo: Rob\n\nOld\n") == ["Done."]
+    behalf = "Yes.\n\nFrom: Rob On Behalf Of Rita\nSent: Monday\nTo: Dana\n\nOld\n"
+    assert own_text(behalf) == ["Yes."]
+    assert own_text("Fine.\n------------------------------\n*From:* Rob\n*Sent:* Monday\n\nOld\n") == ["Fine."]
+
+
+def test_header_words_in_own_text_alone_are_not_history() -> None:
+    body = "Note.\nDate: Friday works for me.\n\nThe rest is on the invoice.\n"  # no header field follows it
+    assert own_text(body) == ["Note.\nDate: Friday works for me.\n\nThe rest is on the invoice."]
+
+
+def test_localized_attributions_and_header_blocks_start_history() -> None:
+    for attribution in (
+        "W dniu 28 stycznia 2015 01:53 użytkownik Zoe <[EMAIL_2]>\nnapisał:",
+        "Op 13-02-2014 3:18 schreef Julius <[EMAIL_2]>:",
+        "Op 17-feb.-2015, om 13:18 heeft Julius <[EMAIL_2]> het volgende geschreven:",
+        "Den 14 september, 2015 02:23:18, Valentino (valentino) skrev:",
+        "29.01.2015, 13:15, пользователь Иван <[EMAIL_2]> написал:",
+        "Понедельник, 12 января 2015, 13:10 +03:00 от Иван <[EMAIL_2]>:",
+        "Am 24.11.2026 um 10:00 schrieb Sam <[EMAIL_2]>:",
+    ):
+        assert own_text(f"Lorem\n\n{attribution}\n\nOld words\n") == ["Lorem"], attribution
+    for block in ("Fra: Rob\nSendt: 19. march 2011\nTil: Dana", "Från: Rob\nSkickat: den 26 augusti\nTill: Dana"):
+        assert own_text(f"Allo!\n{block}\n\nOld words\n") == ["Allo!"], block
+
+
+def test_reply_message_rules_start_history() -> None:
+    for rule in ("-----Reply Message-----", "-----Antwort Nachricht-----", "---- John Smith wrote ----"):
+        assert own_text(f"Test reply\n\n{rule}\n\nOld words\n") == ["Test reply"], rule
+
+
+def test_reply_on_the_same_line_as_the_attribution_is_own_text() -> None:
+    text = HEAD + "ok, paid On Wed, Apr 4, 2012 at 3:59 PM, [EMAIL_2] wrote:\n> Hi\n"
+    found = body_parts(text, body_start(text))
+    assert [(p.kind, text[p.start : p.end]) for p in found] == [
+        ("text", "ok, paid"),
+        ("quoted", "On Wed, Apr 4, 2012 at 3:59 PM, [EMAIL_2] wrote:\n> Hi"),
+    ]
+    assert own_text("reply\nbla - bla--- On Wed, Apr 4, 2012, [EMAIL_2] wrote:\n> Hi\n") == ["reply\nbla - bla"]
+
+
+def test_mailing_list_footer_and_dash_sign_off_are_signatures() -> None:
+    body = (
+        "Hi folks\n\nHow do I clear a bucket?\n\n-Abhishek Kona\n\n\n"
+        "_______________________________________________\nriak-users mailing list\n"
+        "http://lists.example.com/mailman/listinfo/riak-users\n"
+    )
+    assert own_text(body) == ["Hi folks\n\nHow do I clear a bucket?"]
+    assert own_text("Buy:\n-Milk\n-Eggs\nthen call me.\n") == ["Buy:\n-Milk\n-Eggs\nthen call me."]
+
+
+def test_sent_from_my_device_is_a_signature_only_where_own_text_ends() -> None:
+    assert own_text("Here it is\n\nSent from my iPhone\n") == ["Here it is"]
+    assert own_text("Here it is\nSent from my BlackBerry Wireless Handheld (www.BlackBerry.net)\n") == ["Here it is"]
+    assert own_text("Here it is\nSent from my iPhone\n\nOn Mon, Sam wrote:\n> old\n") == ["Here it is"]
+    middle = "Here it is\n\nSent from my phone\n\nAlso, the invoice is $900.\n"
+    assert own_text(middle) == ["Here it is\n\nSent from my phone\n\nAlso, the invoice is $900."]
+    sentence = "Here it is\n\nSent from my desk, is much easier then my mobile phone.\n"
+    assert own_text(sentence) == ["Here it is\n\nSent from my desk, is much easier then my mobile phone."]

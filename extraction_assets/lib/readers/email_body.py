@@ -19,21 +19,39 @@ from extraction_assets.lib.models import Turn
 PartKind = Literal["text", "forwarded", "quoted", "signature", "separator"]
 EXTRACTABLE: frozenset[str] = frozenset({"text", "forwarded"})
 
-# "-----Original Message-----" and its translations: everything below is earlier history.
+# "-----Original Message-----", "-----Reply Message-----" and their translations, or an attribution between
+# rules ("---- Dana wrote ----"): everything below is earlier history.
 _ORIGINAL_MESSAGE = re.compile(
-    r"^\s*-{2,}\s*(?:original message|ursprüngliche nachricht|message d'origine|mensaje original"
-    r"|исходное сообщение|原始邮件|thư gốc)\s*-{2,}\s*$",
+    r"^\s*-{2,}\s*(?:(?:original|reply) message|ursprüngliche nachricht|antwort nachricht|message d'origine"
+    r"|mensaje original|исходное сообщение|oprindelig meddelelse|原始邮件|thư gốc|.*\bwrote)\s*-{2,}\s*$",
     re.IGNORECASE,
 )
 # "On Mon, 24 Nov 2026 Dana <x> wrote:" (may wrap over up to three lines) and its translations.
 _ATTRIBUTION_END = re.compile(
-    r"(?:wrote|schrieb|a écrit|escribió|đã viết|написал[аи]?|пишет|写道)\s*[:：]\s*$", re.IGNORECASE
+    r"(?:wrote|sent|schrieb|a écrit|escribió|đã viết|написал[аи]?|пишет|写道|schreef|geschreven|napisał[a]?|skrev)"
+    r"\s*[:：]\s*$",
+    re.IGNORECASE,
 )
-_ATTRIBUTION_START = re.compile(r"^\s*(?:on|am|le|el|vào|в)\s", re.IGNORECASE)
-# An Outlook header block pasted into the body ("From: ..." then "Sent: ..."), or a rule of underscores.
-_HEADER_FROM = re.compile(r"^\s*(?:from|von|de|от|发件人|từ)\s*[:：]", re.IGNORECASE)
-_HEADER_SENT = re.compile(r"^\s*(?:sent|gesendet|envoyé|enviado|отправлено|发送时间|đã gửi)\s*[:：]", re.IGNORECASE)
-_RULE = re.compile(r"^\s*_{10,}\s*$")
+_ATTRIBUTION_START = re.compile(
+    r"^\s*(?:(?:on|am|le|el|vào|в|op|w dniu|den|på|пользователь)\s|\d{1,4}[-./]\d)|\sот\s", re.IGNORECASE
+)
+# An attribution that ends at the address ("Op 13-02-2014 Dana <x>:", "2014-10-17 11:28 Dana <x>:", Russian
+# "... от Dana <x>:"): taken only when it also begins like one.
+_ADDRESS_END = re.compile(r">\s*[:：]\s*$")
+# Where an attribution begins after the sender's own words on the same line ("ok On Mon, ... wrote:").
+_INLINE_ATTRIBUTION = re.compile(r"(?:-{2,}\s*|\s+)(?=(?:On|Am|Le|El|Op|Den|På)\s)")
+# An Outlook header block pasted into the body: a "From:" or "Date:" line (bold "*From:*" too) and another
+# header field within the next three lines; or a rule of underscores or dashes over "From:".
+_HEADER_FROM = re.compile(r"^\s*\*?(?:from|von|de|от|发件人|từ|fra|från|van|od|date|datum)\*?\s*[:：]", re.IGNORECASE)
+_HEADER_FIELD = re.compile(
+    r"^\s*\*?(?:from|sent|date|to|subject|von|gesendet|datum|an|betreff|envoyé|à|objet|enviado|para|asunto"
+    r"|отправлено|кому|тема|发送时间|đã gửi|fra|sendt|til|emne|från|skickat|till|ämne|verzonden|aan|onderwerp)"
+    r"\*?\s*[:：]",
+    re.IGNORECASE,
+)
+_RULE = re.compile(r"^\s*(?:_{10,}|-{10,})\s*$")
+# A mailing list's footer under a rule ("riak-users mailing list", a listinfo or unsubscribe link).
+_LIST_FOOTER = re.compile(r"mailing list|listinfo|unsubscribe", re.IGNORECASE)
 _FORWARD = re.compile(
     r"^\s*(?:-{2,}.*forward(?:ed)?\b.*|begin forwarded message\s*:|-{2,}\s*(?:weitergeleitete nachricht"
     r"|message transféré|пересылаемое сообщение|转发的邮件|thư chuyển tiếp)\s*-{2,})\s*$",
@@ -43,7 +61,9 @@ _FORWARD = re.compile(
 _RULE_TAIL = re.compile(r"^\s*\S{0,12}\s*-{5,}\s*$")
 _FORWARD_SUBJECT = re.compile(r"^\s*(?:fwd?|tr|wg|rv|пересл|转发)\s*[:：]", re.IGNORECASE)
 _SIGNATURE = re.compile(r"^--[ \t]?$")
-_SENT_FROM_DEVICE = re.compile(r"^\s*sent from my \w+", re.IGNORECASE)
+# "Sent from my iPhone" and a "-Dana" sign-off: a signature only where the sender's own text ends.
+_SENT_FROM_DEVICE = re.compile(r"^\s*sent from my \w+(?: \w+){0,4}(?: \([^)]*\))?\s*$", re.IGNORECASE)
+_SIGN_OFF = re.compile(r"^\s*-[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}\s*$")
 _QUOTED_LINE = re.compile(r"^\s*>")
 _LINE = re.compile(r"[^\n]*\n?")
 
@@ -75,9 +95,13 @@ def _attribution_length(text: str, lines: list[tuple[int, int]], i: int) -> int:
         if i + size > len(lines):
             break
         last = text[lines[i + size - 1][0] : lines[i + size - 1][1]]
+        if not last.strip():  # an attribution wraps, it has no blank line
+            break
+        first = text[lines[i][0] : lines[i][1]]
         if _ATTRIBUTION_END.search(last):
-            first = text[lines[i][0] : lines[i][1]]
-            return size if size == 1 or _ATTRIBUTION_START.match(first) else 0
+            return size if size == 1 or _ATTRIBUTION_START.search(first) else 0
+        if _ADDRESS_END.search(last) and _ATTRIBUTION_START.search(first):
+            return size
     return 0
 
 
@@ -89,13 +113,45 @@ def _next_content(text: str, lines: list[tuple[int, int]], i: int) -> str:
 
 
 def _pasted_history(text: str, lines: list[tuple[int, int]], i: int) -> bool:
-    """An "Original Message" rule, a rule of underscores over "From:", or an Outlook "From:" + "Sent:" pair."""
+    """An "Original Message" rule, a rule over "From:", or an Outlook header block ("From:"/"Date:" + a field)."""
     line = text[slice(*lines[i])]
     if _ORIGINAL_MESSAGE.match(line):
         return True
     if _RULE.match(line):
         return bool(_HEADER_FROM.match(_next_content(text, lines, i + 1)))
-    return bool(_HEADER_FROM.match(line) and i + 1 < len(lines) and _HEADER_SENT.match(text[slice(*lines[i + 1])]))
+    return bool(_HEADER_FROM.match(line)) and any(
+        _HEADER_FIELD.match(text[slice(*span)]) for span in lines[i + 1 : i + 4]
+    )
+
+
+def _ends_own_text(text: str, lines: list[tuple[int, int]], i: int) -> bool:
+    """Nothing of the sender's follows line `i - 1`: only blank lines, or a rule, signature, quote or history."""
+    following = next((n for n in range(i, len(lines)) if text[slice(*lines[n])].strip()), None)
+    if following is None:
+        return True
+    line = text[slice(*lines[following])]
+    return bool(
+        _RULE.match(line)
+        or _SIGNATURE.match(line)
+        or _QUOTED_LINE.match(line)
+        or _pasted_history(text, lines, following)
+        or _attribution_length(text, lines, following)
+    )
+
+
+def _split_inline_attributions(text: str, lines: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Lines with a reply before an attribution on the same line ("ok On Mon, ... wrote:") cut in two."""
+    spans = []
+    for start, end in lines:
+        line = text[start:end]
+        cut = _INLINE_ATTRIBUTION.search(line) if _ATTRIBUTION_END.search(line) else None
+        own = line[: cut.start()].rstrip() if cut else ""
+        if cut and own:
+            attribution = len(line) - len(line[cut.start() :].lstrip())
+            spans += [(start, start + len(own)), (start + attribution, end)]
+        else:
+            spans.append((start, end))
+    return spans
 
 
 def _classify_lines(text: str, lines: list[tuple[int, int]], forwarded: bool) -> list[PartKind]:
@@ -110,7 +166,7 @@ def _classify_lines(text: str, lines: list[tuple[int, int]], forwarded: bool) ->
     i = 0
     while i < len(lines):
         line = text[slice(*lines[i])]
-        if _pasted_history(text, lines, i):
+        if (forwarded or mode != "forwarded") and _pasted_history(text, lines, i):
             if not forwarded:
                 kinds.extend(["quoted"] * (len(lines) - i))
                 break
@@ -131,7 +187,11 @@ def _classify_lines(text: str, lines: list[tuple[int, int]], forwarded: bool) ->
             mode = "forwarded"
         elif _QUOTED_LINE.match(line):
             kinds.append("quoted")
-        elif _SIGNATURE.match(line) or _SENT_FROM_DEVICE.match(line):
+        elif (
+            _SIGNATURE.match(line)
+            or (_RULE.match(line) and _LIST_FOOTER.search(_next_content(text, lines, i + 1)))
+            or ((_SENT_FROM_DEVICE.match(line) or _SIGN_OFF.match(line)) and _ends_own_text(text, lines, i + 1))
+        ):
             kinds.append("signature")
             mode = "signature"
         else:
@@ -146,7 +206,7 @@ def body_parts(text: str, body_start: int, forwarded: bool = False) -> list[Body
     `forwarded` says the message is a forward (its subject starts with "Fwd:"): pasted history is then
     content. Blank lines join the run around them; each run spans its first to its last non-blank line.
     """
-    lines = line_spans(text, body_start)
+    lines = _split_inline_attributions(text, line_spans(text, body_start))
     kinds = _classify_lines(text, lines, forwarded)
     parts: list[BodyPart] = []
     for (start, end), kind in zip(lines, kinds, strict=True):
