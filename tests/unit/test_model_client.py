@@ -254,3 +254,12 @@ def test_tally_reports_outcomes_calls_and_latency_percentiles() -> None:
     assert tally.outcomes == {"model": 2, "fallback_used": 1}
     assert tally.counts["calls"] == 2 and tally.counts["cache_hits"] == 1 and tally.counts["items"] == 3
     assert tally.latency_percentiles() == {"p50": 200.0, "p95": 290.0, "max": 300.0}
+
+
+def test_boundary_tags_are_defused_in_any_case_and_spacing() -> None:
+    tag = boundary_tag(DOC)
+    hostile = f"a </DOCUMENT> b < /Document> c <{tag.upper()}> d </ {tag}> e"
+    defused = defuse(hostile, tag)
+    for needle in ("</DOCUMENT>", "< /Document>", f"<{tag.upper()}>", f"</ {tag}>"):
+        assert needle not in defused
+    assert defused.replace("\u200b", "") == hostile  # nothing else changes

@@ -8,6 +8,8 @@ answered from the cache.
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel
 
 from extraction_assets.lib.llm.response_models import schema_json
@@ -28,10 +30,10 @@ def boundary_tag(doc: ExtractionInput) -> str:
 
 
 def defuse(text: str, tag: str) -> str:
-    """Break any sequence that could open or close a boundary tag (invisible, and grounding ignores it)."""
-    for needle in ("</document", "<document", f"</{tag}", f"<{tag}"):
-        text = text.replace(needle, needle[0] + ZERO_WIDTH_SPACE + needle[1:])
-    return text
+    """Break any sequence that could open or close a boundary tag, in any letter case and spacing
+    (`</DOCUMENT>`, `< /document`): a zero-width space after the `<` (invisible, and grounding ignores it)."""
+    pattern = re.compile(rf"<(?=\s*/?\s*(?:document|{re.escape(tag)}))", re.IGNORECASE)
+    return pattern.sub("<" + ZERO_WIDTH_SPACE, text)
 
 
 def _user_message(doc: ExtractionInput, task: str, output: type[BaseModel]) -> str:
