@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from types import FrameType
 
 import dagster as dg
 
@@ -13,6 +17,8 @@ from extraction_assets.definitions import build_definitions
 from extraction_assets.defs.partitions import schema_versions
 from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.settings import Settings
+
+INTERRUPTED = "interrupted (SIGINT)"
 
 
 @dataclass
@@ -119,15 +125,46 @@ def run_pipeline(
     steps = [("ingest", dg.AssetSelection.groups("ingest"), None)]
     steps += [(f"extract {k}", dg.AssetSelection.groups("extraction", "review"), k) for k in keys]
     results: list[StepResult] = []
-    for name, selection, key in steps:
-        if on_step:
-            on_step(name)
-        blocked = [check for earlier in results for check in earlier.failed_blocking_checks]
-        if blocked:  # what failed a blocking check must not reach extraction (nor a model)
-            results.append(StepResult(name=name, success=False, skipped=f"blocking check failed: {', '.join(blocked)}"))
-            continue
-        results.append(_step(defs, instance, name, selection, key, log_level))
+    with _interruptible() as interrupted:
+        for name, selection, key in steps:
+            if on_step:
+                on_step(name)
+            blocked = [check for earlier in results for check in earlier.failed_blocking_checks]
+            if interrupted.is_set():  # Ctrl-C stops the whole run, not only the step it fell in
+                results.append(StepResult(name=name, success=False, skipped=INTERRUPTED))
+                continue
+            if blocked:  # what failed a blocking check must not reach extraction (nor a model)
+                reason = f"blocking check failed: {', '.join(blocked)}"
+                results.append(StepResult(name=name, success=False, skipped=reason))
+                continue
+            results.append(_step(defs, instance, name, selection, key, log_level))
     return results
+
+
+@contextmanager
+def _interruptible() -> Iterator[threading.Event]:
+    """Remember a SIGINT (Dagster turns it into a failed step and carries on) so no later step starts.
+
+    Committed batches stay; every write is idempotent, so the next run continues where this one stopped.
+    """
+    interrupted = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield interrupted
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def on_sigint(signum: int, frame: FrameType | None) -> None:
+        interrupted.set()
+        if callable(previous):
+            previous(signum, frame)
+        else:
+            raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, on_sigint)
+    try:
+        yield interrupted
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def rerun_partition(

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from extraction_assets.commands.common import console, settings_from_args
 from extraction_assets.lib.warehouse import open_warehouse, warehouse_summary
-from extraction_assets.runner import run_pipeline
+from extraction_assets.runner import INTERRUPTED, run_pipeline
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
@@ -82,6 +82,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         ok = ok and step.success and not step.failed_checks
     _show_summary(settings.warehouse, args.json)
     console.print(f"took {time.perf_counter() - started:.1f} s")
+    if any(step.skipped == INTERRUPTED for step in results):
+        console.print("[yellow]interrupted:[/] what was committed stays; run again to continue")
+        return 130
     return 0 if ok else 1
 
 

@@ -51,3 +51,25 @@ def test_a_failed_pii_check_stops_automated_extraction(settings: Settings) -> No
     result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=before.cursor)
     assert not result.get_requested_partitions(dg.AssetKey("extracted_items"))
     assert not result.get_requested_partitions(dg.AssetKey("review_queue"))
+
+
+def test_ctrl_c_stops_the_whole_run_not_only_its_step(settings: Settings, monkeypatch) -> None:
+    import contextlib
+    import os
+    import signal
+
+    from extraction_assets import runner
+
+    ran: list[str] = []
+
+    def step(defs, instance, name, *args, **kwargs):
+        ran.append(name)
+        with contextlib.suppress(KeyboardInterrupt):  # as Dagster does: the step fails, the caller goes on
+            os.kill(os.getpid(), signal.SIGINT)
+        return runner.StepResult(name=name, success=False)
+
+    monkeypatch.setattr(runner, "_step", step)
+    results = run_pipeline(settings, schema_keys=[PULSE, "email@v1"], instance=dg.DagsterInstance.ephemeral())
+    assert ran == ["ingest"]
+    assert [r.skipped for r in results[1:]] == [runner.INTERRUPTED, runner.INTERRUPTED]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the previous handler is back
