@@ -36,7 +36,8 @@ def con(tmp_path: Path):
                'exact', 'strong', 'user_quote', 100, now())"""
         )
         con.execute(
-            "INSERT INTO scrubbed_documents VALUES "
+            "INSERT INTO scrubbed_documents (doc_id, tenant_id, text, offset_map, pii_counts, pii_total, "
+            "scrubber_version, scrubbed_at, policy) VALUES "
             "('d1', 'acme', 'Mail [EMAIL_1] now', '{}', '{}', 1, 'pii-v1', now(), NULL)"
         )
         yield con
@@ -101,3 +102,27 @@ def test_quotes_are_checked_across_document_batches(con) -> None:
         )
     assert sorted(invariants.quote_mismatches(con)) == ["e-d000", f"e-d{invariants.CHECK_BATCH + 4:03d}"]
     assert invariants.ids_not_content_hashes(con) == sorted(texts)
+
+
+def test_the_pii_check_searches_only_texts_changed_since_their_scrub(tmp_path: Path, monkeypatch) -> None:
+    from extraction_assets.lib.models import Document
+    from extraction_assets.lib.pii import scrub_document
+    from extraction_assets.lib.warehouse import upsert_scrubbed
+
+    searched: list[str] = []
+    real = invariants.find_unmasked
+
+    def counting(text: str, *args, **kwargs):  # type: ignore[no-untyped-def]
+        searched.append(text)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(invariants, "find_unmasked", counting)
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        docs = [
+            Document(doc_id=f"d{i}", tenant_id="acme", source_uri=f"acme/{i}.txt", kind="text", text=f"Mail a{i}@b.com")
+            for i in range(3)
+        ]
+        upsert_scrubbed(con, [scrub_document(d) for d in docs])
+        assert invariants.unmasked_pii(con) == [] and searched == []
+        con.execute("UPDATE scrubbed_documents SET text = 'Mail x@y.com' WHERE doc_id = 'd1'")
+        assert invariants.unmasked_pii(con) == [("d1", "EMAIL")] and searched == ["Mail x@y.com"]

@@ -134,7 +134,9 @@ def test_failed_outcome_keeps_previous_items_and_stays_pending(tmp_path: Path) -
     with open_warehouse(tmp_path / "w.duckdb") as con:
         insert_documents(con, [doc])
         con.execute(
-            "INSERT INTO scrubbed_documents VALUES (?, 'acme', ?, '{}', '{}', 0, 'pii-v1', now(), NULL)",
+            "INSERT INTO scrubbed_documents (doc_id, tenant_id, text, offset_map, pii_counts, pii_total, "
+            "scrubber_version, scrubbed_at, policy) "
+            "VALUES (?, 'acme', ?, '{}', '{}', 0, 'pii-v1', now(), NULL)",
             [doc.doc_id, doc.text],
         )
         write_extraction_batch(con, "pulse@v1", [_outcome(doc, [_item(doc, "a", "Supplier delay.")])])

@@ -33,6 +33,9 @@ DDL: tuple[str, ...] = (
     )""",
     # the tenant policy a document was scrubbed with (added as a column so older warehouses keep working)
     "ALTER TABLE scrubbed_documents ADD COLUMN IF NOT EXISTS policy JSON",
+    # the hash of the text that passed the unmasked-PII check when it was scrubbed: the asset check re-reads
+    # only texts that changed since
+    "ALTER TABLE scrubbed_documents ADD COLUMN IF NOT EXISTS checked_sha256 VARCHAR",
     """CREATE TABLE IF NOT EXISTS extraction_status (
         doc_id VARCHAR NOT NULL,
         schema_version VARCHAR NOT NULL,

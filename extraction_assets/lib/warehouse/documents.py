@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -127,6 +128,8 @@ def upsert_scrubbed(
     """Store scrubbed documents and, in the same transaction, their vault entries.
 
     A re-scrubbed document's old vault entry is removed with it, so an entry always matches the stored text.
+    The rows come from the scrub, which checked each text for unmasked values: the hash of that checked text
+    is stored with it (`checked_sha256`).
     """
     if not rows:
         return
@@ -142,6 +145,7 @@ def upsert_scrubbed(
             "scrubber_version": r.scrubber_version,
             "scrubbed_at": stamp,
             "policy": to_json(r.policy),
+            "checked_sha256": text_sha256(r.text),
         }
         for r in rows
     ]
@@ -153,10 +157,14 @@ def upsert_scrubbed(
             """ON CONFLICT (doc_id) DO UPDATE SET text = excluded.text, offset_map = excluded.offset_map,
                  pii_counts = excluded.pii_counts, pii_total = excluded.pii_total,
                  scrubber_version = excluded.scrubber_version, scrubbed_at = excluded.scrubbed_at,
-                 policy = excluded.policy""",
+                 policy = excluded.policy, checked_sha256 = excluded.checked_sha256""",
         )
         con.execute("DELETE FROM pii_vault WHERE doc_id IN (SELECT unnest(?))", [[r.doc_id for r in rows]])
         insert_rows(con, "pii_vault", [entry.row() for entry in sealed])
+
+
+def text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def load_scrubbed(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> dict[str, ScrubbedDocument]:
