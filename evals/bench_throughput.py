@@ -90,6 +90,38 @@ def run_offline(inbox: Path, warehouse: Path) -> RunFigures:
     return figures
 
 
+# The schemas that fit each folder of the bench inbox: an item from any other schema is one that does not fit.
+FITTING_SCHEMAS = {
+    "mail": {"email"},
+    "receipts": {"receipt"},
+    "contracts": {"contract"},
+    "meetings": {"pulse", "interview"},
+}
+
+
+def routing_figures(warehouse: Path) -> Figures:
+    """Items, items to review and the review queue per schema, and the share of items from a schema that does
+    not fit its document's folder (target: at most 2%)."""
+    import duckdb
+
+    with duckdb.connect(str(warehouse), read_only=True) as con:
+        rows = con.execute(
+            """SELECT split_part(r.source_uri, '/', 2), split_part(i.schema_version, '@', 1),
+                      count(*), count(*) FILTER (WHERE i.status = 'needs_review')
+               FROM extracted_items i JOIN raw_documents r USING (doc_id) GROUP BY 1, 2"""
+        ).fetchall()
+        queue = con.execute("SELECT count(*) FROM review_queue").fetchone()[0]  # type: ignore[index]
+    figures: Figures = {"review_queue": int(queue)}
+    for folder, schema, items, to_review in sorted(rows):
+        figures[f"items_{schema}_in_{folder}"] = int(items)
+        figures[f"to_review_{schema}_in_{folder}"] = int(to_review)
+    total = sum(r[2] for r in rows)
+    unfit = sum(r[2] for r in rows if r[1] not in FITTING_SCHEMAS.get(r[0], set()))
+    figures["items"] = int(total)
+    figures["items_from_unfit_schema_share"] = round(unfit / total, 4) if total else 0.0
+    return figures
+
+
 def _inbox_files(inbox: Path) -> list[Path]:
     return sorted(p for p in inbox.rglob("*") if p.is_file())
 
@@ -152,6 +184,7 @@ def bench_throughput() -> Figures:
             for step, seconds in run.steps.items():
                 if step.startswith("extract "):
                     figures[f"stage_{step.replace(' ', '_')}_s"] = seconds
+            figures |= routing_figures(warehouse)
             if scan:
                 figures["ratio_pipeline_over_scan"] = round(run.seconds / scan[0], 1)
                 for step, seconds in run.steps.items():

@@ -59,3 +59,32 @@ def test_a_larger_inbox_is_the_smaller_one_plus_new_files(tmp_path: Path) -> Non
     large_files = {p.relative_to(large): p.read_bytes() for p in large.rglob("*") if p.is_file()}
     assert len(large_files) == 9
     assert all(large_files[rel] == content for rel, content in small_files.items())
+
+
+def test_routing_figures_count_items_from_a_schema_that_does_not_fit_the_folder(tmp_path: Path) -> None:
+    from evals.bench_throughput import routing_figures
+    from extraction_assets.lib.warehouse import open_warehouse
+
+    warehouse = tmp_path / "w.duckdb"
+    with open_warehouse(warehouse) as con:
+        for doc_id, uri in (("m", "t1/mail/a.eml"), ("r", "t1/receipts/b.txt")):
+            con.execute(
+                "INSERT INTO raw_documents (doc_id, tenant_id, source_uri, kind, text, turns, metadata, char_count, "
+                "ingested_at) VALUES (?, 't1', ?, 'text', 'x', '[]', '{}', 1, now())",
+                [doc_id, uri],
+            )
+        for item_id, doc_id, schema, status in (
+            ("1", "m", "email@v1", "draft"),
+            ("2", "r", "receipt@v1", "needs_review"),
+            ("3", "m", "pulse@v1", "draft"),
+            ("4", "r", "receipt@v1", "draft"),
+        ):
+            con.execute(
+                "INSERT INTO extracted_items (item_id, doc_id, tenant_id, schema_version, item_type, value, title, "
+                "confidence, status, extracted_by, extractor_version, review_reasons, created_at, updated_at) "
+                "VALUES (?, ?, 't1', ?, 'x', '{}', 't', 0.7, ?, 'heuristic', 'h', '[]', now(), now())",
+                [item_id, doc_id, schema, status],
+            )
+    figures = routing_figures(warehouse)
+    assert figures["items"] == 4 and figures["items_from_unfit_schema_share"] == 0.25
+    assert figures["items_receipt_in_receipts"] == 2 and figures["to_review_receipt_in_receipts"] == 1
