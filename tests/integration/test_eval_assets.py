@@ -110,6 +110,7 @@ def test_eval_report_scores_stores_and_compares(settings: Settings, registry: Pa
     assert "| decision |" in meta["scores"] and "grounding rate" in meta["scores"]
     assert "not_here" in meta["skipped"] and "does not exist" in meta["skipped"]
     assert meta["standups/recall"] == 1.0
+    assert (meta["standups/documents"], meta["standups/slice"]) == (3, True)  # a slice says it is one
     report = Path(meta["standups/report"])
     assert report.is_file() and report.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 

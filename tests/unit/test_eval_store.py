@@ -77,3 +77,20 @@ def test_model_answers_round_trip_through_the_cache_table(tmp_path: Path) -> Non
     assert cache.load("m", ["d1"]) == {"h1": {"request_hash": "h1", "response": {"a": 2}}}
     assert cache.load("other-model", ["d1"]) == {}
     assert cache.load("m", ["d2"]) == {}
+
+
+def test_a_full_run_is_the_versions_score_and_a_slice_says_it_is_one(tmp_path: Path) -> None:
+    from extraction_assets.lib.evaluation import compare_versions
+
+    full = _result("receipt@v1", 1, 2)
+    sliced = _result("receipt@v1", 2, 4).model_copy(update={"document_limit": 1, "documents": 1})
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        store_eval(con, full)
+        store_eval(con, sliced)  # later, and better, but only the first record
+        rows = latest_metrics(con)
+        (comparison,) = compare_versions(rows)
+        assert [c.label for c in comparison.columns] == ["receipt@v1 (heuristic-receipt-v2; 4 docs)"]
+        assert comparison.fields["total"][0].f1 == full.fields[0].f1  # not the slice's
+        con.execute("DELETE FROM eval_runs WHERE document_limit IS NULL")
+        (only_slice,) = compare_versions(latest_metrics(con))
+        assert only_slice.columns[0].label == "receipt@v1 (heuristic-receipt-v2; SLICE of 1 docs)"

@@ -106,6 +106,8 @@ def eval_report(
             store_eval(con, result, report_path=str(html))
         results.append(result)
         micro = next(f for f in result.fields if f.field == MICRO)
+        metadata[f"{entry.name}/documents"] = result.documents  # every figure says what it was measured on
+        metadata[f"{entry.name}/slice"] = bool(result.document_limit)  # True: the first N records only
         for figure in ("f1", "recall"):  # numbers the UI plots across materializations
             if (value := getattr(micro, figure)) is not None:
                 metadata[f"{entry.name}/{figure}"] = value

@@ -27,10 +27,14 @@ class Column(BaseModel):
     extractor_version: str
     model: str | None
     run_at: datetime
+    documents: int | None = None  # how many documents the run scored
+    document_limit: int | None = None  # set: the run scored only the first N records (a slice)
 
     @property
     def label(self) -> str:
-        return f"{self.schema_version} ({self.extractor_version}{', ' + self.model if self.model else ''})"
+        scope = f"SLICE of {self.documents} docs" if self.document_limit else f"{self.documents} docs"
+        model = f", {self.model}" if self.model else ""
+        return f"{self.schema_version} ({self.extractor_version}{model}; {scope})"
 
 
 class Cell(BaseModel):
@@ -63,9 +67,19 @@ def compare_versions(rows: Sequence[dict[str, Any]]) -> list[DatasetComparison]:
         by_dataset.setdefault(row["dataset"], []).append(row)
     comparisons = []
     for dataset, metric_rows in sorted(by_dataset.items()):
-        configs = {(r["schema_version"], r["extractor_version"], r["model"]): r["run_at"] for r in metric_rows}
-        ordered = sorted(configs.items(), key=lambda c: (version_order(c[0][0]), c[1]))
-        columns = [Column(schema_version=s, extractor_version=e, model=m, run_at=t) for (s, e, m), t in ordered]
+        configs = {(r["schema_version"], r["extractor_version"], r["model"]): r for r in metric_rows}
+        ordered = sorted(configs.items(), key=lambda c: (version_order(c[0][0]), c[1]["run_at"]))
+        columns = [
+            Column(
+                schema_version=s,
+                extractor_version=e,
+                model=m,
+                run_at=r["run_at"],
+                documents=r.get("documents"),
+                document_limit=r.get("document_limit"),
+            )
+            for (s, e, m), r in ordered
+        ]
         index = {(c.schema_version, c.extractor_version, c.model): i for i, c in enumerate(columns)}
         field_names = sorted({r["field"] for r in metric_rows}, key=lambda f: (f == MICRO, f))
         fields: dict[str, list[Cell | None]] = {f: [None] * len(columns) for f in field_names}

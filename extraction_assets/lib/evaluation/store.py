@@ -73,15 +73,19 @@ def store_eval(con: duckdb.DuckDBPyConnection, result: EvalResult, report_path: 
 
 
 def latest_metrics(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    """Per-field metrics of the latest run of every (dataset, schema version, extractor version, model)."""
+    """Per-field metrics of the latest run of every (dataset, schema version, extractor version, model).
+
+    A full run wins over a later slice (`--limit`): a version's score is that of the whole dataset whenever
+    there is one. Each row carries its run's `documents` and `document_limit` (None: the whole dataset).
+    """
     return rows_as_dicts(
         con,
         """WITH latest AS (
-               SELECT run_id FROM eval_runs
+               SELECT run_id, documents, document_limit FROM eval_runs
                QUALIFY row_number() OVER (
                    PARTITION BY dataset, schema_version, extractor_version, coalesce(model, '')
-                   ORDER BY run_at DESC) = 1)
-           SELECT m.* FROM eval_metrics m JOIN latest USING (run_id)
+                   ORDER BY document_limit IS NOT NULL, run_at DESC) = 1)
+           SELECT m.*, latest.documents, latest.document_limit FROM eval_metrics m JOIN latest USING (run_id)
            ORDER BY m.dataset, m.schema_version, m.run_at, m.field""",
     )
 
