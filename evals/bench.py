@@ -22,6 +22,7 @@ from rich.table import Table
 from evals.bench_chaos_import import bench_chaos_import
 from evals.bench_email import bench_email
 from evals.bench_eval import bench_eval
+from evals.bench_hostile import bench_hostile
 from evals.bench_model_path import bench_model_path
 from evals.bench_pii import bench_pii
 from evals.bench_review import bench_review
@@ -114,6 +115,7 @@ BENCHES: dict[str, Callable[[], Figures]] = {
     "chaos_import": bench_chaos_import,
     "review": bench_review,
     "throughput": bench_throughput,
+    "hostile": bench_hostile,
     "ui": bench_ui,
 }
 
