@@ -93,3 +93,41 @@ def test_no_code_path_updates_or_deletes_the_audit_log() -> None:
     assert offenders == []
     inserts = [p.name for p in PACKAGE_DIR.rglob("*.py") if "INSERT INTO audit_log " in p.read_text(encoding="utf-8")]
     assert inserts == ["audit.py"], "the chain has exactly one writer"
+
+
+def test_with_a_key_a_forged_row_or_a_rewritten_chain_does_not_verify(tmp_path: Path, monkeypatch) -> None:
+    from extraction_assets.lib.review.audit import AUDIT_KEY_ENV, item_history
+
+    monkeypatch.setenv(AUDIT_KEY_ENV, "a key that never sits in the warehouse")
+    ids = seed(tmp_path / "k.duckdb")
+    with open_warehouse(tmp_path / "k.duckdb") as con:
+        corrections.accept(con, "acme", ids["acme:risk"], "ana")
+        corrections.accept(con, "acme", ids["acme:commitment"], "ana")
+        assert check_chain(con).problems == []
+        # someone who can write the warehouse, but has no key, rewrites a row with a valid SHA-256 hash
+        row = con.execute("SELECT audit_id FROM audit_log ORDER BY seq DESC LIMIT 1").fetchone()[0]
+        con.execute("UPDATE audit_log SET actor = 'the-ceo (spoofed)' WHERE audit_id = ?", [row])
+        (entry,) = [e for e in item_history(con, "acme", ids["acme:commitment"]) if e.audit_id == row]
+        con.execute("UPDATE audit_log SET row_hash = ? WHERE audit_id = ?", [entry.computed_hash(None), row])
+        assert any(row in p and "content changed" in p for p in check_chain(con).problems)
+        monkeypatch.delenv(AUDIT_KEY_ENV)  # without the key, the forged hash would pass
+        assert not any(row in p and "content changed" in p for p in check_chain(con).problems)
+
+
+def test_an_item_edited_directly_in_the_table_is_caught(con, ids) -> None:
+    assert _checked(con) == []
+    con.execute("UPDATE extracted_items SET status = 'accepted' WHERE item_id = ?", [ids["acme:commitment"]])
+    assert any("no audit row" in p for p in check_chain(con).problems)
+
+
+def test_a_rewrite_of_the_chain_and_its_heads_is_caught_by_the_head_kept_outside(con, tmp_path: Path) -> None:
+    from extraction_assets.lib.review import keep_outside_head, read_outside_head
+
+    outside = tmp_path / "w.duckdb.audit-head.json"
+    report = check_chain(con, read_outside_head(outside))
+    assert report.intact and keep_outside_head(outside, report)
+    con.execute("DELETE FROM audit_log WHERE seq = (SELECT max(seq) FROM audit_log)")  # the log shrinks...
+    con.execute("DELETE FROM audit_log_heads")  # ...and the warehouse's own record of it goes too
+    con.execute("UPDATE extracted_items SET status = 'draft', extracted_by = 'heuristic' WHERE status <> 'draft'")
+    problems = check_chain(con, read_outside_head(outside)).problems
+    assert any("head kept outside the warehouse" in p for p in problems)

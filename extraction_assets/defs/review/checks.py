@@ -1,22 +1,29 @@
-"""The audit trail's check: the append-only log has not shrunk and no row of it has changed."""
+"""The audit trail's check: the append-only log has not shrunk, no row of it has changed, and no item a person
+owns was changed without it. The last intact head is also kept in a file beside the warehouse."""
+
+from pathlib import Path
 
 import dagster as dg
 
 from extraction_assets.defs.partitions import POOL
 from extraction_assets.defs.resources import WarehouseResource
-from extraction_assets.lib.review import check_chain, record_head
+from extraction_assets.lib.review import check_chain, keep_outside_head, read_outside_head, record_head
 from extraction_assets.lib.warehouse import transaction
 
 
 @dg.asset_check(
     asset="review_queue",
     pool=POOL,
-    description="audit_log's hash chain recomputes and still extends the head recorded by the last check",
+    description="audit_log's hash chain (HMAC when EXTRACTION_AUDIT_KEY is set) recomputes, still extends the "
+    "heads recorded by the last check in the warehouse and beside it, and every human-owned item matches its "
+    "last audit row",
 )
 def audit_log_intact(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
+    outside = Path(warehouse.path).with_name(Path(warehouse.path).name + ".audit-head.json")
     with warehouse.connect() as con, transaction(con):
-        report = check_chain(con)
+        report = check_chain(con, read_outside_head(outside))
         recorded = record_head(con, report)
+    keep_outside_head(outside, report)
     for problem in report.problems:
         context.log.error(f"audit_log: {problem}")
     previous = report.previous

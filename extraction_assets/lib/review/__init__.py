@@ -1,6 +1,12 @@
 """A person's side of the items: corrections, the audit chain, queue queries, re-run previews, Label Studio."""
 
-from extraction_assets.lib.review.audit import AuditEntry, check_chain, record_head
+from extraction_assets.lib.review.audit import (
+    AuditEntry,
+    check_chain,
+    keep_outside_head,
+    read_outside_head,
+    record_head,
+)
 from extraction_assets.lib.review.corrections import (
     ALLOWED_TRANSITIONS,
     Action,
@@ -36,10 +42,12 @@ __all__ = [
     "history",
     "import_annotations",
     "item_detail",
+    "keep_outside_head",
     "label_config",
     "list_queue",
     "preview_rerun",
     "queue_filters",
+    "read_outside_head",
     "record_head",
     "reveal_item",
     "utf16_offset",

@@ -1,16 +1,23 @@
 """The audit log: people's changes, append-only and chained by hash so a changed or missing row shows.
 
-Each row's `row_hash` covers its content and the previous row's hash (`prev_hash`), in `seq` order.
-`append_entry` is the only write to `audit_log`; nothing updates or deletes it. `check_chain`
-recomputes the chain and compares it with the last head recorded in `audit_log_heads`, so a log that
-shrank or was rewritten (even with freshly recomputed hashes) is caught.
+Each row's `row_hash` covers its content and the previous row's hash (`prev_hash`), in `seq` order; with
+`EXTRACTION_AUDIT_KEY` set it is an HMAC under that key, which never sits in the warehouse, so a chain
+rewritten or a row forged by someone who can edit the warehouse does not verify (set the key before the
+first correction: a row written without it does not verify under it). `append_entry` is the only
+write to `audit_log`; nothing updates or deletes it. `check_chain` recomputes the chain and compares it with
+the last head recorded in `audit_log_heads` and with a head kept outside the warehouse (a file beside it),
+so a log that shrank or was rewritten, heads included, is caught; and it compares every item a person owns
+with its last audit row, so an item edited directly in the table shows.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
+import os
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -20,6 +27,15 @@ from extraction_assets.lib.models import stable_id
 from extraction_assets.lib.warehouse.connection import now, rows_as_dicts
 
 GENESIS_HASH = "0" * 64
+AUDIT_KEY_ENV = "EXTRACTION_AUDIT_KEY"
+
+
+def audit_key(env: dict[str, str] | None = None) -> bytes | None:
+    """The chain's HMAC key from the environment (never stored in the warehouse); None: plain SHA-256."""
+    value = (os.environ if env is None else env).get(AUDIT_KEY_ENV, "").strip()
+    return value.encode("utf-8") if value else None
+
+
 _COLUMNS = (
     "audit_id, item_id, tenant_id, actor, action, before_snapshot, after_snapshot, note, occurred_at, "
     "seq, prev_hash, row_hash"
@@ -42,8 +58,8 @@ class AuditEntry(BaseModel):
     prev_hash: str | None
     row_hash: str | None
 
-    def computed_hash(self) -> str:
-        """The hash this row must carry: its content chained to the previous row's hash."""
+    def computed_hash(self, key: bytes | None = None) -> str:
+        """The hash this row must carry: its content chained to the previous row's hash (an HMAC under `key`)."""
         content = [
             self.seq,
             self.audit_id,
@@ -57,7 +73,10 @@ class AuditEntry(BaseModel):
             self.occurred_at.isoformat(),
         ]
         payload = json.dumps(content, ensure_ascii=False, sort_keys=True, default=str)
-        return hashlib.sha256(f"{self.prev_hash}\x1f{payload}".encode()).hexdigest()
+        message = f"{self.prev_hash}\x1f{payload}".encode()
+        if key:
+            return hmac.new(key, message, hashlib.sha256).hexdigest()
+        return hashlib.sha256(message).hexdigest()
 
     def changes(self) -> dict[str, tuple[Any, Any]]:
         """What the entry changed, field by field, as (before, after); the bookkeeping stamps left out."""
@@ -129,7 +148,7 @@ def append_entry(
         prev_hash=prev_hash,
         row_hash=None,
     )
-    entry.row_hash = entry.computed_hash()
+    entry.row_hash = entry.computed_hash(audit_key())
     con.execute(
         f"INSERT INTO audit_log ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
@@ -167,8 +186,10 @@ def last_head(con: duckdb.DuckDBPyConnection) -> ChainHead | None:
     return ChainHead(row_count=int(row[0]), head_hash=row[1]) if row else None
 
 
-def check_chain(con: duckdb.DuckDBPyConnection) -> ChainReport:
-    """Recompute every row's hash and link, then prove the chain still extends the last recorded head."""
+def check_chain(con: duckdb.DuckDBPyConnection, outside_head: ChainHead | None = None) -> ChainReport:
+    """Recompute every row's hash and link, prove the chain still extends the last recorded heads (the
+    warehouse's and `outside_head`, kept outside it), and compare every human-owned item with its last row."""
+    key = audit_key()
     entries = [_entry(r) for r in rows_as_dicts(con, f"SELECT {_COLUMNS} FROM audit_log ORDER BY seq NULLS FIRST")]
     problems: list[str] = []
     expected_prev = GENESIS_HASH
@@ -177,17 +198,39 @@ def check_chain(con: duckdb.DuckDBPyConnection) -> ChainReport:
             problems.append(f"row {entry.audit_id}: position {entry.seq} where {position} was expected (row missing?)")
         if entry.prev_hash != expected_prev:
             problems.append(f"row {entry.audit_id} (seq {entry.seq}): does not link to the row before it")
-        if entry.row_hash != entry.computed_hash():
+        if not hmac.compare_digest(entry.row_hash or "", entry.computed_hash(key)):
             problems.append(f"row {entry.audit_id} (seq {entry.seq}): content changed since it was written")
         expected_prev = entry.row_hash or ""
     head = ChainHead(row_count=len(entries), head_hash=entries[-1].row_hash if entries else None)
     previous = last_head(con)
-    if previous is not None:
-        if head.row_count < previous.row_count:
-            problems.append(f"the log shrank from {previous.row_count} to {head.row_count} rows")
-        elif previous.row_count and entries[previous.row_count - 1].row_hash != previous.head_hash:
-            problems.append(f"row {previous.row_count} no longer carries the head hash recorded by the last check")
+    for where, recorded in (("the last check", previous), ("the head kept outside the warehouse", outside_head)):
+        if recorded is None:
+            continue
+        if head.row_count < recorded.row_count:
+            problems.append(f"the log shrank from {recorded.row_count} to {head.row_count} rows ({where})")
+        elif recorded.row_count and entries[recorded.row_count - 1].row_hash != recorded.head_hash:
+            problems.append(f"row {recorded.row_count} no longer carries the head hash recorded by {where}")
+    problems += _items_changed_without_audit(con)
     return ChainReport(head=head, previous=previous, problems=problems)
+
+
+def _items_changed_without_audit(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Items a person owns whose status or value differ from what their last audit row says they became."""
+    rows = con.execute(
+        """SELECT i.item_id, i.status, i.value, a.after_snapshot FROM extracted_items i
+           LEFT JOIN (SELECT item_id, after_snapshot FROM audit_log
+                      QUALIFY row_number() OVER (PARTITION BY item_id ORDER BY seq DESC) = 1) a USING (item_id)
+           WHERE i.extracted_by = 'human' OR i.status IN ('accepted', 'rejected')"""
+    ).fetchall()
+    problems = []
+    for item_id, status, value, after in rows:
+        if after is None:
+            problems.append(f"item {item_id}: owned by a person but no audit row says so (edited directly?)")
+            continue
+        last = json.loads(after)
+        if last.get("status", status) != status or json.loads(value) != last.get("value", json.loads(value)):
+            problems.append(f"item {item_id}: differs from its last audit row (edited directly?)")
+    return problems
 
 
 def record_head(con: duckdb.DuckDBPyConnection, report: ChainReport) -> bool:
@@ -201,4 +244,22 @@ def record_head(con: duckdb.DuckDBPyConnection, report: ChainReport) -> bool:
         "INSERT INTO audit_log_heads (checked_at, row_count, head_hash) VALUES (?, ?, ?)",
         [now(), report.head.row_count, report.head.head_hash],
     )
+    return True
+
+
+def read_outside_head(path: Path) -> ChainHead | None:
+    """The head the last intact check kept outside the warehouse (None: no check has kept one yet)."""
+    try:
+        return ChainHead.model_validate_json(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+
+
+def keep_outside_head(path: Path, report: ChainReport) -> bool:
+    """Keep an intact chain's head outside the warehouse too (atomically replaced), for the next check."""
+    if not report.intact or read_outside_head(path) == report.head:
+        return False
+    partial = path.with_name(path.name + ".tmp")
+    partial.write_text(report.head.model_dump_json(), encoding="utf-8")
+    partial.replace(path)
     return True
