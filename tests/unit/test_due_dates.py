@@ -173,3 +173,9 @@ def test_every_rule_match_holds_one_of_its_words_so_the_rules_skipped_could_not_
 
 def test_digits_of_any_script_still_reach_the_absolute_rules() -> None:
     assert parse_due_date("due ١٥/١٢/٢٠٢٦", None) == parse_due_date("due 15/12/2026", None)
+
+
+def test_a_due_date_on_the_document_date_stays_that_day() -> None:
+    assert parse_due_date("due 25/11", WED) == WED
+    assert parse_due_date("hạn 25 tháng 11", WED) == WED
+    assert parse_due_date("due 24/11", WED) == date(2027, 11, 24)  # the day before is next year's

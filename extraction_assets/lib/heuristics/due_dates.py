@@ -208,7 +208,11 @@ def _absolute(m: re.Match[str], ref: date | None) -> date | None:
 
 @lru_cache(maxsize=4096)
 def _parsed(raw: str, ref: date | None) -> date | None:
-    """dateparser's reading of a located date (about 2 ms a call; the same date string recurs across clauses)."""
+    """dateparser's reading of a located date (about 2 ms a call; the same date string recurs across clauses).
+
+    A date without a year is the first one on or after ``ref``: dateparser prefers dates strictly after its base,
+    so the base is the day before (a deadline written on its own day stays that day).
+    """
     settings: dict[str, Any] = {
         "PREFER_DATES_FROM": "future",
         "DATE_ORDER": "DMY",
@@ -216,7 +220,8 @@ def _parsed(raw: str, ref: date | None) -> date | None:
         "PARSERS": ["absolute-time"],
     }
     if ref is not None:
-        settings["RELATIVE_BASE"] = datetime(ref.year, ref.month, ref.day)
+        day_before = ref - timedelta(days=1)
+        settings["RELATIVE_BASE"] = datetime(day_before.year, day_before.month, day_before.day)
     parsed = dateparser.parse(raw, languages=["en", "vi"], settings=settings)
     return parsed.date() if parsed is not None else None
 
