@@ -152,6 +152,7 @@ PHRASES_FOR_EVERY_RULE = (
     "15/12/2026",
     "due 15/12",
     "ngày 15 tháng 12 năm 2026",
+    "15 января 2027",
     "2026-12-15",
     "dec. 15th, 2026",
     "15th of december 2026",
@@ -179,3 +180,16 @@ def test_a_due_date_on_the_document_date_stays_that_day() -> None:
     assert parse_due_date("due 25/11", WED) == WED
     assert parse_due_date("hạn 25 tháng 11", WED) == WED
     assert parse_due_date("due 24/11", WED) == date(2027, 11, 24)  # the day before is next year's
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("hạn 05 tháng một 2015", date(2015, 1, 5)),
+        ("trước ngày 20 tháng mười hai", date(2026, 12, 20)),
+        ("срок 15 января 2027", date(2027, 1, 15)),
+        ("до 3 декабря", date(2026, 12, 3)),
+    ],
+)
+def test_vietnamese_and_russian_month_names(text: str, expected: date) -> None:
+    assert parse_due_date(text, WED) == expected

@@ -18,6 +18,8 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 import dateparser
+from dateparser.data.date_translation_data import ru as _ru_data
+from dateparser.data.date_translation_data import vi as _vi_data
 
 from extraction_assets.lib.heuristics.segments import LiteralScan
 
@@ -40,11 +42,24 @@ _EN_WD_FULL = r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)
 _EN_WD_ABBR = r"(?P<wd>mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?"
 _MONTHS = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"  # noqa: E501
 _ORD = r"(?:st|nd|rd|th)?"
+_MONTH_KEYS = tuple(name.lower() for name in calendar.month_name[1:])
+
+
+def _month_words(*languages: dict[str, Any]) -> str:
+    """Alternation of the written month names dateparser knows for ``languages`` ("tháng một", "января"),
+    longest first; numeric forms ("tháng 1") are left to the numeric rules."""
+    names = {
+        n.lower() for info in languages for key in _MONTH_KEYS for n in info[key] if not any(c.isdigit() for c in n)
+    }
+    return "|".join(re.escape(n).replace(r"\ ", r"\s+") for n in sorted(names, key=len, reverse=True))
+
+
+_VI_RU_MONTHS = _month_words(_vi_data.info, _ru_data.info)
 
 # Words that mark a date as a deadline ("trước thứ sáu", "by Friday"); such mentions win over others.
 _CUE_RE = re.compile(
     r"(?:trước|hạn(?:\s+chót)?|chậm\s+nhất|muộn\s+nhất|đến|tới|hết|by|before|due(?:\s+on|\s+by)?|deadline:?"
-    r"|until|till|no\s+later\s+than)\s*(?:ngày\s*)?$"
+    r"|until|till|no\s+later\s+than|до|срок:?|не\s+позднее|не\s+позже)\s*(?:ngày\s*)?$"
 )
 
 
@@ -222,7 +237,7 @@ def _parsed(raw: str, ref: date | None) -> date | None:
     if ref is not None:
         day_before = ref - timedelta(days=1)
         settings["RELATIVE_BASE"] = datetime(day_before.year, day_before.month, day_before.day)
-    parsed = dateparser.parse(raw, languages=["en", "vi"], settings=settings)
+    parsed = dateparser.parse(raw, languages=["en", "vi", "ru"], settings=settings)
     return parsed.date() if parsed is not None else None
 
 
@@ -282,6 +297,8 @@ _RULES: tuple[_Rule, ...] = (
                 rf"{_NUM_GUARD}(?P<d>(?P<day>\d{{1,2}})/(?P<month>\d{{1,2}}))(?![\d/])"), _absolute, DIGIT),
     _Rule(re.compile(r"(?<!\w)(?P<d>(?:ngày\s+)?(?P<day>\d{1,2})\s+tháng\s+(?P<month>\d{1,2})"
                 r"(?:\s*(?:năm|,)\s*(?P<year>\d{4}))?)(?!\w)"), _absolute, DIGIT),
+    _Rule(re.compile(rf"(?<!\w)(?P<d>(?P<day>\d{{1,2}})\s+(?:{_VI_RU_MONTHS})(?:\s*(?:năm|,)?\s*(?P<year>\d{{4}}))?)(?!\w)"),
+     _absolute, DIGIT),
     _Rule(re.compile(rf"{_NUM_GUARD}(?P<d>(?P<year>\d{{4}})-(?P<month>\d{{1,2}})-(?P<day>\d{{1,2}}))(?![\d.,/]?\d)"),
      _absolute, DIGIT),
     _Rule(re.compile(rf"(?<!\w)(?P<d>{_MONTHS}\s+(?P<day>\d{{1,2}}){_ORD}(?:,?\s+(?P<year>\d{{4}}))?)(?![\w:])"),
