@@ -193,3 +193,19 @@ def test_a_due_date_on_the_document_date_stays_that_day() -> None:
 )
 def test_vietnamese_and_russian_month_names(text: str, expected: date) -> None:
     assert parse_due_date(text, WED) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("by Friday, 11 December 2026", date(2026, 12, 11)),
+        ("by Monday, 11 December 2026", date(2026, 12, 11)),  # the weekday disagrees: the date still wins
+        ("due Friday Dec 11", date(2026, 12, 11)),
+        ("trước thứ sáu, ngày 11/12/2026", date(2026, 12, 11)),
+        ("hạn thứ 6 ngày 11 tháng 12", date(2026, 12, 11)),
+        ("Hôm nay họp, hạn chót thứ sáu 11/12", date(2026, 12, 11)),
+        ("by Friday 5pm", date(2026, 11, 27)),  # a time is not a date: the weekday stands
+    ],
+)
+def test_an_explicit_date_wins_over_the_weekday_before_it(text: str, expected: date) -> None:
+    assert parse_due_date(text, WED) == expected

@@ -56,10 +56,21 @@ def _month_words(*languages: dict[str, Any]) -> str:
 
 _VI_RU_MONTHS = _month_words(_vi_data.info, _ru_data.info)
 
+# A weekday written next to a date only labels it ("by Friday, 11 December"): the date decides, so a weekday
+# followed by a date is no mention of its own, and a deadline word before the label still cues the date.
+_WD_LABEL = (
+    r"(?:thứ\s*(?:hai|ba|tư|năm|sáu|bảy|[2-7])|chủ\s*nhật|cn"
+    r"|(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?\.?)"
+)
+_NO_DATE_AFTER = (
+    rf"(?![,\s]*(?:ngày\s*)?\d{{1,2}}(?:\s*[/.-]\s*\d|{_ORD}\s+(?:of\s+)?(?:{_MONTHS}|tháng|{_VI_RU_MONTHS}))"
+    rf"|[,\s]+{_MONTHS}\s+\d)"
+)
+
 # Words that mark a date as a deadline ("trước thứ sáu", "by Friday"); such mentions win over others.
 _CUE_RE = re.compile(
     r"(?:trước|hạn(?:\s+chót)?|chậm\s+nhất|muộn\s+nhất|đến|tới|hết|by|before|due(?:\s+on|\s+by)?|deadline:?"
-    r"|until|till|no\s+later\s+than|до|срок:?|не\s+позднее|не\s+позже)\s*(?:ngày\s*)?$"
+    rf"|until|till|no\s+later\s+than|до|срок:?|не\s+позднее|не\s+позже)\s*(?:{_WD_LABEL},?\s*)?(?:ngày\s*)?$"
 )
 
 
@@ -260,7 +271,8 @@ _NUM_GUARD = r"(?<![\d.,/])"
 _RULES: tuple[_Rule, ...] = (
     # Vietnamese weekdays: "thứ X tuần sau|tới" is one mention, so it wins over plain "tuần sau".
     _Rule(_rule(r"(?:(?P<pre>trước|vào|đến|tới|hạn|hết|trong|sáng|trưa|chiều|tối)\s+)?(?P<d>thứ\s*(?P<wd>hai|ba|tư|năm|sáu|bảy|[2-7])"
-           r"|(?P<sun>chủ\s*nhật|cn))(?:\s+(?:của\s+)?tuần\s+(?P<which>sau|tới|này|nay))?"), _relative(_vi_weekday),
+           r"|(?P<sun>chủ\s*nhật|cn))(?:\s+(?:của\s+)?tuần\s+(?P<which>sau|tới|này|nay))?" + _NO_DATE_AFTER),
+     _relative(_vi_weekday),
      ("thứ", "chủ", "cn")),
     _Rule(_rule(r"(?:trong|cuối)\s+tuần\s+(?:sau|tới)"), _relative(lambda _m, ref: _next_week(ref, _FRIDAY)),
      ("tuần",)),
@@ -286,14 +298,15 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(_rule(r"end\s+of\s+(?:the\s+|this\s+)?month|eom"), _month_end_of(0), ("month", "eom")),
     _Rule(_rule(r"end\s+of\s+next\s+month"), _month_end_of(1), ("month",)),
     _Rule(_rule(r"next\s+month"), _month_start_of(1), ("month",)),
-    _Rule(_rule(rf"(?:(?P<mod>next|this|coming)\s+)?{_EN_WD_FULL}"), _relative(_en_weekday), ("day",)),
-    _Rule(_rule(rf"(?:(?P<mod>next|this|coming)|by|on|before|until|till|due)\s+(?P<d>{_EN_WD_ABBR})"),
+    _Rule(_rule(rf"(?:(?P<mod>next|this|coming)\s+)?{_EN_WD_FULL}{_NO_DATE_AFTER}"), _relative(_en_weekday), ("day",)),
+    _Rule(_rule(rf"(?:(?P<mod>next|this|coming)|by|on|before|until|till|due)\s+(?P<d>{_EN_WD_ABBR}){_NO_DATE_AFTER}"),
      _relative(_en_weekday), ("mon", "tue", "wed", "thu", "fri", "sat", "sun")),
     # Absolute dates: located here, parsed by dateparser.
     _Rule(re.compile(rf"{_NUM_GUARD}(?P<d>(?P<day>\d{{1,2}})\s*(?P<sep>[/.-])\s*(?P<month>\d{{1,2}})\s*(?P=sep)\s*"
                 rf"(?P<year>\d{{4}}|\d{{2}}))(?![\d.,/]?\d)"), _absolute, DIGIT),
     # Day/month without a year only after a date word, so "1/2 lô hàng" stays a fraction.
-    _Rule(re.compile(rf"(?<!\w)(?:ngày|trước|hạn|by|before|on|due|until|till|đến|tới|deadline:?)\s+(?:ngày\s+)?"
+    _Rule(re.compile(rf"(?<!\w)(?:(?:ngày|trước|hạn|by|before|on|due|until|till|đến|tới|deadline:?)\s+"
+                rf"(?:{_WD_LABEL},?\s+)?|{_WD_LABEL},?\s+)(?:ngày\s+)?"
                 rf"{_NUM_GUARD}(?P<d>(?P<day>\d{{1,2}})/(?P<month>\d{{1,2}}))(?![\d/])"), _absolute, DIGIT),
     _Rule(re.compile(r"(?<!\w)(?P<d>(?:ngày\s+)?(?P<day>\d{1,2})\s+tháng\s+(?P<month>\d{1,2})"
                 r"(?:\s*(?:năm|,)\s*(?P<year>\d{4}))?)(?!\w)"), _absolute, DIGIT),
