@@ -148,6 +148,9 @@ PHRASES_FOR_EVERY_RULE = (
     "end of next month",
     "next month",
     "next friday",
+    "within two weeks",
+    "4 days from now",
+    "через 3 дня",
     "by fri.",
     "15/12/2026",
     "due 15/12",
@@ -208,4 +211,56 @@ def test_vietnamese_and_russian_month_names(text: str, expected: date) -> None:
     ],
 )
 def test_an_explicit_date_wins_over_the_weekday_before_it(text: str, expected: date) -> None:
+    assert parse_due_date(text, WED) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'll send it in 3 days", date(2026, 11, 28)),
+        ("within two weeks", date(2026, 12, 9)),
+        ("within a week", date(2026, 12, 2)),
+        ("4 days from now", date(2026, 11, 29)),
+        ("after 4 days", date(2026, 11, 29)),
+        ("in three weeks' time", date(2026, 12, 16)),
+        ("in a fortnight", date(2026, 12, 9)),
+        ("in 2 months", date(2027, 1, 25)),
+        ("trong 3 ngày", date(2026, 11, 28)),
+        ("3 ngày nữa em gửi", date(2026, 11, 28)),
+        ("sau 2 tuần", date(2026, 12, 9)),
+        ("trong vòng hai tuần", date(2026, 12, 9)),
+        ("через 3 дня", date(2026, 11, 28)),
+        ("через неделю", date(2026, 12, 2)),
+        ("в течение недели", date(2026, 12, 2)),
+        ("через пару месяцев", date(2027, 1, 25)),
+    ],
+)
+def test_numeric_and_word_offsets(text: str, expected: date) -> None:
+    assert parse_due_date(text, WED) == expected
+
+
+def test_month_offsets_stay_in_a_short_month() -> None:
+    assert parse_due_date("in 1 month", date(2027, 1, 31)) == date(2027, 2, 28)
+
+
+@pytest.mark.parametrize("text", ["in 3 days", "trong 3 ngày", "через 3 дня"])
+def test_offsets_need_a_reference(text: str) -> None:
+    assert parse_due_date(text, None) is None
+
+
+def test_an_offset_within_a_span_is_a_deadline() -> None:
+    assert parse_due_date("Hôm nay họp, trong 3 ngày em gửi", WED) == date(2026, 11, 28)
+    assert parse_due_date("Today we met; please reply within two weeks", WED) == date(2026, 12, 9)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("3 days", None),  # a bare duration is no deadline
+        ("in 1.5 days", None),  # not "5 days"
+        ("ngày 20 tháng 12 năm 2026 ký", date(2026, 12, 20)),  # not "12 năm" (twelve years)
+        ("sau 15 tháng 12", date(2026, 12, 15)),  # "after 15 December", not fifteen months
+    ],
+)
+def test_what_is_not_an_offset(text: str, expected: date | None) -> None:
     assert parse_due_date(text, WED) == expected

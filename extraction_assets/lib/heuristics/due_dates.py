@@ -18,6 +18,7 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 import dateparser
+from dateparser.data.date_translation_data import en as _en_data
 from dateparser.data.date_translation_data import ru as _ru_data
 from dateparser.data.date_translation_data import vi as _vi_data
 
@@ -56,6 +57,42 @@ def _month_words(*languages: dict[str, Any]) -> str:
 
 _VI_RU_MONTHS = _month_words(_vi_data.info, _ru_data.info)
 
+_UNIT_DAYS = {"day": 1, "week": 7, "fortnight": 14}
+_UNIT_MONTHS = {"month": 1, "year": 12}
+
+
+def _unit_words(*languages: dict[str, Any]) -> dict[str, str]:
+    """Each word dateparser knows for a day, week, fortnight, month or year ("дня", "tuần", "weeks") -> that unit.
+
+    Single letters ("d", "г") and phrases are left out: too loose to find in running text.
+    """
+    return {
+        word.lower(): unit
+        for info in languages
+        for unit in (*_UNIT_DAYS, *_UNIT_MONTHS)
+        for word in info.get(unit) or ()
+        if len(word) > 1 and " " not in word
+    }
+
+
+def _number_words(*languages: dict[str, Any]) -> tuple[tuple[str, int], ...]:
+    """dateparser's simplifications that read a number word as a plain number ("two" -> 2, "пару" -> 2)."""
+    return tuple(
+        (pattern.lower(), int(value))
+        for info in languages
+        for simplification in info.get("simplifications") or ()
+        for pattern, value in simplification.items()
+        if value.isdigit() and "(?<" not in pattern and not any(c.isdigit() for c in pattern)
+    )
+
+
+_UNITS = _unit_words(_en_data.info, _vi_data.info, _ru_data.info)
+# dateparser has no Vietnamese number words.
+_VI_NUMBERS = {"một": 1, "hai": 2, "ba": 3, "bốn": 4, "năm": 5, "sáu": 6, "bảy": 7, "tám": 8, "chín": 9, "mười": 10}
+_NUMBER_WORDS = (*_number_words(_en_data.info, _ru_data.info), *((re.escape(w), n) for w, n in _VI_NUMBERS.items()))
+_COUNT = r"(?P<n>(?<![\d.,])\d{1,3}(?![.,]\d)|" + "|".join(f"(?:{p})" for p, _ in _NUMBER_WORDS) + ")"
+_UNIT = "(?P<unit>" + "|".join(re.escape(w) for w in sorted(_UNITS, key=len, reverse=True)) + ")"
+
 # A weekday written next to a date only labels it ("by Friday, 11 December"): the date decides, so a weekday
 # followed by a date is no mention of its own, and a deadline word before the label still cues the date.
 _WD_LABEL = (
@@ -70,6 +107,7 @@ _NO_DATE_AFTER = (
 # Words that mark a date as a deadline ("trước thứ sáu", "by Friday"); such mentions win over others.
 _CUE_RE = re.compile(
     r"(?:trước|hạn(?:\s+chót)?|chậm\s+nhất|muộn\s+nhất|đến|tới|hết|by|before|due(?:\s+on|\s+by)?|deadline:?"
+    r"|within|trong(?:\s+vòng|\s+khoảng)?|в\s+течение"
     rf"|until|till|no\s+later\s+than|до|срок:?|не\s+позднее|не\s+позже)\s*(?:{_WD_LABEL},?\s*)?(?:ngày\s*)?$"
 )
 
@@ -219,6 +257,23 @@ def _end_of_named_month(m: re.Match[str], ref: date) -> date | None:
     return _month_end(year, month)
 
 
+def _after_offset(m: re.Match[str], ref: date) -> date:
+    """``ref`` moved by "3 days", "two weeks", "недели" (no count: one); months keep the day or the month's last."""
+    count = _count(m.group("n")) if m.group("n") else 1
+    unit = _UNITS[m.group("unit")]
+    if unit in _UNIT_DAYS:
+        return ref + timedelta(days=count * _UNIT_DAYS[unit])
+    year, month = _shift_month(ref, count * _UNIT_MONTHS[unit])
+    return date(year, month, min(ref.day, calendar.monthrange(year, month)[1]))
+
+
+@lru_cache(maxsize=256)
+def _count(token: str) -> int:
+    if token.isdigit():
+        return int(token)
+    return next(value for pattern, value in _NUMBER_WORDS if re.fullmatch(pattern, token))
+
+
 def _absolute(m: re.Match[str], ref: date | None) -> date | None:
     """Hand a located date substring to dateparser (day-first, future-preferring, relative to ``ref``)."""
     raw = m.group("d")
@@ -301,6 +356,15 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(_rule(rf"(?:(?P<mod>next|this|coming)\s+)?{_EN_WD_FULL}{_NO_DATE_AFTER}"), _relative(_en_weekday), ("day",)),
     _Rule(_rule(rf"(?:(?P<mod>next|this|coming)|by|on|before|until|till|due)\s+(?P<d>{_EN_WD_ABBR}){_NO_DATE_AFTER}"),
      _relative(_en_weekday), ("mon", "tue", "wed", "thu", "fri", "sat", "sun")),
+    # Offsets: "in 3 days", "within two weeks", "trong 3 ngày", "sau 2 tuần"; "4 days from now", "3 ngày nữa";
+    # Russian "через 3 дня", "в течение недели" (a bare unit counts one). A date after the unit ("sau 15 tháng 12")
+    # makes it a date, not an offset.
+    _Rule(_rule(rf"(?:within|in|after|trong(?:\s+vòng|\s+khoảng)?|sau)\s+(?P<d>(?:about\s+|the\s+next\s+)?{_COUNT}\s+"
+                rf"{_UNIT}(?:'s?\s+time|\s+time|\s+nữa|\s+tới)?)(?!\s*\d)"), _relative(_after_offset), tuple(_UNITS)),
+    _Rule(_rule(rf"{_COUNT}\s+{_UNIT}\s+(?:from\s+now|later|nữa|tới|sau)(?!\s*\d)"), _relative(_after_offset),
+     tuple(_UNITS)),
+    _Rule(_rule(rf"(?:через|спустя|в\s+течение)\s+(?P<d>(?:{_COUNT}\s+)?{_UNIT})"), _relative(_after_offset),
+     tuple(_UNITS)),
     # Absolute dates: located here, parsed by dateparser.
     _Rule(re.compile(rf"{_NUM_GUARD}(?P<d>(?P<day>\d{{1,2}})\s*(?P<sep>[/.-])\s*(?P<month>\d{{1,2}})\s*(?P=sep)\s*"
                 rf"(?P<year>\d{{4}}|\d{{2}}))(?![\d.,/]?\d)"), _absolute, DIGIT),
