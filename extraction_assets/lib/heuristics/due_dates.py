@@ -46,16 +46,17 @@ _ORD = r"(?:st|nd|rd|th)?"
 _MONTH_KEYS = tuple(name.lower() for name in calendar.month_name[1:])
 
 
-def _month_words(*languages: dict[str, Any]) -> str:
-    """Alternation of the written month names dateparser knows for ``languages`` ("tháng một", "января"),
-    longest first; numeric forms ("tháng 1") are left to the numeric rules."""
+def _month_names(*languages: dict[str, Any]) -> tuple[str, ...]:
+    """The written month names dateparser knows for ``languages`` ("tháng một", "января"), longest first;
+    numeric forms ("tháng 1") are left to the numeric rules."""
     names = {
         n.lower() for info in languages for key in _MONTH_KEYS for n in info[key] if not any(c.isdigit() for c in n)
     }
-    return "|".join(re.escape(n).replace(r"\ ", r"\s+") for n in sorted(names, key=len, reverse=True))
+    return tuple(sorted(names, key=len, reverse=True))
 
 
-_VI_RU_MONTHS = _month_words(_vi_data.info, _ru_data.info)
+_VI_RU_MONTH_NAMES = _month_names(_vi_data.info, _ru_data.info)
+_VI_RU_MONTHS = "|".join(re.escape(n).replace(r"\ ", r"\s+") for n in _VI_RU_MONTH_NAMES)
 
 _UNIT_DAYS = {"day": 1, "week": 7, "fortnight": 14}
 _UNIT_MONTHS = {"month": 1, "year": 12}
@@ -134,8 +135,8 @@ def parse_due_date(text: str, reference: date | None) -> date | None:
     if _DIGIT_RE.search(norm):
         present.add(DIGIT[0])
     found: list[_Mention] = []
-    for rule in _RULES:
-        if present.isdisjoint(rule.needles):
+    for rule, needles in zip(_RULES, _NEEDLE_SETS, strict=True):
+        if present.isdisjoint(needles):
             continue  # the rule's words are not in the text: it cannot match
         pattern, resolver = rule.pattern, rule.resolve
         for m in pattern.finditer(norm):
@@ -362,9 +363,9 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(_rule(rf"(?:within|in|after|trong(?:\s+vòng|\s+khoảng)?|sau)\s+(?P<d>(?:about\s+|the\s+next\s+)?{_COUNT}\s+"
                 rf"{_UNIT}(?:'s?\s+time|\s+time|\s+nữa|\s+tới)?)(?!\s*\d)"), _relative(_after_offset), tuple(_UNITS)),
     _Rule(_rule(rf"{_COUNT}\s+{_UNIT}\s+(?:from\s+now|later|nữa|tới|sau)(?!\s*\d)"), _relative(_after_offset),
-     tuple(_UNITS)),
+     ("now", "later", "nữa", "tới", "sau")),
     _Rule(_rule(rf"(?:через|спустя|в\s+течение)\s+(?P<d>(?:{_COUNT}\s+)?{_UNIT})"), _relative(_after_offset),
-     tuple(_UNITS)),
+     ("через", "спустя", "течение")),
     # Absolute dates: located here, parsed by dateparser.
     _Rule(re.compile(rf"{_NUM_GUARD}(?P<d>(?P<day>\d{{1,2}})\s*(?P<sep>[/.-])\s*(?P<month>\d{{1,2}})\s*(?P=sep)\s*"
                 rf"(?P<year>\d{{4}}|\d{{2}}))(?![\d.,/]?\d)"), _absolute, DIGIT),
@@ -375,7 +376,7 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(re.compile(r"(?<!\w)(?P<d>(?:ngày\s+)?(?P<day>\d{1,2})\s+tháng\s+(?P<month>\d{1,2})"
                 r"(?:\s*(?:năm|,)\s*(?P<year>\d{4}))?)(?!\w)"), _absolute, DIGIT),
     _Rule(re.compile(rf"(?<!\w)(?P<d>(?P<day>\d{{1,2}})\s+(?:{_VI_RU_MONTHS})(?:\s*(?:năm|,)?\s*(?P<year>\d{{4}}))?)(?!\w)"),
-     _absolute, DIGIT),
+     _absolute, tuple({name.split()[0] for name in _VI_RU_MONTH_NAMES})),
     _Rule(re.compile(rf"{_NUM_GUARD}(?P<d>(?P<year>\d{{4}})-(?P<month>\d{{1,2}})-(?P<day>\d{{1,2}}))(?![\d.,/]?\d)"),
      _absolute, DIGIT),
     _Rule(re.compile(rf"(?<!\w)(?P<d>{_MONTHS}\s+(?P<day>\d{{1,2}}){_ORD}(?:,?\s+(?P<year>\d{{4}}))?)(?![\w:])"),
@@ -384,3 +385,5 @@ _RULES: tuple[_Rule, ...] = (
      _absolute, DIGIT),
 )  # fmt: skip
 _RULE_WORDS = LiteralScan(word for rule in _RULES for word in rule.needles if rule.needles != DIGIT)
+# As sets, so the per-text test walks the few words present, not a rule's every word (an offset rule has dozens).
+_NEEDLE_SETS = tuple(frozenset(rule.needles) for rule in _RULES)
