@@ -264,3 +264,10 @@ def test_an_offset_within_a_span_is_a_deadline() -> None:
 )
 def test_what_is_not_an_offset(text: str, expected: date | None) -> None:
     assert parse_due_date(text, WED) == expected
+
+
+@pytest.mark.parametrize(
+    "text", ["in 1 year 2 months", "1 year, 2 months from now", "через 1 год и 2 месяца", "sau 1 năm 2 tháng"]
+)
+def test_an_offset_adds_up_all_its_amounts(text: str) -> None:
+    assert parse_due_date(text, WED) == date(2028, 1, 25)  # not two months alone

@@ -91,8 +91,11 @@ _UNITS = _unit_words(_en_data.info, _vi_data.info, _ru_data.info)
 # dateparser has no Vietnamese number words.
 _VI_NUMBERS = {"một": 1, "hai": 2, "ba": 3, "bốn": 4, "năm": 5, "sáu": 6, "bảy": 7, "tám": 8, "chín": 9, "mười": 10}
 _NUMBER_WORDS = (*_number_words(_en_data.info, _ru_data.info), *((re.escape(w), n) for w, n in _VI_NUMBERS.items()))
-_COUNT = r"(?P<n>(?<![\d.,])\d{1,3}(?![.,]\d)|" + "|".join(f"(?:{p})" for p, _ in _NUMBER_WORDS) + ")"
-_UNIT = "(?P<unit>" + "|".join(re.escape(w) for w in sorted(_UNITS, key=len, reverse=True)) + ")"
+_COUNT = r"(?:(?<![\d.,])\d{1,3}(?![.,]\d)|" + "|".join(f"(?:{p})" for p, _ in _NUMBER_WORDS) + ")"
+_UNIT = "(?:" + "|".join(re.escape(w) for w in sorted(_UNITS, key=len, reverse=True)) + ")"
+# "3 days", "1 year, 2 months", "2 tuần 3 ngày": the amounts an offset adds up.
+_AMOUNTS = rf"{_COUNT}\s+{_UNIT}(?:,?\s+(?:and\s+|và\s+|и\s+)?{_COUNT}\s+{_UNIT})*"
+_AMOUNT_RE = re.compile(rf"(?<!\w)(?:(?P<n>{_COUNT})\s+)?(?P<unit>{_UNIT})(?!\w)")
 
 # A weekday written next to a date only labels it ("by Friday, 11 December"): the date decides, so a weekday
 # followed by a date is no mention of its own, and a deadline word before the label still cues the date.
@@ -259,13 +262,16 @@ def _end_of_named_month(m: re.Match[str], ref: date) -> date | None:
 
 
 def _after_offset(m: re.Match[str], ref: date) -> date:
-    """``ref`` moved by "3 days", "two weeks", "недели" (no count: one); months keep the day or the month's last."""
-    count = _count(m.group("n")) if m.group("n") else 1
-    unit = _UNITS[m.group("unit")]
-    if unit in _UNIT_DAYS:
-        return ref + timedelta(days=count * _UNIT_DAYS[unit])
-    year, month = _shift_month(ref, count * _UNIT_MONTHS[unit])
-    return date(year, month, min(ref.day, calendar.monthrange(year, month)[1]))
+    """``ref`` moved by each amount in the phrase ("1 year 2 months", "недели": no count is one); a month
+    step keeps the day, or the month's last when it is shorter."""
+    days = months = 0
+    for amount in _AMOUNT_RE.finditer(m.group(0)):
+        count = _count(amount.group("n")) if amount.group("n") else 1
+        unit = _UNITS[amount.group("unit")]
+        days += count * _UNIT_DAYS.get(unit, 0)
+        months += count * _UNIT_MONTHS.get(unit, 0)
+    year, month = _shift_month(ref, months)
+    return date(year, month, min(ref.day, calendar.monthrange(year, month)[1])) + timedelta(days=days)
 
 
 @lru_cache(maxsize=256)
@@ -360,11 +366,12 @@ _RULES: tuple[_Rule, ...] = (
     # Offsets: "in 3 days", "within two weeks", "trong 3 ngày", "sau 2 tuần"; "4 days from now", "3 ngày nữa";
     # Russian "через 3 дня", "в течение недели" (a bare unit counts one). A date after the unit ("sau 15 tháng 12")
     # makes it a date, not an offset.
-    _Rule(_rule(rf"(?:within|in|after|trong(?:\s+vòng|\s+khoảng)?|sau)\s+(?P<d>(?:about\s+|the\s+next\s+)?{_COUNT}\s+"
-                rf"{_UNIT}(?:'s?\s+time|\s+time|\s+nữa|\s+tới)?)(?!\s*\d)"), _relative(_after_offset), tuple(_UNITS)),
-    _Rule(_rule(rf"{_COUNT}\s+{_UNIT}\s+(?:from\s+now|later|nữa|tới|sau)(?!\s*\d)"), _relative(_after_offset),
+    _Rule(_rule(rf"(?:within|in|after|trong(?:\s+vòng|\s+khoảng)?|sau)\s+(?P<d>(?:about\s+|the\s+next\s+)?"
+                rf"{_AMOUNTS}(?:'s?\s+time|\s+time|\s+nữa|\s+tới)?)(?!\s*\d)"), _relative(_after_offset),
+     tuple(_UNITS)),
+    _Rule(_rule(rf"{_AMOUNTS}\s+(?:from\s+now|later|nữa|tới|sau)(?!\s*\d)"), _relative(_after_offset),
      ("now", "later", "nữa", "tới", "sau")),
-    _Rule(_rule(rf"(?:через|спустя|в\s+течение)\s+(?P<d>(?:{_COUNT}\s+)?{_UNIT})"), _relative(_after_offset),
+    _Rule(_rule(rf"(?:через|спустя|в\s+течение)\s+(?P<d>{_AMOUNTS}|{_UNIT})"), _relative(_after_offset),
      ("через", "спустя", "течение")),
     # Absolute dates: located here, parsed by dateparser.
     _Rule(re.compile(rf"{_NUM_GUARD}(?P<d>(?P<day>\d{{1,2}})\s*(?P<sep>[/.-])\s*(?P<month>\d{{1,2}})\s*(?P=sep)\s*"
