@@ -138,6 +138,7 @@ PHRASES_FOR_EVERY_RULE = (
     "cuối tháng sau",
     "tháng tới",
     "cuối tháng 12",
+    "послезавтра",
     "the day after tomorrow",
     "tomorrow",
     "by eod",
@@ -271,3 +272,22 @@ def test_what_is_not_an_offset(text: str, expected: date | None) -> None:
 )
 def test_an_offset_adds_up_all_its_amounts(text: str) -> None:
     assert parse_due_date(text, WED) == date(2028, 1, 25)  # not two months alone
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("9 Tháng 1 2015 lúc 15:08", date(2015, 1, 9)),  # the year needs no "năm"
+        ("скончался 14 декабря в 1989 году", date(1989, 12, 14)),
+    ],
+)
+def test_year_after_a_vietnamese_or_russian_day_and_month(text: str, expected: date) -> None:
+    assert parse_due_date(text, WED) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("сегодня", WED), ("завтра", date(2026, 11, 26)), ("до послезавтра", date(2026, 11, 27))],
+)
+def test_russian_day_words(text: str, expected: date) -> None:
+    assert parse_due_date(text, WED) == expected

@@ -87,6 +87,18 @@ def _number_words(*languages: dict[str, Any]) -> tuple[tuple[str, int], ...]:
     )
 
 
+def _day_words(*languages: dict[str, Any]) -> dict[str, int]:
+    """dateparser's words for today and the days ahead ("сегодня" 0, "завтра" 1, "послезавтра" 2) -> days."""
+    found: dict[str, int] = {}
+    for info in languages:
+        for meaning, words in info.get("relative-type", {}).items():
+            ahead = re.fullmatch(r"in (\d+) day|(0) day ago", meaning)
+            if ahead:
+                found.update((word.lower(), int(ahead.group(1) or ahead.group(2))) for word in words)
+    return found
+
+
+_RU_DAY_WORDS = _day_words(_ru_data.info)
 _UNITS = _unit_words(_en_data.info, _vi_data.info, _ru_data.info)
 # dateparser has no Vietnamese number words.
 _VI_NUMBERS = {"một": 1, "hai": 2, "ba": 3, "bốn": 4, "năm": 5, "sáu": 6, "bảy": 7, "tám": 8, "chín": 9, "mười": 10}
@@ -348,6 +360,9 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(_rule(r"cuối\s+tháng\s+(?:sau|tới)"), _month_end_of(1), ("tháng",)),
     _Rule(_rule(r"(?:đầu\s+)?tháng\s+(?:sau|tới)"), _month_start_of(1), ("tháng",)),
     _Rule(_rule(r"cuối\s+tháng\s+(?P<month>\d{1,2})"), _relative(_end_of_named_month), ("tháng",)),
+    # Russian day words, from dateparser's data.
+    _Rule(_rule("|".join(sorted(_RU_DAY_WORDS, key=len, reverse=True))),
+     _relative(lambda m, ref: ref + timedelta(days=_RU_DAY_WORDS[m.group(0)])), tuple(_RU_DAY_WORDS)),
     # English relative phrases.
     _Rule(_rule(r"day\s+after\s+tomorrow"), _offset(2), ("tomorrow",)),
     _Rule(_rule(r"tomorrow|tmrw?"), _offset(1), ("tomorrow", "tmr")),
@@ -381,8 +396,8 @@ _RULES: tuple[_Rule, ...] = (
                 rf"(?:{_WD_LABEL},?\s+)?|{_WD_LABEL},?\s+)(?:ngày\s+)?"
                 rf"{_NUM_GUARD}(?P<d>(?P<day>\d{{1,2}})/(?P<month>\d{{1,2}}))(?![\d/])"), _absolute, DIGIT),
     _Rule(re.compile(r"(?<!\w)(?P<d>(?:ngày\s+)?(?P<day>\d{1,2})\s+tháng\s+(?P<month>\d{1,2})"
-                r"(?:\s*(?:năm|,)\s*(?P<year>\d{4}))?)(?!\w)"), _absolute, DIGIT),
-    _Rule(re.compile(rf"(?<!\w)(?P<d>(?P<day>\d{{1,2}})\s+(?:{_VI_RU_MONTHS})(?:\s*(?:năm|,)?\s*(?P<year>\d{{4}}))?)(?!\w)"),
+                r"(?:(?:\s*(?:năm|,)\s*|\s+)(?P<year>\d{4}))?)(?!\w)"), _absolute, DIGIT),
+    _Rule(re.compile(rf"(?<!\w)(?P<d>(?P<day>\d{{1,2}})\s+(?:{_VI_RU_MONTHS})(?:\s*(?:năm|,|\s+в)?\s*(?P<year>\d{{4}}))?)(?!\w)"),
      _absolute, tuple({name.split()[0] for name in _VI_RU_MONTH_NAMES})),
     _Rule(re.compile(rf"{_NUM_GUARD}(?P<d>(?P<year>\d{{4}})-(?P<month>\d{{1,2}})-(?P<day>\d{{1,2}}))(?![\d.,/]?\d)"),
      _absolute, DIGIT),
