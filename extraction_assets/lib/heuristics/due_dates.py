@@ -18,6 +18,9 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 import dateparser
+from dateparser.data.date_translation_data import en as _en_data
+from dateparser.data.date_translation_data import ru as _ru_data
+from dateparser.data.date_translation_data import vi as _vi_data
 
 from extraction_assets.lib.heuristics.segments import LiteralScan
 
@@ -40,11 +43,88 @@ _EN_WD_FULL = r"(?P<wd>monday|tuesday|wednesday|thursday|friday|saturday|sunday)
 _EN_WD_ABBR = r"(?P<wd>mon|tues?|wed|thu(?:rs?)?|fri|sat|sun)\.?"
 _MONTHS = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"  # noqa: E501
 _ORD = r"(?:st|nd|rd|th)?"
+_MONTH_KEYS = tuple(name.lower() for name in calendar.month_name[1:])
+
+
+def _month_names(*languages: dict[str, Any]) -> tuple[str, ...]:
+    """The written month names dateparser knows for ``languages`` ("tháng một", "января"), longest first;
+    numeric forms ("tháng 1") are left to the numeric rules."""
+    names = {
+        n.lower() for info in languages for key in _MONTH_KEYS for n in info[key] if not any(c.isdigit() for c in n)
+    }
+    return tuple(sorted(names, key=len, reverse=True))
+
+
+_VI_RU_MONTH_NAMES = _month_names(_vi_data.info, _ru_data.info)
+_VI_RU_MONTHS = "|".join(re.escape(n).replace(r"\ ", r"\s+") for n in _VI_RU_MONTH_NAMES)
+
+_UNIT_DAYS = {"day": 1, "week": 7, "fortnight": 14}
+_UNIT_MONTHS = {"month": 1, "year": 12}
+
+
+def _unit_words(*languages: dict[str, Any]) -> dict[str, str]:
+    """Each word dateparser knows for a day, week, fortnight, month or year ("дня", "tuần", "weeks") -> that unit.
+
+    Single letters ("d", "г") and phrases are left out: too loose to find in running text.
+    """
+    return {
+        word.lower(): unit
+        for info in languages
+        for unit in (*_UNIT_DAYS, *_UNIT_MONTHS)
+        for word in info.get(unit) or ()
+        if len(word) > 1 and " " not in word
+    }
+
+
+def _number_words(*languages: dict[str, Any]) -> tuple[tuple[str, int], ...]:
+    """dateparser's simplifications that read a number word as a plain number ("two" -> 2, "пару" -> 2)."""
+    return tuple(
+        (pattern.lower(), int(value))
+        for info in languages
+        for simplification in info.get("simplifications") or ()
+        for pattern, value in simplification.items()
+        if value.isdigit() and "(?<" not in pattern and not any(c.isdigit() for c in pattern)
+    )
+
+
+def _day_words(*languages: dict[str, Any]) -> dict[str, int]:
+    """dateparser's words for today and the days ahead ("сегодня" 0, "завтра" 1, "послезавтра" 2) -> days."""
+    found: dict[str, int] = {}
+    for info in languages:
+        for meaning, words in info.get("relative-type", {}).items():
+            ahead = re.fullmatch(r"in (\d+) day|(0) day ago", meaning)
+            if ahead:
+                found.update((word.lower(), int(ahead.group(1) or ahead.group(2))) for word in words)
+    return found
+
+
+_RU_DAY_WORDS = _day_words(_ru_data.info)
+_UNITS = _unit_words(_en_data.info, _vi_data.info, _ru_data.info)
+# dateparser has no Vietnamese number words.
+_VI_NUMBERS = {"một": 1, "hai": 2, "ba": 3, "bốn": 4, "năm": 5, "sáu": 6, "bảy": 7, "tám": 8, "chín": 9, "mười": 10}
+_NUMBER_WORDS = (*_number_words(_en_data.info, _ru_data.info), *((re.escape(w), n) for w, n in _VI_NUMBERS.items()))
+_COUNT = r"(?:(?<![\d.,])\d{1,3}(?![.,]\d)|" + "|".join(f"(?:{p})" for p, _ in _NUMBER_WORDS) + ")"
+_UNIT = "(?:" + "|".join(re.escape(w) for w in sorted(_UNITS, key=len, reverse=True)) + ")"
+# "3 days", "1 year, 2 months", "2 tuần 3 ngày": the amounts an offset adds up.
+_AMOUNTS = rf"{_COUNT}\s+{_UNIT}(?:,?\s+(?:and\s+|và\s+|и\s+)?{_COUNT}\s+{_UNIT})*"
+_AMOUNT_RE = re.compile(rf"(?<!\w)(?:(?P<n>{_COUNT})\s+)?(?P<unit>{_UNIT})(?!\w)")
+
+# A weekday written next to a date only labels it ("by Friday, 11 December"): the date decides, so a weekday
+# followed by a date is no mention of its own, and a deadline word before the label still cues the date.
+_WD_LABEL = (
+    r"(?:thứ\s*(?:hai|ba|tư|năm|sáu|bảy|[2-7])|chủ\s*nhật|cn"
+    r"|(?:mon|tues?|wed(?:nes)?|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:day)?\.?)"
+)
+_NO_DATE_AFTER = (
+    rf"(?![,\s]*(?:ngày\s*)?\d{{1,2}}(?:\s*[/.-]\s*\d|{_ORD}\s+(?:of\s+)?(?:{_MONTHS}|tháng|{_VI_RU_MONTHS}))"
+    rf"|[,\s]+{_MONTHS}\s+\d)"
+)
 
 # Words that mark a date as a deadline ("trước thứ sáu", "by Friday"); such mentions win over others.
 _CUE_RE = re.compile(
     r"(?:trước|hạn(?:\s+chót)?|chậm\s+nhất|muộn\s+nhất|đến|tới|hết|by|before|due(?:\s+on|\s+by)?|deadline:?"
-    r"|until|till|no\s+later\s+than)\s*(?:ngày\s*)?$"
+    r"|within|trong(?:\s+vòng|\s+khoảng)?|в\s+течение"
+    rf"|until|till|no\s+later\s+than|до|срок:?|не\s+позднее|не\s+позже)\s*(?:{_WD_LABEL},?\s*)?(?:ngày\s*)?$"
 )
 
 
@@ -70,8 +150,8 @@ def parse_due_date(text: str, reference: date | None) -> date | None:
     if _DIGIT_RE.search(norm):
         present.add(DIGIT[0])
     found: list[_Mention] = []
-    for rule in _RULES:
-        if present.isdisjoint(rule.needles):
+    for rule, needles in zip(_RULES, _NEEDLE_SETS, strict=True):
+        if present.isdisjoint(needles):
             continue  # the rule's words are not in the text: it cannot match
         pattern, resolver = rule.pattern, rule.resolve
         for m in pattern.finditer(norm):
@@ -193,6 +273,26 @@ def _end_of_named_month(m: re.Match[str], ref: date) -> date | None:
     return _month_end(year, month)
 
 
+def _after_offset(m: re.Match[str], ref: date) -> date:
+    """``ref`` moved by each amount in the phrase ("1 year 2 months", "недели": no count is one); a month
+    step keeps the day, or the month's last when it is shorter."""
+    days = months = 0
+    for amount in _AMOUNT_RE.finditer(m.group(0)):
+        count = _count(amount.group("n")) if amount.group("n") else 1
+        unit = _UNITS[amount.group("unit")]
+        days += count * _UNIT_DAYS.get(unit, 0)
+        months += count * _UNIT_MONTHS.get(unit, 0)
+    year, month = _shift_month(ref, months)
+    return date(year, month, min(ref.day, calendar.monthrange(year, month)[1])) + timedelta(days=days)
+
+
+@lru_cache(maxsize=256)
+def _count(token: str) -> int:
+    if token.isdigit():
+        return int(token)
+    return next(value for pattern, value in _NUMBER_WORDS if re.fullmatch(pattern, token))
+
+
 def _absolute(m: re.Match[str], ref: date | None) -> date | None:
     """Hand a located date substring to dateparser (day-first, future-preferring, relative to ``ref``)."""
     raw = m.group("d")
@@ -208,7 +308,11 @@ def _absolute(m: re.Match[str], ref: date | None) -> date | None:
 
 @lru_cache(maxsize=4096)
 def _parsed(raw: str, ref: date | None) -> date | None:
-    """dateparser's reading of a located date (about 2 ms a call; the same date string recurs across clauses)."""
+    """dateparser's reading of a located date (about 2 ms a call; the same date string recurs across clauses).
+
+    A date without a year is the first one on or after ``ref``: dateparser prefers dates strictly after its base,
+    so the base is the day before (a deadline written on its own day stays that day).
+    """
     settings: dict[str, Any] = {
         "PREFER_DATES_FROM": "future",
         "DATE_ORDER": "DMY",
@@ -216,8 +320,9 @@ def _parsed(raw: str, ref: date | None) -> date | None:
         "PARSERS": ["absolute-time"],
     }
     if ref is not None:
-        settings["RELATIVE_BASE"] = datetime(ref.year, ref.month, ref.day)
-    parsed = dateparser.parse(raw, languages=["en", "vi"], settings=settings)
+        day_before = ref - timedelta(days=1)
+        settings["RELATIVE_BASE"] = datetime(day_before.year, day_before.month, day_before.day)
+    parsed = dateparser.parse(raw, languages=["en", "vi", "ru"], settings=settings)
     return parsed.date() if parsed is not None else None
 
 
@@ -240,7 +345,8 @@ _NUM_GUARD = r"(?<![\d.,/])"
 _RULES: tuple[_Rule, ...] = (
     # Vietnamese weekdays: "thứ X tuần sau|tới" is one mention, so it wins over plain "tuần sau".
     _Rule(_rule(r"(?:(?P<pre>trước|vào|đến|tới|hạn|hết|trong|sáng|trưa|chiều|tối)\s+)?(?P<d>thứ\s*(?P<wd>hai|ba|tư|năm|sáu|bảy|[2-7])"
-           r"|(?P<sun>chủ\s*nhật|cn))(?:\s+(?:của\s+)?tuần\s+(?P<which>sau|tới|này|nay))?"), _relative(_vi_weekday),
+           r"|(?P<sun>chủ\s*nhật|cn))(?:\s+(?:của\s+)?tuần\s+(?P<which>sau|tới|này|nay))?" + _NO_DATE_AFTER),
+     _relative(_vi_weekday),
      ("thứ", "chủ", "cn")),
     _Rule(_rule(r"(?:trong|cuối)\s+tuần\s+(?:sau|tới)"), _relative(lambda _m, ref: _next_week(ref, _FRIDAY)),
      ("tuần",)),
@@ -254,6 +360,9 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(_rule(r"cuối\s+tháng\s+(?:sau|tới)"), _month_end_of(1), ("tháng",)),
     _Rule(_rule(r"(?:đầu\s+)?tháng\s+(?:sau|tới)"), _month_start_of(1), ("tháng",)),
     _Rule(_rule(r"cuối\s+tháng\s+(?P<month>\d{1,2})"), _relative(_end_of_named_month), ("tháng",)),
+    # Russian day words, from dateparser's data.
+    _Rule(_rule("|".join(sorted(_RU_DAY_WORDS, key=len, reverse=True))),
+     _relative(lambda m, ref: ref + timedelta(days=_RU_DAY_WORDS[m.group(0)])), tuple(_RU_DAY_WORDS)),
     # English relative phrases.
     _Rule(_rule(r"day\s+after\s+tomorrow"), _offset(2), ("tomorrow",)),
     _Rule(_rule(r"tomorrow|tmrw?"), _offset(1), ("tomorrow", "tmr")),
@@ -266,17 +375,30 @@ _RULES: tuple[_Rule, ...] = (
     _Rule(_rule(r"end\s+of\s+(?:the\s+|this\s+)?month|eom"), _month_end_of(0), ("month", "eom")),
     _Rule(_rule(r"end\s+of\s+next\s+month"), _month_end_of(1), ("month",)),
     _Rule(_rule(r"next\s+month"), _month_start_of(1), ("month",)),
-    _Rule(_rule(rf"(?:(?P<mod>next|this|coming)\s+)?{_EN_WD_FULL}"), _relative(_en_weekday), ("day",)),
-    _Rule(_rule(rf"(?:(?P<mod>next|this|coming)|by|on|before|until|till|due)\s+(?P<d>{_EN_WD_ABBR})"),
+    _Rule(_rule(rf"(?:(?P<mod>next|this|coming)\s+)?{_EN_WD_FULL}{_NO_DATE_AFTER}"), _relative(_en_weekday), ("day",)),
+    _Rule(_rule(rf"(?:(?P<mod>next|this|coming)|by|on|before|until|till|due)\s+(?P<d>{_EN_WD_ABBR}){_NO_DATE_AFTER}"),
      _relative(_en_weekday), ("mon", "tue", "wed", "thu", "fri", "sat", "sun")),
+    # Offsets: "in 3 days", "within two weeks", "trong 3 ngày", "sau 2 tuần"; "4 days from now", "3 ngày nữa";
+    # Russian "через 3 дня", "в течение недели" (a bare unit counts one). A date after the unit ("sau 15 tháng 12")
+    # makes it a date, not an offset.
+    _Rule(_rule(rf"(?:within|in|after|trong(?:\s+vòng|\s+khoảng)?|sau)\s+(?P<d>(?:about\s+|the\s+next\s+)?"
+                rf"{_AMOUNTS}(?:'s?\s+time|\s+time|\s+nữa|\s+tới)?)(?!\s*\d)"), _relative(_after_offset),
+     tuple(_UNITS)),
+    _Rule(_rule(rf"{_AMOUNTS}\s+(?:from\s+now|later|nữa|tới|sau)(?!\s*\d)"), _relative(_after_offset),
+     ("now", "later", "nữa", "tới", "sau")),
+    _Rule(_rule(rf"(?:через|спустя|в\s+течение)\s+(?P<d>{_AMOUNTS}|{_UNIT})"), _relative(_after_offset),
+     ("через", "спустя", "течение")),
     # Absolute dates: located here, parsed by dateparser.
     _Rule(re.compile(rf"{_NUM_GUARD}(?P<d>(?P<day>\d{{1,2}})\s*(?P<sep>[/.-])\s*(?P<month>\d{{1,2}})\s*(?P=sep)\s*"
                 rf"(?P<year>\d{{4}}|\d{{2}}))(?![\d.,/]?\d)"), _absolute, DIGIT),
     # Day/month without a year only after a date word, so "1/2 lô hàng" stays a fraction.
-    _Rule(re.compile(rf"(?<!\w)(?:ngày|trước|hạn|by|before|on|due|until|till|đến|tới|deadline:?)\s+(?:ngày\s+)?"
+    _Rule(re.compile(rf"(?<!\w)(?:(?:ngày|trước|hạn|by|before|on|due|until|till|đến|tới|deadline:?)\s+"
+                rf"(?:{_WD_LABEL},?\s+)?|{_WD_LABEL},?\s+)(?:ngày\s+)?"
                 rf"{_NUM_GUARD}(?P<d>(?P<day>\d{{1,2}})/(?P<month>\d{{1,2}}))(?![\d/])"), _absolute, DIGIT),
     _Rule(re.compile(r"(?<!\w)(?P<d>(?:ngày\s+)?(?P<day>\d{1,2})\s+tháng\s+(?P<month>\d{1,2})"
-                r"(?:\s*(?:năm|,)\s*(?P<year>\d{4}))?)(?!\w)"), _absolute, DIGIT),
+                r"(?:(?:\s*(?:năm|,)\s*|\s+)(?P<year>\d{4}))?)(?!\w)"), _absolute, DIGIT),
+    _Rule(re.compile(rf"(?<!\w)(?P<d>(?P<day>\d{{1,2}})\s+(?:{_VI_RU_MONTHS})(?:\s*(?:năm|,|\s+в)?\s*(?P<year>\d{{4}}))?)(?!\w)"),
+     _absolute, tuple({name.split()[0] for name in _VI_RU_MONTH_NAMES})),
     _Rule(re.compile(rf"{_NUM_GUARD}(?P<d>(?P<year>\d{{4}})-(?P<month>\d{{1,2}})-(?P<day>\d{{1,2}}))(?![\d.,/]?\d)"),
      _absolute, DIGIT),
     _Rule(re.compile(rf"(?<!\w)(?P<d>{_MONTHS}\s+(?P<day>\d{{1,2}}){_ORD}(?:,?\s+(?P<year>\d{{4}}))?)(?![\w:])"),
@@ -285,3 +407,5 @@ _RULES: tuple[_Rule, ...] = (
      _absolute, DIGIT),
 )  # fmt: skip
 _RULE_WORDS = LiteralScan(word for rule in _RULES for word in rule.needles if rule.needles != DIGIT)
+# As sets, so the per-text test walks the few words present, not a rule's every word (an offset rule has dozens).
+_NEEDLE_SETS = tuple(frozenset(rule.needles) for rule in _RULES)
