@@ -29,10 +29,15 @@ def settings(tmp_path: Path, inbox: Path, prompts: Path) -> Settings:
     return Settings(warehouse=tmp_path / "warehouse.duckdb", inbox=inbox, prompts_dir=prompts)
 
 
+def with_front_matter(text: str, lines: str) -> str:
+    """A prompt file's text with `lines` added to its front matter, right after `document_kinds`."""
+    head, sep, rest = text.partition("\ndocument_kinds:")
+    line, newline, tail = rest.partition("\n")
+    return f"{head}{sep}{line}{newline}{lines}{tail}"
+
+
 def read_every_document(prompt_file: Path) -> None:
     """Make a schema read every document of its kinds (`applies_to.paths: ["*"]`), whatever its folder or gate:
     for tests whose point is that every document goes through the model path."""
     text = prompt_file.read_text(encoding="utf-8")
-    head, sep, rest = text.partition("\ndocument_kinds:")
-    line, newline, tail = rest.partition("\n")
-    prompt_file.write_text(f'{head}{sep}{line}{newline}applies_to:\n  paths: ["*"]\n{tail}', encoding="utf-8")
+    prompt_file.write_text(with_front_matter(text, 'applies_to:\n  paths: ["*"]\n'), encoding="utf-8")

@@ -9,6 +9,7 @@ from extraction_assets.lib.review import corrections
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import open_warehouse, rows_as_dicts, warehouse_summary
 from extraction_assets.runner import run_pipeline
+from tests.conftest import with_front_matter
 
 RECEIPT, PULSE = "receipt@v1", "pulse@v1"
 
@@ -28,12 +29,6 @@ def _items(settings: Settings, schema: str) -> list[dict]:
             "SELECT item_id, doc_id, status, extracted_by FROM extracted_items WHERE schema_version = ? ORDER BY 1",
             [schema],
         )
-
-
-def _with_rules(text: str, rules: str) -> str:
-    head, sep, rest = text.partition("\ndocument_kinds:")
-    line, newline, tail = rest.partition("\n")
-    return f"{head}{sep}{line}{newline}{rules}{tail}"
 
 
 def test_a_changed_rule_reroutes_its_schema_only_and_keeps_what_a_person_owns(settings: Settings) -> None:
@@ -59,7 +54,9 @@ def test_a_changed_rule_reroutes_its_schema_only_and_keeps_what_a_person_owns(se
 
     prompt = settings.prompts_dir / "receipt" / "v1.md"
     original = prompt.read_text(encoding="utf-8")
-    prompt.write_text(_with_rules(original, 'applies_to:\n  paths: ["nowhere/*"]\n'), encoding="utf-8")  # reads nothing
+    prompt.write_text(
+        with_front_matter(original, 'applies_to:\n  paths: ["nowhere/*"]\n'), encoding="utf-8"
+    )  # reads nothing
     assert all(s.success for s in run_pipeline(settings, schema_keys=[RECEIPT, PULSE], instance=instance))
     assert not any(is_taken for is_taken, _ in _decisions(settings, RECEIPT).values())
     kept = _items(settings, RECEIPT)

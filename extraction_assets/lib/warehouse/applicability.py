@@ -12,7 +12,7 @@ import duckdb
 
 from extraction_assets.lib.models import Document
 from extraction_assets.lib.warehouse.connection import insert_rows, now, transaction
-from extraction_assets.lib.warehouse.extraction import MACHINE_OWNED_STATUSES
+from extraction_assets.lib.warehouse.extraction import MACHINE_OWNED_STATUSES, delete_items
 
 
 def documents_to_route(
@@ -80,8 +80,7 @@ def write_decisions(
                 [schema_version, dropped, list(MACHINE_OWNED_STATUSES)],
             ).fetchall()
         ]
-        for table in ("evidence", "review_queue", "extracted_items"):
-            con.execute(f"DELETE FROM {table} WHERE item_id IN (SELECT unnest(?))", [removed])
+        delete_items(con, removed)
         for table in ("extraction_status", "document_routing"):
             con.execute(
                 f"DELETE FROM {table} WHERE schema_version = ? AND doc_id IN (SELECT unnest(?))",

@@ -128,9 +128,7 @@ def write_extraction_batch(
         }
         created = {r["item_id"]: r["created_at"] for r in existing}
         replaced = [r["item_id"] for r in existing if r["item_id"] not in protected]
-        if replaced:
-            for table in ("evidence", "review_queue", "extracted_items"):
-                con.execute(f"DELETE FROM {table} WHERE item_id IN (SELECT unnest(?))", [replaced])
+        delete_items(con, replaced)
         stored = [item for item in items if item.item_id not in protected]
         insert_rows(
             con, "extracted_items", [_item_row(item, created.get(item.item_id, stamp), stamp) for item in stored]
@@ -173,6 +171,13 @@ def write_extraction_batch(
         "stale_removed": len(set(replaced) - new_ids),
         "routed": routed,
     }
+
+
+def delete_items(con: duckdb.DuckDBPyConnection, item_ids: Sequence[str]) -> None:
+    """Remove items with their evidence and queue rows (inside the caller's transaction)."""
+    if item_ids:
+        for table in ("evidence", "review_queue", "extracted_items"):
+            con.execute(f"DELETE FROM {table} WHERE item_id IN (SELECT unnest(?))", [list(item_ids)])
 
 
 def _write_routing(
