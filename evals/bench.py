@@ -13,6 +13,7 @@ import resource
 import shutil
 import tempfile
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 
@@ -120,16 +121,27 @@ BENCHES: dict[str, Callable[[], Figures]] = {
 }
 
 
+def run_groups(names: list[str], console: Console) -> tuple[dict[str, Figures], list[str]]:
+    """Every group runs even when one before it fails: its traceback is printed and it is named at the end."""
+    results: dict[str, Figures] = {}
+    failed: list[str] = []
+    for name in names:
+        console.print(f"running [bold]{name}[/] ...")
+        try:
+            results[name] = BENCHES[name]()
+        except Exception:  # a group's failure is reported, and the other groups still measure
+            console.print(f"[bold red]{name} failed[/]\n{traceback.format_exc()}")
+            failed.append(name)
+    return results, failed
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--out", type=Path, default=Path(".data/bench/results.json"))
     parser.add_argument("--only", action="append", choices=sorted(BENCHES), help="run only this group")
     args = parser.parse_args(argv)
     console = Console()
-    results: dict[str, Figures] = {}
-    for name in args.only or list(BENCHES):
-        console.print(f"running [bold]{name}[/] ...")
-        results[name] = BENCHES[name]()
+    results, failed = run_groups(args.only or list(BENCHES), console)
     table = Table(title="benchmarks")
     for column in ("group", "figure", "value"):
         table.add_column(column)
@@ -142,7 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     existing.update(results)
     args.out.write_text(json.dumps(existing, indent=2, ensure_ascii=False) + "\n")
     console.print(f"written to {args.out}")
-    return 0
+    if failed:
+        console.print(f"[bold red]failed groups[/]: {', '.join(failed)}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

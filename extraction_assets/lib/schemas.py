@@ -102,6 +102,9 @@ class SchemaVersion(BaseModel):
     document_kinds: list[DocumentKind] = Field(default_factory=lambda: list(ALL_KINDS))
     applies_to: Applicability = Applicability()
     max_items: int = Field(default=10, ge=1, le=1000)
+    max_input_chars: int = Field(default=12_000, ge=500)  # a longer document goes to the model in chunks
+    chunk_overlap_chars: int = Field(default=400, ge=0)  # text two neighbouring chunks share
+    extraction_passes: int = Field(default=1, ge=1, le=5)  # later passes re-ask for what was missed
     heuristic_band: ConfidenceBand = ConfidenceBand(low=0.60, high=0.80)
     model_band: ConfidenceBand = ConfidenceBand(low=0.85, high=0.90)
     fields: list[FieldSpec]
@@ -126,6 +129,10 @@ class SchemaVersion(BaseModel):
             raise ValueError(f"duplicate field names in {names}")
         if not names:
             raise ValueError("a schema needs at least one field")
+        if self.chunk_overlap_chars * 4 > self.max_input_chars:
+            raise ValueError(
+                f"chunk_overlap_chars {self.chunk_overlap_chars} must be at most a quarter of max_input_chars"
+            )
         return self
 
     @property

@@ -8,6 +8,10 @@
 - `classify_then_extract`: one classification call, then one record call per module; a
   failed classification fails the document (it is retried next run); a failed module call falls back
   to the pack's record for that module.
+A document longer than the schema's `max_input_chars` is asked about chunk by chunk (`chunking.py`, merged by
+`chunk_merge.py`); a failed chunk is asked once more before the mode's fallback applies to the whole document,
+so a document is never stored half-read. `extraction_passes` > 1 asks each chunk again with what was found so
+far, for what was missed; every pass is its own cached request.
 Without a configured model every mode runs the pack, counted as `heuristic` (the offline path); with the kill
 switch (`EXTRACTION_LLM_DISABLED`) on, the pack runs too, counted as `disabled` (the model was turned off).
 """
@@ -15,12 +19,15 @@ switch (`EXTRACTION_LLM_DISABLED`) on, the pack runs too, counted as `disabled` 
 from __future__ import annotations
 
 import functools
+import json
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from extraction_assets.lib.extraction.chunk_merge import merge_chunk_candidates
+from extraction_assets.lib.extraction.chunking import Chunk, chunk_input, split_chunks
 from extraction_assets.lib.extraction.extractors import ExtractorRun, HeuristicExtractor
 from extraction_assets.lib.llm.client import CallStats, LLMClient, LLMError
 from extraction_assets.lib.llm.prompting import build_messages
@@ -35,6 +42,8 @@ from extraction_assets.lib.models import CandidateItem, ExtractionInput
 from extraction_assets.lib.schemas import SchemaVersion
 
 DEFAULT_MODEL_THRESHOLD = 0.70
+CHUNK_RETRIES = 1  # a chunk that failed is asked again this many times: losing it loses the whole document
+MAX_FOUND_IN_PROMPT = 40  # items of earlier passes listed in a later pass's request
 T = TypeVar("T", bound=BaseModel)
 
 
@@ -163,13 +172,52 @@ class OrchestratedExtractor:
         tags = {"schema_version": schema.key, "doc_id": doc.doc_id}
         return self.client.complete(messages, output, tags, mode=schema.llm_mode)
 
-    def _model_candidates(self, doc: ExtractionInput, schema: SchemaVersion, stats: dict[str, float]):
+    def _model_candidates(
+        self, doc: ExtractionInput, schema: SchemaVersion, stats: dict[str, float]
+    ) -> list[CandidateItem]:
+        """Every chunk, every pass; a short document in one pass is exactly one request, as before chunks."""
         output = response_model(schema)
-        parsed, call = self._ask(doc, schema, output)
-        _add(stats, call)
-        if schema.shape == "fields":
-            return candidates_from_fields(schema, parsed)
-        return candidates_from_items(schema, parsed)
+        chunks = split_chunks(doc.text, schema.max_input_chars, schema.chunk_overlap_chars)
+        stats["chunks"] = stats.get("chunks", 0) + len(chunks)
+        answers: list[tuple[Chunk, list[CandidateItem]]] = []
+        for chunk in chunks:
+            part = chunk_input(doc, chunk)
+            found: list[CandidateItem] = []
+            for number in range(1, schema.extraction_passes + 1):
+                task = _task(schema, chunk, number, found)
+                parsed, call = self._ask_chunk(
+                    part, schema, output, task, retries=CHUNK_RETRIES if len(chunks) > 1 else 0, stats=stats
+                )
+                _add(stats, call)
+                found += (
+                    candidates_from_fields(schema, parsed)
+                    if schema.shape == "fields"
+                    else candidates_from_items(schema, parsed)
+                )
+            answers.append((chunk, found))
+        if len(chunks) == 1 and schema.extraction_passes == 1:
+            return answers[0][1]
+        return merge_chunk_candidates(schema, answers)
+
+    def _ask_chunk(
+        self,
+        part: ExtractionInput,
+        schema: SchemaVersion,
+        output: type[T],
+        task: str | None,
+        retries: int,
+        stats: dict[str, float],
+    ) -> tuple[T, CallStats]:
+        """One chunk's request, asked again after a failure; what failed attempts cost is counted too."""
+        for attempt in range(retries + 1):
+            try:
+                return self._ask(part, schema, output, task)
+            except LLMError as exc:
+                if attempt == retries:
+                    raise
+                _add(stats, exc.stats)
+                stats["chunk_retries"] = stats.get("chunk_retries", 0) + 1
+        raise AssertionError("unreachable")
 
     def _heuristic_first(
         self, doc: ExtractionInput, schema: SchemaVersion, pack: ExtractorRun, version: str, stats: dict[str, float]
@@ -218,3 +266,22 @@ class OrchestratedExtractor:
             candidates.append(candidate_from_record(module, record, doc.record_key(module)))
         run = self._run(candidates, version, "fallback_used" if fell_back else "model", stats)
         return run.model_copy(update={"error": "; ".join(fell_back) or None})
+
+
+def _task(schema: SchemaVersion, chunk: Chunk, number: int, found: list[CandidateItem]) -> str | None:
+    """The request's first line: None (the default task) for a whole document's first pass, so its cache
+    entries stay those of before chunks; else which part this is, and in later passes what was found."""
+    if chunk.count == 1 and number == 1:
+        return None
+    task = f"Extract {schema.schema_name} data."
+    if chunk.count > 1:
+        task += f" This is part {chunk.index + 1} of {chunk.count} of a long document: extract what this part says."
+    if number > 1:
+        listed = [
+            {"item_type": c.item_type, "evidence_span": c.evidence_span[:200]} for c in found[:MAX_FOUND_IN_PROMPT]
+        ]
+        task += (
+            f" Pass {number}: these were found already: {json.dumps(listed, ensure_ascii=False)}."
+            " Extract only what they miss."
+        )
+    return task

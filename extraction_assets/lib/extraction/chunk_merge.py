@@ -1,0 +1,71 @@
+"""One document's answer from its chunks' answers: the best grounded value per field, items once each.
+
+Every candidate gets a `span_hint` in the whole scrubbed text (its chunk's offset plus where its quote sits
+in the chunk), so grounding finds the occurrence the chunk saw. Shape `fields`: the value whose quote grounds
+best in its chunk (exact before normalized before fuzzy), then the most confident, wins; the other chunks'
+quotes of the same value become further evidence; a different grounded value makes the field a
+contradiction (review, with both values and both quotes as evidence). Other shapes: a quote seen in two
+overlapping chunks is one item (by type and normalized quote); the item cap applies afterwards, in grounding.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+from extraction_assets.lib.extraction.chunking import Chunk
+from extraction_assets.lib.extraction.grounding import ground
+from extraction_assets.lib.models import CandidateItem
+from extraction_assets.lib.schemas import SchemaVersion
+
+_SPACES = re.compile(r"\s+")
+_STRENGTH_RANK = {"strong": 3, "medium": 2, "weak": 1}
+
+
+def normalized(text: str) -> str:
+    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+
+
+def _value_key(value: dict[str, Any]) -> str:
+    inner = value.get("value", value)
+    return normalized(inner) if isinstance(inner, str) else json.dumps(inner, sort_keys=True, default=str)
+
+
+def _placed(chunk: Chunk, candidate: CandidateItem) -> tuple[CandidateItem, int]:
+    """The candidate with a hint into the whole text, and how well its quote grounds in its chunk (0: not at all)."""
+    located = ground(candidate.evidence_span, chunk.text) if candidate.evidence_span.strip() else None
+    offset = located.start if located else len(chunk.text) // 2
+    rank = _STRENGTH_RANK[located.strength] if located else 0
+    return candidate.model_copy(update={"span_hint": chunk.start + offset}), rank
+
+
+def merge_chunk_candidates(
+    schema: SchemaVersion, answers: Sequence[tuple[Chunk, Sequence[CandidateItem]]]
+) -> list[CandidateItem]:
+    placed = [(chunk.index, *_placed(chunk, c)) for chunk, found in answers for c in found]
+    if schema.shape == "fields":
+        return [_merge_field(name, placed) for name in dict.fromkeys(c.item_type for _, c, _ in placed)]
+    best: dict[tuple[str, str], CandidateItem] = {}
+    for _, candidate, _ in placed:
+        identity = (candidate.item_type, candidate.key or normalized(candidate.evidence_span))
+        if identity not in best or best[identity].confidence < candidate.confidence:
+            best[identity] = candidate
+    return list(best.values())
+
+
+def _merge_field(name: str, placed: list[tuple[int, CandidateItem, int]]) -> CandidateItem:
+    ranked = sorted((p for p in placed if p[1].item_type == name), key=lambda p: (-p[2], -p[1].confidence, p[0]))
+    index, winner, _ = ranked[0]
+    agreeing = [c for _, c, rank in ranked[1:] if rank and _value_key(c.value) == _value_key(winner.value)]
+    disagreeing = [(i, c) for i, c, rank in ranked[1:] if rank and _value_key(c.value) != _value_key(winner.value)]
+    spans = [c.evidence_span for c in agreeing] + [c.evidence_span for _, c in disagreeing]
+    update: dict[str, Any] = {"more_evidence": list(dict.fromkeys([*winner.more_evidence, *spans]))}
+    if disagreeing:
+        others = "; ".join(f"{c.value.get('value')!r} (part {i + 1})" for i, c in disagreeing)
+        update["contradiction"] = (
+            f"parts of the document disagree: {winner.value.get('value')!r} (part {index + 1}) vs {others}"
+        )
+    return winner.model_copy(update=update)

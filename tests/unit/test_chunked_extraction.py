@@ -1,0 +1,110 @@
+"""A long document through the model path: one request per chunk, raw offsets as before, retries, passes."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from extraction_assets.fake_llm import FakeLLMServer
+from extraction_assets.lib.extraction import OrchestratedExtractor, extract_document
+from extraction_assets.lib.extraction.chunking import split_chunks
+from extraction_assets.lib.llm import LLMClient, LLMSettings, document_from_messages
+from extraction_assets.lib.models import Document
+from extraction_assets.lib.pii import scrub_document
+from extraction_assets.lib.schemas import load_schema
+from extraction_assets.lib.settings import DEFAULT_PROMPTS
+
+CHUNKED = load_schema(DEFAULT_PROMPTS, "pulse@v1").model_copy(
+    update={"max_input_chars": 1500, "chunk_overlap_chars": 200, "max_items": 100}
+)
+
+
+def _long_document() -> Document:
+    paragraphs = [
+        f"Week {n} notes. Call dana{n}@acme.com about the order. "
+        f"I will send the revised quote {n} to the client by Friday. The supplier delay {n} is a risk for the launch."
+        for n in range(20)
+    ]
+    text = "\n\n".join(paragraphs) + "\n"
+    return Document(
+        doc_id=Document.make_id("acme", "text", text),
+        tenant_id="acme",
+        source_uri="acme/long.txt",
+        kind="text",
+        text=text,
+        doc_date=date(2026, 11, 25),
+    )
+
+
+@pytest.fixture
+def fake():
+    with FakeLLMServer() as server:
+        yield server
+
+
+def _extractor(fake: FakeLLMServer, **settings) -> OrchestratedExtractor:
+    config = {"base_url": fake.base_url, "model": "fake-model", "timeout_s": 5, "http_retries": 0, **settings}
+    return OrchestratedExtractor(LLMClient(LLMSettings(**config)))
+
+
+def test_each_chunk_is_one_request_and_evidence_is_in_raw_offsets(fake: FakeLLMServer) -> None:
+    doc = _long_document()
+    scrubbed = scrub_document(doc)
+    chunks = split_chunks(scrubbed.text, CHUNKED.max_input_chars, CHUNKED.chunk_overlap_chars)
+    assert len(chunks) >= 3
+    outcome = extract_document(doc, scrubbed, CHUNKED, _extractor(fake))
+    assert outcome.status == "processed" and outcome.outcome == "model"
+    assert len(fake.requests) == len(chunks) == outcome.stats["chunks"]
+    sent = [document_from_messages(r["messages"]) for r in fake.requests]
+    assert sent == [c.text for c in chunks]
+    assert all("@acme.com" not in text for text in sent)
+    assert outcome.items and all(i.extracted_by == "model" for i in outcome.items)
+    for item in outcome.items:
+        for ev in item.evidence:
+            assert doc.text[ev.char_start : ev.char_end] == ev.quote
+    assert len({i.item_id for i in outcome.items}) == len(outcome.items)
+    late = [i for i in outcome.items if "quote 19" in i.evidence[0].quote]
+    assert late, "an item of the last chunk is found, with offsets in the whole document"
+    capped = extract_document(doc, scrubbed, CHUNKED.model_copy(update={"max_items": 5}), _extractor(fake))
+    assert len(capped.items) == 5 and capped.capped == len(outcome.items) - 5, "the cap applies after the merge"
+
+
+def test_a_short_document_is_still_one_request_with_the_default_task(fake: FakeLLMServer) -> None:
+    doc = _long_document()
+    scrubbed = scrub_document(doc)
+    whole = CHUNKED.model_copy(update={"max_input_chars": 100_000})
+    extract_document(doc, scrubbed, whole, _extractor(fake))
+    assert len(fake.requests) == 1
+    assert fake.requests[0]["messages"][1]["content"].startswith("Extract pulse data.\n")
+
+
+def test_a_failed_chunk_is_asked_again(fake: FakeLLMServer) -> None:
+    fake.configure(server_error_every=3)  # requests 1, 4, 7, ... fail once
+    doc = _long_document()
+    outcome = extract_document(doc, scrub_document(doc), CHUNKED, _extractor(fake))
+    assert outcome.outcome == "model"
+    assert outcome.stats["chunk_retries"] >= 1
+    assert outcome.stats["calls"] == len(fake.requests)
+
+
+def test_a_chunk_that_keeps_failing_falls_back_for_the_whole_document(fake: FakeLLMServer) -> None:
+    doc = _long_document()
+    scrubbed = scrub_document(doc)
+    chunks = split_chunks(scrubbed.text, CHUNKED.max_input_chars, CHUNKED.chunk_overlap_chars)
+    fake.configure(server_error_every=1)
+    outcome = extract_document(doc, scrubbed, CHUNKED, _extractor(fake))
+    assert outcome.status == "processed" and outcome.outcome == "fallback_used"
+    assert outcome.items and all(i.extracted_by == "heuristic" for i in outcome.items), "never half model, half lost"
+    assert len(fake.requests) == 2 < len(chunks)  # the first chunk and its retry: the rest is not asked
+
+
+def test_a_second_pass_lists_what_was_found_and_adds_no_duplicate(fake: FakeLLMServer) -> None:
+    doc = _long_document()
+    scrubbed = scrub_document(doc)
+    one = extract_document(doc, scrubbed, CHUNKED, _extractor(fake))
+    first_calls = len(fake.requests)
+    two = extract_document(doc, scrubbed, CHUNKED.model_copy(update={"extraction_passes": 2}), _extractor(fake))
+    assert len(fake.requests) - first_calls == 2 * first_calls
+    assert "Pass 2: these were found already" in fake.requests[-1]["messages"][1]["content"]
+    assert sorted(i.item_id for i in two.items) == sorted(i.item_id for i in one.items)
