@@ -79,6 +79,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"{status} {step.name} in {step.seconds:.1f} s ({stages})"
             + (f" (failed checks: {', '.join(step.failed_checks)})" * bool(step.failed_checks))
         )
+        if line := _model_line(step.metadata.get("extracted_items", {})):
+            console.print(f"  {line}")
         ok = ok and step.success and not step.failed_checks
     _show_summary(settings.warehouse, args.json)
     console.print(f"took {time.perf_counter() - started:.1f} s")
@@ -86,6 +88,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         console.print("[yellow]interrupted:[/] what was committed stays; run again to continue")
         return 130
     return 0 if ok else 1
+
+
+def _model_line(figures: dict[str, Any]) -> str | None:
+    """What one extraction step spent on the model and left pending, for a run that called or deferred it."""
+    calls, pending = figures.get("model_calls", 0), figures.get("documents_pending", 0)
+    if not (calls or pending or figures.get("cache_hits", 0)):
+        return None
+    cost = figures.get("estimated_cost")
+    line = (
+        f"model: {calls} calls, {figures.get('cache_hits', 0)} cached, "
+        f"{figures.get('prompt_tokens', 0)} prompt + {figures.get('completion_tokens', 0)} completion tokens"
+        + (f", estimated cost {cost:.4f}" if isinstance(cost, float) else "")
+    )
+    return line + (f"; {pending} documents pending, the next run continues" if pending else "")
 
 
 def _show_summary(warehouse: Path, as_json: bool) -> None:

@@ -203,7 +203,7 @@ class ExtractionOutcome(BaseModel):
     doc_id: str
     tenant_id: str
     schema_version: str
-    status: Literal["processed", "failed"]
+    status: Literal["processed", "failed", "pending"]  # pending: not written, the next run extracts it
     extractor_version: str
     scrubber_version: str
     model: str | None = None

@@ -30,6 +30,10 @@ class Settings(BaseModel):
     llm_max_concurrency: int = 8
     llm_disabled: bool = False
     llm_refresh_cache: bool = False
+    llm_budget_tokens: int | None = None  # a run's cap on model tokens; the rest stays pending for the next run
+    llm_price_per_mtok_in: float | None = None  # the endpoint's prices, to report an estimated cost
+    llm_price_per_mtok_out: float | None = None
+    llm_batch: bool = False  # send uncached requests through the endpoint's Batch API
     pii_policy: Path | None = None  # tenant PII policy YAML; None = the one bundled in the package
     max_file_mb: float | None = None  # the largest inbox file read; None = the readers' default (8 MB)
 
@@ -53,6 +57,10 @@ class Settings(BaseModel):
             "llm_max_concurrency": pick("EXTRACTION_LLM_CONCURRENCY"),
             "llm_disabled": pick("EXTRACTION_LLM_DISABLED"),
             "llm_refresh_cache": pick("EXTRACTION_LLM_REFRESH_CACHE"),
+            "llm_budget_tokens": pick("EXTRACTION_LLM_BUDGET_TOKENS"),
+            "llm_price_per_mtok_in": pick("EXTRACTION_LLM_PRICE_PER_MTOK_IN"),
+            "llm_price_per_mtok_out": pick("EXTRACTION_LLM_PRICE_PER_MTOK_OUT"),
+            "llm_batch": pick("EXTRACTION_LLM_BATCH"),
             "pii_policy": pick("EXTRACTION_PII_POLICY"),
             "max_file_mb": pick("EXTRACTION_MAX_FILE_MB"),
         }

@@ -322,3 +322,38 @@ def test_invariants_hold_on_model_results(model_settings, fake, instance) -> Non
         assert invariants.quote_mismatches(con) == []
         assert invariants.confidence_out_of_band(con, schema) == []
         assert invariants.items_without_evidence(con) == []
+
+
+def test_a_budgeted_run_stops_and_the_next_completes_it_with_nothing_lost_or_twice(
+    model_settings, fake, instance
+) -> None:
+    """The budget allows about two requests: the rest stays pending (not failed), the next run finishes it."""
+    unbudgeted = _run(model_settings, _extractor(fake, llm_max_concurrency=1), instance)
+    docs = _documents(model_settings)
+    full_items, per_call = _items(model_settings), unbudgeted["prompt_tokens"] // docs
+    with open_warehouse(model_settings.warehouse) as con:  # a fresh partition: no status, no items, no cache
+        con.execute("DELETE FROM extraction_status; DELETE FROM llm_cache")
+        con.execute("DELETE FROM evidence; DELETE FROM review_queue; DELETE FROM extracted_items")
+    fake.requests.clear()
+    budget = {"llm_max_concurrency": 1, "llm_budget_tokens": per_call * 2}
+    first = _run(model_settings, _extractor(fake, **budget), instance)
+    assert 0 < first["model_calls"] < docs
+    assert first["documents_pending"] == docs - first["model_calls"]
+    assert first["outcomes"]["pending_budget"] == first["documents_pending"]
+    assert first["budget_tokens"] == per_call * 2
+    assert _status(model_settings) == {"processed": first["model_calls"]}, "pending documents are not failed"
+    second = _run(model_settings, _extractor(fake), instance)
+    assert second["model_calls"] == first["documents_pending"]
+    assert second["documents_pending"] == 0
+    assert len(fake.requests) == docs, "no document was asked twice"
+    assert _status(model_settings) == {"processed": docs}
+    assert [(i["item_id"], i["title"]) for i in _items(model_settings)] == [
+        (i["item_id"], i["title"]) for i in full_items
+    ]
+
+
+def test_a_run_reports_its_estimated_cost_at_the_configured_prices(model_settings, fake, instance) -> None:
+    meta = _run(model_settings, _extractor(fake, llm_price_per_mtok_in=2.0, llm_price_per_mtok_out=8.0), instance)
+    expected = (meta["prompt_tokens"] * 2.0 + meta["completion_tokens"] * 8.0) / 1_000_000
+    assert meta["estimated_cost"] == pytest.approx(expected, abs=1e-6)
+    assert _run(model_settings, _extractor(fake), instance)["run"] == "nothing to do"

@@ -21,6 +21,7 @@ from extraction_assets.lib.extraction import (
     extraction_input,
     rules_fingerprint,
 )
+from extraction_assets.lib.llm import estimated_cost
 from extraction_assets.lib.models import Document, ExtractionOutcome, ScrubbedDocument
 from extraction_assets.lib.reporting import markdown_table
 from extraction_assets.lib.review import RerunPreview, preview_rerun
@@ -138,7 +139,7 @@ def extracted_items_and_evidence(
             written = write_extraction_batch(
                 con,
                 schema.key,
-                outcomes,
+                [o for o in outcomes if o.status != "pending"],  # pending: nothing written, the next run extracts it
                 overwrite_protected=config.confirm_overwrite,
                 cache_entries=built.take_cache_entries(),
             )
@@ -166,7 +167,7 @@ def extracted_items_and_evidence(
         "needs_review_items": figures["needs_review_items"],
         "items_per_document": dg.MetadataValue.json(figures["items_per_document"]),
         "documents_not_read": figures["documents_not_taken"],
-        "documents_processed": len(pending) - totals["failed"],
+        "documents_processed": len(pending) - totals["failed"] - totals["pending"],
         "extractor_version": version,
         "model": built.model or "none (offline heuristic)",
         "items_by_type": dg.MetadataValue.json(figures["items_by_type"]),
@@ -181,7 +182,15 @@ def extracted_items_and_evidence(
     idle = not pending and not routed  # nothing new, changed or failed
     if idle:
         context.log.info(f"{schema.key}: nothing to do; the last run's figures stay the latest")
+    if totals["pending"]:
+        context.log.warning(
+            f"{schema.key}: {totals['pending']} documents left pending ({dict(tally.outcomes)}); the next run continues"
+        )
     this_run = {"run": "nothing to do"} if idle else run_figures(config, rerun, tally, routed, extract_seconds)
+    if not idle:
+        cost = estimated_cost(built.prices, totals["prompt_tokens"], totals["completion_tokens"])
+        this_run["estimated_cost"] = cost if cost is not None else "no prices configured"
+        this_run["budget_tokens"] = extractor.llm_budget_tokens or "no budget"
     yield dg.MaterializeResult(asset_key="extracted_items", metadata={**partition_figures, **this_run})
     yield dg.MaterializeResult(
         asset_key="grounded_evidence",
@@ -201,6 +210,9 @@ def run_figures(
     return {
         "routed_now": dg.MetadataValue.json(routed),
         "documents_failed": totals["failed"],
+        "documents_pending": totals["pending"],
+        "chunks": totals["chunks"],
+        "chunk_retries": totals["chunk_retries"],
         "items_proposed": totals["proposed"],
         "items_stored": totals["items"],
         "dropped_ungrounded": totals["dropped_ungrounded"],

@@ -56,6 +56,12 @@ def figure_rows(result: EvalResult) -> list[list[str]]:
         ["wall time", f"{result.wall_seconds:.1f} s"],
         ["model calls / cache hits", f"{result.model_calls} / {result.cache_hits}"],
         ["tokens (prompt / completion)", f"{result.prompt_tokens} / {result.completion_tokens}"],
+        ["estimated cost", "no prices configured" if result.estimated_cost is None else f"{result.estimated_cost:.4f}"],
+        ["chunks / documents pending (budget)", f"{result.chunks} / {result.documents_pending}"],
+        *(
+            [["micro recall per pass", " / ".join(fmt(r) for r in result.recall_per_pass)]]
+            * bool(result.recall_per_pass)
+        ),
     ]
 
 

@@ -32,6 +32,7 @@ from extraction_assets.lib.evaluation.registry import DatasetEntry
 from extraction_assets.lib.evaluation.scoring import DocumentScore, FieldOutcome, Mark, Prediction, score_document
 from extraction_assets.lib.extraction.extractors import Extractor
 from extraction_assets.lib.extraction.pipeline import extract_documents
+from extraction_assets.lib.llm.budget import estimated_cost
 from extraction_assets.lib.models import Document, ExtractionInput, ExtractionOutcome, Turn
 from extraction_assets.lib.pii.batch import scrub_document
 from extraction_assets.lib.pii.scrubber import SCRUBBER_VERSION, scrub
@@ -105,6 +106,10 @@ class EvalResult(BaseModel):
     cache_hits: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    estimated_cost: float | None = None  # at the endpoint's configured prices; None without prices
+    documents_pending: int = 0  # left unextracted by the token budget (their gold counts as missed)
+    chunks: int = 0  # model requests' chunks (a document longer than max_input_chars is several)
+    recall_per_pass: list[float | None] = Field(default_factory=list)  # micro recall after pass 1, 2, ...
     notes: list[str] = Field(default_factory=list)
     messages: list[str] = Field(default_factory=list)
     samples: list[DocumentSample] = Field(default_factory=list)
@@ -208,9 +213,11 @@ class _Tally:
         self.pairs: list[tuple[float, bool]] = []
         self.latencies: list[float] = []
         self.totals: dict[str, int] = dict.fromkeys(
-            ("documents", "failed", "invalid", "proposed", "stored", "dropped", "needs_review"), 0
+            ("documents", "failed", "pending", "invalid", "proposed", "stored", "dropped", "needs_review"), 0
         )
-        self.cost: dict[str, int] = dict.fromkeys(("calls", "cache_hits", "prompt_tokens", "completion_tokens"), 0)
+        self.cost: dict[str, int] = dict.fromkeys(
+            ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "chunks"), 0
+        )
         self.models: set[str] = set()
         self.messages: list[str] = []
         self.with_gold: list[DocumentSample] = []  # documents with gold spans are shown first
@@ -226,6 +233,7 @@ class _Tally:
         self.latencies.append(latency_ms)
         if outcome is not None:
             self.totals["failed"] += outcome.status == "failed"
+            self.totals["pending"] += outcome.status == "pending"
             self.totals["proposed"] += outcome.proposed
             self.totals["dropped"] += outcome.dropped
             self.totals["stored"] += sum(1 for i in outcome.items if i.evidence)
@@ -274,13 +282,50 @@ def run_eval(
     samples: int = 5,
     on_progress: Progress | None = None,
     cache: ModelCache | None = None,
+    per_pass: bool = True,
 ) -> EvalResult:
     """Score `path` (records in the gold format) under the entry's mapping.
 
     Item modes need the schema version and an extractor; `entity_spans` scores `pii.scrub` and needs
     neither (`schema_key` then names the version reported). Raises EvalConfigError when the pair
     cannot be scored (a missing file, a schema that does not read this kind of document).
+    A schema with `extraction_passes` > 1 is also scored with its first 1, 2, ... passes only
+    (`recall_per_pass`); those requests are the full run's first passes, answered from the cache.
     """
+    result = _run_eval(entry, path, schema, extractor, schema_key, limit, samples, on_progress, cache)
+    if not per_pass or schema is None or schema.extraction_passes == 1 or entry.mode == "entity_spans":
+        return result
+    earlier = [
+        run_eval(
+            entry,
+            path,
+            schema.model_copy(update={"extraction_passes": passes}),
+            extractor,
+            limit=limit,
+            samples=0,
+            cache=cache,
+            per_pass=False,
+        )
+        for passes in range(1, schema.extraction_passes)
+    ]
+    return result.model_copy(update={"recall_per_pass": [_micro_recall(r) for r in [*earlier, result]]})
+
+
+def _micro_recall(result: EvalResult) -> float | None:
+    return next((f.recall for f in result.fields if f.field == MICRO), None)
+
+
+def _run_eval(
+    entry: DatasetEntry,
+    path: Path,
+    schema: SchemaVersion | None,
+    extractor: Extractor | None,
+    schema_key: str | None,
+    limit: int | None,
+    samples: int,
+    on_progress: Progress | None,
+    cache: ModelCache | None,
+) -> EvalResult:
     if not path.is_file():
         raise EvalConfigError(f"{entry.name}: {path} does not exist")
     scrubber_only = entry.mode == "entity_spans"
@@ -378,6 +423,11 @@ def _result(
         cache_hits=tally.cost["cache_hits"],
         prompt_tokens=tally.cost["prompt_tokens"],
         completion_tokens=tally.cost["completion_tokens"],
+        estimated_cost=estimated_cost(
+            extractor.prices if extractor else None, tally.cost["prompt_tokens"], tally.cost["completion_tokens"]
+        ),
+        documents_pending=totals["pending"],
+        chunks=tally.cost["chunks"],
         notes=[NOTES[entry.mode]] if entry.mode in NOTES else [],
         messages=tally.messages,
         samples=(tally.with_gold + tally.without_gold)[:samples],

@@ -10,6 +10,7 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+from extraction_assets.lib.llm.budget import Prices
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
 from extraction_assets.lib.schemas import SchemaVersion
 
@@ -31,6 +32,7 @@ class ExtractorRun(BaseModel):
 class Extractor(Protocol):
     concurrency: int  # documents it can usefully work on at once (a model endpoint: many; CPU-bound: one)
     model: str | None  # the model it may call, None offline
+    prices: Prices | None  # the model's prices per million tokens, to estimate a run's cost
 
     def version(self, schema: SchemaVersion) -> str:
         """The configured pipeline version: a change makes every document of the partition pending again."""
@@ -52,6 +54,7 @@ class HeuristicExtractor:
 
     concurrency = 1
     model: str | None = None
+    prices: Prices | None = None
 
     def preload_cache(self, entries: dict[str, dict[str, Any]]) -> None:
         return None

@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from extraction_assets.lib.extraction.extractors import Extractor
 from extraction_assets.lib.extraction.orchestration import OrchestratedExtractor
+from extraction_assets.lib.llm.budget import Prices
 from extraction_assets.lib.llm.client import LLMClient, LLMSettings
 from extraction_assets.lib.llm.local_model import LOCAL_EXTRA_BODY, LOCAL_MAX_TOKENS, local_base_url
 from extraction_assets.lib.settings import Settings
@@ -29,6 +30,10 @@ class ExtractorChoice(BaseModel):
     llm_http_retries: int = 4
     refresh_cache: bool = False
     kill_switch: bool = False
+    llm_budget_tokens: int | None = None
+    llm_price_per_mtok_in: float | None = None
+    llm_price_per_mtok_out: float | None = None
+    llm_batch: bool = False
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ExtractorChoice:
@@ -42,7 +47,17 @@ class ExtractorChoice(BaseModel):
             llm_max_concurrency=settings.llm_max_concurrency,
             refresh_cache=settings.llm_refresh_cache,
             kill_switch=settings.llm_disabled,
+            llm_budget_tokens=settings.llm_budget_tokens,
+            llm_price_per_mtok_in=settings.llm_price_per_mtok_in,
+            llm_price_per_mtok_out=settings.llm_price_per_mtok_out,
+            llm_batch=settings.llm_batch,
         )
+
+    def prices(self) -> Prices | None:
+        """Both prices or none: a cost from half a price list would mislead."""
+        if self.llm_price_per_mtok_in is None or self.llm_price_per_mtok_out is None:
+            return None
+        return Prices(per_mtok_in=self.llm_price_per_mtok_in, per_mtok_out=self.llm_price_per_mtok_out)
 
     def llm_settings(self) -> LLMSettings | None:
         if self.llm_gguf:
@@ -57,6 +72,8 @@ class ExtractorChoice(BaseModel):
                 max_tokens=LOCAL_MAX_TOKENS,
                 extra_body=LOCAL_EXTRA_BODY,
                 refresh_cache=self.refresh_cache,
+                budget_tokens=self.llm_budget_tokens,
+                prices=self.prices(),
             )
         if not (self.llm_base_url and self.llm_model):
             return None
@@ -69,6 +86,8 @@ class ExtractorChoice(BaseModel):
             max_concurrency=self.llm_max_concurrency,
             http_retries=self.llm_http_retries,
             refresh_cache=self.refresh_cache,
+            budget_tokens=self.llm_budget_tokens,
+            prices=self.prices(),
         )
 
     def build(self) -> Extractor:

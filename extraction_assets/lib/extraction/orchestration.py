@@ -29,6 +29,7 @@ from pydantic import BaseModel
 from extraction_assets.lib.extraction.chunk_merge import merge_chunk_candidates
 from extraction_assets.lib.extraction.chunking import Chunk, chunk_input, split_chunks
 from extraction_assets.lib.extraction.extractors import ExtractorRun, HeuristicExtractor
+from extraction_assets.lib.llm.budget import Deferred, Prices
 from extraction_assets.lib.llm.client import CallStats, LLMClient, LLMError
 from extraction_assets.lib.llm.prompting import build_messages
 from extraction_assets.lib.llm.response_models import (
@@ -98,6 +99,7 @@ class OrchestratedExtractor:
         self.heuristic = HeuristicExtractor()
         self.concurrency = client.settings.max_concurrency if client else 1
         self.model = client.settings.model if client else None
+        self.prices: Prices | None = client.settings.prices if client else None
 
     def preload_cache(self, entries: dict[str, dict[str, Any]]) -> None:
         if self.client:
@@ -123,8 +125,17 @@ class OrchestratedExtractor:
         if not self._model_active(schema):
             outcome = "disabled" if self.kill_switch and schema.orchestration != "heuristic_only" else "heuristic"
             return pack().model_copy(update={"outcome": outcome})
-        version = self.version(schema)
         stats: dict[str, float] = {}
+        try:
+            return self._extract_with_model(doc, schema, pack, stats)
+        except Deferred as deferred:  # the document stays pending; what it cost so far is still counted
+            deferred.stats = stats
+            raise
+
+    def _extract_with_model(
+        self, doc: ExtractionInput, schema: SchemaVersion, pack: Callable[[], ExtractorRun], stats: dict[str, float]
+    ) -> ExtractorRun:
+        version = self.version(schema)
         if schema.orchestration == "heuristic_first":
             return self._heuristic_first(doc, schema, pack(), version, stats)
         if schema.orchestration == "classify_then_extract":
@@ -180,21 +191,29 @@ class OrchestratedExtractor:
         chunks = split_chunks(doc.text, schema.max_input_chars, schema.chunk_overlap_chars)
         stats["chunks"] = stats.get("chunks", 0) + len(chunks)
         answers: list[tuple[Chunk, list[CandidateItem]]] = []
+        waiting: Deferred | None = None
         for chunk in chunks:
             part = chunk_input(doc, chunk)
             found: list[CandidateItem] = []
-            for number in range(1, schema.extraction_passes + 1):
-                task = _task(schema, chunk, number, found)
-                parsed, call = self._ask_chunk(
-                    part, schema, output, task, retries=CHUNK_RETRIES if len(chunks) > 1 else 0, stats=stats
-                )
-                _add(stats, call)
-                found += (
-                    candidates_from_fields(schema, parsed)
-                    if schema.shape == "fields"
-                    else candidates_from_items(schema, parsed)
-                )
+            try:
+                for number in range(1, schema.extraction_passes + 1):
+                    task = _task(schema, chunk, number, found)
+                    parsed, call = self._ask_chunk(
+                        part, schema, output, task, retries=CHUNK_RETRIES if len(chunks) > 1 else 0, stats=stats
+                    )
+                    _add(stats, call)
+                    found += (
+                        candidates_from_fields(schema, parsed)
+                        if schema.shape == "fields"
+                        else candidates_from_items(schema, parsed)
+                    )
+            except Deferred as deferred:
+                if deferred.reason != "batch":
+                    raise
+                waiting = deferred  # every chunk's next request joins the same batch, not one batch per chunk
             answers.append((chunk, found))
+        if waiting is not None:
+            raise waiting
         if len(chunks) == 1 and schema.extraction_passes == 1:
             return answers[0][1]
         return merge_chunk_candidates(schema, answers)

@@ -19,6 +19,7 @@ from extraction_assets.lib.extraction.extractors import Extractor, ExtractorRun
 from extraction_assets.lib.extraction.grounding import ground, turn_for_span
 from extraction_assets.lib.extraction.review_rules import review_reasons
 from extraction_assets.lib.extraction.routing import route_document
+from extraction_assets.lib.llm.budget import Deferred
 from extraction_assets.lib.models import (
     EXTRACTOR_METADATA,
     CandidateItem,
@@ -236,7 +237,11 @@ def ground_candidates(
 def extract_document(
     doc: Document, scrubbed: ScrubbedDocument, schema: SchemaVersion, extractor: Extractor
 ) -> ExtractionOutcome:
-    """One document under one schema version; an extractor error marks it failed, never half-done."""
+    """One document under one schema version; an extractor error marks it failed, never half-done.
+
+    A model request the run may not send (budget spent, or waiting in a batch) leaves the document pending:
+    nothing of it is written but the answers it already obtained, which the next run reuses from the cache.
+    """
     base = {
         "doc_id": doc.doc_id,
         "tenant_id": doc.tenant_id,
@@ -248,6 +253,8 @@ def extract_document(
         run = extractor.extract(extraction_input(doc, scrubbed), schema)
         items, dropped, capped = ground_candidates(doc, scrubbed, schema, run)
         routing = route_document(schema, items)
+    except Deferred as deferred:
+        return ExtractionOutcome(**base, status="pending", outcome=f"pending_{deferred.reason}", stats=deferred.stats)
     except Exception as exc:  # one document's failure must not stop the batch
         reason = f"{type(exc).__name__}: {exc}"
         letter = DeadLetter(

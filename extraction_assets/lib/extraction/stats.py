@@ -1,5 +1,6 @@
-"""Counters a materialization reports: outcomes (model, fallback_used, failed, skipped, disabled), calls,
-cache hits, tokens and latency percentiles, so a user sees what a run cost and how often it fell back."""
+"""Counters a materialization reports: outcomes (model, fallback_used, failed, skipped, disabled, pending_budget,
+pending_batch), calls, cache hits, chunks, tokens (failed attempts and re-asks included) and latency percentiles,
+so a user sees what a run cost, how often it fell back and how much it left for the next run."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ class ExtractionTally:
             self.counts["dropped_ungrounded"] += outcome.dropped
             self.counts["capped"] += outcome.capped
             self.counts["failed"] += outcome.status == "failed"
-            for key in ("calls", "cache_hits", "prompt_tokens", "completion_tokens"):
+            self.counts["pending"] += outcome.status == "pending"
+            for key in ("calls", "cache_hits", "chunks", "chunk_retries", "prompt_tokens", "completion_tokens"):
                 self.counts[key] += int(outcome.stats.get(key, 0))
             if outcome.stats.get("calls"):
                 self.latencies_ms.append(float(outcome.stats.get("latency_ms", 0.0)))

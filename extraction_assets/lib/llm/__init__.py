@@ -1,5 +1,6 @@
 """The model path: an OpenAI-protocol client (instructor + openai), prompts, response models, a local model."""
 
+from extraction_assets.lib.llm.budget import Deferred, Prices, TokenBudget, estimated_cost
 from extraction_assets.lib.llm.client import CallStats, LLMClient, LLMError, LLMSettings, MemoryCache
 from extraction_assets.lib.llm.local_model import LOCAL_EXTRA_BODY, LOCAL_MAX_TOKENS, local_base_url
 from extraction_assets.lib.llm.prompting import boundary_tag, build_messages, defuse, document_from_messages
@@ -19,10 +20,13 @@ __all__ = [
     "LOCAL_EXTRA_BODY",
     "LOCAL_MAX_TOKENS",
     "CallStats",
+    "Deferred",
     "LLMClient",
     "LLMError",
     "LLMSettings",
     "MemoryCache",
+    "Prices",
+    "TokenBudget",
     "boundary_tag",
     "build_messages",
     "candidate_from_record",
@@ -31,6 +35,7 @@ __all__ = [
     "classification_model",
     "defuse",
     "document_from_messages",
+    "estimated_cost",
     "fields_model",
     "items_model",
     "local_base_url",

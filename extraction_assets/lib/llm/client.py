@@ -2,7 +2,8 @@
 
 Transport retries (429 with Retry-After, 5xx, timeouts) are the openai client's exponential backoff;
 validation retries are instructor's re-ask, which feeds the validation error back to the model.
-Every failure surfaces as `LLMError`, so orchestration can fall back instead of failing.
+Every failure surfaces as `LLMError`, so orchestration can fall back instead of failing. A request the run's
+token budget no longer allows raises `Deferred` before anything is sent (see `budget.py`).
 instructor and openai (about 1 s to import) load when the first client is built, not with the code location.
 """
 
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, Field
 
+from extraction_assets.lib.llm.budget import Prices, TokenBudget
 from extraction_assets.lib.llm.response_models import schema_json
 from extraction_assets.lib.schemas import LLMMode as Mode
 
@@ -50,6 +52,8 @@ class LLMSettings(BaseModel):
     max_tokens: int | None = Field(default=None, ge=16)  # a bound on each answer: small models can ramble
     extra_body: dict[str, Any] = Field(default_factory=dict)
     refresh_cache: bool = False
+    budget_tokens: int | None = Field(default=None, ge=0)  # a run's cap on prompt + completion tokens
+    prices: Prices | None = None  # to report an estimated cost
 
 
 class CallStats(BaseModel):
@@ -116,6 +120,7 @@ class LLMClient:
     def __init__(self, settings: LLMSettings, cache: MemoryCache | None = None) -> None:
         self.settings = settings
         self.cache = cache or MemoryCache()
+        self.budget = TokenBudget(settings.budget_tokens)
         import openai
 
         self._raw = openai.OpenAI(
@@ -155,6 +160,7 @@ class LLMClient:
                 return output.model_validate(hit["response"]["parsed"]), CallStats(cached=True)
             except (KeyError, ValueError):
                 pass  # an entry from another schema shape: ask the model again
+        self.budget.check()
         stats = CallStats()
         usage: list[Any] = []
 
@@ -180,8 +186,10 @@ class LLMClient:
             )
         except Exception as exc:  # provider, transport, JSON and validation errors alike
             _settle(stats, usage, started)
+            self.budget.spend(stats.prompt_tokens + stats.completion_tokens)
             raise LLMError(f"{type(exc).__name__}: {str(exc)[:500]}", stats) from exc
         _settle(stats, usage, started)
+        self.budget.spend(stats.prompt_tokens + stats.completion_tokens)
         self.cache.put(
             {
                 "request_hash": key,
