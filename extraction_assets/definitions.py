@@ -15,6 +15,7 @@ from extraction_assets.defs.automation import automation_sensor
 from extraction_assets.defs.evaluation.assets import eval_comparison, eval_report
 from extraction_assets.defs.extraction import checks as extraction_checks
 from extraction_assets.defs.extraction.assets import extracted_items_and_evidence
+from extraction_assets.defs.extraction.batches import llm_batch_sensor
 from extraction_assets.defs.ingest import checks as ingest_checks
 from extraction_assets.defs.ingest.assets import raw_documents, scrubbed_documents
 from extraction_assets.defs.jobs import extract_job, ingest_job
@@ -35,7 +36,7 @@ def build_definitions(settings: Settings | None = None) -> dg.Definitions:
         assets=ASSETS,
         asset_checks=CHECKS,
         jobs=[ingest_job, extract_job],
-        sensors=[schema_version_sensor, automation_sensor],
+        sensors=[schema_version_sensor, automation_sensor, llm_batch_sensor],
         schedules=[ingest_schedule, nightly_extract_schedule],
         resources=resources_from_settings(settings or Settings.from_env()),
         executor=dg.in_process_executor,

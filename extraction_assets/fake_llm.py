@@ -4,6 +4,10 @@ It answers chat completions by running the schema's own heuristic pack over the 
 request's boundary tags, shaped as the response schema asks, and on demand adds the faults a real
 endpoint shows: latency, 429 with Retry-After, 500, timeouts, invalid JSON, schema-violating JSON,
 invented evidence spans and echoed prompt-injection text. It records every request it receives.
+
+It also serves the Batch API (`POST /v1/files` with purpose `batch`, `POST /v1/batches`, `GET /v1/batches/<id>`,
+`GET /v1/files/<id>/content`): a batch stays `in_progress` for `batch_polls` retrievals, then completes, or
+expires (`batch_expire`: only the first half of its lines answered), with `batch_fail_line_every` lines failed.
 """
 
 from __future__ import annotations
@@ -16,6 +20,8 @@ import re
 import threading
 import time
 from datetime import date
+from email.parser import BytesParser
+from email.policy import default as email_policy
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -51,6 +57,9 @@ class Faults(BaseModel):
     echo_injection: bool = False
     fail_classification: bool = False
     confidence: float = 0.95
+    batch_polls: int = 1  # retrievals a batch answers `in_progress` before it finishes
+    batch_expire: bool = False
+    batch_fail_line_every: int = 0
 
 
 def _hit(every: int, index: int) -> bool:
@@ -162,6 +171,9 @@ class FakeLLMServer:
     def __init__(self, faults: Faults | None = None, prompts_dir: Path = DEFAULT_PROMPTS, port: int = 0) -> None:
         self.faults = faults or Faults()
         self.requests: list[dict[str, Any]] = []
+        self.batch_lines: list[dict[str, Any]] = []  # every line of every batch submitted (not in `requests`)
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
         self._responder = _Responder(prompts_dir)
         self._counter = itertools.count(1)
         self._lock = threading.Lock()
@@ -241,6 +253,89 @@ class FakeLLMServer:
         time.sleep(max(0.0, faults.latency_ms / 1000 - (time.monotonic() - started)))
         return 200, {}, completion
 
+    def upload(self, content: bytes, purpose: str, filename: str) -> dict[str, Any]:
+        with self._lock:
+            file_id = f"file-{len(self.files) + 1}"
+            self.files[file_id] = content
+        return {
+            "id": file_id,
+            "object": "file",
+            "bytes": len(content),
+            "created_at": int(time.time()),
+            "filename": filename,
+            "purpose": purpose,
+            "status": "processed",
+        }
+
+    def create_batch(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        content = self.files.get(body.get("input_file_id", ""))
+        if content is None:
+            return 404, {"error": {"message": "input file not found"}}
+        lines = [json.loads(line) for line in content.decode("utf-8").splitlines() if line.strip()]
+        with self._lock:
+            batch_id = f"batch_{len(self.batches) + 1}"
+            self.batch_lines += lines
+            self.batches[batch_id] = {
+                "id": batch_id,
+                "object": "batch",
+                "endpoint": body.get("endpoint", "/v1/chat/completions"),
+                "input_file_id": body["input_file_id"],
+                "completion_window": body.get("completion_window", "24h"),
+                "status": "in_progress",
+                "created_at": int(time.time()),
+                "output_file_id": None,
+                "error_file_id": None,
+                "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
+                "_lines": lines,
+                "_polls": 0,
+            }
+        return 200, self._public(batch_id)
+
+    def _public(self, batch_id: str) -> dict[str, Any]:
+        return {k: v for k, v in self.batches[batch_id].items() if not k.startswith("_")}
+
+    def retrieve_batch(self, batch_id: str) -> tuple[int, dict[str, Any]]:
+        batch = self.batches.get(batch_id)
+        if batch is None:
+            return 404, {"error": {"message": "batch not found"}}
+        batch["_polls"] += 1
+        if batch["status"] == "in_progress" and batch["_polls"] > self.faults.batch_polls:
+            self._finish(batch)
+        return 200, self._public(batch_id)
+
+    def _finish(self, batch: dict[str, Any]) -> None:
+        """Answer the batch's lines as the chat endpoint would; an expired batch answers its first half only."""
+        lines = batch["_lines"]
+        answered = lines[: len(lines) // 2] if self.faults.batch_expire else lines
+        output, errors = [], []
+        for index, line in enumerate(answered, start=1):
+            if _hit(self.faults.batch_fail_line_every, index):
+                errors.append(
+                    {
+                        "id": f"batch_req_{index}",
+                        "custom_id": line["custom_id"],
+                        "response": {"status_code": 500, "body": {"error": {"message": "internal error"}}},
+                        "error": {"code": "server_error", "message": "internal error"},
+                    }
+                )
+                continue
+            answer = self._responder.answer(line["body"].get("messages", []), self.faults)
+            completion = self._completion(line["body"], json.dumps(answer, ensure_ascii=False))
+            output.append(
+                {
+                    "id": f"batch_req_{index}",
+                    "custom_id": line["custom_id"],
+                    "response": {"status_code": 200, "request_id": f"req_{index}", "body": completion},
+                    "error": None,
+                }
+            )
+        for key, rows in (("output_file_id", output), ("error_file_id", errors)):
+            if rows:
+                data = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode("utf-8")
+                batch[key] = self.upload(data, "batch_output", f"{batch['id']}-{key}.jsonl")["id"]
+        batch["status"] = "expired" if self.faults.batch_expire else "completed"
+        batch["request_counts"] = {"total": len(lines), "completed": len(output), "failed": len(errors)}
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
 
@@ -261,8 +356,23 @@ class FakeLLMServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _send_bytes(self, data: bytes) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/octet-stream")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
             def do_GET(self) -> None:
-                if self.path.rstrip("/").endswith("/models"):
+                path = self.path.rstrip("/")
+                if (batch := re.fullmatch(r"/v1/batches/([\w-]+)", path)) is not None:
+                    self._send(*fake.retrieve_batch(batch.group(1)))
+                elif (content := re.fullmatch(r"/v1/files/([\w-]+)/content", path)) is not None:
+                    if content.group(1) in fake.files:
+                        self._send_bytes(fake.files[content.group(1)])
+                    else:
+                        self._send(404, {"error": {"message": "file not found"}})
+                elif path.endswith("/models"):
                     self._send(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
                 elif self.path == "/_requests":
                     self._send(200, fake.requests)
@@ -271,8 +381,12 @@ class FakeLLMServer:
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                if self.path.rstrip("/") == "/v1/files":
+                    self._send(200, self._upload(raw))
+                    return
                 try:
-                    body = json.loads(self.rfile.read(length) or b"{}")
+                    body = json.loads(raw or b"{}")
                 except json.JSONDecodeError:
                     self._send(400, {"error": {"message": "request body is not JSON"}})
                     return
@@ -280,11 +394,27 @@ class FakeLLMServer:
                     fake.configure(**body)
                     self._send(200, fake.faults.model_dump())
                     return
+                if self.path.rstrip("/") == "/v1/batches":
+                    status, payload = fake.create_batch(body)
+                    self._send(status, payload)
+                    return
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, {"error": {"message": "not found"}})
                     return
                 status, headers, payload = fake.handle(body)
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up (timeout)
                     self._send(status, payload, headers)
+
+            def _upload(self, raw: bytes) -> dict[str, Any]:
+                """A multipart upload (`file`, `purpose`), parsed with the standard library's MIME parser."""
+                head = f"Content-Type: {self.headers.get('Content-Type', '')}\r\n\r\n".encode()
+                message = BytesParser(policy=email_policy).parsebytes(head + raw)
+                fields: dict[str, Any] = {}
+                for part in message.iter_parts():
+                    name = part.get_param("name", header="content-disposition")
+                    fields[str(name)] = (part.get_filename(), part.get_payload(decode=True) or b"")
+                filename, content = fields.get("file", ("upload.jsonl", b""))
+                purpose = fields.get("purpose", (None, b""))[1].decode("utf-8")
+                return fake.upload(content, purpose, filename or "upload.jsonl")
 
         return Handler

@@ -357,3 +357,78 @@ def test_a_run_reports_its_estimated_cost_at_the_configured_prices(model_setting
     expected = (meta["prompt_tokens"] * 2.0 + meta["completion_tokens"] * 8.0) / 1_000_000
     assert meta["estimated_cost"] == pytest.approx(expected, abs=1e-6)
     assert _run(model_settings, _extractor(fake), instance)["run"] == "nothing to do"
+
+
+def _batch_rows(settings: Settings) -> list[dict]:
+    with open_warehouse(settings.warehouse) as con:
+        return rows_as_dicts(
+            con, "SELECT batch_id, status, request_count, answered, failed, ingested_at FROM llm_batches ORDER BY 1"
+        )
+
+
+def test_a_batch_backfill_fills_the_cache_and_a_rerun_makes_no_call(model_settings, fake, instance) -> None:
+    fake.configure(batch_polls=1)  # the first poll finds the batch in progress
+    batch = _extractor(fake, llm_batch=True)
+    submitted = _run(model_settings, batch, instance)
+    docs = _documents(model_settings)
+    assert fake.requests == [], "nothing goes to the chat endpoint in batch mode"
+    assert submitted["documents_pending"] == docs and submitted["outcomes"] == {"pending_batch": docs}
+    assert submitted["batch"]["batch_requests_submitted"] == docs == len(fake.batch_lines)
+    assert _status(model_settings) == {}, "documents waiting on a batch are pending, not failed"
+    waiting = _run(model_settings, batch, instance)  # the batch is still in progress: nothing is submitted twice
+    assert waiting["batch"] == {
+        "batches_in_progress": 1,
+        "batch_requests_submitted": 0,
+        "batch_requests_already_waiting": docs,
+    }
+    done = _run(model_settings, batch, instance)
+    assert done["batch"]["batches_completed"] == 1 and done["batch"]["batch_answers_stored"] == docs
+    assert done["outcomes"] == {"model": docs} and done["cache_hits"] == docs and done["model_calls"] == 0
+    assert _status(model_settings) == {"processed": docs}
+    assert [(r["status"], r["answered"], r["ingested_at"] is not None) for r in _batch_rows(model_settings)] == [
+        ("completed", docs, True)
+    ]
+    items = _items(model_settings)
+    assert items and {i["extracted_by"] for i in items} == {"model"}
+    _force_reextraction(model_settings)
+    again = _run(model_settings, batch, instance)
+    assert again["model_calls"] == 0 and again["cache_hits"] == docs
+    assert fake.requests == [] and len(fake.batch_lines) == docs, "the re-run made no call and no batch"
+    assert _items(model_settings) == items
+
+
+def test_an_expired_batch_and_failed_lines_are_asked_again_in_the_next_batch(model_settings, fake, instance) -> None:
+    fake.configure(batch_polls=0, batch_expire=True, batch_fail_line_every=2)
+    batch = _extractor(fake, llm_batch=True)
+    _run(model_settings, batch, instance)
+    docs = _documents(model_settings)
+    second = _run(model_settings, batch, instance)
+    answered = docs // 2 - (docs // 2 + 1) // 2  # the expired batch reached half its lines, every other one failed
+    assert second["batch"]["batches_expired"] == 1
+    assert second["batch"]["batch_answers_stored"] == answered
+    assert second["batch"]["batch_lines_failed"] == (docs // 2 + 1) // 2
+    assert second["batch"]["batch_requests_submitted"] == docs - answered
+    assert _status(model_settings) == {"processed": answered}
+    fake.configure(batch_expire=False, batch_fail_line_every=0)
+    third = _run(model_settings, batch, instance)
+    assert third["batch"]["batch_answers_stored"] == docs - answered
+    assert _status(model_settings) == {"processed": docs}
+    assert fake.requests == []
+
+
+def test_the_batch_sensor_starts_the_partition_when_its_batch_finished(model_settings, fake, instance) -> None:
+    from extraction_assets.defs.extraction.batches import llm_batch_sensor
+    from extraction_assets.defs.resources import WarehouseResource
+
+    fake.configure(batch_polls=1)
+    batch = _extractor(fake, llm_batch=True)
+    _run(model_settings, batch, instance)
+    resources = {"warehouse": WarehouseResource(path=str(model_settings.warehouse)), "extractor": batch}
+    in_progress = llm_batch_sensor(dg.build_sensor_context(instance=instance, resources=resources))
+    assert in_progress.run_requests == [] and "in progress" in (in_progress.skip_reason.skip_message or "")
+    finished = llm_batch_sensor(dg.build_sensor_context(instance=instance, resources=resources))
+    assert [r.partition_key for r in finished.run_requests] == [PULSE]
+    off = llm_batch_sensor(
+        dg.build_sensor_context(instance=instance, resources={**resources, "extractor": _extractor(fake)})
+    )
+    assert off.run_requests == []

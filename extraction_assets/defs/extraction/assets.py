@@ -1,7 +1,9 @@
 """Extraction, partitioned by schema version: items with their grounded evidence, one transaction per batch.
 
 It runs by itself after new scrubbed documents (an eager automation condition, while upstream blocking
-checks pass) and for a new schema version."""
+checks pass) and for a new schema version. In batch mode (`EXTRACTION_LLM_BATCH=1`) it first stores the answers
+of its partition's finished batches, then extracts what the cache answers, then submits what is missing as
+one batch (see `batches.py`); the documents waiting on a batch stay pending."""
 
 import time
 from collections import Counter
@@ -11,11 +13,13 @@ import dagster as dg
 from pydantic import Field
 
 from extraction_assets.defs.automation import AFTER_UPSTREAM
+from extraction_assets.defs.extraction.batches import store_finished_batches, submit_deferred
 from extraction_assets.defs.ingest.assets import scrubbed_documents
 from extraction_assets.defs.partitions import POOL, schema_for_partition, schema_versions
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
 from extraction_assets.lib.extraction import (
     ExtractionTally,
+    OrchestratedExtractor,
     decide,
     extract_stream,
     extraction_input,
@@ -114,6 +118,10 @@ def extracted_items_and_evidence(
     routed = route_documents(context, warehouse, schema, config.tenant)
     built = extractor.build()
     version = built.version(schema)
+    batching = built.client if extractor.llm_batch and isinstance(built, OrchestratedExtractor) else None
+    batch_figures: dict[str, int | str] = (
+        dict(store_finished_batches(warehouse, batching, schema.key)) if batching else {}
+    )
     with warehouse.connect() as con:
         pending = pending_extractions(
             con, schema.key, schema.document_kinds, version, tenant_id=config.tenant, force=config.force, routed=True
@@ -157,6 +165,9 @@ def extracted_items_and_evidence(
             finished = []
     if finished:
         commit(finished)
+    if batching:
+        batch_figures.update(submit_deferred(warehouse, batching, schema.key))
+        context.log.info(f"{schema.key}: batch backfill {batch_figures}")
     totals = tally.counts
     extract_seconds = round(time.perf_counter() - started, 3)
     with warehouse.connect() as con:
@@ -191,6 +202,8 @@ def extracted_items_and_evidence(
         cost = estimated_cost(built.prices, totals["prompt_tokens"], totals["completion_tokens"])
         this_run["estimated_cost"] = cost if cost is not None else "no prices configured"
         this_run["budget_tokens"] = extractor.llm_budget_tokens or "no budget"
+    if batch_figures:
+        this_run["batch"] = dg.MetadataValue.json(batch_figures)
     yield dg.MaterializeResult(asset_key="extracted_items", metadata={**partition_figures, **this_run})
     yield dg.MaterializeResult(
         asset_key="grounded_evidence",

@@ -88,6 +88,7 @@ class ExtractorChoice(BaseModel):
             refresh_cache=self.refresh_cache,
             budget_tokens=self.llm_budget_tokens,
             prices=self.prices(),
+            batch=self.llm_batch,
         )
 
     def build(self) -> Extractor:

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, Field
 
-from extraction_assets.lib.llm.budget import Prices, TokenBudget
+from extraction_assets.lib.llm.batch import BatchRequest
+from extraction_assets.lib.llm.budget import Deferred, Prices, TokenBudget
 from extraction_assets.lib.llm.response_models import schema_json
 from extraction_assets.lib.schemas import LLMMode as Mode
 
@@ -54,6 +55,7 @@ class LLMSettings(BaseModel):
     refresh_cache: bool = False
     budget_tokens: int | None = Field(default=None, ge=0)  # a run's cap on prompt + completion tokens
     prices: Prices | None = None  # to report an estimated cost
+    batch: bool = False  # uncached requests wait for a Batch API backfill instead of being sent (`batch.py`)
 
 
 class CallStats(BaseModel):
@@ -121,9 +123,10 @@ class LLMClient:
         self.settings = settings
         self.cache = cache or MemoryCache()
         self.budget = TokenBudget(settings.budget_tokens)
+        self.deferred: dict[str, BatchRequest] = {}  # batch mode: requests kept for the next batch
         import openai
 
-        self._raw = openai.OpenAI(
+        self.openai = openai.OpenAI(  # also the files and batches of batch backfills
             base_url=settings.base_url,
             api_key=settings.api_key,
             timeout=settings.timeout_s,
@@ -139,7 +142,7 @@ class LLMClient:
 
         with self._lock:
             if mode not in self._clients:
-                self._clients[mode] = instructor.from_openai(self._raw, mode=instructor.Mode[INSTRUCTOR_MODES[mode]])
+                self._clients[mode] = instructor.from_openai(self.openai, mode=instructor.Mode[INSTRUCTOR_MODES[mode]])
             return self._clients[mode]
 
     def complete(
@@ -158,8 +161,12 @@ class LLMClient:
         if not self.settings.refresh_cache and (hit := self.cache.get(key)) is not None:
             try:
                 return output.model_validate(hit["response"]["parsed"]), CallStats(cached=True)
-            except (KeyError, ValueError):
-                pass  # an entry from another schema shape: ask the model again
+            except (KeyError, ValueError) as exc:
+                if "batch_id" in hit.get("response", {}):  # asking again would get the same batch answer
+                    raise LLMError(f"the batch answer does not fit the schema: {str(exc)[:300]}") from exc
+                # an entry from another schema shape: ask the model again
+        if self.settings.batch:
+            self._defer(key, mode, messages, output, tags or {})
         self.budget.check()
         stats = CallStats()
         usage: list[Any] = []
@@ -204,6 +211,31 @@ class LLMClient:
             }
         )
         return parsed, stats
+
+    def _defer(
+        self, key: str, mode: Mode, messages: list[dict[str, str]], output: type[BaseModel], tags: dict[str, str]
+    ) -> None:
+        """Keep the request, with the body instructor would send, for the next batch; its document waits."""
+        import instructor
+        from instructor.processing.response import handle_response_model
+
+        _, kwargs = handle_response_model(
+            output, mode=instructor.Mode[INSTRUCTOR_MODES[mode]], messages=[dict(m) for m in messages]
+        )
+        body = {"model": self.settings.model, **kwargs, **self.settings.extra_body}
+        if self.settings.max_tokens:
+            body["max_tokens"] = self.settings.max_tokens
+        request = BatchRequest(
+            request_hash=key, model=self.settings.model, mode=mode, messages=messages, tags=tags, body=body
+        )
+        with self._lock:
+            self.deferred[key] = request
+        raise Deferred("batch")
+
+    def take_deferred(self) -> list[BatchRequest]:
+        with self._lock:
+            deferred, self.deferred = list(self.deferred.values()), {}
+            return deferred
 
 
 def _settle(stats: CallStats, usage: list[Any], started: float) -> None:

@@ -2,6 +2,14 @@
 report, invariants, summary."""
 
 from extraction_assets.lib.warehouse.applicability import documents_to_route, write_decisions
+from extraction_assets.lib.warehouse.batches import (
+    batch_requests,
+    open_batches,
+    record_batch,
+    store_batch_answers,
+    update_batch_status,
+    waiting_request_hashes,
+)
 from extraction_assets.lib.warehouse.connection import (
     batched,
     insert_rows,
@@ -40,6 +48,7 @@ from extraction_assets.lib.warehouse.summary import warehouse_summary
 __all__ = [
     "MACHINE_OWNED_STATUSES",
     "TABLES",
+    "batch_requests",
     "batched",
     "cache_entries_for",
     "documents_to_route",
@@ -55,20 +64,25 @@ __all__ = [
     "load_documents",
     "load_scrubbed",
     "now",
+    "open_batches",
     "open_warehouse",
     "pending_extractions",
     "rebuild_review_queue",
+    "record_batch",
     "record_dead_letters",
     "record_file_stamps",
     "requeue_items",
     "review_queue_figures",
     "row_count",
     "rows_as_dicts",
+    "store_batch_answers",
     "stored_sources",
     "table_counts",
     "tenant_ids",
     "transaction",
+    "update_batch_status",
     "upsert_scrubbed",
+    "waiting_request_hashes",
     "warehouse_summary",
     "write_decisions",
     "write_extraction_batch",

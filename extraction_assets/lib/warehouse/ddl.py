@@ -145,6 +145,20 @@ DDL: tuple[str, ...] = (
     )""",
     "ALTER TABLE llm_cache ADD COLUMN IF NOT EXISTS schema_version VARCHAR",
     "ALTER TABLE llm_cache ADD COLUMN IF NOT EXISTS doc_id VARCHAR",
+    """CREATE TABLE IF NOT EXISTS llm_batches (
+        batch_id VARCHAR PRIMARY KEY,
+        schema_version VARCHAR NOT NULL,
+        model VARCHAR NOT NULL,
+        status VARCHAR NOT NULL,
+        request_count INTEGER NOT NULL,
+        request_hashes JSON NOT NULL,
+        requests JSON NOT NULL,
+        answered INTEGER NOT NULL,
+        failed INTEGER NOT NULL,
+        submitted_at TIMESTAMP NOT NULL,
+        checked_at TIMESTAMP NOT NULL,
+        ingested_at TIMESTAMP
+    )""",
     """CREATE TABLE IF NOT EXISTS eval_runs (
         run_id VARCHAR PRIMARY KEY,
         dataset VARCHAR NOT NULL,
@@ -250,6 +264,7 @@ TABLES: tuple[str, ...] = (
     "audit_log",
     "audit_log_heads",
     "llm_cache",
+    "llm_batches",
     "eval_runs",
     "eval_metrics",
     "pii_vault",
