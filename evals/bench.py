@@ -21,6 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 from evals.bench_chaos_import import bench_chaos_import
+from evals.bench_chunks import bench_chunks
 from evals.bench_email import bench_email
 from evals.bench_eval import bench_eval
 from evals.bench_hostile import bench_hostile
@@ -110,6 +111,7 @@ def bench_foundation(copies: int = 40) -> Figures:
 BENCHES: dict[str, Callable[[], Figures]] = {
     "foundation": bench_foundation,
     "model_path": bench_model_path,
+    "chunks": bench_chunks,
     "pii": bench_pii,
     "eval": bench_eval,
     "email": bench_email,

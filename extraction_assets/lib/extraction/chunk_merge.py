@@ -29,7 +29,8 @@ def normalized(text: str) -> str:
     return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
 
 
-def _value_key(value: dict[str, Any]) -> str:
+def value_key(value: dict[str, Any]) -> str:
+    """A field value compared loosely: text by normalized form, anything else by its JSON."""
     inner = value.get("value", value)
     return normalized(inner) if isinstance(inner, str) else json.dumps(inner, sort_keys=True, default=str)
 
@@ -59,8 +60,8 @@ def merge_chunk_candidates(
 def _merge_field(name: str, placed: list[tuple[int, CandidateItem, int]]) -> CandidateItem:
     ranked = sorted((p for p in placed if p[1].item_type == name), key=lambda p: (-p[2], -p[1].confidence, p[0]))
     index, winner, _ = ranked[0]
-    agreeing = [c for _, c, rank in ranked[1:] if rank and _value_key(c.value) == _value_key(winner.value)]
-    disagreeing = [(i, c) for i, c, rank in ranked[1:] if rank and _value_key(c.value) != _value_key(winner.value)]
+    agreeing = [c for _, c, rank in ranked[1:] if rank and value_key(c.value) == value_key(winner.value)]
+    disagreeing = [(i, c) for i, c, rank in ranked[1:] if rank and value_key(c.value) != value_key(winner.value)]
     spans = [c.evidence_span for c in agreeing] + [c.evidence_span for _, c in disagreeing]
     update: dict[str, Any] = {"more_evidence": list(dict.fromkeys([*winner.more_evidence, *spans]))}
     if disagreeing:

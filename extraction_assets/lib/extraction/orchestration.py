@@ -8,6 +8,8 @@
 - `classify_then_extract`: one classification call, then one record call per module; a
   failed classification fails the document (it is retried next run); a failed module call falls back
   to the pack's record for that module.
+In `model_first` and `heuristic_first`, a field the pack and the model both answer is settled by their
+agreement (`agreement.py`).
 A document longer than the schema's `max_input_chars` is asked about chunk by chunk (`chunking.py`, merged by
 `chunk_merge.py`); a failed chunk is asked once more before the mode's fallback applies to the whole document,
 so a document is never stored half-read. `extraction_passes` > 1 asks each chunk again with what was found so
@@ -26,6 +28,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from extraction_assets.lib.extraction.agreement import with_agreement
 from extraction_assets.lib.extraction.chunk_merge import merge_chunk_candidates
 from extraction_assets.lib.extraction.chunking import Chunk, chunk_input, split_chunks
 from extraction_assets.lib.extraction.extractors import ExtractorRun, HeuristicExtractor
@@ -144,6 +147,8 @@ class OrchestratedExtractor:
             candidates = self._model_candidates(doc, schema, stats)
         except LLMError as exc:
             return self._kept_heuristic(pack(), version, "fallback_used", exc, stats)
+        if schema.shape == "fields":  # the pack is cheap: its answer is the model's second opinion
+            candidates = with_agreement(schema, candidates, pack().candidates, candidates)
         return self._run(candidates, version, "model", stats)
 
     def _kept_heuristic(
@@ -250,7 +255,8 @@ class OrchestratedExtractor:
             model = self._model_candidates(doc, schema, stats)
         except LLMError as exc:
             return self._kept_heuristic(pack, version, "failed", exc, stats)
-        return self._run(merge(schema, heuristic, model), version, "model", stats)
+        merged = with_agreement(schema, merge(schema, heuristic, model), heuristic, model)
+        return self._run(merged, version, "model", stats)
 
     def _classify_then_extract(
         self,

@@ -1,0 +1,58 @@
+"""Confidence from agreement: where the heuristic pack and the model both answer a field, their consistency
+says more about the value than the model's own score does.
+
+Agreement puts the model's value at the top of the model band, with the pack's quote as further evidence.
+Disagreement keeps the value the mode chose but sends it to review (rule `contradiction`) with both values
+named and both quotes stored as evidence. Shape `fields` only: items have no one value per field to compare.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from extraction_assets.lib.extraction.chunk_merge import value_key
+from extraction_assets.lib.models import CandidateItem
+from extraction_assets.lib.schemas import SchemaVersion
+
+
+def _best(candidates: Sequence[CandidateItem], field: str) -> CandidateItem | None:
+    return max((c for c in candidates if c.item_type == field), key=lambda c: c.confidence, default=None)
+
+
+def with_agreement(
+    schema: SchemaVersion,
+    chosen: Sequence[CandidateItem],
+    heuristic: Sequence[CandidateItem],
+    model: Sequence[CandidateItem],
+) -> list[CandidateItem]:
+    """`chosen` (one candidate per field) with each field both extractors answered settled by their agreement."""
+    if schema.shape != "fields":
+        return list(chosen)
+    settled = []
+    for candidate in chosen:
+        h, m = _best(heuristic, candidate.item_type), _best(model, candidate.item_type)
+        if h is None or m is None:
+            settled.append(candidate)
+        elif value_key(h.value) == value_key(m.value):
+            spans = dict.fromkeys([*m.more_evidence, h.evidence_span, *h.more_evidence])
+            settled.append(
+                m.model_copy(
+                    update={
+                        "confidence": schema.model_band.high,
+                        "more_evidence": [e for e in spans if e and e != m.evidence_span],
+                        "extracted_by": "model",
+                    }
+                )
+            )
+        else:
+            other = m if candidate.extracted_by == "heuristic" else h
+            settled.append(
+                candidate.model_copy(
+                    update={
+                        "contradiction": f"the heuristic pack says {h.value.get('value')!r}, "
+                        f"the model says {m.value.get('value')!r}",
+                        "more_evidence": list(dict.fromkeys([*candidate.more_evidence, other.evidence_span])),
+                    }
+                )
+            )
+    return settled
