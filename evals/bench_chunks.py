@@ -15,11 +15,8 @@ from typing import Any
 
 from evals.bench_inbox import evalsets_dir
 from extraction_assets.fake_llm import FakeLLMServer
-from extraction_assets.lib.evaluation import load_registry
-from extraction_assets.lib.evaluation.gold import read_gold
-from extraction_assets.lib.evaluation.runner import gold_document
-from extraction_assets.lib.extraction import OrchestratedExtractor, extract_document
-from extraction_assets.lib.extraction.chunking import split_chunks
+from extraction_assets.lib.evaluation import gold_document, load_registry, read_gold
+from extraction_assets.lib.extraction import OrchestratedExtractor, extract_document, split_chunks
 from extraction_assets.lib.llm import LLMClient, LLMSettings
 from extraction_assets.lib.pii import scrub_document
 from extraction_assets.lib.schemas import load_schema

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from extraction_assets.lib.extraction.agreement import with_agreement
+from extraction_assets.lib.extraction import with_agreement
 from extraction_assets.lib.models import CandidateItem
 from extraction_assets.lib.schemas import FieldSpec, SchemaVersion
 

@@ -7,8 +7,7 @@ from datetime import date
 import pytest
 
 from extraction_assets.fake_llm import FakeLLMServer
-from extraction_assets.lib.extraction import OrchestratedExtractor, extract_document
-from extraction_assets.lib.extraction.chunking import split_chunks
+from extraction_assets.lib.extraction import OrchestratedExtractor, extract_document, split_chunks
 from extraction_assets.lib.llm import LLMClient, LLMSettings, document_from_messages
 from extraction_assets.lib.models import Document
 from extraction_assets.lib.pii import scrub_document

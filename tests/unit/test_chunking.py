@@ -6,8 +6,7 @@ import itertools
 
 import pytest
 
-from extraction_assets.lib.extraction.chunk_merge import merge_chunk_candidates
-from extraction_assets.lib.extraction.chunking import Chunk, chunk_input, split_chunks
+from extraction_assets.lib.extraction import Chunk, chunk_input, merge_chunk_candidates, split_chunks
 from extraction_assets.lib.models import CandidateItem, ExtractionInput, Turn
 from extraction_assets.lib.schemas import FieldSpec, SchemaError, SchemaVersion, parse_schema_text
 

@@ -211,3 +211,22 @@ def test_gold_documents_live_in_their_own_tenant(meetings: Path) -> None:
     entry = _registry(meetings, EVIDENCE).entry("meetings")
     doc = gold_document(entry, GoldRecord(id="m1", text=MEETING, gold={}))
     assert doc.tenant_id == "eval-meetings" and doc.kind == "transcript" and len(doc.turns) == 4
+
+
+class _OneItemPerPass(HeuristicExtractor):
+    """Finds one more of the pack's items with each pass, as a re-ask for what was missed might."""
+
+    def extract(self, doc: ExtractionInput, schema: SchemaVersion) -> ExtractorRun:
+        run = super().extract(doc, schema)
+        ranked = sorted(run.candidates, key=lambda c: c.item_type)
+        return run.model_copy(update={"candidates": ranked[: schema.extraction_passes]})
+
+
+def test_recall_is_reported_after_each_pass(meetings: Path, pulse: SchemaVersion) -> None:
+    entry = _registry(meetings, EVIDENCE).entry("meetings")
+    result = run_eval(entry, meetings, pulse.model_copy(update={"extraction_passes": 3}), _OneItemPerPass())
+    assert len(result.recall_per_pass) == 3
+    assert result.recall_per_pass[0] < result.recall_per_pass[-1]
+    assert result.recall_per_pass == sorted(result.recall_per_pass)
+    assert result.recall_per_pass[-1] == next(f.recall for f in result.fields if f.field == MICRO)
+    assert run_eval(entry, meetings, pulse, HeuristicExtractor()).recall_per_pass == []

@@ -15,8 +15,7 @@ import dagster as dg
 
 from extraction_assets.defs.jobs import extract_job
 from extraction_assets.defs.resources import ExtractorResource, WarehouseResource
-from extraction_assets.lib.llm import LLMClient
-from extraction_assets.lib.llm.batch import BatchRequest, answers, retrieve, submit
+from extraction_assets.lib.llm import BatchRequest, LLMClient, batch_answers, retrieve_batch, submit_batch
 from extraction_assets.lib.warehouse import (
     batch_requests,
     open_batches,
@@ -33,7 +32,7 @@ def store_finished_batches(warehouse: WarehouseResource, client: LLMClient, sche
     with warehouse.connect() as con:
         waiting = open_batches(con, schema_key)
     for batch in waiting:
-        state = retrieve(client.openai, batch["batch_id"])
+        state = retrieve_batch(client.openai, batch["batch_id"])
         if not state.finished:
             with warehouse.connect() as con:
                 update_batch_status(con, state.batch_id, state.status)
@@ -41,7 +40,7 @@ def store_finished_batches(warehouse: WarehouseResource, client: LLMClient, sche
             continue
         with warehouse.connect() as con:
             requests = {r["request_hash"]: BatchRequest.model_validate(r) for r in batch_requests(con, state.batch_id)}
-        entries, failed = answers(client.openai, state, requests)
+        entries, failed = batch_answers(client.openai, state, requests)
         with warehouse.connect() as con:
             store_batch_answers(con, state.batch_id, state.status, entries, len(failed))
         figures[f"batches_{state.status}"] += 1
@@ -59,7 +58,7 @@ def submit_deferred(warehouse: WarehouseResource, client: LLMClient, schema_key:
     new = [r for r in deferred if r.request_hash not in waiting]
     if not new:
         return {"batch_requests_submitted": 0, "batch_requests_already_waiting": len(deferred)}
-    state = submit(client.openai, new, {"schema_version": schema_key})
+    state = submit_batch(client.openai, new, {"schema_version": schema_key})
     with warehouse.connect() as con:
         record_batch(
             con, state.batch_id, state.status, schema_key, client.settings.model, [r.model_dump() for r in new]
@@ -88,7 +87,7 @@ def llm_batch_sensor(
     client = LLMClient(settings)
     runs = []
     for batch in waiting:
-        state = retrieve(client.openai, batch["batch_id"])
+        state = retrieve_batch(client.openai, batch["batch_id"])
         if state.finished:
             key = batch["schema_version"]
             runs.append(dg.RunRequest(partition_key=key, run_key=f"batch:{state.batch_id}:{state.status}"))

@@ -1,7 +1,10 @@
-"""From scrubbed text to grounded items: extractors and the factory that picks one, orchestration with a model,
-grounding, routing, review rules."""
+"""From scrubbed text to grounded items: extractors and the factory that picks one, orchestration with a model
+(chunks of long documents and their merge, agreement with the pack), grounding, routing, review rules."""
 
+from extraction_assets.lib.extraction.agreement import with_agreement
 from extraction_assets.lib.extraction.applicability import Decision, decide, folder_kind, rules_fingerprint
+from extraction_assets.lib.extraction.chunk_merge import merge_chunk_candidates
+from extraction_assets.lib.extraction.chunking import Chunk, chunk_input, split_chunks
 from extraction_assets.lib.extraction.extractors import Extractor, ExtractorRun, HeuristicExtractor
 from extraction_assets.lib.extraction.factory import ExtractorChoice
 from extraction_assets.lib.extraction.grounding import ground, normalize_with_map, turn_for_span
@@ -25,6 +28,7 @@ from extraction_assets.lib.extraction.stats import ExtractionTally
 
 __all__ = [
     "RULES",
+    "Chunk",
     "ClassificationError",
     "Decision",
     "ExtractionTally",
@@ -33,6 +37,7 @@ __all__ = [
     "ExtractorRun",
     "HeuristicExtractor",
     "OrchestratedExtractor",
+    "chunk_input",
     "decide",
     "extract_document",
     "extract_documents",
@@ -43,11 +48,14 @@ __all__ = [
     "ground_candidates",
     "item_id_for",
     "merge",
+    "merge_chunk_candidates",
     "normalize_with_map",
     "review_reasons",
     "route_document",
     "rules_fingerprint",
+    "split_chunks",
     "turn_for_span",
     "type_violations",
     "weighted_confidence",
+    "with_agreement",
 ]

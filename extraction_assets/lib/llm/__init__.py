@@ -1,5 +1,7 @@
-"""The model path: an OpenAI-protocol client (instructor + openai), prompts, response models, a local model."""
+"""The model path: an OpenAI-protocol client (instructor + openai), prompts, response models, a local model,
+token budgets and Batch API backfills."""
 
+from extraction_assets.lib.llm.batch import BatchRequest, BatchState, batch_answers, retrieve_batch, submit_batch
 from extraction_assets.lib.llm.budget import Deferred, Prices, TokenBudget, estimated_cost
 from extraction_assets.lib.llm.client import CallStats, LLMClient, LLMError, LLMSettings, MemoryCache
 from extraction_assets.lib.llm.local_model import LOCAL_EXTRA_BODY, LOCAL_MAX_TOKENS, local_base_url
@@ -19,6 +21,8 @@ from extraction_assets.lib.llm.response_models import (
 __all__ = [
     "LOCAL_EXTRA_BODY",
     "LOCAL_MAX_TOKENS",
+    "BatchRequest",
+    "BatchState",
     "CallStats",
     "Deferred",
     "LLMClient",
@@ -27,6 +31,7 @@ __all__ = [
     "MemoryCache",
     "Prices",
     "TokenBudget",
+    "batch_answers",
     "boundary_tag",
     "build_messages",
     "candidate_from_record",
@@ -42,4 +47,6 @@ __all__ = [
     "module_model",
     "record_model",
     "response_model",
+    "retrieve_batch",
+    "submit_batch",
 ]

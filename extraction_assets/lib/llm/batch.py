@@ -56,7 +56,7 @@ def jsonl(requests: list[BatchRequest]) -> bytes:
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
-def submit(raw: openai.OpenAI, requests: list[BatchRequest], metadata: dict[str, str]) -> BatchState:
+def submit_batch(raw: openai.OpenAI, requests: list[BatchRequest], metadata: dict[str, str]) -> BatchState:
     uploaded = raw.files.create(file=("requests.jsonl", jsonl(requests)), purpose="batch")
     batch = raw.batches.create(
         input_file_id=uploaded.id, endpoint=ENDPOINT, completion_window=COMPLETION_WINDOW, metadata=metadata
@@ -64,14 +64,14 @@ def submit(raw: openai.OpenAI, requests: list[BatchRequest], metadata: dict[str,
     return BatchState(batch_id=batch.id, status=batch.status)
 
 
-def retrieve(raw: openai.OpenAI, batch_id: str) -> BatchState:
+def retrieve_batch(raw: openai.OpenAI, batch_id: str) -> BatchState:
     batch = raw.batches.retrieve(batch_id)
     return BatchState(
         batch_id=batch.id, status=batch.status, output_file_id=batch.output_file_id, error_file_id=batch.error_file_id
     )
 
 
-def answers(
+def batch_answers(
     raw: openai.OpenAI, state: BatchState, requests: dict[str, BatchRequest]
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Cache entries for the batch's answered lines, and the request hashes of lines that failed."""
