@@ -383,6 +383,7 @@ def test_a_batch_backfill_fills_the_cache_and_a_rerun_makes_no_call(model_settin
     }
     done = _run(model_settings, batch, instance)
     assert done["batch"]["batches_completed"] == 1 and done["batch"]["batch_answers_stored"] == docs
+    assert done["batch"]["batch_prompt_tokens"] > 0 and done["batch"]["batch_completion_tokens"] > 0
     assert done["outcomes"] == {"model": docs} and done["cache_hits"] == docs and done["model_calls"] == 0
     assert _status(model_settings) == {"processed": docs}
     assert [(r["status"], r["answered"], r["ingested_at"] is not None) for r in _batch_rows(model_settings)] == [

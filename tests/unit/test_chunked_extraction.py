@@ -107,3 +107,22 @@ def test_a_second_pass_lists_what_was_found_and_adds_no_duplicate(fake: FakeLLMS
     assert len(fake.requests) - first_calls == 2 * first_calls
     assert "Pass 2: these were found already" in fake.requests[-1]["messages"][1]["content"]
     assert sorted(i.item_id for i in two.items) == sorted(i.item_id for i in one.items)
+
+
+def test_classify_then_extract_classifies_each_chunk_and_merges_each_modules_records(fake: FakeLLMServer) -> None:
+    routed = CHUNKED.model_copy(update={"orchestration": "classify_then_extract", "shape": "records"})
+    doc = _long_document()
+    scrubbed = scrub_document(doc)
+    chunks = split_chunks(scrubbed.text, routed.max_input_chars, routed.chunk_overlap_chars)
+    outcome = extract_document(doc, scrubbed, routed, _extractor(fake))
+    assert outcome.outcome == "model"
+    tasks = [r["messages"][1]["content"].split("\n", 2)[:2] for r in fake.requests]
+    classified = [t for t in tasks if t[0].startswith("Classify")]
+    assert len(classified) == len(chunks)
+    assert all(t[1].startswith(f"This is part {n + 1} of {len(chunks)}") for n, t in enumerate(classified))
+    modules = {i.item_type for i in outcome.items}
+    assert modules and len(outcome.items) == len(modules), "one record per module, merged over the chunks"
+    for item in outcome.items:
+        assert len(item.evidence) > 1, "the other chunks' quotes are further evidence"
+        for ev in item.evidence:
+            assert doc.text[ev.char_start : ev.char_end] == ev.quote

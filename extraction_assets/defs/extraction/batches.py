@@ -45,6 +45,8 @@ def store_finished_batches(warehouse: WarehouseResource, client: LLMClient, sche
             store_batch_answers(con, state.batch_id, state.status, entries, len(failed))
         figures[f"batches_{state.status}"] += 1
         figures["batch_answers_stored"] += len(entries)
+        figures["batch_prompt_tokens"] += sum(e["prompt_tokens"] for e in entries)
+        figures["batch_completion_tokens"] += sum(e["completion_tokens"] for e in entries)
         figures["batch_lines_failed"] += len(failed)
         figures["batch_lines_unanswered"] += len(requests) - len(entries) - len(failed)
     return dict(figures)

@@ -4,8 +4,9 @@ Every candidate gets a `span_hint` in the whole scrubbed text (its chunk's offse
 in the chunk), so grounding finds the occurrence the chunk saw. Shape `fields`: the value whose quote grounds
 best in its chunk (exact before normalized before fuzzy), then the most confident, wins; the other chunks'
 quotes of the same value become further evidence; a different grounded value makes the field a
-contradiction (review, with both values and both quotes as evidence). Other shapes: a quote seen in two
-overlapping chunks is one item (by type and normalized quote); the item cap applies afterwards, in grounding.
+contradiction (review, with both values and both quotes as evidence). Shape `records`: one record per module,
+the best grounded, with empty attributes filled from the other chunks' records. Shape `items`: a quote seen in
+two overlapping chunks is one item (by type and normalized quote); the item cap applies afterwards, in grounding.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ def merge_chunk_candidates(
     placed = [(chunk.index, *_placed(chunk, c)) for chunk, found in answers for c in found]
     if schema.shape == "fields":
         return [_merge_field(name, placed) for name in dict.fromkeys(c.item_type for _, c, _ in placed)]
+    if schema.shape == "records":
+        return [_merge_record(name, placed) for name in dict.fromkeys(c.item_type for _, c, _ in placed)]
     best: dict[tuple[str, str], CandidateItem] = {}
     for _, candidate, _ in placed:
         identity = (candidate.item_type, candidate.key or normalized(candidate.evidence_span))
@@ -70,3 +73,19 @@ def _merge_field(name: str, placed: list[tuple[int, CandidateItem, int]]) -> Can
             f"parts of the document disagree: {winner.value.get('value')!r} (part {index + 1}) vs {others}"
         )
     return winner.model_copy(update=update)
+
+
+def _merge_record(module: str, placed: list[tuple[int, CandidateItem, int]]) -> CandidateItem:
+    """One record per module: the best grounded one, its empty attributes filled from the other chunks' records
+    (a long thread names the amount in one part and the due date in another), their quotes as further evidence."""
+    ranked = sorted((p for p in placed if p[1].item_type == module), key=lambda p: (-p[2], -p[1].confidence, p[0]))
+    winner = ranked[0][1]
+    value = dict(winner.value)
+    for _, other, _ in ranked[1:]:
+        for key, filled in other.value.items():
+            if value.get(key) in (None, "", []) and filled not in (None, "", []):
+                value[key] = filled
+    spans = [c.evidence_span for _, c, rank in ranked[1:] if rank]
+    return winner.model_copy(
+        update={"value": value, "more_evidence": list(dict.fromkeys([*winner.more_evidence, *spans]))}
+    )

@@ -48,6 +48,7 @@ from extraction_assets.lib.schemas import SchemaVersion
 DEFAULT_MODEL_THRESHOLD = 0.70
 CHUNK_RETRIES = 1  # a chunk that failed is asked again this many times: losing it loses the whole document
 MAX_FOUND_IN_PROMPT = 40  # items of earlier passes listed in a later pass's request
+CLASSIFY = "Classify: list the modules that apply (or none)."
 T = TypeVar("T", bound=BaseModel)
 
 
@@ -266,18 +267,23 @@ class OrchestratedExtractor:
         version: str,
         stats: dict[str, float],
     ) -> ExtractorRun:
-        routing = response_model(schema)
+        """Each chunk is classified; a module is extracted from the chunks that name it, its records merged."""
+        chunks = split_chunks(doc.text, schema.max_input_chars, schema.chunk_overlap_chars)
+        stats["chunks"] = stats.get("chunks", 0) + len(chunks)
         try:
-            parsed, call = self._ask(doc, schema, routing, task="Classify: list the modules that apply (or none).")
+            classified = self._each_chunk(doc, schema, chunks, response_model(schema), CLASSIFY, stats)
         except LLMError as exc:
             raise ClassificationError(f"classification failed: {exc}") from exc
-        _add(stats, call)
+        named: dict[str, list[Chunk]] = {}
+        for chunk, answer in classified:
+            for module in dict.fromkeys(answer.modules):  # type: ignore[attr-defined]
+                named.setdefault(module, []).append(chunk)
         candidates: list[CandidateItem] = []
         fell_back: list[str] = []
-        for module in dict.fromkeys(parsed.modules):  # type: ignore[attr-defined]
-            output = module_model(schema, module)
+        for module, where in named.items():
+            task = f"Extract the {module} record."
             try:
-                record, call = self._ask(doc, schema, output, task=f"Extract the {module} record.")
+                records = self._each_chunk(doc, schema, where, module_model(schema, module), task, stats)
             except LLMError as exc:
                 _add(stats, exc.stats)
                 fell_back.append(f"{module}: {exc}")
@@ -287,10 +293,47 @@ class OrchestratedExtractor:
                     if c.item_type == module
                 ]
                 continue
-            _add(stats, call)
-            candidates.append(candidate_from_record(module, record, doc.record_key(module)))
+            found = [(chunk, [candidate_from_record(module, r, doc.record_key(module))]) for chunk, r in records]
+            candidates += found[0][1] if len(chunks) == 1 else merge_chunk_candidates(schema, found)
         run = self._run(candidates, version, "fallback_used" if fell_back else "model", stats)
         return run.model_copy(update={"error": "; ".join(fell_back) or None})
+
+    def _each_chunk(
+        self,
+        doc: ExtractionInput,
+        schema: SchemaVersion,
+        chunks: list[Chunk],
+        output: type[T],
+        task: str,
+        stats: dict[str, float],
+    ) -> list[tuple[Chunk, T]]:
+        """One request per chunk (a failed one asked again); in batch mode every chunk's request joins the batch
+        before the document waits, as in `_model_candidates`."""
+        answers: list[tuple[Chunk, T]] = []
+        waiting: Deferred | None = None
+        retries = CHUNK_RETRIES if chunks and chunks[0].count > 1 else 0
+        for chunk in chunks:
+            try:
+                answer, call = self._ask_chunk(
+                    chunk_input(doc, chunk), schema, output, _part_task(task, chunk), retries, stats
+                )
+            except Deferred as deferred:
+                if deferred.reason != "batch":
+                    raise
+                waiting = deferred
+                continue
+            _add(stats, call)
+            answers.append((chunk, answer))
+        if waiting is not None:
+            raise waiting
+        return answers
+
+
+def _part_task(task: str, chunk: Chunk) -> str:
+    """A task line, and for a chunk of a long document a second line saying which part it is."""
+    if chunk.count == 1:
+        return task
+    return f"{task}\nThis is part {chunk.index + 1} of {chunk.count} of a long document: answer for this part."
 
 
 def _task(schema: SchemaVersion, chunk: Chunk, number: int, found: list[CandidateItem]) -> str | None:
