@@ -50,6 +50,7 @@ CHUNK_RETRIES = 1  # a chunk that failed is asked again this many times: losing 
 MAX_FOUND_IN_PROMPT = 40  # items of earlier passes listed in a later pass's request
 CLASSIFY = "Classify: list the modules that apply (or none)."
 T = TypeVar("T", bound=BaseModel)
+R = TypeVar("R")
 
 
 class ClassificationError(RuntimeError):
@@ -196,30 +197,23 @@ class OrchestratedExtractor:
         output = response_model(schema)
         chunks = split_chunks(doc.text, schema.max_input_chars, schema.chunk_overlap_chars)
         stats["chunks"] = stats.get("chunks", 0) + len(chunks)
-        answers: list[tuple[Chunk, list[CandidateItem]]] = []
-        waiting: Deferred | None = None
-        for chunk in chunks:
+        retries = CHUNK_RETRIES if len(chunks) > 1 else 0
+
+        def passes(chunk: Chunk) -> list[CandidateItem]:
             part = chunk_input(doc, chunk)
             found: list[CandidateItem] = []
-            try:
-                for number in range(1, schema.extraction_passes + 1):
-                    task = _task(schema, chunk, number, found)
-                    parsed, call = self._ask_chunk(
-                        part, schema, output, task, retries=CHUNK_RETRIES if len(chunks) > 1 else 0, stats=stats
-                    )
-                    _add(stats, call)
-                    found += (
-                        candidates_from_fields(schema, parsed)
-                        if schema.shape == "fields"
-                        else candidates_from_items(schema, parsed)
-                    )
-            except Deferred as deferred:
-                if deferred.reason != "batch":
-                    raise
-                waiting = deferred  # every chunk's next request joins the same batch, not one batch per chunk
-            answers.append((chunk, found))
-        if waiting is not None:
-            raise waiting
+            for number in range(1, schema.extraction_passes + 1):
+                parsed, call = self._ask_chunk(
+                    part, schema, output, _task(schema, chunk, number, found), retries, stats
+                )
+                _add(stats, call)
+                if schema.shape == "fields":
+                    found += candidates_from_fields(schema, parsed)
+                else:
+                    found += candidates_from_items(schema, parsed)
+            return found
+
+        answers = _over_chunks(chunks, passes)
         if len(chunks) == 1 and schema.extraction_passes == 1:
             return answers[0][1]
         return merge_chunk_candidates(schema, answers)
@@ -307,26 +301,34 @@ class OrchestratedExtractor:
         task: str,
         stats: dict[str, float],
     ) -> list[tuple[Chunk, T]]:
-        """One request per chunk (a failed one asked again); in batch mode every chunk's request joins the batch
-        before the document waits, as in `_model_candidates`."""
-        answers: list[tuple[Chunk, T]] = []
-        waiting: Deferred | None = None
+        """One request per chunk, a failed one asked again."""
         retries = CHUNK_RETRIES if chunks and chunks[0].count > 1 else 0
-        for chunk in chunks:
-            try:
-                answer, call = self._ask_chunk(
-                    chunk_input(doc, chunk), schema, output, _part_task(task, chunk), retries, stats
-                )
-            except Deferred as deferred:
-                if deferred.reason != "batch":
-                    raise
-                waiting = deferred
-                continue
+
+        def ask(chunk: Chunk) -> T:
+            answer, call = self._ask_chunk(
+                chunk_input(doc, chunk), schema, output, _part_task(task, chunk), retries, stats
+            )
             _add(stats, call)
-            answers.append((chunk, answer))
-        if waiting is not None:
-            raise waiting
-        return answers
+            return answer
+
+        return _over_chunks(chunks, ask)
+
+
+def _over_chunks(chunks: list[Chunk], answer: Callable[[Chunk], R]) -> list[tuple[Chunk, R]]:
+    """`answer` for every chunk. In batch mode every chunk's request joins the same batch before the document
+    waits (one batch round per pass, not one per chunk)."""
+    answers: list[tuple[Chunk, R]] = []
+    waiting: Deferred | None = None
+    for chunk in chunks:
+        try:
+            answers.append((chunk, answer(chunk)))
+        except Deferred as deferred:
+            if deferred.reason != "batch":
+                raise
+            waiting = deferred
+    if waiting is not None:
+        raise waiting
+    return answers
 
 
 def _part_task(task: str, chunk: Chunk) -> str:
