@@ -41,3 +41,24 @@ def test_settings_from_environment() -> None:
     assert settings.llm_base_url is None
     assert not settings.model_configured
     assert Settings.from_env({"EXTRACTION_LLM_BASE_URL": "http://x/v1", "EXTRACTION_LLM_MODEL": "m"}).model_configured
+
+
+def test_the_run_output_says_what_the_model_cost_and_what_is_left_pending() -> None:
+    from extraction_assets.commands.pipeline import _model_line
+
+    assert _model_line({"model_calls": 0, "cache_hits": 0, "documents_pending": 0}) is None  # offline: no line
+    line = _model_line(
+        {
+            "model_calls": 3,
+            "cache_hits": 1,
+            "prompt_tokens": 900,
+            "completion_tokens": 120,
+            "estimated_cost": 0.00123,
+            "documents_pending": 7,
+        }
+    )
+    assert line == (
+        "model: 3 calls, 1 cached, 900 prompt + 120 completion tokens, estimated cost 0.0012; "
+        "7 documents pending, the next run continues"
+    )
+    assert "estimated cost" not in (_model_line({"model_calls": 1, "estimated_cost": "no prices configured"}) or "")
