@@ -59,7 +59,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         from extraction_assets.lib.extraction import ExtractorChoice  # the model client loads only when needed
 
         schema = load_schema(settings.prompts_dir, key)
-        extractor = ExtractorChoice.from_settings(settings).build()
+        extractor = ExtractorChoice.from_settings(settings).build(batch=False)
 
     console.print(f"scoring [bold]{dataset}[/] as [bold]{entry.name}[/] ({entry.mode}) against [bold]{key}[/]")
     with Progress(

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from extraction_assets.fake_llm import FakeLLMServer
+from extraction_assets.lib.extraction import ExtractorChoice
 from extraction_assets.lib.llm import (
     Deferred,
     LLMClient,
@@ -68,3 +69,9 @@ def test_a_batch_answer_that_does_not_fit_is_a_model_failure_not_a_request_defer
     entry = {"request_hash": request.request_hash, "response": {"parsed": {"items": "no"}, "batch_id": "batch_1"}}
     with pytest.raises(LLMError, match="batch answer does not fit"):
         _client(fake, MemoryCache({request.request_hash: entry})).complete(messages, output)
+
+
+def test_an_evaluation_never_waits_on_a_batch() -> None:
+    choice = ExtractorChoice(llm_base_url="http://127.0.0.1:9/v1", llm_model="m", llm_batch=True)
+    assert choice.build().client.settings.batch  # type: ignore[attr-defined]
+    assert not choice.build(batch=False).client.settings.batch  # type: ignore[attr-defined]

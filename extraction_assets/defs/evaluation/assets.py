@@ -71,7 +71,7 @@ def eval_report(
     wanted = [e for e in registry.for_schema(key) if not config.datasets or e.name in config.datasets]
     entries, messages = available_entries(wanted)
     schema, schema_problem = _schema(pipeline, key)
-    built = extractor.build()
+    built = extractor.build(batch=False)
     out_dir = reports_dir(warehouse)
     results: list[EvalResult] = []
     metadata: dict[str, object] = {}

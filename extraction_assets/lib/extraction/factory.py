@@ -91,8 +91,11 @@ class ExtractorChoice(BaseModel):
             batch=self.llm_batch,
         )
 
-    def build(self) -> Extractor:
+    def build(self, batch: bool = True) -> Extractor:
+        """`batch=False` sends requests at once even with batch backfills on: an evaluation waits for its answers."""
         settings = self.llm_settings()
         if settings is None:
             return OrchestratedExtractor(None)
+        if not batch:
+            settings = settings.model_copy(update={"batch": False})
         return OrchestratedExtractor(LLMClient(settings), kill_switch=self.kill_switch)
