@@ -9,17 +9,18 @@ import duckdb
 
 from extraction_assets.lib.extraction import ExtractorChoice
 from extraction_assets.lib.settings import Settings
-from extraction_assets.lib.warehouse import open_warehouse
+from extraction_assets.lib.warehouse.held import open_connection
 
 
 class WarehouseResource(dg.ConfigurableResource):
-    """The DuckDB file; connections are opened per batch and never held while waiting on a model."""
+    """The DuckDB file; connections are opened per batch and never held while waiting on a model (an offline run
+    holds the file for each step, so a connection is then a cursor of it: see `warehouse.held`)."""
 
     path: str
 
     @contextmanager
     def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-        with open_warehouse(Path(self.path), read_only=read_only) as con:
+        with open_connection(Path(self.path), read_only=read_only) as con:
             yield con
 
 

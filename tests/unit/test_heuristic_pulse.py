@@ -383,3 +383,18 @@ def test_negated_or_absent_asks_are_not_items(text: str) -> None:
 def test_markdown_headings_are_never_items() -> None:
     items = extract_pulse(_doc("## Rủi ro\n- Khách hủy đơn.\n# Risks\n"))
     assert [i.evidence_span for i in items] == ["Khách hủy đơn."]
+
+
+def test_a_hard_wrapped_sentence_reads_as_the_same_sentence_on_one_line() -> None:
+    wrapped = (
+        "Cash update for the board: the new stores opened and the numbers look fine. Payment is due by\n"
+        "2026-12-11 and we will run out of the cash buffer unless the bank extends the credit line.\n"
+    )
+    items = extract_pulse(_doc(wrapped))
+    _check_invariants(_doc(wrapped), items)
+    one_line = extract_pulse(_doc(wrapped.replace("by\n", "by ")))
+    assert [(i.item_type, i.value["due_date"], i.value["matched_keywords"]) for i in items] == [
+        (i.item_type, i.value["due_date"], i.value["matched_keywords"]) for i in one_line
+    ]
+    assert {i.value["due_date"] for i in items} == {"2026-12-11"}
+    assert all("due by\n2026-12-11" in i.evidence_span for i in items)

@@ -5,6 +5,7 @@ Test values are built here (check digits computed with the same public algorithm
 
 from __future__ import annotations
 
+import phonenumbers
 import pytest
 from stdnum import luhn
 
@@ -101,6 +102,27 @@ def test_possible_international_number_is_masked_even_if_not_allocated() -> None
 
 def test_postcode_glued_in_front_is_not_part_of_the_phone() -> None:
     assert masked("Tel: 10115 0612 345 678") == [("PHONE", "0612 345 678")]
+
+
+def test_the_phone_matcher_reads_only_the_lines_that_can_hold_a_phone(monkeypatch: pytest.MonkeyPatch) -> None:
+    read: list[str] = []
+    matcher = phonenumbers.PhoneNumberMatcher
+
+    def recording(text: str, *args: object, **kwargs: object) -> phonenumbers.PhoneNumberMatcher:
+        read.append(text)
+        return matcher(text, *args, **kwargs)
+
+    monkeypatch.setattr(phonenumbers, "PhoneNumberMatcher", recording)
+    text = "Item 12 x 3\nRoom 4501, floor 7\nCall (415) 555-0132 now\nQty 88\n+49 1643\n"
+    # a "+" line may hold a short international number, so it is read too
+    assert masked(text, region="US") == [("PHONE", "(415) 555-0132"), ("PHONE", "+49 1643")]
+    assert read == ["Call (415) 555-0132 now", "+49 1643"]
+
+
+def test_a_short_national_number_is_found_where_the_region_has_them() -> None:
+    # German numbers may have as few as four digits: in that region a line with six digits is read as well
+    text = "Ruf an: 030 164\nKunde 0612 345 678"
+    assert masked(text, region="DE") == [("PHONE", "030 164"), ("PHONE", "0612 345 678")]
 
 
 @pytest.mark.parametrize(

@@ -205,3 +205,20 @@ def test_more_evidence_contradiction_and_record_keys() -> None:
     other = _text_doc("Forwarded again. " + doc.text)
     again = extract_document(other, scrub_document(other), SCHEMA, _Scripted([candidate], "heuristic"))
     assert again.items[0].item_id == item.item_id  # keyed by record, not by document
+
+
+def test_turns_the_scrub_did_not_move_are_passed_on_as_they_are() -> None:
+    text = "Lan: we ship on Monday\nNam: call me at dana@acme.test\nLan: done"
+    turns = [
+        Turn(turn_id="t1", start=0, end=22, speaker="Lan"),
+        Turn(turn_id="t2", start=23, end=53, speaker="Nam"),
+        Turn(turn_id="t3", start=54, end=63, speaker="Lan"),
+    ]
+    doc = Document(doc_id="d", tenant_id="t", source_uri="t/x.json", kind="transcript", text=text, turns=turns)
+    seen = extraction_input(doc, scrub_document(doc))
+    assert seen.turns[0] is turns[0]  # before the masked address: not copied
+    assert [seen.text[t.start : t.end] for t in seen.turns] == [
+        "Lan: we ship on Monday",
+        "Nam: call me at [EMAIL_1]",
+        "Lan: done",
+    ]

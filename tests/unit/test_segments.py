@@ -197,3 +197,56 @@ def test_a_word_set_matches_where_its_words_would_one_by_one_longest_first(text:
     plain = "|".join(f"(?:{p})" for p in sorted((phrase_pattern(w).pattern for w in words), key=len, reverse=True))
     norm = normalize_for_match(text)
     assert [m.span() for m in word_set_pattern(words).finditer(norm)] == [m.span() for m in re.finditer(plain, norm)]
+
+
+WRAPPED_MAIL = (
+    "Hi team,\n"
+    "\n"
+    "Quick update on the Saigon rollout before the board call this week. Payment is due by\n"
+    "2026-12-11 and the supplier has confirmed the shipment for the first batch of\n"
+    "stores.\n"
+    "- We will send the signed contract to legal once the final numbers are\n"
+    "  in from finance\n"
+    "- Legal has the draft\n"
+    "> On Monday Lan wrote: we cannot sign before the budget review is done and\n"
+    "> approved by the committee\n"
+    "Please review the attached plan for the new stores and send me your comments\n"
+    "Subject: the next steps for the rollout of the new stores in the south region and\n"
+    "  the north\n"
+    "Thanks\n"
+)
+
+
+def test_hard_wrapped_lines_are_joined_into_sentences_with_exact_offsets() -> None:
+    segments = segment_text(WRAPPED_MAIL)
+    _assert_offsets(WRAPPED_MAIL, segments)
+    assert [" ".join(s.text.split()) for s in segments] == [
+        "Hi team,",
+        "Quick update on the Saigon rollout before the board call this week.",
+        "Payment is due by 2026-12-11 and the supplier has confirmed the shipment for the first batch of stores.",
+        "We will send the signed contract to legal once the final numbers are in from finance",  # a wrapped bullet
+        "Legal has the draft",  # the next bullet starts a clause of its own
+        "On Monday Lan wrote: we cannot sign before the budget review is done and",  # quoted lines stay lines
+        "approved by the committee",
+        "Please review the attached plan for the new stores and send me your comments",
+        "Subject: the next steps for the rollout of the new stores in the south region and the north",  # folded
+        "Thanks",
+    ]
+    assert "Payment is due by\n2026-12-11" in segments[2].text  # the line break is kept: the raw slice
+
+
+def test_a_short_line_or_a_line_ending_a_sentence_does_not_run_on() -> None:
+    text = "Payment is due by\n2026-12-11\nWe will ship the first batch of stores on Monday, all of them.\nLan"
+    assert _texts(segment_text(text)) == [
+        "Payment is due by",  # short: a line of its own, not a wrapped one
+        "2026-12-11",
+        "We will ship the first batch of stores on Monday, all of them.",
+        "Lan",
+    ]
+
+
+def test_wrapped_lines_join_inside_a_turn_only() -> None:
+    text = "We will run out of the cash buffer for the northern warehouses by\nthe end of the month\nnext"
+    turn = Turn(turn_id="t1", start=0, end=text.index("\nnext"))
+    (segment,) = segment_turns(text, [turn])
+    assert segment.text == text[: turn.end]

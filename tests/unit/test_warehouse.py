@@ -245,3 +245,35 @@ def test_rows_are_written_by_column_name_whatever_their_key_order(tmp_path: Path
         assert stored == [(7, "abc"), (9, "def")]
         with pytest.raises(ValueError, match="same columns"):
             insert_rows(con, "audit_log_heads", [row, reordered])
+
+
+class _CountingConnection:
+    """A connection that counts its statements."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        self.statements = 0
+
+    def execute(self, sql: str, params: object = None) -> duckdb.DuckDBPyConnection:
+        self.statements += 1
+        return self.con.execute(sql, params)
+
+
+def test_many_rows_are_written_in_one_statement_with_nulls_and_conflicts(tmp_path: Path) -> None:
+    from datetime import datetime
+
+    from extraction_assets.lib.warehouse import insert_rows
+
+    rows = [
+        {"dead_letter_id": f"d{i}", "stage": "test", "tenant_id": "t", "source_uri": f"s{i}", "doc_id": None,
+         "schema_version": None if i % 2 else "pulse@v1", "reason": "r", "detail": "{}",
+         "first_seen_at": datetime(2026, 12, 1)}
+        for i in range(1000)
+    ]  # fmt: skip
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        counting = _CountingConnection(con)
+        insert_rows(counting, "dead_letters", rows)  # type: ignore[arg-type]
+        insert_rows(counting, "dead_letters", rows[:10], "ON CONFLICT (dead_letter_id) DO NOTHING")  # type: ignore[arg-type]
+        assert counting.statements == 2
+        stored = con.execute("SELECT count(*), count(schema_version), max(source_uri) FROM dead_letters").fetchone()
+    assert stored == (1000, 500, "s999")

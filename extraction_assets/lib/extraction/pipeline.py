@@ -38,11 +38,15 @@ _SPACES = re.compile(r"\s+")
 
 
 def extraction_input(doc: Document, scrubbed: ScrubbedDocument) -> ExtractionInput:
-    """The scrubbed text with the document's turns re-based onto it."""
-    turns = []
-    for turn in doc.turns:
-        start, end = scrubbed.offset_map.to_scrubbed(turn.start, turn.end)
-        turns.append(turn.model_copy(update={"start": start, "end": end}))
+    """The scrubbed text with the document's turns re-based onto it (a turn the scrub did not move is kept as it is:
+    a transcript has a thousand turns and most documents no masked value)."""
+    offset_map = scrubbed.offset_map
+    turns = list(doc.turns)
+    if offset_map.replacements:
+        for i, turn in enumerate(turns):
+            start, end = offset_map.to_scrubbed(turn.start, turn.end)
+            if (start, end) != (turn.start, turn.end):
+                turns[i] = turn.model_copy(update={"start": start, "end": end})
     return ExtractionInput(
         doc_id=doc.doc_id,
         tenant_id=doc.tenant_id,

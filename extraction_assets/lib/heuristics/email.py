@@ -26,7 +26,7 @@ from extraction_assets.lib.heuristics.entities import (
     find_placeholders,
     phrase_pattern,
 )
-from extraction_assets.lib.heuristics.segments import Segment, make_title, normalize_for_match, segment_text
+from extraction_assets.lib.heuristics.segments import Segment, make_title, normalize_for_match, runs_on, segment_text
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
 from extraction_assets.lib.readers.email_body import body_parts, body_start, body_turns, is_forward, line_spans
 from extraction_assets.lib.schemas import SchemaVersion
@@ -145,9 +145,6 @@ _ROLE_WORDS = frozenset({
     "newsletter", "news", "notifications", "admin", "accounts", "customer", "marketing", "hr", "it",
 })  # fmt: skip
 _BULLET_PREFIX = re.compile(r"[ \t]*(?:[-*•·◦▪►]|\d{1,2}[.)])[ \t]+")
-# Sentence units of wrapped mail: a wrapped line is at least this long and does not end a sentence.
-_WRAPPED_LINE_CHARS = 50
-_LINE_CLOSERS = (".", "!", "?", ":", ";", "…", "。", "！", "？", "：")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+|(?<=[。！？])")
 # Header lines of a forwarded message ("To: ...", "Subject: ..."): routing facts, not news items.
 _PASTED_HEADER = re.compile(r"(?i)(?:from|to|cc|bcc|subject|date|sent)\s*:")
@@ -317,7 +314,7 @@ def sentences(text: str, start: int, end: int, max_chars: int = 400) -> list[Seg
             break
         line_end = min(line_end, end)
         line = text[line_start:line_end]
-        if blocks and previous and _runs_on(previous, line):
+        if blocks and previous and runs_on(previous, line):
             blocks[-1] = (blocks[-1][0], line_end)
         elif line.strip():
             blocks.append((line_start, line_end))
@@ -330,12 +327,6 @@ def sentences(text: str, start: int, end: int, max_chars: int = 400) -> list[Seg
             piece_start = m.end()
         out.extend(_clauses(text, piece_start, block_end, max_chars))
     return out
-
-
-def _runs_on(previous: str, line: str) -> bool:
-    """Whether `line` continues the sentence of the wrapped `previous` line."""
-    tail = previous.rstrip()
-    return len(tail) >= _WRAPPED_LINE_CHARS and not tail.endswith(_LINE_CLOSERS) and not _BULLET_PREFIX.match(line)
 
 
 def _clauses(text: str, start: int, end: int, max_chars: int) -> list[Segment]:

@@ -12,6 +12,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 import ahocorasick
 
@@ -36,6 +37,14 @@ _ABBREVIATIONS = frozenset(
     {"e.g", "i.e", "mr", "mrs", "ms", "dr", "vs", "st", "jr", "sr", "tp", "a.m", "p.m", "approx"}
 )
 _ABBREV_WORD_RE = re.compile(r"(?<!\w)[A-Za-z.]+$")  # a whole word: "đơn" does not end in the initial "n"
+# Hard-wrapped text (e-mail, notes pasted from it) breaks lines at 72-80 columns, inside sentences: a line at least
+# this long that does not end a sentence runs on into the next line. A blank line, a list item, a header line
+# ("Subject: ...", "# Notes") and a quoted-reply line ("> ...") still start one; a heading or a quoted line runs on
+# into nothing (a header line may: its value is folded onto the next line).
+WRAPPED_LINE_CHARS = 50
+_LINE_CLOSERS = tuple(".!?:;…。！？：；")
+_ENDS_AT_LINE_END_RE = re.compile(r"[ \t]*(?:>|#{1,6}(?:[ \t]|$))")
+_STARTS_ANEW_RE = re.compile(r"[ \t]*(?:>|#{1,6}(?:[ \t]|$)|[^\W\d_][\w-]{0,30}[ \t]*:(?:[ \t]|$))")
 
 _OLD_TONE_PLACEMENT = {
     "oà": "òa", "oá": "óa", "oả": "ỏa", "oã": "õa", "oạ": "ọa",
@@ -150,7 +159,8 @@ def make_title(text: str, limit: int = 120) -> str:
 def segment_text(text: str, start: int = 0, end: int | None = None, *, max_chars: int = 240) -> list[Segment]:
     """Split ``text[start:end]`` into clauses with absolute offsets.
 
-    Breaks at newlines, ``; ! ?`` and CJK ``。！？；`` anywhere, and at ``.``/``…`` only when followed by
+    Breaks at line ends (except inside a hard-wrapped sentence, see ``runs_on``), ``; ! ?`` and CJK ``。！？；``
+    anywhere, and at ``.``/``…`` only when followed by
     whitespace or the end (so "15.000.000", "v1.2" and placeholders stay whole). Leading list markers
     and surrounding whitespace are trimmed. Clauses longer than ``max_chars`` are further split at commas.
     """
@@ -163,12 +173,39 @@ def segment_text(text: str, start: int = 0, end: int | None = None, *, max_chars
         protected[ps - begin : pe - begin] = b"\x01" * (pe - ps)
 
     segments: list[Segment] = []
+    for lo, hi in _sentence_blocks(text, begin, stop):
+        segments.extend(_segment_line(text, lo, hi, begin, protected, max_chars))
+    return segments
+
+
+def runs_on(line: str, next_line: str) -> bool:
+    """Whether ``next_line`` continues the sentence of the hard-wrapped ``line`` (both without their line break)."""
+    tail = line.rstrip()
+    if len(tail) < WRAPPED_LINE_CHARS or tail.endswith(_LINE_CLOSERS) or not next_line.strip():
+        return False
+    if _ENDS_AT_LINE_END_RE.match(line) or _STARTS_ANEW_RE.match(next_line):
+        return False
+    return _BULLET_RE.match(next_line, len(next_line) - len(next_line.lstrip())) is None
+
+
+def _sentence_blocks(text: str, begin: int, stop: int) -> list[tuple[int, int]]:
+    """The lines of ``text[begin:stop]``, a hard-wrapped line joined with the line it runs on into (see ``runs_on``).
+
+    A block keeps its inner line breaks, so its clauses are still exact slices of the text.
+    """
+    lines: list[tuple[int, int]] = []
     line_start = begin
     for brk in _LINE_BREAK_RE.finditer(text, begin, stop):
-        segments.extend(_segment_line(text, line_start, brk.start(), begin, protected, max_chars))
+        lines.append((line_start, brk.start()))
         line_start = brk.end()
-    segments.extend(_segment_line(text, line_start, stop, begin, protected, max_chars))
-    return segments
+    lines.append((line_start, stop))
+    blocks = [lines[0]]
+    for (prev_lo, prev_hi), (lo, hi) in pairwise(lines):
+        if runs_on(text[prev_lo:prev_hi], text[lo:hi]):
+            blocks[-1] = (blocks[-1][0], hi)
+        else:
+            blocks.append((lo, hi))
+    return blocks
 
 
 def segment_turns(text: str, turns: Sequence[Turn], *, max_chars: int = 240) -> list[Segment]:

@@ -111,6 +111,12 @@ _NOT_PHONE_SYMBOL_LED = re.compile(rf"(?:[$€£¥₫₹₽]|{_CURRENCY_CODES})[
 # Cheap gate: the phone matcher is the slowest step, so skip it when no run of 7+ digits (the shortest national
 # numbers the passes accept) exists.
 _PHONE_HINT = re.compile(r"\d(?:[^\w\n]{0,3}\d){6,}")
+# Which lines the matcher reads. Its candidates never cross a line break (no line break is phone punctuation), and
+# a line break before or after a candidate counts as the start or end of the text, so a line read alone gives what
+# the whole text gives there. A line can hold a valid number only with a "+" (an international number) or with as
+# many digits as the region's shortest national number, separated as the matcher allows (up to four punctuation
+# characters, "x" among them; the national prefix and an international one only add digits).
+_LINE_HINT_DIGITS = 7
 _E164 = phonenumbers.PhoneNumberFormat.E164
 _WHITESPACE = re.compile(r"\s")
 
@@ -254,6 +260,26 @@ def _shaped_phones(text: str, visible: str) -> list[Hit]:
     return hits
 
 
+@cache
+def _line_hint(region: str) -> re.Pattern[str]:
+    """A line the matcher must read, for `region`: see `_LINE_HINT_DIGITS`."""
+    md = phonenumbers.PhoneMetadata.metadata_for_region(region)
+    lengths = md.general_desc.possible_length if md is not None and md.general_desc is not None else ()
+    digits = min(_LINE_HINT_DIGITS, *lengths) if lengths else 1
+    return re.compile(rf"[+\uFF0B]|\d(?:(?:[^\w\n]|[xX]){{0,4}}\d){{{digits - 1},}}")
+
+
+def _matcher_lines(visible: str, region: str) -> list[tuple[int, int]]:
+    """The spans of the lines (without their line break) the matcher must read, in text order."""
+    lines: list[tuple[int, int]] = []
+    for m in _line_hint(region).finditer(visible):
+        if lines and m.start() < lines[-1][1]:
+            continue  # another hint on a line already taken
+        end = visible.find("\n", m.end())
+        lines.append((visible.rfind("\n", 0, m.start()) + 1, len(visible) if end == -1 else end))
+    return lines
+
+
 def find_phones(scan: Scan) -> list[Hit]:
     """Both passes, on a same-length copy with dates, amounts, labelled ids and earlier hits blanked out.
 
@@ -269,12 +295,14 @@ def find_phones(scan: Scan) -> list[Hit]:
     if not _PHONE_HINT.search(visible):
         return []
     hits: list[Hit] = []
-    for m in phonenumbers.PhoneNumberMatcher(visible, scan.region, leniency=phonenumbers.Leniency.VALID):
-        start = _area_code_start(visible, m.start, m.end)
-        value = text[start : m.end]
-        score = 0.95 if near(_PHONE_CONTEXT, visible, start, m.end, _CONTEXT_BEFORE) else 0.9
-        norm = phonenumbers.format_number(m.number, _E164) if start == m.start else digits_of(value)
-        hits.append(Hit("PHONE", start, m.end, score, value, norm))
+    for lo, hi in _matcher_lines(visible, scan.region):
+        for m in phonenumbers.PhoneNumberMatcher(visible[lo:hi], scan.region, leniency=phonenumbers.Leniency.VALID):
+            start = _area_code_start(visible, lo + m.start, lo + m.end)
+            end = lo + m.end
+            value = text[start:end]
+            score = 0.95 if near(_PHONE_CONTEXT, visible, start, end, _CONTEXT_BEFORE) else 0.9
+            norm = phonenumbers.format_number(m.number, _E164) if start == lo + m.start else digits_of(value)
+            hits.append(Hit("PHONE", start, end, score, value, norm))
     rest = blank(visible, [(h.start, h.end) for h in hits])
     hits.extend(_shaped_phones(text, rest))
     return hits

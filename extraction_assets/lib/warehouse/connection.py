@@ -96,7 +96,8 @@ def iter_batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
 def insert_rows(
     con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Mapping[str, Any]], suffix: str = ""
 ) -> None:
-    """Many rows in few statements (DuckDB pays per statement, not per row), every value under its column's name.
+    """Many rows in one statement, every value under its column's name: each column goes in as one list parameter
+    and `unnest` turns the lists back into rows (DuckDB pays per statement and per parameter, not per row).
 
     Rows are mappings from column to value, so a reordered row can never write into the wrong column.
     """
@@ -106,7 +107,7 @@ def insert_rows(
     if any(list(row) != columns for row in rows):
         raise ValueError(f"rows for {table} do not all name the same columns in the same order")
     names = ", ".join(columns)
-    placeholder = "(" + ", ".join("?" * len(columns)) + ")"
-    for chunk in (rows[i : i + 400] for i in range(0, len(rows), 400)):
-        params = [row[column] for row in chunk for column in columns]
-        con.execute(f"INSERT INTO {table} ({names}) VALUES {', '.join([placeholder] * len(chunk))} {suffix}", params)
+    unnested = ", ".join(f"unnest(?) AS {column}" for column in columns)
+    con.execute(
+        f"INSERT INTO {table} ({names}) SELECT {unnested} {suffix}", [[row[c] for row in rows] for c in columns]
+    )
