@@ -155,29 +155,16 @@ def write_checkpoint(
     return {"items": len(stored), "protected_kept": len(protected)}
 
 
-def session_doc_id(con: duckdb.DuckDBPyConnection, tenant_id: str, session_id: str) -> str | None:
-    row = con.execute(
-        "SELECT doc_id FROM sessions WHERE tenant_id = ? AND session_id = ?", [tenant_id, session_id]
-    ).fetchone()
-    return row[0] if row else None
+def load_session(con: duckdb.DuckDBPyConnection, tenant_id: str, session_id: str) -> dict[str, Any] | None:
+    """One session of this tenant (another tenant's session is not found)."""
+    return load_session_rows(con, tenant_id).get((tenant_id, session_id))
 
 
-def session_items(
-    con: duckdb.DuckDBPyConnection, tenant_id: str, doc_id: str, schema_version: str | None = None
-) -> list[dict[str, Any]]:
-    """The session's fields (every schema version, or one), each with its evidence rows, in field order of storage."""
-    items = rows_as_dicts(
-        con,
-        """SELECT * FROM extracted_items WHERE tenant_id = ? AND doc_id = ?
-             AND (CAST(? AS VARCHAR) IS NULL OR schema_version = ?) ORDER BY schema_version, created_at, item_type""",
-        [tenant_id, doc_id, schema_version, schema_version],
-    )
-    evidence = rows_as_dicts(
-        con,
-        """SELECT * FROM evidence WHERE tenant_id = ? AND doc_id = ? ORDER BY item_id, char_start""",
-        [tenant_id, doc_id],
-    )
-    by_item: dict[str, list[dict[str, Any]]] = {}
-    for ev in evidence:
-        by_item.setdefault(ev["item_id"], []).append(ev)
-    return [{**item, "evidence": by_item.get(item["item_id"], [])} for item in items]
+def session_item_ids(con: duckdb.DuckDBPyConnection, tenant_id: str, doc_id: str, schema_version: str) -> list[str]:
+    """The session's fields under one schema version, in the order they were first stored."""
+    rows = con.execute(
+        """SELECT item_id FROM extracted_items WHERE tenant_id = ? AND doc_id = ? AND schema_version = ?
+           ORDER BY created_at, item_type""",
+        [tenant_id, doc_id, schema_version],
+    ).fetchall()
+    return [r[0] for r in rows]
