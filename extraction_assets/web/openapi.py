@@ -142,3 +142,9 @@ def openapi_document() -> dict[str, Any]:
             },
         },
     }
+
+
+if __name__ == "__main__":  # python -m extraction_assets.web.openapi > docs/openapi.json
+    import json
+
+    print(json.dumps(openapi_document(), ensure_ascii=False, indent=2, sort_keys=True))
