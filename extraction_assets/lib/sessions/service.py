@@ -24,7 +24,14 @@ import duckdb
 from pydantic import BaseModel, Field
 
 from extraction_assets.lib.extraction import Extractor, extract_document, extraction_input
-from extraction_assets.lib.models import DeadLetter, Document, ExtractionInput, ScrubbedDocument
+from extraction_assets.lib.models import (
+    DeadLetter,
+    Document,
+    ExtractionInput,
+    ExtractionOutcome,
+    ItemRecord,
+    ScrubbedDocument,
+)
 from extraction_assets.lib.pii import PiiPolicy, scrub_batch
 from extraction_assets.lib.schemas import SchemaError, SchemaVersion, load_schema
 from extraction_assets.lib.sessions.light import FieldState, LightExtractor, covered_objectives
@@ -91,13 +98,14 @@ def sync_sessions(connect: Connect, env: SessionEnv) -> list[SessionReport]:
     with connect() as con:
         known = load_session_rows(con)
     reports = []
+    schemas: dict[str, SchemaVersion] = {}  # each schema version's file is parsed once per pass
     for path in session_files(env.sessions_dir):
         rel = path.relative_to(env.sessions_dir)
         previous = known.get((rel.parts[0], path.stem))
         unchanged = previous and (previous["file_size"], previous["file_mtime_ns"]) == file_stamp(path)
         if unchanged and not _final_pending(previous):
             continue
-        reports.append(sync_session(connect, env, path, previous))
+        reports.append(sync_session(connect, env, path, previous, schemas))
     return reports
 
 
@@ -106,58 +114,78 @@ def _final_pending(row: dict[str, Any] | None) -> bool:
     return row is not None and row["status"] == "completed" and row["final_extracted_at"] is None
 
 
-def _dead_letter(connect: Connect, tenant: str, source: str, reason: str) -> None:
-    with connect() as con:
-        record_dead_letters(con, [DeadLetter(stage="session", tenant_id=tenant, source_uri=source, reason=reason)])
+def _letter(tenant: str, source: str, reason: str) -> DeadLetter:
+    return DeadLetter(stage="session", tenant_id=tenant, source_uri=source, reason=reason)
 
 
-def sync_session(connect: Connect, env: SessionEnv, path: Path, previous: dict[str, Any] | None) -> SessionReport:
-    """One session file: store its transcript, then light, checkpoint and final extraction as its state asks."""
+def sync_session(
+    connect: Connect,
+    env: SessionEnv,
+    path: Path,
+    previous: dict[str, Any] | None,
+    schemas: dict[str, SchemaVersion] | None = None,
+) -> SessionReport:
+    """One session file: light, checkpoint and final extraction as its state asks, then one connection stores
+    the transcript and all they produced (none is held while an extractor works)."""
     rel = path.relative_to(env.sessions_dir)
     tenant, session_id = rel.parts[0], path.stem
     try:
         session = read_session(path, env.sessions_dir)
-        schema = load_schema(env.prompts_dir, session.schema_version)
+        schemas = {} if schemas is None else schemas
+        if session.schema_version not in schemas:
+            schemas[session.schema_version] = load_schema(env.prompts_dir, session.schema_version)
+        schema = schemas[session.schema_version]
         doc = session_document(session) if session.turns else None
     except (SessionFileError, SchemaError, OSError) as exc:
-        _dead_letter(connect, tenant, rel.as_posix(), f"session: {exc}")
+        with connect() as con:
+            record_dead_letters(con, [_letter(tenant, rel.as_posix(), f"session: {exc}")])
         return SessionReport(tenant_id=tenant, session_id=session_id, status="unreadable", error=str(exc))
-    for problem in session.problems:
-        _dead_letter(connect, tenant, session.source_uri, f"session line skipped: {problem}")
+    letters = [_letter(tenant, session.source_uri, f"session line skipped: {p}") for p in session.problems]
     report = SessionReport(tenant_id=tenant, session_id=session_id, status=session.status)
     row = _session_row(session, previous, doc)
-    if doc is None:  # nothing said yet
+    batch = scrub_batch([doc], env.policy, env.vault_key) if doc else None
+    if doc is None or batch is None or batch.failures:  # nothing said yet, or a transcript that cannot be masked
+        if batch is not None:
+            report.error = "the transcript could not be scrubbed (see dead_letters, stage scrub)"
+            letters += batch.failures
         with connect() as con:
-            upsert_session(con, row)
-        return report
-    scrubbed = _store_transcript(connect, env, doc)
-    if scrubbed is None:
-        report.error = "the transcript could not be scrubbed (see dead_letters, stage scrub)"
-        with connect() as con:
+            record_dead_letters(con, letters)
             upsert_session(con, row)
         return report
     from extraction_assets.lib.heuristics.interview import respondent_turn_ids  # the packs load when first used
 
+    scrubbed = batch.rows[0]
     einput = extraction_input(doc, scrubbed)
     respondent = respondent_turn_ids(einput, schema)
     report.new_respondent_turns = len(respondent) - int(previous["user_turns"] if previous else 0)
     row["user_turns"] = len(respondent)
-    states = _light(connect, env, session, schema, einput, respondent, report) if report.new_respondent_turns else None
-    row["light_error"] = report.light_error if states is None and report.light == "failed" else None
+    states = _light(env.light, schema, einput, report) if report.new_respondent_turns > 0 else None
+    if report.light != "skipped":
+        row["light_error"] = report.light_error
+    drafts: list[ItemRecord] = []
     if session.status == "in_progress" and states is not None:
         covered = covered_objectives(states)
-        new = [o for o in covered if o not in row["objectives_covered"]]
-        if new:
-            report.checkpoint_items = _checkpoint(connect, env, doc, scrubbed, schema, set(covered))
-            report.checkpointed = new
+        report.checkpointed = [o for o in covered if o not in row["objectives_covered"]]
+        if report.checkpointed:
+            outcome = _extract(connect, env.extractor, doc, scrubbed, schema)
+            drafts, letters = _drafts(outcome, schema, set(covered)), letters + outcome.dead_letters
             row["objectives_covered"] = sorted(set(row["objectives_covered"]) | set(covered))
-    if session.status == "completed":
-        report.final_items, report.error = final_extraction(connect, env.extractor, doc, scrubbed, schema)
-        if report.error is None:
-            stamp = now()
-            row["final_extracted_at"] = stamp
-            row["final_delay_s"] = report.final_delay_s = round((stamp - row["completed_at"]).total_seconds(), 3)
+    final = _extract(connect, env.extractor, doc, scrubbed, schema) if session.status == "completed" else None
     with connect() as con:
+        upsert_session_document(con, doc)
+        upsert_scrubbed(con, batch.rows, batch.sealed)
+        record_dead_letters(con, letters)
+        if states is not None:
+            after = respondent[-1] if respondent else None
+            write_session_state(con, tenant, session_id, schema.key, states, after, env.light.name)
+        if drafts:
+            report.checkpoint_items = write_checkpoint(con, drafts)["items"]
+        if final is not None:
+            report.final_items, report.error = _store_final(con, schema, final, env.extractor)
+            if report.error is None:
+                stamp = now()
+                row["final_extracted_at"] = stamp
+                row["final_delay_s"] = report.final_delay_s = round((stamp - row["completed_at"]).total_seconds(), 3)
         upsert_session(con, row)
     return report
 
@@ -189,55 +217,24 @@ def _session_row(session: SessionFile, previous: dict[str, Any] | None, doc: Doc
     }
 
 
-def _store_transcript(connect: Connect, env: SessionEnv, doc: Document) -> ScrubbedDocument | None:
-    """Scrub, then store the transcript and its scrubbed text; a failed scrub is a dead letter and stores nothing."""
-    batch = scrub_batch([doc], env.policy, env.vault_key)
-    with connect() as con:
-        if batch.failures:
-            record_dead_letters(con, batch.failures)
-            return None
-        upsert_session_document(con, doc)
-        upsert_scrubbed(con, batch.rows, batch.sealed)
-    return batch.rows[0]
-
-
 def _light(
-    connect: Connect,
-    env: SessionEnv,
-    session: SessionFile,
-    schema: SchemaVersion,
-    einput: ExtractionInput,
-    respondent: list[str],
-    report: SessionReport,
+    light: LightExtractor, schema: SchemaVersion, einput: ExtractionInput, report: SessionReport
 ) -> list[FieldState] | None:
     """Coverage after the latest respondent turn; a failure is reported and stops nothing."""
-    light: LightExtractor = env.light
     try:
         states = light.assess(einput, schema)
     except Exception as exc:  # a model timeout, a bad answer, anything: the session goes on
         report.light, report.light_error = "failed", f"{type(exc).__name__}: {exc}"[:500]
         return None
-    with connect() as con:
-        after = respondent[-1] if respondent else None
-        write_session_state(con, session.tenant_id, session.session_id, schema.key, states, after, light.name)
     report.light = "ok"
     return states
 
 
-def _checkpoint(
-    connect: Connect,
-    env: SessionEnv,
-    doc: Document,
-    scrubbed: ScrubbedDocument,
-    schema: SchemaVersion,
-    objectives: set[str],
-) -> int:
-    """Drafts of the covered objectives' fields; a field without a grounded value is left for the final pass."""
-    extractor: Extractor = env.extractor
-    _preload(connect, extractor, doc.doc_id)
-    outcome = extract_document(doc, scrubbed, schema, extractor)
+def _drafts(outcome: ExtractionOutcome, schema: SchemaVersion, objectives: set[str]) -> list[ItemRecord]:
+    """Checkpoint drafts of the covered objectives' fields; a field without a grounded value waits for the final
+    pass, and so do the seven review rules (FR-06-2, FR-06-6)."""
     fields = {f.name for f in schema.fields if f.objective_name in objectives}
-    items = [  # drafts: the seven review rules are the post-session pass's (FR-06-2, FR-06-6)
+    return [
         i.model_copy(
             update={
                 "status": "draft",
@@ -248,15 +245,28 @@ def _checkpoint(
         for i in outcome.items
         if i.item_type in fields and i.evidence
     ]
-    with connect() as con:
-        written = write_checkpoint(con, items, outcome.dead_letters)
-    return written["items"]
 
 
-def _preload(connect: Connect, extractor: Extractor, doc_id: str) -> None:
-    if extractor.model:
+def _extract(
+    connect: Connect, extractor: Extractor, doc: Document, scrubbed: ScrubbedDocument, schema: SchemaVersion
+) -> ExtractionOutcome:
+    if extractor.model:  # the model's cached answers for this transcript, read in a short connection
         with connect() as con:
-            extractor.preload_cache(cache_entries_for(con, extractor.model, [doc_id]))
+            extractor.preload_cache(cache_entries_for(con, extractor.model, [doc.doc_id]))
+    return extract_document(doc, scrubbed, schema, extractor)
+
+
+def _store_final(
+    con: duckdb.DuckDBPyConnection,
+    schema: SchemaVersion,
+    outcome: ExtractionOutcome,
+    extractor: Extractor,
+    confirm_overwrite: bool = False,
+) -> tuple[int, str | None]:
+    """Store a post-session extraction: (items stored, the error of a failed run, which keeps the previous items)."""
+    written = write_extraction_batch(con, schema.key, [outcome], confirm_overwrite, extractor.take_cache_entries())
+    requeue_items(con, [i.item_id for i in outcome.items])
+    return written["items"], outcome.error if outcome.status == "failed" else None
 
 
 def final_extraction(
@@ -272,13 +282,9 @@ def final_extraction(
     It replaces the session's machine-owned items of that version (checkpoint drafts included); items a person
     owns are kept unless `confirm_overwrite`. A failed run keeps the previous items (and is retried next pass).
     """
-    _preload(connect, extractor, doc.doc_id)
-    outcome = extract_document(doc, scrubbed, schema, extractor)
+    outcome = _extract(connect, extractor, doc, scrubbed, schema)
     with connect() as con:
-        cached = extractor.take_cache_entries()
-        written = write_extraction_batch(con, schema.key, [outcome], confirm_overwrite, cached)
-        requeue_items(con, [i.item_id for i in outcome.items])
-    return written["items"], outcome.error if outcome.status == "failed" else None
+        return _store_final(con, schema, outcome, extractor, confirm_overwrite)
 
 
 def reextract_session(

@@ -9,9 +9,8 @@ from typing import Any
 
 import duckdb
 
-from extraction_assets.lib.models import DeadLetter, Document, ItemRecord
+from extraction_assets.lib.models import Document, ItemRecord
 from extraction_assets.lib.warehouse.connection import insert_rows, now, rows_as_dicts, to_json, transaction
-from extraction_assets.lib.warehouse.documents import insert_dead_letters
 from extraction_assets.lib.warehouse.extraction import (
     MACHINE_OWNED_STATUSES,
     delete_items,
@@ -127,9 +126,7 @@ def write_session_state(
         )
 
 
-def write_checkpoint(
-    con: duckdb.DuckDBPyConnection, items: Sequence[ItemRecord], dead_letters: Sequence[DeadLetter] = ()
-) -> dict[str, int]:
+def write_checkpoint(con: duckdb.DuckDBPyConnection, items: Sequence[ItemRecord]) -> dict[str, int]:
     """Store checkpoint drafts of some fields in one transaction; an item a person owns is left as it is.
 
     Unlike a whole document's extraction, the session's other items (other objectives' drafts) stay.
@@ -150,7 +147,6 @@ def write_checkpoint(
         stored = [item for item in items if item.item_id not in protected]
         insert_rows(con, "extracted_items", [item_row(i, created.get(i.item_id, stamp), stamp) for i in stored])
         insert_rows(con, "evidence", [evidence_row(ev, stamp) for i in stored for ev in i.evidence])
-        insert_dead_letters(con, dead_letters)
         requeue_items(con, [i.item_id for i in stored])
     return {"items": len(stored), "protected_kept": len(protected)}
 
