@@ -15,12 +15,14 @@ from extraction_assets.lib.reporting import markdown_table
 from extraction_assets.lib.sessions import SessionEnv, light_extractor, session_files, sync_sessions
 
 SESSION_POLL_SECONDS = 5  # with a run's start-up, a completed session's records are stored well within 60 s
+SESSION_RUN_PRIORITY = 10  # queued runs start highest priority first (Dagster's default is 0)
 
 
 @dg.asset(
     group_name="sessions",
     kinds={"duckdb", "python"},
     pool=POOL,
+    retry_policy=dg.RetryPolicy(max_retries=3, delay=SESSION_POLL_SECONDS),  # a failed final pass is tried again
     description=(
         "Live interview sessions (table `sessions`): light extraction into `session_state` after each new "
         "respondent turn, checkpoint drafts of covered objectives and post-session extraction into "
@@ -49,6 +51,9 @@ def interview_sessions(
             )
         if r.error:
             context.log.warning(f"{r.tenant_id}/{r.session_id}: {r.error}")
+    unfinished = [f"{r.tenant_id}/{r.session_id}" for r in reports if r.final_items is not None and r.error]
+    if unfinished:  # everything else is stored; the retry (or the next change) does their final pass again
+        raise dg.Failure(f"post-session extraction failed for {', '.join(unfinished)}; it is retried")
     delays = [r.final_delay_s for r in reports if r.final_delay_s is not None]
     return dg.MaterializeResult(
         metadata={
@@ -103,4 +108,6 @@ def session_sensor(context: dg.SensorEvaluationContext, pipeline: PipelineResour
     fingerprint = sessions_fingerprint(pipeline.sessions_path)
     if fingerprint == context.cursor:
         return dg.SensorResult(skip_reason=f"no session file changed under {pipeline.sessions_dir}")
-    return dg.SensorResult(run_requests=[dg.RunRequest(run_key=f"sessions:{fingerprint}")], cursor=fingerprint)
+    # ahead of queued extraction runs for the one `duckdb` slot: a completed session's records are due within 60 s
+    request = dg.RunRequest(run_key=f"sessions:{fingerprint}", tags={"dagster/priority": str(SESSION_RUN_PRIORITY)})
+    return dg.SensorResult(run_requests=[request], cursor=fingerprint)
