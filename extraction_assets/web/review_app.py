@@ -244,8 +244,10 @@ def create_review_app(
         reveal_to = (request.state.principal.name, form.get("note") or None)
         return await run_in_threadpool(lambda: render_item(request, item_ref, reveal_to=reveal_to))
 
+    description = openapi_document()
+
     async def openapi(request: Request) -> Response:
-        return JSONResponse(openapi_document())
+        return JSONResponse(description)
 
     routes = [
         Route("/openapi.json", openapi),

@@ -38,6 +38,7 @@ def test_bearer_and_basic_name_the_tokens_principal() -> None:
     assert auth.from_header("Bearer t0ken-linh") == linh
     assert auth.from_header(_basic("linh", "t0ken-linh")) == linh
     assert auth.from_header(_basic("the-ceo", "t0ken-linh")) is None, "Basic's name must be the token's own"
+    assert auth.from_header(_basic("林", "t0ken-linh")) is None, "any name, in any script"
     for header in (None, "", "Bearer", "Bearer wrong", "Basic !!!", "Token t0ken-linh", _basic("linh", "")):
         assert auth.from_header(header) is None, header
 

@@ -112,7 +112,8 @@ class Authenticator:
             except (binascii.Error, UnicodeDecodeError):
                 return None
             principal = self.by_token(token)
-            return principal if principal is not None and hmac.compare_digest(principal.name, name) else None
+            same_name = principal is not None and hmac.compare_digest(principal.name.encode(), name.encode())
+            return principal if same_name else None
         return None
 
 
