@@ -215,3 +215,42 @@ def test_inbox_routing_never_takes_a_session_transcript(live) -> None:
     with open_warehouse(warehouse) as con:
         assert con.execute("SELECT count(*) FROM scrubbed_documents").fetchone() == (1,)
         assert documents_to_route(con, "interview@v1", ["transcript"], "rules") == []
+
+
+class ScriptedModel:
+    """A light model's client that answers from a script (the HTTP side is tested with the fake server above)."""
+
+    def __init__(self, answer: dict[str, Any]) -> None:
+        self.settings = type("S", (), {"model": "small"})()
+        self.answer = answer
+        self.messages: list[dict[str, str]] = []
+
+    def complete(self, messages: list[dict[str, str]], output: type, tags: dict[str, str] | None = None):
+        self.messages = messages
+        return output.model_validate(self.answer), None
+
+
+def test_a_light_models_coverage_counts_only_quotes_found_in_the_transcript(live) -> None:
+    from extraction_assets.lib.sessions import ModelLight
+
+    env, path, warehouse = live
+    fields = [
+        {"field": "primary_channel", "covered": True, "confidence": 0.99, "value": "delivery_app",
+         "evidence_span": "工作日基本都是点外卖"},
+        {"field": "weekly_spend", "covered": True, "confidence": 0.9, "value": 5000, "evidence_span": "一周五千块"},
+        {"field": "not_a_field", "covered": True, "confidence": 0.9, "evidence_span": "美团"},
+    ]  # fmt: skip
+    client = ScriptedModel({"fields": fields})
+    env = env.model_copy(update={"light": ModelLight(client, env.prompts_dir)})
+    append(path, turn(*TURNS[0]), turn(*TURNS[1]))
+    [report] = sync_sessions(_connect(warehouse), env)
+    state = _state(warehouse)
+    assert report.light == "ok" and state["primary_channel"]["extractor"] == "small"
+    assert state["primary_channel"]["covered"] and state["primary_channel"]["turn_id"] == "t2"
+    assert state["primary_channel"]["confidence"] == 0.9, "clamped to the schema's model band"
+    assert not state["weekly_spend"]["covered"], "an invented quote covers nothing"
+    assert "not_a_field" not in state
+    system = client.messages[0]["content"]
+    assert "while it is still running" in system and "weekly_spend (number" in system, (
+        "the light prompt, with the fields"
+    )
