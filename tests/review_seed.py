@@ -9,7 +9,7 @@ import httpx
 
 from extraction_assets.lib.models import Document, EvidenceRecord, ExtractionOutcome, ItemRecord, stable_id
 from extraction_assets.lib.pii import scrub_document
-from extraction_assets.lib.review.auth import AuthConfig, Authenticator, hash_token
+from extraction_assets.lib.review import AuthConfig, Authenticator, hash_token
 from extraction_assets.lib.warehouse import (
     insert_documents,
     open_warehouse,

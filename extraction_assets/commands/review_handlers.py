@@ -23,21 +23,26 @@ from extraction_assets.commands.review import (
 )
 from extraction_assets.lib.extraction import RULES, ExtractorChoice
 from extraction_assets.lib.review import (
+    AUTH_ENV,
     AuditEntry,
+    Authenticator,
     Change,
     ItemNotFound,
     NothingToChange,
     ReviewError,
+    cli_actor,
     corrections,
     export_tasks,
+    hash_token,
     import_annotations,
     item_detail,
     label_config,
     list_queue,
+    load_auth,
+    new_token,
     preview_rerun,
     reveal_item,
 )
-from extraction_assets.lib.review.auth import AUTH_ENV, Authenticator, cli_actor, hash_token, load_auth, new_token
 from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import open_warehouse, tenant_ids

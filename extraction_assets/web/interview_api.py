@@ -25,16 +25,15 @@ from extraction_assets.lib.review import (
     Change,
     ItemNotFound,
     NothingToChange,
+    Principal,
     apply_change,
     history,
     item_detail,
     preview_rerun,
 )
-from extraction_assets.lib.review.auth import Principal
 from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.sessions import reextract_session
-from extraction_assets.lib.warehouse import open_warehouse
-from extraction_assets.lib.warehouse.sessions import load_session, session_item_ids
+from extraction_assets.lib.warehouse import load_session, open_warehouse, session_item_ids
 from extraction_assets.web.api_models import (
     ConfirmationNeeded,
     ErrorOut,

@@ -35,6 +35,7 @@ from extraction_assets.lib.extraction import RULES, Extractor, ExtractorChoice
 from extraction_assets.lib.review import (
     ANY_STATUS,
     Action,
+    Authenticator,
     Change,
     ItemNotFound,
     corrections,
@@ -43,7 +44,6 @@ from extraction_assets.lib.review import (
     queue_filters,
     reveal_item,
 )
-from extraction_assets.lib.review.auth import Authenticator
 from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.warehouse import open_warehouse
 from extraction_assets.web.interview_api import API_PREFIXES, error, interview_routes

@@ -15,7 +15,7 @@ import pytest
 import uvicorn
 
 from extraction_assets.lib.extraction import ExtractorChoice
-from extraction_assets.lib.review.auth import AuthConfig, Authenticator, hash_token
+from extraction_assets.lib.review import AuthConfig, Authenticator, hash_token
 from extraction_assets.lib.sessions import HeuristicLight, SessionEnv, sync_sessions
 from extraction_assets.lib.warehouse import open_warehouse
 from extraction_assets.web.review_app import create_review_app

@@ -47,17 +47,15 @@ from extraction_assets.lib.warehouse import (
     cache_entries_for,
     load_documents,
     load_scrubbed,
+    load_session_rows,
     now,
     record_dead_letters,
     requeue_items,
     upsert_scrubbed,
-    write_extraction_batch,
-)
-from extraction_assets.lib.warehouse.sessions import (
-    load_session_rows,
     upsert_session,
     upsert_session_document,
     write_checkpoint,
+    write_extraction_batch,
     write_session_state,
 )
 

@@ -35,6 +35,15 @@ from extraction_assets.lib.warehouse.extraction import (
 from extraction_assets.lib.warehouse.figures import extraction_figures, review_queue_figures, row_count
 from extraction_assets.lib.warehouse.invariants import items_without_evidence
 from extraction_assets.lib.warehouse.review_queue import rebuild_review_queue, requeue_items
+from extraction_assets.lib.warehouse.sessions import (
+    load_session,
+    load_session_rows,
+    session_item_ids,
+    upsert_session,
+    upsert_session_document,
+    write_checkpoint,
+    write_session_state,
+)
 from extraction_assets.lib.warehouse.summary import warehouse_summary
 
 __all__ = [
@@ -54,6 +63,8 @@ __all__ = [
     "iter_batches",
     "load_documents",
     "load_scrubbed",
+    "load_session",
+    "load_session_rows",
     "now",
     "open_warehouse",
     "pending_extractions",
@@ -64,12 +75,17 @@ __all__ = [
     "review_queue_figures",
     "row_count",
     "rows_as_dicts",
+    "session_item_ids",
     "stored_sources",
     "table_counts",
     "tenant_ids",
     "transaction",
     "upsert_scrubbed",
+    "upsert_session",
+    "upsert_session_document",
     "warehouse_summary",
+    "write_checkpoint",
     "write_decisions",
     "write_extraction_batch",
+    "write_session_state",
 ]
