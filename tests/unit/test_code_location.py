@@ -18,6 +18,7 @@ HEAVY_FOR_THE_CODE_LOCATION = (
     "starlette",
     "uvicorn",
     "extraction_assets.lib.heuristics",
+    "extraction_assets.lib.readers",
 )
 HEAVY_FOR_HELP = (*HEAVY_FOR_THE_CODE_LOCATION, "dagster", "duckdb", "extraction_assets.lib.heuristics")
 

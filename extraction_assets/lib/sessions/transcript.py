@@ -23,8 +23,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from extraction_assets.lib.models import SESSION_KEY, Document
-from extraction_assets.lib.readers.json_formats import transcript_document
-from extraction_assets.lib.readers.record import RecordContext, Rejected
 
 SessionStatus = Literal["in_progress", "completed"]
 STATUSES: tuple[SessionStatus, ...] = ("in_progress", "completed")
@@ -136,6 +134,9 @@ def _with_facts(session: SessionFile, facts: dict[str, Any]) -> SessionFile:
 
 def session_document(session: SessionFile) -> Document:
     """The transcript so far as a Document whose identity is the session (its text grows, its id stays)."""
+    from extraction_assets.lib.readers.json_formats import transcript_document  # readers load when first used
+    from extraction_assets.lib.readers.record import RecordContext, Rejected
+
     ctx = RecordContext(tenant_id=session.tenant_id, source_uri=session.source_uri)
     try:
         doc = transcript_document({"turns": session.turns, "title": session.title, "date": session.date}, ctx)
