@@ -53,6 +53,32 @@ class SessionFieldsOut(BaseModel):
     fields: list[ExtractedFieldOut]
 
 
+class FieldStateOut(BaseModel):
+    """A field's coverage after the latest respondent turn (light extraction; never a stored record)."""
+
+    field_name: str
+    objective: str
+    covered: bool
+    confidence: float
+    value: Any = None
+    turn_id: str | None
+    after_turn: str | None = Field(description="the latest respondent turn when it was computed")
+    extractor: str = Field(description="heuristic, or the light model's name")
+    updated_at: datetime
+
+
+class SessionStateOut(BaseModel):
+    """What the interview runtime reads to decide what to ask next (seed 004 FR-06-1)."""
+
+    session_id: str
+    tenant_id: str
+    status: Literal["in_progress", "completed"]
+    schema_version_id: str
+    objectives_covered: list[str]
+    light_error: str | None = Field(description="why the last light extraction failed (the session went on)")
+    fields: list[FieldStateOut]
+
+
 class FieldPatch(BaseModel):
     """A reviewer's correction; a member left out is left as it is. Goes through the same rules and audit as the
     command line's `review correct`."""

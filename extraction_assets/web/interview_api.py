@@ -1,5 +1,6 @@
 """The interview API (seed 004, section 6.1) on the review server: a session's fields with their evidence, a
-correction, a re-extraction under a schema version, a field's history. JSON only.
+correction, a re-extraction under a schema version, a field's history; and, for the interview runtime, a live
+session's field coverage (`session_state`). JSON only.
 
 Every request carries a bearer token (`lib/review/auth.py`); its tenant is the only one it sees: a session or
 field of another tenant is "not found", as on the review page. A correction goes through
@@ -33,18 +34,20 @@ from extraction_assets.lib.review import (
 )
 from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.sessions import reextract_session
-from extraction_assets.lib.warehouse import load_session, open_warehouse, session_item_ids
+from extraction_assets.lib.warehouse import load_session, load_session_state, open_warehouse, session_item_ids
 from extraction_assets.web.api_models import (
     ConfirmationNeeded,
     ErrorOut,
     EvidenceOut,
     ExtractedFieldOut,
     FieldPatch,
+    FieldStateOut,
     HistoryEntryOut,
     PatchOut,
     ReExtractIn,
     ReExtractOut,
     SessionFieldsOut,
+    SessionStateOut,
 )
 
 API_PREFIXES = ("/sessions/", "/extracted-fields/")
@@ -133,6 +136,24 @@ def interview_routes(
             )
         )
 
+    def session_state(session_id: str) -> Response:
+        with open_warehouse(warehouse) as con:
+            session = load_session(con, tenant_id, session_id)
+            if session is None:
+                return error(f"session {session_id!r} not found in tenant {tenant_id!r}", 404)
+            states = load_session_state(con, tenant_id, session_id, session["schema_version"])
+        return _json(
+            SessionStateOut(
+                session_id=session_id,
+                tenant_id=tenant_id,
+                status=session["status"],
+                schema_version_id=session["schema_version"],
+                objectives_covered=session["objectives_covered"],
+                light_error=session["light_error"],
+                fields=[FieldStateOut.model_validate(s) for s in states],
+            )
+        )
+
     def session_of(con: Any, item: dict[str, Any]) -> str:
         row = con.execute(
             "SELECT session_id FROM sessions WHERE tenant_id = ? AND doc_id = ?", [tenant_id, item["doc_id"]]
@@ -217,6 +238,9 @@ def interview_routes(
             session_fields, request.path_params["session_id"], request.query_params.get("schema_version_id")
         )
 
+    async def get_state(request: Request) -> Response:
+        return await run_in_threadpool(session_state, request.path_params["session_id"])
+
     async def patch_field(request: Request) -> Response:
         body = await _body(request, FieldPatch)
         if isinstance(body, Response):
@@ -234,6 +258,7 @@ def interview_routes(
 
     return [
         Route("/sessions/{session_id}/extracted-fields", get_fields, methods=["GET"]),
+        Route("/sessions/{session_id}/state", get_state, methods=["GET"]),
         Route("/sessions/{session_id}/re-extract", post_reextract, methods=["POST"]),
         Route("/extracted-fields/{field_id}", patch_field, methods=["PATCH"]),
         Route("/extracted-fields/{field_id}/history", get_history, methods=["GET"]),

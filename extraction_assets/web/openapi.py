@@ -19,10 +19,12 @@ from extraction_assets.web.api_models import (
     ReExtractIn,
     ReExtractOut,
     SessionFieldsOut,
+    SessionStateOut,
 )
 
 _MODELS: tuple[type[BaseModel], ...] = (
     SessionFieldsOut,
+    SessionStateOut,
     ExtractedFieldOut,
     FieldPatch,
     PatchOut,
@@ -99,6 +101,16 @@ def openapi_document() -> dict[str, Any]:
                     ],
                     "responses": {
                         "200": _json_body(_ref(SessionFieldsOut), "the fields"),
+                        **_errors(401, 403, 404),
+                    },
+                }
+            },
+            "/sessions/{session_id}/state": {
+                "get": {
+                    "summary": "A live session's field coverage after its latest respondent turn (light extraction)",
+                    "parameters": [session],
+                    "responses": {
+                        "200": _json_body(_ref(SessionStateOut), "coverage and confidence per field"),
                         **_errors(401, 403, 404),
                     },
                 }

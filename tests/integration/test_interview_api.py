@@ -186,8 +186,24 @@ def test_the_openapi_description_is_served(api) -> None:
     assert doc["openapi"].startswith("3.1")
     assert set(doc["paths"]) == {
         "/sessions/{session_id}/extracted-fields",
+        "/sessions/{session_id}/state",
         "/extracted-fields/{field_id}",
         "/sessions/{session_id}/re-extract",
         "/extracted-fields/{field_id}/history",
     }
     assert "409" in doc["paths"]["/sessions/{session_id}/re-extract"]["post"]["responses"]
+
+
+def test_the_runtime_reads_a_sessions_coverage(api) -> None:
+    base, _ = api
+    with _client(base) as http:
+        state = http.get("/sessions/s-001/state")
+        assert state.status_code == 200
+        body = state.json()
+        fields = {f["field_name"]: f for f in body["fields"]}
+        assert fields["weekly_spend"]["covered"] and fields["weekly_spend"]["objective"] == "spend"
+        assert fields["weekly_spend"]["turn_id"] == "t4" and fields["weekly_spend"]["extractor"] == "heuristic"
+        assert body["light_error"] is None and body["status"] == "completed"
+        assert http.get("/sessions/s-404/state").status_code == 404
+    with _client(base, "rob") as rival:
+        assert rival.get("/sessions/s-001/state").status_code == 403

@@ -38,6 +38,7 @@ from extraction_assets.lib.warehouse.review_queue import rebuild_review_queue, r
 from extraction_assets.lib.warehouse.sessions import (
     load_session,
     load_session_rows,
+    load_session_state,
     session_item_ids,
     upsert_session,
     upsert_session_document,
@@ -65,6 +66,7 @@ __all__ = [
     "load_scrubbed",
     "load_session",
     "load_session_rows",
+    "load_session_state",
     "now",
     "open_warehouse",
     "pending_extractions",

@@ -156,6 +156,19 @@ def load_session(con: duckdb.DuckDBPyConnection, tenant_id: str, session_id: str
     return load_session_rows(con, tenant_id).get((tenant_id, session_id))
 
 
+def load_session_state(
+    con: duckdb.DuckDBPyConnection, tenant_id: str, session_id: str, schema_version: str
+) -> list[dict[str, Any]]:
+    """The session's field coverage, `value` parsed, in field order of the schema as stored."""
+    rows = rows_as_dicts(
+        con,
+        """SELECT * FROM session_state WHERE tenant_id = ? AND session_id = ? AND schema_version = ?
+           ORDER BY rowid""",
+        [tenant_id, session_id, schema_version],
+    )
+    return [{**r, "value": None if r["value"] is None else json.loads(r["value"])} for r in rows]
+
+
 def session_item_ids(con: duckdb.DuckDBPyConnection, tenant_id: str, doc_id: str, schema_version: str) -> list[str]:
     """The session's fields under one schema version, in the order they were first stored."""
     rows = con.execute(
