@@ -254,3 +254,23 @@ def test_a_light_models_coverage_counts_only_quotes_found_in_the_transcript(live
     assert "while it is still running" in system and "weekly_spend (number" in system, (
         "the light prompt, with the fields"
     )
+
+
+def test_a_rewrite_that_changes_stored_turns_is_refused(live) -> None:
+    env, path, warehouse = live
+    json_path = path.with_suffix(".json")
+    body = {"turns": [turn(*t) for t in TURNS[:4]]}
+    json_path.write_text(json.dumps(body, ensure_ascii=False), encoding="utf-8")
+    sync_sessions(_connect(warehouse), env)
+    body["turns"][1] = turn("t2", "受访者", "其实我都是自己做饭。")  # an earlier answer edited afterwards
+    body["status"] = "completed"
+    json_path.write_text(json.dumps(body, ensure_ascii=False), encoding="utf-8")
+    os.utime(json_path)
+    [report] = sync_sessions(_connect(warehouse), env)
+    assert report.error and "only appending" in report.error
+    with open_warehouse(warehouse) as con:
+        assert invariants.quote_mismatches(con) == [], "stored evidence still cites the stored text"
+        [letter] = con.execute("SELECT reason FROM dead_letters WHERE stage = 'session'").fetchall()
+        assert "only appending" in letter[0]
+        assert con.execute("SELECT status FROM sessions").fetchone() == ("in_progress",)
+    assert sync_sessions(_connect(warehouse), env) == [], "the refused version is not read again"

@@ -45,6 +45,7 @@ from extraction_assets.lib.sessions.transcript import (
 )
 from extraction_assets.lib.warehouse import (
     cache_entries_for,
+    document_texts,
     load_documents,
     load_scrubbed,
     load_session_rows,
@@ -93,18 +94,20 @@ class SessionReport(BaseModel):
 
 def sync_sessions(connect: Connect, env: SessionEnv) -> list[SessionReport]:
     """Every session file whose stamp changed since it was last read, one at a time."""
+    changed: list[tuple[Path, dict[str, Any] | None]] = []
     with connect() as con:
         known = load_session_rows(con)
-    reports = []
+        for path in session_files(env.sessions_dir):
+            previous = known.get((path.relative_to(env.sessions_dir).parts[0], path.stem))
+            unchanged = previous and (previous["file_size"], previous["file_mtime_ns"]) == file_stamp(path)
+            if not unchanged or _final_pending(previous):
+                changed.append((path, previous))
+        stored = document_texts(con, [p["doc_id"] for _, p in changed if p and p["doc_id"]])
     schemas: dict[str, SchemaVersion] = {}  # each schema version's file is parsed once per pass
-    for path in session_files(env.sessions_dir):
-        rel = path.relative_to(env.sessions_dir)
-        previous = known.get((rel.parts[0], path.stem))
-        unchanged = previous and (previous["file_size"], previous["file_mtime_ns"]) == file_stamp(path)
-        if unchanged and not _final_pending(previous):
-            continue
-        reports.append(sync_session(connect, env, path, previous, schemas))
-    return reports
+    return [
+        sync_session(connect, env, path, previous, schemas, stored.get(previous["doc_id"]) if previous else None)
+        for path, previous in changed
+    ]
 
 
 def _final_pending(row: dict[str, Any] | None) -> bool:
@@ -122,9 +125,13 @@ def sync_session(
     path: Path,
     previous: dict[str, Any] | None,
     schemas: dict[str, SchemaVersion] | None = None,
+    stored_text: str | None = None,
 ) -> SessionReport:
     """One session file: light, checkpoint and final extraction as its state asks, then one connection stores
-    the transcript and all they produced (none is held while an extractor works)."""
+    the transcript and all they produced (none is held while an extractor works).
+
+    `stored_text` is the transcript as stored so far: a version that changes it instead of appending to it is
+    refused (a dead letter), since stored evidence cites offsets into it."""
     rel = path.relative_to(env.sessions_dir)
     tenant, session_id = rel.parts[0], path.stem
     try:
@@ -140,6 +147,14 @@ def sync_session(
         return SessionReport(tenant_id=tenant, session_id=session_id, status="unreadable", error=str(exc))
     letters = [_letter(tenant, session.source_uri, f"session line skipped: {p}") for p in session.problems]
     report = SessionReport(tenant_id=tenant, session_id=session_id, status=session.status)
+    if previous and stored_text and doc and not doc.text.startswith(stored_text):
+        report.error = "the transcript changed turns already stored (only appending is supported): not read"
+        letters.append(_letter(tenant, session.source_uri, f"session: {report.error}"))
+        seen = {**previous, "file_size": session.size, "file_mtime_ns": session.mtime_ns, "updated_at": now()}
+        with connect() as con:
+            record_dead_letters(con, letters)
+            upsert_session(con, seen)
+        return report
     row = _session_row(session, previous, doc)
     batch = scrub_batch([doc], env.policy, env.vault_key) if doc else None
     if doc is None or batch is None or batch.failures:  # nothing said yet, or a transcript that cannot be masked

@@ -36,6 +36,7 @@ from extraction_assets.lib.warehouse.figures import extraction_figures, review_q
 from extraction_assets.lib.warehouse.invariants import items_without_evidence
 from extraction_assets.lib.warehouse.review_queue import rebuild_review_queue, requeue_items
 from extraction_assets.lib.warehouse.sessions import (
+    document_texts,
     load_session,
     load_session_rows,
     load_session_state,
@@ -52,6 +53,7 @@ __all__ = [
     "TABLES",
     "batched",
     "cache_entries_for",
+    "document_texts",
     "documents_to_route",
     "documents_to_scrub",
     "ensure_schema",

@@ -60,6 +60,12 @@ def upsert_session(con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> None:
     insert_rows(con, "sessions", [values], f"ON CONFLICT (tenant_id, session_id) DO UPDATE SET {updates}")
 
 
+def document_texts(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> dict[str, str]:
+    """The stored text of each document (a live session's transcript so far)."""
+    rows = con.execute("SELECT doc_id, text FROM raw_documents WHERE doc_id IN (SELECT unnest(?))", [list(doc_ids)])
+    return dict(rows.fetchall())
+
+
 def upsert_session_document(con: duckdb.DuckDBPyConnection, doc: Document) -> None:
     """The transcript so far: the same document id, a longer text (earlier offsets stay where they were)."""
     stamp = now()
