@@ -29,6 +29,7 @@ from evals.bench_hostile import bench_hostile
 from evals.bench_model_path import bench_model_path
 from evals.bench_pii import bench_pii
 from evals.bench_review import bench_review
+from evals.bench_sessions import bench_sessions
 from evals.bench_throughput import bench_throughput
 from evals.bench_ui import bench_ui
 from extraction_assets.lib.extraction import HeuristicExtractor, extract_document
@@ -119,6 +120,7 @@ BENCHES: dict[str, Callable[[], Figures]] = {
     "email": bench_email,
     "chaos_import": bench_chaos_import,
     "review": bench_review,
+    "sessions": bench_sessions,
     "throughput": bench_throughput,
     "hostile": bench_hostile,
     "ui": bench_ui,

@@ -24,9 +24,18 @@ from extraction_assets.defs.review import checks as review_checks
 from extraction_assets.defs.review.assets import review_queue
 from extraction_assets.defs.schedules import ingest_schedule, nightly_extract_schedule
 from extraction_assets.defs.sensors import schema_version_sensor
+from extraction_assets.defs.sessions import interview_sessions, session_job, session_sensor
 from extraction_assets.lib.settings import Settings
 
-ASSETS = [raw_documents, scrubbed_documents, extracted_items_and_evidence, review_queue, eval_report, eval_comparison]
+ASSETS = [
+    raw_documents,
+    scrubbed_documents,
+    extracted_items_and_evidence,
+    review_queue,
+    eval_report,
+    eval_comparison,
+    interview_sessions,
+]
 CHECKS = dg.load_asset_checks_from_modules([ingest_checks, extraction_checks, review_checks])
 
 
@@ -35,8 +44,8 @@ def build_definitions(settings: Settings | None = None) -> dg.Definitions:
     return dg.Definitions(
         assets=ASSETS,
         asset_checks=CHECKS,
-        jobs=[ingest_job, extract_job],
-        sensors=[schema_version_sensor, automation_sensor, llm_batch_sensor],
+        jobs=[ingest_job, extract_job, session_job],
+        sensors=[schema_version_sensor, automation_sensor, llm_batch_sensor, session_sensor],
         schedules=[ingest_schedule, nightly_extract_schedule],
         resources=resources_from_settings(settings or Settings.from_env()),
         executor=dg.in_process_executor,

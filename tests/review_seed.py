@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypeVar
+
+import httpx
 
 from extraction_assets.lib.models import Document, EvidenceRecord, ExtractionOutcome, ItemRecord, stable_id
 from extraction_assets.lib.pii import scrub_document
+from extraction_assets.lib.review import AuthConfig, Authenticator, hash_token
 from extraction_assets.lib.warehouse import (
     insert_documents,
     open_warehouse,
@@ -14,6 +18,7 @@ from extraction_assets.lib.warehouse import (
     write_extraction_batch,
 )
 
+C = TypeVar("C", bound=httpx.Client)
 SCHEMA = "pulse@v1"
 HOSTILE = "<script>document.title='pwned';window.pwned=1</script>"
 TEXTS = {
@@ -108,3 +113,27 @@ def seed(path: Path, texts: dict[str, str] = TEXTS, items: tuple = ITEMS) -> dic
         write_extraction_batch(con, SCHEMA, list(outcomes.values()))
         rebuild_review_queue(con, SCHEMA)
     return ids
+
+
+# Reviewers who can sign in to the review server: (name, tenant) -> token. Only hashes reach the configuration.
+TOKENS = {("linh", "acme"): "acme-linh-token-0001", ("ana", "acme"): "acme-ana-token-0002", ("gus", "globex"): "g-0003"}
+
+
+def review_auth() -> Authenticator:
+    principals = [{"name": n, "tenant": t, "token_sha256": hash_token(tok)} for (n, t), tok in TOKENS.items()]
+    return Authenticator(AuthConfig.model_validate({"principals": principals}))
+
+
+def basic_auth(name: str, tenant: str = "acme") -> tuple[str, str]:
+    """(name, token) for HTTP Basic: what a browser sends once the reviewer has signed in."""
+    return name, TOKENS[(name, tenant)]
+
+
+def bearer(name: str, tenant: str = "acme") -> dict[str, str]:
+    return {"Authorization": f"Bearer {TOKENS[(name, tenant)]}"}
+
+
+def signed_in(client: C, name: str, tenant: str = "acme") -> C:
+    """An HTTP client (Starlette's TestClient, httpx) that sends the reviewer's Basic credentials by default."""
+    client.auth = basic_auth(name, tenant)
+    return client

@@ -9,7 +9,6 @@ was changed), 4 no such item in this tenant. This module is the parser only; wha
 from __future__ import annotations
 
 import argparse
-import os
 
 from extraction_assets.commands.common import add_warehouse_option, lazy_handler
 
@@ -17,6 +16,7 @@ EXIT_OK, EXIT_IMPORT_FAILURES, EXIT_INVALID, EXIT_NEEDS_CONFIRMATION, EXIT_NOT_F
 ANY_STATUS = "any"  # lib.review.ANY_STATUS, spelled here so that parsing imports no DuckDB
 STATUS_CHOICES = ("needs_review", "draft", "accepted", "rejected", ANY_STATUS)
 HANDLERS = "extraction_assets.commands.review_handlers"
+BY_HELP = "record the change under this name (administrators only; default: the operating-system user)"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -39,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     def decision(name: str, help: str) -> argparse.ArgumentParser:
         parser = item_action(name, "cmd_change", help)
-        parser.add_argument("--by", help="who decides (default: $USER)")
+        parser.add_argument("--by", help=BY_HELP)
         parser.add_argument("--note", help="why, for the audit trail")
         return parser
 
@@ -54,7 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     show.add_argument(
         "--reveal", action="store_true", help="show the original text, unmasked; recorded in the audit log"
     )
-    show.add_argument("--by", help="who reveals (default: $USER)")
+    show.add_argument("--by", help=BY_HELP)
     show.add_argument("--note", help="why, for the audit trail")
     decision("accept", "accept an item")
     decision("reject", "reject an item")
@@ -76,8 +76,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     export.add_argument("--status", choices=STATUS_CHOICES, default="needs_review", help="default: needs_review")
     imported = action("import", "cmd_import", "apply a Label Studio JSON export's annotations as corrections")
     imported.add_argument("file", help="the JSON export of the Label Studio project")
-    imported.add_argument("--by", help="who imports (default: $USER); the annotator is named in the note")
+    imported.add_argument("--by", help=BY_HELP + "; the annotator is named in the note")
     serve = action("serve", "cmd_serve", "the review page on http://127.0.0.1:PORT/")
     serve.add_argument("--host", default="127.0.0.1", choices=("127.0.0.1", "localhost"), help="local only")
     serve.add_argument("--port", type=int, default=8765)
-    serve.add_argument("--by", default=os.environ.get("USER", ""), help="reviewer name the forms start with")
+    token = action("token", "cmd_token", "a new sign-in token for a reviewer or an API caller (only its hash is kept)")
+    token.add_argument("--name", required=True, help="the reviewer's name, recorded in the audit log")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,19 +21,25 @@ from extraction_assets.commands.review import (
     EXIT_NOT_FOUND,
     EXIT_OK,
 )
-from extraction_assets.lib.extraction import RULES
+from extraction_assets.lib.extraction import RULES, ExtractorChoice
 from extraction_assets.lib.review import (
+    AUTH_ENV,
     AuditEntry,
+    Authenticator,
     Change,
     ItemNotFound,
     NothingToChange,
     ReviewError,
+    cli_actor,
     corrections,
     export_tasks,
+    hash_token,
     import_annotations,
     item_detail,
     label_config,
     list_queue,
+    load_auth,
+    new_token,
     preview_rerun,
     reveal_item,
 )
@@ -52,11 +57,11 @@ def _emit(args: argparse.Namespace, payload: Any, render: Callable[[], None]) ->
         render()
 
 
-def _who(args: argparse.Namespace) -> str:
-    who = (args.by or os.environ.get("USER") or "").strip()
-    if not who:
-        raise ReviewError("say who is reviewing with --by (no $USER is set)")
-    return who
+def _who(args: argparse.Namespace) -> tuple[str, str | None]:
+    """The operating-system user, or the name an administrator gives with --by; and the note to record."""
+    actor, entered_by = cli_actor(args.by, load_auth())
+    note = getattr(args, "note", None)
+    return actor, "; ".join(n for n in (note, entered_by) if n) or None
 
 
 def _json_arg(name: str, raw: str) -> Any:
@@ -99,7 +104,7 @@ def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
     audit: AuditEntry | None = None
     with open_warehouse(settings.warehouse) as con:
         if args.reveal:
-            detail, audit = reveal_item(con, args.tenant, args.item, _who(args), args.note, context_chars=args.context)
+            detail, audit = reveal_item(con, args.tenant, args.item, *_who(args), context_chars=args.context)
         else:
             detail = item_detail(con, args.tenant, args.item, context_chars=args.context)
 
@@ -154,10 +159,11 @@ def _change(args: argparse.Namespace) -> tuple[Change, corrections.Action]:
 
 def cmd_change(args: argparse.Namespace, settings: Settings) -> int:
     change, action = _change(args)
+    actor, note = _who(args)
     with open_warehouse(settings.warehouse) as con:
         try:
             result = corrections.apply_change(
-                con, args.tenant, args.item, change, _who(args), action, args.note, _schemas(settings)
+                con, args.tenant, args.item, change, actor, action, note, _schemas(settings)
             )
         except NothingToChange as exc:
             reason = str(exc)
@@ -262,7 +268,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
     if not isinstance(tasks, list):
         raise ReviewError(f"{args.file} is not a Label Studio JSON export (a list of tasks)")
     with open_warehouse(settings.warehouse) as con:
-        report = import_annotations(con, args.tenant, tasks, _who(args), _schemas(settings))
+        report = import_annotations(con, args.tenant, tasks, _who(args)[0], _schemas(settings))
 
     def render() -> None:
         console.print(
@@ -281,9 +287,34 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
     from extraction_assets.web.review_app import create_review_app
 
-    app = create_review_app(settings.warehouse, args.tenant, settings.prompts_dir, reviewer=args.by or "")
-    console.print(f"review page for tenant [bold]{args.tenant}[/]: http://{args.host}:{args.port}/  (Ctrl-C stops it)")
+    auth = load_auth()
+    signers = [p.name for p in auth.principals if p.tenant == args.tenant]
+    if not signers:
+        raise ReviewError(
+            f"nobody can sign in for tenant {args.tenant!r}: add a reviewer to ${AUTH_ENV} "
+            f"(extraction-assets review token --tenant {args.tenant} --name NAME prints the entry)"
+        )
+    extractor = ExtractorChoice.from_settings(settings).build()
+    app = create_review_app(settings.warehouse, args.tenant, settings.prompts_dir, Authenticator(auth), extractor)
+    console.print(
+        f"review page and interview API for tenant [bold]{args.tenant}[/]: http://{args.host}:{args.port}/ "
+        f"(sign in as {', '.join(signers)}; API description at /openapi.json; Ctrl-C stops it)"
+    )
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return EXIT_OK
+
+
+def cmd_token(args: argparse.Namespace, settings: Settings) -> int:
+    """A new token for a reviewer (or an API caller), shown once; only its hash goes into the configuration."""
+    token = new_token()
+    entry = {"name": args.name, "tenant": args.tenant, "token_sha256": hash_token(token)}
+    line = "  - " + json.dumps(entry, ensure_ascii=False)  # JSON is YAML
+
+    def render() -> None:
+        console.print(Text(f"token for {args.name} in {args.tenant} (shown once, keep it secret): {token}"))
+        console.print(Text(f"add this line under `principals:` in ${AUTH_ENV}:\n{line}"))
+
+    _emit(args, {**entry, "token": token}, render)
     return EXIT_OK
 
 

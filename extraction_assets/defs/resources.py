@@ -31,6 +31,8 @@ class PipelineResource(dg.ConfigurableResource):
     prompts_dir: str
     pii_policy: str | None = None  # tenant PII policy YAML; None = the bundled one
     max_file_mb: float | None = None  # the largest inbox file read; None = the readers' default
+    sessions_dir: str = ".data/sessions"  # live interview sessions, `<tenant>/<session_id>.json[l]`
+    session_light_model: str | None = None  # a small model for the sessions' light extraction; None: heuristic
 
     @property
     def max_file_bytes(self) -> int | None:
@@ -43,6 +45,10 @@ class PipelineResource(dg.ConfigurableResource):
     @property
     def prompts_path(self) -> Path:
         return Path(self.prompts_dir)
+
+    @property
+    def sessions_path(self) -> Path:
+        return Path(self.sessions_dir)
 
 
 class ExtractorResource(dg.ConfigurableResource, ExtractorChoice):
@@ -58,6 +64,8 @@ def resources_from_settings(settings: Settings) -> dict[str, dg.ConfigurableReso
             prompts_dir=str(settings.prompts_dir),
             pii_policy=str(settings.pii_policy) if settings.pii_policy else None,
             max_file_mb=settings.max_file_mb,
+            sessions_dir=str(settings.sessions_dir),
+            session_light_model=settings.session_light_model,
         ),
         "extractor": ExtractorResource(
             **ExtractorChoice.from_settings(settings).model_dump(exclude={"llm_api_key"}),

@@ -42,6 +42,7 @@ class Turn(BaseModel):
 
 # Metadata that tells records apart when their text does not: a check-in's author and date, a chat's channel.
 RECORD_IDENTITY_KEYS = ("author", "date", "channel")
+SESSION_KEY = "session_id"  # metadata of a live session's transcript (lib/sessions): the session is the identity
 
 
 class Document(BaseModel):
@@ -63,8 +64,11 @@ class Document(BaseModel):
 
         The same text in another tenant is another document. Two people's check-ins with the same answers,
         or one person's on two days, are two documents: their author and date (`RECORD_IDENTITY_KEYS` of
-        the metadata) are part of the id. The same file twice is one document.
+        the metadata) are part of the id. The same file twice is one document. A live interview session
+        (`session_id` in the metadata, set only by `lib/sessions`) is one record however far its transcript has grown.
         """
+        if metadata and metadata.get(SESSION_KEY):  # a live session's transcript grows: its id is the session's
+            return stable_id(tenant_id, kind, "session", metadata[SESSION_KEY])
         identity = [f"{k}={metadata[k]}" for k in RECORD_IDENTITY_KEYS if metadata and metadata.get(k)]
         return stable_id(tenant_id, kind, text, *identity) if identity else stable_id(tenant_id, kind, text)
 

@@ -72,6 +72,12 @@ class FieldSpec(BaseModel):
     review_policy: ReviewPolicy = "auto"
     extraction_hint: str = ""
     attributes: dict[str, AttributeSpec] = Field(default_factory=dict)
+    objective: str | None = None  # the interview objective the field belongs to (live sessions); None: its own
+
+    @property
+    def objective_name(self) -> str:
+        """A field that names no objective is an objective of its own."""
+        return self.objective or self.name
 
 
 class Applicability(BaseModel):

@@ -13,6 +13,7 @@ PROJECT_DIR = PACKAGE_DIR.parent
 SAMPLE_INBOX = PACKAGE_DIR / "sample_inbox"
 DEFAULT_PROMPTS = PROJECT_DIR / "prompts"
 DEFAULT_WAREHOUSE = Path(".data") / "warehouse.duckdb"
+DEFAULT_SESSIONS = Path(".data") / "sessions"
 
 
 class Settings(BaseModel):
@@ -36,6 +37,8 @@ class Settings(BaseModel):
     llm_batch: bool = False  # send uncached requests through the endpoint's Batch API
     pii_policy: Path | None = None  # tenant PII policy YAML; None = the one bundled in the package
     max_file_mb: float | None = None  # the largest inbox file read; None = the readers' default (8 MB)
+    sessions_dir: Path = DEFAULT_SESSIONS  # live interview sessions, `<tenant>/<session_id>.json[l]`
+    session_light_model: str | None = None  # a small model for live sessions' light extraction; None: heuristic
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -63,6 +66,8 @@ class Settings(BaseModel):
             "llm_batch": pick("EXTRACTION_LLM_BATCH"),
             "pii_policy": pick("EXTRACTION_PII_POLICY"),
             "max_file_mb": pick("EXTRACTION_MAX_FILE_MB"),
+            "sessions_dir": pick("EXTRACTION_SESSIONS"),
+            "session_light_model": pick("EXTRACTION_SESSION_LIGHT_MODEL"),
         }
         return cls(**{k: v for k, v in values.items() if v is not None})
 

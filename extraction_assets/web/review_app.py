@@ -1,11 +1,14 @@
-"""The review page: one tenant's queue, each item with its source text and evidence, and its history.
+"""The review server: one tenant's review page (queue, item with its source text and evidence, history) and the
+interview API (`interview_api.py`).
 
-A Starlette app over the same functions as the command line (`lib/corrections.py`,
-`lib/review_queries.py`), so the rules, the tenant scope and the audit are the same. Every document
-string goes through Jinja2 autoescaping; the page runs no script at all and says so in its
-Content-Security-Policy; forms carry a per-server token, and only local host names are served. Text is shown
-scrubbed; the original is shown only after a reviewer asks for it by name (a POST that the audit log records),
-and that page is never cached.
+A Starlette app over the same functions as the command line (`lib/review/corrections.py`,
+`lib/review/queries.py`), so the rules, the tenant scope and the audit are the same. Every request is
+authenticated (`lib/review/auth.py`): the page by HTTP Basic (the reviewer's name and token) or a bearer
+token, the API by a bearer token only, so a browser's remembered password cannot drive it from another site.
+The reviewer recorded in the audit log is the authenticated one, never a form field. Every document string goes
+through Jinja2 autoescaping; the page runs no script at all and says so in its Content-Security-Policy; forms
+carry a per-server token, and only local host names are served. Text is shown scrubbed; the original is shown
+only after a reviewer asks for it (a POST that the audit log records), and that page is never cached.
 """
 
 from __future__ import annotations
@@ -24,14 +27,15 @@ from starlette.middleware import Middleware
 from starlette.middleware.base import BaseHTTPMiddleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
-from starlette.responses import RedirectResponse, Response
+from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
-from extraction_assets.lib.extraction import RULES
+from extraction_assets.lib.extraction import RULES, Extractor, ExtractorChoice
 from extraction_assets.lib.review import (
     ANY_STATUS,
     Action,
+    Authenticator,
     Change,
     ItemNotFound,
     corrections,
@@ -42,6 +46,8 @@ from extraction_assets.lib.review import (
 )
 from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.warehouse import open_warehouse
+from extraction_assets.web.interview_api import API_PREFIXES, error, interview_routes
+from extraction_assets.web.openapi import openapi_document
 
 TEMPLATES = Path(__file__).parent / "templates"
 LOCAL_HOSTS = ("127.0.0.1", "localhost")
@@ -54,6 +60,38 @@ SECURITY_HEADERS = {
 }
 DONE = {"accept": "Accepted.", "reject": "Rejected.", "correct": "Correction saved."}
 STATUSES = ("needs_review", "draft", "accepted", "rejected", ANY_STATUS)
+PUBLIC_PATHS = ("/openapi.json",)
+
+
+class Authenticate(BaseHTTPMiddleware):
+    """Every request but the API's description names its principal, of this server's tenant only."""
+
+    def __init__(self, app: Any, auth: Authenticator, tenant_id: str) -> None:
+        super().__init__(app)
+        self.auth = auth
+        self.tenant_id = tenant_id
+
+    async def dispatch(self, request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        if request.url.path in PUBLIC_PATHS:
+            return await call_next(request)
+        api = request.url.path.startswith(API_PREFIXES)
+        header = request.headers.get("authorization", "")
+        bearer_only = api and not header.lower().startswith("bearer ")
+        principal = None if bearer_only else self.auth.from_header(header)
+        if principal is None:
+            if api:
+                return error("a bearer token is required (Authorization: Bearer <token>)", 401, _challenge("Bearer"))
+            realm = f'Basic realm="review {self.tenant_id}", charset="UTF-8"'
+            return Response("sign in with your reviewer name and token", status_code=401, headers=_challenge(realm))
+        if principal.tenant != self.tenant_id:
+            message = f"this token is for another tenant; this server serves tenant {self.tenant_id!r}"
+            return error(message, 403) if api else Response(message, status_code=403)
+        request.state.principal = principal
+        return await call_next(request)
+
+
+def _challenge(scheme: str) -> dict[str, str]:
+    return {"WWW-Authenticate": scheme}
 
 
 async def _security_headers(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
@@ -93,16 +131,22 @@ def create_review_app(
     warehouse: Path,
     tenant_id: str,
     prompts_dir: Path,
-    reviewer: str = "",
+    auth: Authenticator,
+    extractor: Extractor | None = None,
     allowed_hosts: Sequence[str] = LOCAL_HOSTS,
 ) -> Starlette:
-    """The page for one tenant; nothing of another tenant can be read or changed through it."""
+    """The page and the API for one tenant; nothing of another tenant can be read or changed through them.
+
+    `extractor` runs the API's re-extractions (default: the offline heuristic).
+    """
     schemas = discover_schemas(prompts_dir)[0]
     token = secrets.token_urlsafe(32)
     templates = Jinja2Templates(env=Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True))
     templates.env.filters["pretty"] = _pretty
     templates.env.filters["compact"] = _compact
-    base = {"tenant": tenant_id, "reviewer": reviewer, "token": token}
+
+    def base(request: Request) -> dict[str, Any]:
+        return {"tenant": tenant_id, "reviewer": request.state.principal.name, "token": token}
 
     def read(fn: Callable[[duckdb.DuckDBPyConnection], Any]) -> Any:
         with open_warehouse(warehouse) as con:
@@ -121,7 +165,7 @@ def create_review_app(
         return templates.TemplateResponse(
             request,
             "queue.html",
-            {**base, **context, "filters": filters, "status": status, "statuses": STATUSES, "rules": RULES},
+            {**base(request), **context, "filters": filters, "status": status, "statuses": STATUSES, "rules": RULES},
         )
 
     def render_item(
@@ -145,12 +189,12 @@ def create_review_app(
         try:
             context = read(load)
         except ItemNotFound as exc:
-            return templates.TemplateResponse(request, "not_found.html", {**base, "message": str(exc)}, 404)
+            return templates.TemplateResponse(request, "not_found.html", {**base(request), "message": str(exc)}, 404)
         done = DONE.get(request.query_params.get("done", ""))
         response = templates.TemplateResponse(
             request,
             "item.html",
-            {**base, **context, "error": error, "done": done, "form": form or {}, "statuses": STATUSES[:-1]},
+            {**base(request), **context, "error": error, "done": done, "form": form or {}, "statuses": STATUSES[:-1]},
             status_code,
         )
         if reveal_to:
@@ -176,7 +220,7 @@ def create_review_app(
                             tenant_id,
                             item_ref,
                             change,
-                            form.get("by", ""),
+                            request.state.principal.name,  # who signed in, whatever the form says
                             action,
                             form.get("note") or None,
                             schemas,
@@ -197,15 +241,17 @@ def create_review_app(
         if not secrets.compare_digest(form.get("token", ""), token):
             return Response("stale or missing form token: reload the page", status_code=403)
 
-        def show() -> Response:
-            try:
-                return render_item(request, item_ref, reveal_to=(form.get("by", ""), form.get("note") or None))
-            except ValueError as exc:  # no reviewer name
-                return render_item(request, item_ref, str(exc), 422, form)
+        reveal_to = (request.state.principal.name, form.get("note") or None)
+        return await run_in_threadpool(lambda: render_item(request, item_ref, reveal_to=reveal_to))
 
-        return await run_in_threadpool(show)
+    description = openapi_document()
+
+    async def openapi(request: Request) -> Response:
+        return JSONResponse(description)
 
     routes = [
+        Route("/openapi.json", openapi),
+        *interview_routes(warehouse, tenant_id, schemas, extractor or ExtractorChoice().build()),
         Route("/", queue),
         Route("/items/{item_id}/reveal", reveal, methods=["POST"]),
         Route("/items/{item_id}", item),
@@ -214,5 +260,6 @@ def create_review_app(
     middleware = [
         Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)),
         Middleware(BaseHTTPMiddleware, dispatch=_security_headers),
+        Middleware(Authenticate, auth=auth, tenant_id=tenant_id),
     ]
     return Starlette(routes=routes, middleware=middleware)

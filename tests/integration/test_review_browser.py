@@ -19,7 +19,7 @@ from extraction_assets.lib.review import history
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 from extraction_assets.lib.warehouse import open_warehouse
 from extraction_assets.web.review_app import create_review_app
-from tests.review_seed import seed
+from tests.review_seed import basic_auth, review_auth, seed
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = [
@@ -52,7 +52,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path, dict[str, str]]]:
     path = tmp_path / "w.duckdb"
     ids = seed(path)
     port = _free_port()
-    app = create_review_app(path, "acme", DEFAULT_PROMPTS, reviewer="linh")
+    app = create_review_app(path, "acme", DEFAULT_PROMPTS, review_auth())
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -68,8 +68,13 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path, dict[str, str]]]:
 def test_open_the_queue_correct_an_item_and_see_the_history_change(served, tmp_path: Path) -> None:
     base, path, ids = served
     with sync_api.sync_playwright() as playwright:
+        name, token = basic_auth("linh")  # the reviewer signs in; the audit names who signed in
         context = playwright.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS
+            str(tmp_path / "profile"),
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=CHROMIUM_FLAGS,
+            http_credentials={"username": name, "password": token},
         )
         page = context.new_page()
         try:

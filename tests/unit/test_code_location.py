@@ -18,6 +18,7 @@ HEAVY_FOR_THE_CODE_LOCATION = (
     "starlette",
     "uvicorn",
     "extraction_assets.lib.heuristics",
+    "extraction_assets.lib.readers",
 )
 HEAVY_FOR_HELP = (*HEAVY_FOR_THE_CODE_LOCATION, "dagster", "duckdb", "extraction_assets.lib.heuristics")
 
@@ -59,7 +60,8 @@ def test_sensors_run_by_themselves_and_schedules_wait_to_be_turned_on(settings: 
     sensors = {s.name: s.default_status for s in defs.sensors or []}
     schedules = {s.name: s.default_status for s in defs.schedules or []}
     assert sensors == dict.fromkeys(
-        ("schema_version_sensor", "extraction_automation", "llm_batch_sensor"), dg.DefaultSensorStatus.RUNNING
+        ("schema_version_sensor", "extraction_automation", "llm_batch_sensor", "session_sensor"),
+        dg.DefaultSensorStatus.RUNNING,
     )
     assert schedules == dict.fromkeys(
         ("ingest_every_15_minutes", "nightly_extract_all_versions"), dg.DefaultScheduleStatus.STOPPED

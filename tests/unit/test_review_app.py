@@ -12,7 +12,7 @@ from extraction_assets.lib.review import history
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 from extraction_assets.lib.warehouse import open_warehouse
 from extraction_assets.web.review_app import create_review_app
-from tests.review_seed import HOSTILE, seed
+from tests.review_seed import HOSTILE, basic_auth, review_auth, seed, signed_in
 
 BASE = "http://127.0.0.1"
 
@@ -21,8 +21,8 @@ BASE = "http://127.0.0.1"
 def site(tmp_path: Path) -> tuple[TestClient, Path, dict[str, str]]:
     path = tmp_path / "w.duckdb"
     ids = seed(path)
-    app = create_review_app(path, "acme", DEFAULT_PROMPTS, reviewer="ana")
-    return TestClient(app, base_url=BASE), path, ids
+    app = create_review_app(path, "acme", DEFAULT_PROMPTS, review_auth())
+    return signed_in(TestClient(app, base_url=BASE), "ana"), path, ids
 
 
 def _token(html: str) -> str:
@@ -58,7 +58,7 @@ def test_another_tenants_item_is_not_found(site) -> None:
     foreign = ids["globex:commitment"]
     assert client.get(f"/items/{foreign}").status_code == 404
     token = _token(client.get(f"/items/{ids['acme:risk']}").text)
-    response = client.post(f"/items/{foreign}/accept", data={"token": token, "by": "ana"})
+    response = client.post(f"/items/{foreign}/accept", data={"token": token})
     assert response.status_code == 404
     with open_warehouse(path) as con:
         assert con.execute("SELECT status FROM extracted_items WHERE item_id = ?", [foreign]).fetchone() == (
@@ -70,12 +70,12 @@ def test_correct_then_history_shows_it(site) -> None:
     client, path, ids = site
     item = f"/items/{ids['acme:risk']}"
     token = _token(client.get(item).text)
-    form = {"token": token, "by": "linh", "value": '{"severity": "critical"}', "status": "accepted", "note": "worse"}
+    form = {"token": token, "value": '{"severity": "critical"}', "status": "accepted", "note": "worse"}
     response = client.post(f"{item}/correct", data=form, follow_redirects=False)
     assert response.status_code == 303
     page = client.get(response.headers["location"])
     assert "Correction saved." in page.text
-    assert 'id="history-table"' in page.text and "linh" in page.text and "worse" in page.text
+    assert 'id="history-table"' in page.text and "ana" in page.text and "worse" in page.text
     with open_warehouse(path) as con:
         [entry] = history(con, "acme", ids["acme:risk"])
     assert entry.after_snapshot["value"] == {"severity": "critical"}
@@ -86,10 +86,10 @@ def test_rule_breaking_changes_are_shown_not_applied(site) -> None:
     client, path, ids = site
     item = f"/items/{ids['acme:risk']}"
     token = _token(client.get(item).text)
-    bad_enum = client.post(f"{item}/correct", data={"token": token, "by": "linh", "value": '{"severity": "doom"}'})
-    bad_json = client.post(f"{item}/correct", data={"token": token, "by": "linh", "value": "{oops"})
-    no_one = client.post(f"{item}/accept", data={"token": token, "by": " "})
-    assert (bad_enum.status_code, bad_json.status_code, no_one.status_code) == (422, 422, 422)
+    bad_enum = client.post(f"{item}/correct", data={"token": token, "value": '{"severity": "doom"}'})
+    bad_json = client.post(f"{item}/correct", data={"token": token, "value": "{oops"})
+    no_one = client.post(f"{item}/accept", data={"token": token}, auth=("ana", "wrong-token"))
+    assert (bad_enum.status_code, bad_json.status_code, no_one.status_code) == (422, 422, 401)
     assert "is not one of" in bad_enum.text and "not valid JSON" in bad_json.text
     with open_warehouse(path) as con:
         assert con.execute("SELECT count(*) FROM audit_log").fetchone() == (0,)
@@ -101,5 +101,31 @@ def test_forms_need_the_servers_token_and_a_local_host(site) -> None:
     assert client.post(f"{item}/accept", data={"token": "forged", "by": "eve"}).status_code == 403
     assert client.post(f"{item}/accept", data={"by": "eve"}).status_code == 403
     assert client.get("/", headers={"host": "attacker.example"}).status_code == 400
+    with open_warehouse(path) as con:
+        assert con.execute("SELECT count(*) FROM audit_log").fetchone() == (0,)
+
+
+def test_a_forged_reviewer_name_is_recorded_as_the_signed_in_reviewer(site) -> None:
+    client, path, ids = site
+    item = f"/items/{ids['acme:risk']}"
+    token = _token(client.get(item).text)
+    form = {"token": token, "by": "the-ceo (spoofed)", "reviewer": "the-ceo (spoofed)", "note": "ok"}
+    assert client.post(f"{item}/accept", data=form, follow_redirects=False).status_code == 303
+    with open_warehouse(path) as con:
+        actors = con.execute("SELECT actor FROM audit_log").fetchall()
+        updated_by = con.execute("SELECT updated_by FROM extracted_items WHERE item_id = ?", [ids["acme:risk"]])
+        assert (actors, updated_by.fetchone()) == ([("ana",)], ("ana",))
+
+
+def test_every_page_needs_a_reviewer_of_this_tenant(site) -> None:
+    client, path, ids = site
+    item = f"/items/{ids['acme:risk']}"
+    anonymous = client.get(item, auth=None)
+    assert anonymous.status_code == 401 and anonymous.headers["www-authenticate"].startswith("Basic ")
+    assert client.get(item, auth=("linh", "acme-ana-token-0002")).status_code == 401, "the name must be the token's"
+    assert client.get(item, auth=basic_auth("gus", "globex")).status_code == 403, "a reviewer of another tenant"
+    token = _token(client.get(item).text)
+    assert client.post(f"{item}/accept", data={"token": token}, auth=None).status_code == 401
+    assert client.get("/", auth=None, headers={"Authorization": "Bearer acme-linh-token-0001"}).status_code == 200
     with open_warehouse(path) as con:
         assert con.execute("SELECT count(*) FROM audit_log").fetchone() == (0,)

@@ -9,6 +9,7 @@ import pytest
 
 from extraction_assets.cli import main
 from extraction_assets.commands.review import EXIT_IMPORT_FAILURES, EXIT_INVALID, EXIT_NOT_FOUND
+from extraction_assets.lib.review import auth
 from tests.review_seed import HOSTILE, ITEMS, SCHEMA, seed
 
 
@@ -17,7 +18,8 @@ def review(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch):
     """Run `review <args>` for tenant acme and return (exit code, parsed JSON output)."""
     path = tmp_path / "w.duckdb"
     ids = seed(path)
-    monkeypatch.setenv("USER", "cli-user")
+    monkeypatch.setenv("USER", "forged-by-env")  # anyone can set $USER: the operating-system user is recorded
+    monkeypatch.setattr(auth, "os_user", lambda: "cli-user")
 
     def run(*args: str, tenant: str = "acme", as_json: bool = True) -> tuple[int, object]:
         extra = ["--json"] if as_json else []
@@ -104,7 +106,7 @@ def test_label_studio_export_and_import_files(review, tmp_path: Path) -> None:
     ]
     annotated = tmp_path / "annotated.json"
     annotated.write_text(json.dumps(tasks), encoding="utf-8")
-    code, report = review("import", str(annotated), "--by", "lead")
+    code, report = review("import", str(annotated))
     assert code == EXIT_IMPORT_FAILURES
     assert report["applied"] == [tasks[0]["data"]["item_id"]] and len(report["failed"]) == 1
     broken = tmp_path / "broken.json"
@@ -135,3 +137,30 @@ def test_an_unknown_rule_is_an_error_naming_the_rules(review) -> None:
     code, out = review("list", "--reason", "bogus")
     assert code == EXIT_INVALID and "unknown rule 'bogus'" in out["error"] and "below_threshold" in out["error"]
     assert ANY_STATUS == review_lib.ANY_STATUS, "the parser spells the library's 'any status' the same way"
+
+
+def test_only_an_administrator_records_a_change_under_another_name(review, tmp_path: Path, monkeypatch) -> None:
+    item = review.ids["acme:risk"]
+    code, refused = review("accept", item, "--by", "the-ceo")
+    assert code == EXIT_INVALID and "only an administrator" in refused["error"]
+    config = tmp_path / "review-auth.yaml"
+    config.write_text("cli_administrators: [cli-user]\n", encoding="utf-8")
+    monkeypatch.setenv(auth.AUTH_ENV, str(config))
+    code, result = review("accept", item, "--by", "dana", "--note", "on the phone")
+    assert code == 0 and result["audit"]["actor"] == "dana"
+    assert result["audit"]["note"] == "on the phone; entered by administrator cli-user"
+
+
+def test_the_operating_system_user_is_the_process_owner_not_user() -> None:
+    import os
+    import pwd
+
+    assert auth.os_user() == pwd.getpwuid(os.geteuid()).pw_name
+    assert auth.cli_actor(None, auth.AuthConfig()) == (auth.os_user(), None)
+
+
+def test_a_token_is_printed_once_and_only_its_hash_is_configured(review) -> None:
+    code, entry = review("token", "--name", "linh")
+    assert code == 0 and entry["token_sha256"] == auth.hash_token(entry["token"])
+    config = auth.AuthConfig.model_validate({"principals": [{k: entry[k] for k in ("name", "tenant", "token_sha256")}]})
+    assert auth.Authenticator(config).by_token(entry["token"]) == auth.Principal(name="linh", tenant="acme")

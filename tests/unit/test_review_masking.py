@@ -13,7 +13,7 @@ from extraction_assets.lib.review import REVEAL, check_chain, history, item_deta
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 from extraction_assets.lib.warehouse import open_warehouse
 from extraction_assets.web.review_app import create_review_app
-from tests.review_seed import seed
+from tests.review_seed import review_auth, seed, signed_in
 
 CARD, IBAN = "4111 1111 1111 1111", "DE89 3704 0044 0532 0130 00"
 TEXT = f"Refund note.\nWe will refund card {CARD} by Friday.\nWire it to IBAN {IBAN} today.\n"
@@ -86,15 +86,15 @@ def test_review_show_masks_and_reveal_is_recorded(warehouse, capsys, monkeypatch
 
 def test_review_page_masks_and_reveals_only_on_an_audited_post(warehouse) -> None:
     path, item_id = warehouse
-    app = create_review_app(path, "acme", DEFAULT_PROMPTS, reviewer="linh")
-    client = TestClient(app, base_url="http://127.0.0.1")
+    app = create_review_app(path, "acme", DEFAULT_PROMPTS, review_auth())
+    client = signed_in(TestClient(app, base_url="http://127.0.0.1"), "linh")
     page = client.get(f"/items/{item_id}").text
     assert _shows_no_pii(page) and "[CREDIT_CARD_1]" in page and 'id="reveal-form"' in page
     assert _shows_no_pii(client.get("/").text)
     token = re.search(r'name="token" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
     assert client.post(f"/items/{item_id}/reveal", data={"by": "linh"}).status_code == 403
-    assert client.post(f"/items/{item_id}/reveal", data={"token": token, "by": ""}).status_code == 422
-    shown = client.post(f"/items/{item_id}/reveal", data={"token": token, "by": "linh", "note": "dispute"})
+    assert client.post(f"/items/{item_id}/reveal", data={"token": token}, auth=None).status_code == 401
+    shown = client.post(f"/items/{item_id}/reveal", data={"token": token, "by": "someone-else", "note": "dispute"})
     assert shown.status_code == 200 and CARD in shown.text and IBAN in shown.text
     assert shown.headers["cache-control"] == "no-store" and 'id="revealed"' in shown.text
     assert _shows_no_pii(client.get(f"/items/{item_id}").text), "the next view is masked again"

@@ -42,7 +42,14 @@ from extraction_assets.lib.heuristics.segments import (
 from extraction_assets.lib.models import CandidateItem, ExtractionInput, Turn
 from extraction_assets.lib.schemas import FieldSpec, SchemaVersion
 
-__all__ = ["EVIDENCE_TYPE_BY_ROLE", "FieldCues", "extract_interview", "field_cues", "parse_number"]
+__all__ = [
+    "EVIDENCE_TYPE_BY_ROLE",
+    "FieldCues",
+    "extract_interview",
+    "field_cues",
+    "parse_number",
+    "respondent_turn_ids",
+]
 
 Role = Literal["interviewer", "respondent", "tool", "artifact", "system"]
 EVIDENCE_TYPE_BY_ROLE: dict[Role, str] = {
@@ -250,6 +257,12 @@ def extract_interview(doc: ExtractionInput, schema: SchemaVersion) -> list[Candi
 # ---------------------------------------------------------------------------------------------------------
 # who speaks
 # ---------------------------------------------------------------------------------------------------------
+
+
+def respondent_turn_ids(doc: ExtractionInput, schema: SchemaVersion) -> list[str]:
+    """The turns that are not the interviewer's: a live session extracts again after each new one."""
+    roles = _speaker_roles(doc.text, doc.turns, schema.options.get("speaker_roles") or {})
+    return [t.turn_id for t in doc.turns if roles.get(t.speaker) != "interviewer"]
 
 
 def _speaker_roles(text: str, turns: Sequence[Turn], extra_labels: dict[str, Iterable[str]]) -> dict[str | None, Role]:

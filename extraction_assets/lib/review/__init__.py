@@ -1,4 +1,5 @@
-"""A person's side of the items: corrections, the audit chain, queue queries, re-run previews, Label Studio."""
+"""A person's side of the items: who acts (authentication), corrections, the audit chain, queue queries, re-run
+previews, Label Studio."""
 
 from extraction_assets.lib.review.audit import (
     AuditEntry,
@@ -6,6 +7,18 @@ from extraction_assets.lib.review.audit import (
     keep_outside_head,
     read_outside_head,
     record_head,
+)
+from extraction_assets.lib.review.auth import (
+    AUTH_ENV,
+    AuthConfig,
+    Authenticator,
+    AuthError,
+    Principal,
+    cli_actor,
+    hash_token,
+    load_auth,
+    new_token,
+    os_user,
 )
 from extraction_assets.lib.review.corrections import (
     ALLOWED_TRANSITIONS,
@@ -26,18 +39,25 @@ from extraction_assets.lib.review.reveal import REVEAL, reveal_item
 __all__ = [
     "ALLOWED_TRANSITIONS",
     "ANY_STATUS",
+    "AUTH_ENV",
     "REVEAL",
     "Action",
     "AuditEntry",
+    "AuthConfig",
+    "AuthError",
+    "Authenticator",
     "Change",
     "InvalidCorrection",
     "ItemNotFound",
     "NothingToChange",
+    "Principal",
     "RerunPreview",
     "ReviewError",
     "apply_change",
     "check_chain",
+    "cli_actor",
     "export_tasks",
+    "hash_token",
     "highlight_segments",
     "history",
     "import_annotations",
@@ -45,6 +65,9 @@ __all__ = [
     "keep_outside_head",
     "label_config",
     "list_queue",
+    "load_auth",
+    "new_token",
+    "os_user",
     "preview_rerun",
     "queue_filters",
     "read_outside_head",

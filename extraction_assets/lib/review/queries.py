@@ -57,6 +57,7 @@ class EvidenceInContext(BaseModel):
     turn_id: str | None
     match_kind: str
     strength: str
+    evidence_type: str = "user_quote"
     before: str  # the text just before the quote
     after: str  # the text just after it
 
@@ -165,7 +166,7 @@ def item_detail(
     spans: list[tuple[int, int]] = []
     for row in rows_as_dicts(
         con,
-        """SELECT evidence_id, char_start, char_end, turn_id, match_kind, strength FROM evidence
+        """SELECT evidence_id, char_start, char_end, turn_id, match_kind, strength, evidence_type FROM evidence
            WHERE item_id = ? AND tenant_id = ? ORDER BY char_start""",
         [item["item_id"], tenant_id],
     ):

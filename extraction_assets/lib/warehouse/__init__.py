@@ -43,6 +43,17 @@ from extraction_assets.lib.warehouse.extraction import (
 from extraction_assets.lib.warehouse.figures import extraction_figures, review_queue_figures, row_count
 from extraction_assets.lib.warehouse.invariants import items_without_evidence
 from extraction_assets.lib.warehouse.review_queue import rebuild_review_queue, requeue_items
+from extraction_assets.lib.warehouse.sessions import (
+    document_texts,
+    load_session,
+    load_session_rows,
+    load_session_state,
+    session_item_ids,
+    upsert_session,
+    upsert_session_document,
+    write_checkpoint,
+    write_session_state,
+)
 from extraction_assets.lib.warehouse.summary import warehouse_summary
 
 __all__ = [
@@ -51,6 +62,7 @@ __all__ = [
     "batch_requests",
     "batched",
     "cache_entries_for",
+    "document_texts",
     "documents_to_route",
     "documents_to_scrub",
     "ensure_schema",
@@ -63,6 +75,9 @@ __all__ = [
     "iter_batches",
     "load_documents",
     "load_scrubbed",
+    "load_session",
+    "load_session_rows",
+    "load_session_state",
     "now",
     "open_batches",
     "open_warehouse",
@@ -76,6 +91,7 @@ __all__ = [
     "row_count",
     "rows_as_dicts",
     "store_batch_answers",
+    "session_item_ids",
     "stored_sources",
     "table_counts",
     "tenant_ids",
@@ -83,7 +99,11 @@ __all__ = [
     "update_batch_status",
     "upsert_scrubbed",
     "waiting_request_hashes",
+    "upsert_session",
+    "upsert_session_document",
     "warehouse_summary",
+    "write_checkpoint",
     "write_decisions",
     "write_extraction_batch",
+    "write_session_state",
 ]

@@ -22,7 +22,9 @@ def documents_to_route(
     rules: str,
     tenant_id: str | None = None,
 ) -> list[str]:
-    """Scrubbed documents of the schema's kinds with no decision, or one made under other rules."""
+    """Scrubbed documents of the schema's kinds with no decision, or one made under other rules.
+
+    A live session's transcript is never routed: only the session flow (`lib/sessions`) extracts it."""
     return [
         row[0]
         for row in con.execute(
@@ -31,6 +33,7 @@ def documents_to_route(
                LEFT JOIN document_applicability a ON a.doc_id = s.doc_id AND a.schema_version = ?
                WHERE r.kind IN (SELECT unnest(?)) AND (CAST(? AS VARCHAR) IS NULL OR r.tenant_id = ?)
                  AND (a.doc_id IS NULL OR a.rules <> ?)
+                 AND s.doc_id NOT IN (SELECT doc_id FROM sessions)
                ORDER BY s.doc_id""",
             [schema_version, list(kinds), tenant_id, tenant_id, rules],
         ).fetchall()

@@ -250,6 +250,42 @@ DDL: tuple[str, ...] = (
         routed_at TIMESTAMP NOT NULL,
         PRIMARY KEY (doc_id, schema_version)
     )""",
+    # live interview sessions (lib/sessions): one row per session file, its status and its extraction stages
+    """CREATE TABLE IF NOT EXISTS sessions (
+        tenant_id VARCHAR NOT NULL,
+        session_id VARCHAR NOT NULL,
+        doc_id VARCHAR NOT NULL,
+        source_uri VARCHAR NOT NULL,
+        schema_version VARCHAR NOT NULL,
+        status VARCHAR NOT NULL,
+        turn_count INTEGER NOT NULL,
+        user_turns INTEGER NOT NULL,
+        file_size BIGINT NOT NULL,
+        file_mtime_ns BIGINT NOT NULL,
+        objectives_covered JSON NOT NULL,
+        light_error VARCHAR,
+        started_at TIMESTAMP NOT NULL,
+        updated_at TIMESTAMP NOT NULL,
+        completed_at TIMESTAMP,
+        final_extracted_at TIMESTAMP,
+        final_delay_s DOUBLE,
+        PRIMARY KEY (tenant_id, session_id)
+    )""",
+    """CREATE TABLE IF NOT EXISTS session_state (
+        tenant_id VARCHAR NOT NULL,
+        session_id VARCHAR NOT NULL,
+        schema_version VARCHAR NOT NULL,
+        field_name VARCHAR NOT NULL,
+        objective VARCHAR NOT NULL,
+        covered BOOLEAN NOT NULL,
+        confidence DOUBLE NOT NULL,
+        value JSON,
+        turn_id VARCHAR,
+        after_turn VARCHAR,
+        extractor VARCHAR NOT NULL,
+        updated_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (tenant_id, session_id, schema_version, field_name)
+    )""",
 )
 
 
@@ -271,6 +307,8 @@ TABLES: tuple[str, ...] = (
     "document_routing",
     "document_applicability",
     "inbox_files",
+    "sessions",
+    "session_state",
 )
 
 

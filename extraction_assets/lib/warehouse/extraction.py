@@ -131,9 +131,9 @@ def write_extraction_batch(
         delete_items(con, replaced)
         stored = [item for item in items if item.item_id not in protected]
         insert_rows(
-            con, "extracted_items", [_item_row(item, created.get(item.item_id, stamp), stamp) for item in stored]
+            con, "extracted_items", [item_row(item, created.get(item.item_id, stamp), stamp) for item in stored]
         )
-        evidence = [_evidence_row(ev, stamp) for item in stored for ev in item.evidence]
+        evidence = [evidence_row(ev, stamp) for item in stored for ev in item.evidence]
         insert_rows(con, "evidence", evidence)
         insert_rows(
             con,
@@ -208,7 +208,8 @@ def _write_routing(
     return len(rows)
 
 
-def _item_row(item: ItemRecord, created_at: datetime, stamp: datetime) -> dict[str, Any]:
+def item_row(item: ItemRecord, created_at: datetime, stamp: datetime) -> dict[str, Any]:
+    """An item as its `extracted_items` row (a live session's checkpoint writes the same rows)."""
     return {
         "item_id": item.item_id,
         "doc_id": item.doc_id,
@@ -231,7 +232,8 @@ def _item_row(item: ItemRecord, created_at: datetime, stamp: datetime) -> dict[s
     }
 
 
-def _evidence_row(ev: EvidenceRecord, stamp: datetime) -> dict[str, Any]:
+def evidence_row(ev: EvidenceRecord, stamp: datetime) -> dict[str, Any]:
+    """A located quote as its `evidence` row."""
     return {
         "evidence_id": ev.evidence_id,
         "item_id": ev.item_id,

@@ -1,0 +1,148 @@
+"""A live interview session's file: a transcript that grows while the interview runs, and the session's status.
+
+One file per session under `<sessions folder>/<tenant>/`, in either of two layouts:
+
+- `<session_id>.json`, rewritten as the interview goes on:
+  `{"status": "in_progress", "schema_version": "interview@v1", "title": ..., "date": ..., "turns": [...]}`;
+- `<session_id>.jsonl`, appended to: one object per line, either a turn or an event that sets the session's
+  facts (`{"status": "completed"}`, `{"schema_version": "interview@v1", "title": "..."}`).
+
+A turn is `{"id": "t3", "speaker": "受访者", "text": "..."}` as in any transcript. The session's document lays
+the turns out as the inbox's transcripts are laid out (`speaker: text`, one line per turn), so a turn appended
+never moves the offsets of evidence already stored. A JSONL line still being written (the last one, without its
+newline) is left for the next read; any other unreadable line is reported with its number and skipped.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from extraction_assets.lib.models import SESSION_KEY, Document
+
+SessionStatus = Literal["in_progress", "completed"]
+STATUSES: tuple[SessionStatus, ...] = ("in_progress", "completed")
+SESSION_SUFFIXES = (".json", ".jsonl")
+DEFAULT_SESSION_SCHEMA = "interview@v1"
+MAX_SESSION_BYTES = 8 * 1024 * 1024  # hours of talk are well under 1 MB
+_FACTS = ("status", "schema_version", "title", "date")
+
+
+class SessionFileError(ValueError):
+    """A session file that cannot be read as a session; the message says what was found."""
+
+
+class SessionFile(BaseModel):
+    """What a session file says now."""
+
+    tenant_id: str
+    session_id: str
+    source_uri: str  # `<tenant>/<file name>` under the sessions folder
+    status: SessionStatus = "in_progress"
+    schema_version: str = DEFAULT_SESSION_SCHEMA
+    title: str | None = None
+    date: str | None = None
+    turns: list[dict[str, Any]] = Field(default_factory=list)
+    size: int = 0
+    mtime_ns: int = 0
+    problems: list[str] = Field(default_factory=list)  # lines skipped, with their numbers
+
+    @property
+    def modified_at(self) -> datetime:
+        """When the file was last written (UTC, naive like every warehouse timestamp)."""
+        return datetime.fromtimestamp(self.mtime_ns / 1e9, UTC).replace(tzinfo=None)
+
+
+def session_files(sessions_dir: Path) -> list[Path]:
+    """Every session file: `<tenant>/<session_id>.json[l]`, hidden files left out."""
+    if not sessions_dir.is_dir():
+        return []
+    return sorted(
+        p
+        for p in sessions_dir.glob("*/*")
+        if p.suffix in SESSION_SUFFIXES and p.is_file() and not any(part.startswith(".") for part in p.parts[-2:])
+    )
+
+
+def file_stamp(path: Path) -> tuple[int, int]:
+    """(size, mtime_ns): a file whose stamp is unchanged has nothing new."""
+    stat = path.stat()
+    return stat.st_size, stat.st_mtime_ns
+
+
+def read_session(path: Path, sessions_dir: Path) -> SessionFile:
+    """Parse one session file; raises SessionFileError with the reason."""
+    size, mtime_ns = file_stamp(path)
+    if size > MAX_SESSION_BYTES:
+        raise SessionFileError(f"session file of {size} bytes is over the {MAX_SESSION_BYTES} byte limit")
+    rel = path.relative_to(sessions_dir)
+    session = SessionFile(
+        tenant_id=rel.parts[0], session_id=path.stem, source_uri=rel.as_posix(), size=size, mtime_ns=mtime_ns
+    )
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SessionFileError(f"session file is not UTF-8: {exc.reason} at byte {exc.start}") from None
+    facts: dict[str, Any] = {}
+    if path.suffix == ".json":
+        obj = _parse(text, "the file")
+        if not isinstance(obj, dict) or not isinstance(obj.get("turns", []), list):
+            raise SessionFileError("a .json session is an object with a 'turns' list")
+        facts, session.turns = {k: obj[k] for k in _FACTS if k in obj}, list(obj.get("turns", []))
+    else:
+        lines = text.split("\n")
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = _parse(line, f"line {number}")
+            except SessionFileError as exc:
+                if number < len(lines):  # the last line, without its newline, may still be being written
+                    session.problems.append(str(exc))
+                continue
+            if not isinstance(obj, dict):
+                session.problems.append(f"line {number} is not an object")
+            elif "text" in obj:
+                session.turns.append(obj)
+            else:
+                facts.update({k: obj[k] for k in _FACTS if k in obj})
+    return _with_facts(session, facts)
+
+
+def _parse(text: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError, ValueError) as exc:
+        raise SessionFileError(f"malformed JSON in {where}: {str(exc)[:200]}") from None
+
+
+def _with_facts(session: SessionFile, facts: dict[str, Any]) -> SessionFile:
+    status = facts.get("status", "in_progress")
+    if status not in STATUSES:
+        raise SessionFileError(f"unknown session status {status!r} (one of {', '.join(STATUSES)})")
+    update: dict[str, Any] = {"status": status}
+    for key in ("schema_version", "title", "date"):
+        if isinstance(facts.get(key), str) and facts[key].strip():
+            update[key] = facts[key].strip()
+    return session.model_copy(update=update)
+
+
+def session_document(session: SessionFile) -> Document:
+    """The transcript so far as a Document whose identity is the session (its text grows, its id stays)."""
+    from extraction_assets.lib.readers.json_formats import transcript_document  # readers load when first used
+    from extraction_assets.lib.readers.record import RecordContext, Rejected
+
+    ctx = RecordContext(tenant_id=session.tenant_id, source_uri=session.source_uri)
+    try:
+        doc = transcript_document({"turns": session.turns, "title": session.title, "date": session.date}, ctx)
+    except Rejected as exc:
+        raise SessionFileError(str(exc)) from None
+    metadata = {**doc.metadata, SESSION_KEY: session.session_id}
+    return doc.model_copy(
+        update={"doc_id": Document.make_id(doc.tenant_id, doc.kind, doc.text, metadata), "metadata": metadata}
+    )
