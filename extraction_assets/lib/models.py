@@ -203,7 +203,8 @@ class ExtractionOutcome(BaseModel):
     doc_id: str
     tenant_id: str
     schema_version: str
-    status: Literal["processed", "failed"]
+    # partial: stored, but a part failed (a module's record fell back), so it is extracted again next run
+    status: Literal["processed", "partial", "failed"]
     extractor_version: str
     scrubber_version: str
     model: str | None = None

@@ -201,6 +201,7 @@ def run_figures(
     return {
         "routed_now": dg.MetadataValue.json(routed),
         "documents_failed": totals["failed"],
+        "documents_partial": totals["partial"],  # stored, a part failed: extracted again next run
         "items_proposed": totals["proposed"],
         "items_stored": totals["items"],
         "dropped_ungrounded": totals["dropped_ungrounded"],

@@ -6,8 +6,9 @@
   the schema's threshold; the model fills missing and low-confidence fields, booleans are OR-merged;
   a model failure keeps the pack's result and records the error.
 - `classify_then_extract`: one classification call, then one record call per module; a
-  failed classification fails the document (it is retried next run); a failed module call falls back
-  to the pack's record for that module.
+  failed classification fails the document (dead-lettered with its reason); a failed module call falls back
+  to the pack's record for that module and the document is extracted again next run (seed 001: a failed
+  module extraction is retried), its records keyed by Message-ID so the retry replaces them.
 Without a configured model every mode runs the pack, counted as `heuristic` (the offline path); with the kill
 switch (`EXTRACTION_LLM_DISABLED`) on, the pack runs too, counted as `disabled` (the model was turned off).
 """
@@ -217,4 +218,4 @@ class OrchestratedExtractor:
             _add(stats, call)
             candidates.append(candidate_from_record(module, record, doc.record_key(module)))
         run = self._run(candidates, version, "fallback_used" if fell_back else "model", stats)
-        return run.model_copy(update={"error": "; ".join(fell_back) or None})
+        return run.model_copy(update={"error": "; ".join(fell_back) or None, "retry": bool(fell_back)})

@@ -25,6 +25,7 @@ class ExtractionTally:
             self.counts["dropped_ungrounded"] += outcome.dropped
             self.counts["capped"] += outcome.capped
             self.counts["failed"] += outcome.status == "failed"
+            self.counts["partial"] += outcome.status == "partial"
             for key in ("calls", "cache_hits", "prompt_tokens", "completion_tokens"):
                 self.counts[key] += int(outcome.stats.get(key, 0))
             if outcome.stats.get("calls"):
