@@ -9,12 +9,16 @@ its records, keyed by Message-ID, are replaced rather than added.
 """
 
 import time
+from typing import TYPE_CHECKING
 
 import dagster as dg
 
 from extraction_assets.defs.partitions import schema_versions
 from extraction_assets.defs.resources import PipelineResource
 from extraction_assets.lib.schemas import discover_schemas
+
+if TYPE_CHECKING:  # the readers load when the sensor ticks, not with the code location
+    from extraction_assets.lib.readers.mail_watch import Batch
 
 BATCH_TAG = "extraction_assets/mail_batch"
 MAIL_KIND = "email"
@@ -27,11 +31,13 @@ live_mail_job = dg.define_asset_job(
 )
 
 
-def _batch_complete(instance: dg.DagsterInstance, key: str, runs: int) -> bool | None:
+def _batch_complete(instance: dg.DagsterInstance, key: str, batch: "Batch", now: float) -> bool | None:
     """None while the batch's runs are not all finished; then whether all succeeded and none left a document
-    to retry (`documents_partial` in the extraction's metadata)."""
+    to retry (`documents_partial` in the extraction's metadata). Runs that never appeared count as failed."""
     found = instance.get_runs(filters=dg.RunsFilter(tags={BATCH_TAG: key}))
-    if len(found) < runs or not all(run.is_finished for run in found):
+    if batch.lost(len(found), now):
+        return False
+    if len(found) < batch.runs or not all(run.is_finished for run in found):
         return None
     if any(run.status != dg.DagsterRunStatus.SUCCESS for run in found):
         return False
@@ -57,7 +63,7 @@ def mail_sensor(context: dg.SensorEvaluationContext, pipeline: PipelineResource)
     cursor = MailCursor.parse(context.cursor)
     now = time.time()
     for key, batch in list(cursor.in_flight.items()):
-        complete = _batch_complete(context.instance, key, batch.runs)
+        complete = _batch_complete(context.instance, key, batch, now)
         if complete is not None:
             cursor.settle(key, complete, now)
             if not complete:
@@ -73,7 +79,7 @@ def mail_sensor(context: dg.SensorEvaluationContext, pipeline: PipelineResource)
         return dg.SensorResult(skip_reason=reason, cursor=cursor.dump())
     known = set(context.instance.get_dynamic_partitions(schema_versions.name or ""))
     missing = [key for key in keys if key not in known]
-    batch_key = cursor.request(new, runs=len(keys))
+    batch_key = cursor.request(new, runs=len(keys), now=now)
     context.log.info(f"new mail in {sorted(new)}: batch {batch_key}, runs for {keys}")
     return dg.SensorResult(
         run_requests=[

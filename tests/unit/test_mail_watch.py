@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from extraction_assets.lib.readers import MailCursor, mail_stamps
-from extraction_assets.lib.readers.mail_watch import RETRY_AFTER_S
+from extraction_assets.lib.readers.mail_watch import LOST_AFTER_S, RETRY_AFTER_S
 
 
 def test_mail_stamps_finds_mail_files_under_tenants_only(tmp_path: Path) -> None:
@@ -51,3 +51,12 @@ def test_a_batch_that_left_work_undone_gives_its_files_back_after_a_back_off() -
     assert cursor.retry_at["acme/a.eml"] == 200.0 + 2 * RETRY_AFTER_S  # doubled
     cursor.forget_missing({})
     assert cursor.attempts == {} and cursor.retry_at == {}
+
+
+def test_a_batch_whose_runs_never_appeared_is_lost_after_a_while() -> None:
+    cursor = MailCursor()
+    key = cursor.request({"acme/a.eml": (10, 1)}, runs=2, now=1000.0)
+    batch = cursor.in_flight[key]
+    assert not batch.lost(runs_found=1, now=1000.0 + LOST_AFTER_S - 1)
+    assert batch.lost(runs_found=1, now=1000.0 + LOST_AFTER_S + 1)
+    assert not batch.lost(runs_found=2, now=1000.0 + LOST_AFTER_S + 1)  # all there: it waits for them to finish

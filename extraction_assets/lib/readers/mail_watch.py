@@ -39,6 +39,7 @@ def mail_stamps(inbox: Path) -> dict[str, Stamp]:
 
 RETRY_AFTER_S = 30.0  # a file given back waits this long, doubled at each attempt, at most RETRY_AT_MOST_S
 RETRY_AT_MOST_S = 3600.0
+LOST_AFTER_S = 600.0  # a batch whose runs have not all appeared after this long is given back
 
 
 class Batch(BaseModel):
@@ -46,6 +47,11 @@ class Batch(BaseModel):
 
     files: dict[str, Stamp]
     runs: int
+    requested_at: float = 0.0  # epoch seconds
+
+    def lost(self, runs_found: int, now: float) -> bool:
+        """Runs that never appeared (a tick whose requests were not submitted): the batch is given back."""
+        return runs_found < self.runs and now - self.requested_at > LOST_AFTER_S
 
 
 class MailCursor(BaseModel):
@@ -73,12 +79,12 @@ class MailCursor(BaseModel):
             if self.done.get(uri) != stamp and (uri, stamp) not in reading and self.retry_at.get(uri, 0.0) <= now
         }
 
-    def request(self, files: Mapping[str, Stamp], runs: int) -> str:
+    def request(self, files: Mapping[str, Stamp], runs: int, now: float = 0.0) -> str:
         """Record a batch of `runs` runs for `files` and return its key: the same files as they are, on the same
         attempt, always give the same key (Dagster starts one run per run key: exactly once)."""
         payload = [[uri, list(stamp), self.attempts.get(uri, 0)] for uri, stamp in sorted(files.items())]
         key = hashlib.sha256(json.dumps(payload).encode()).hexdigest()[:16]
-        self.in_flight[key] = Batch(files=dict(files), runs=runs)
+        self.in_flight[key] = Batch(files=dict(files), runs=runs, requested_at=now)
         return key
 
     def settle(self, key: str, complete: bool, now: float) -> None:
