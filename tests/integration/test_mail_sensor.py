@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import dagster as dg
@@ -74,6 +75,7 @@ class SensorLoop:
         self.pipeline = PipelineResource(inbox=str(settings.inbox), prompts_dir=str(settings.prompts_dir))
         self.cursor: str | None = None
         self.requests: list[dg.RunRequest] = []
+        self.after_run: Callable[[], None] = lambda: None  # called after each run (a test's stopwatch)
 
     def tick(self) -> list[dg.RunRequest]:
         context = dg.build_sensor_context(
@@ -90,6 +92,7 @@ class SensorLoop:
             self.job.execute_in_process(
                 run_config=QUIET, instance=self.instance, partition_key=request.partition_key, tags=tags
             )
+            self.after_run()
         self.requests += result.run_requests or []
         return list(result.run_requests or [])
 
@@ -130,17 +133,22 @@ def test_a_message_arriving_while_the_sensor_runs_is_extracted_once(mail_setting
         arrival.write_text(ARRIVING, encoding="utf-8")
         written_at.append(time.perf_counter())
 
+    stored_at: list[float] = []
+
+    def stopwatch() -> None:
+        if written_at and not stored_at and _records_of(mail_settings, "<inv-7790@northwind.test>"):
+            stored_at.append(time.perf_counter())
+
+    loop.after_run = stopwatch
     threading.Timer(0.5, deliver).start()
-    delay = None
     for _ in range(20):  # the daemon's loop: a tick every TICK_SECONDS
         started = time.perf_counter()
         loop.tick()
-        if written_at and _records_of(mail_settings, "<inv-7790@northwind.test>"):
-            delay = time.perf_counter() - written_at[0]
+        if stored_at:
             break
         time.sleep(max(0.0, TICK_SECONDS - (time.perf_counter() - started)))
-    assert delay is not None, "the new message was never extracted"
-    print(f"new message extracted {delay:.1f} s after it was written (tick every {TICK_SECONDS} s)")
+    assert stored_at, "the new message was never extracted"
+    print(f"new message's record stored {stored_at[0] - written_at[0]:.1f} s after it was written (tick every 2 s)")
 
     for _ in range(3):
         assert loop.tick() == []  # exactly once: later ticks ask for nothing
@@ -160,8 +168,15 @@ def test_a_message_appended_to_an_mbox_is_extracted_once(mail_settings: Settings
     with (mail_settings.inbox / "acme" / "mail" / "shared.mbox").open("a", encoding="utf-8") as box:
         box.write(_mbox_message(APPENDED))
     started = time.perf_counter()
+    stored_at: list[float] = []
+
+    def stopwatch() -> None:
+        if not stored_at and _records_of(mail_settings, "<req-5521@brightline.test>"):
+            stored_at.append(time.perf_counter())
+
+    loop.after_run = stopwatch
     asked = loop.tick()
-    print(f"appended message extracted {time.perf_counter() - started:.1f} s after the tick that saw it")
+    print(f"appended message's record stored {stored_at[0] - started:.1f} s after the tick that saw it began")
     assert {r.partition_key for r in asked} == {"email@v1", "pulse@v1", "support_ticket@v1"}
     assert [module for module, _, attempts in _records_of(mail_settings, "<req-5521@brightline.test>")] == ["crm"]
     assert _records_of(mail_settings, "<promo-88@lumenhaus.test>") == before  # the earlier message: untouched
