@@ -1,5 +1,7 @@
 """Mail as it arrives (seed 001's live pipeline): a sensor watches the inbox's mail files and, when one appears
-or an mbox grows, runs ingest, scrubbing and extraction of every schema version that reads e-mail.
+or an mbox grows, runs ingest, scrubbing and extraction of each mail schema version (one that reads e-mail only,
+such as `email@v1`). Schemas that read e-mail among other kinds follow the new documents by automation
+(`automation.py`), as they follow any ingest.
 
 The cursor (`lib/readers/mail_watch.py`) advances past a file only when its runs succeeded and stored every
 message in full. Seed 001's failure table, in this pipeline's terms: a failed classification is a dead letter
@@ -27,7 +29,7 @@ TICK_SECONDS = 2
 live_mail_job = dg.define_asset_job(
     "live_mail_job",
     selection=dg.AssetSelection.groups("ingest", "extraction", "review"),
-    description="New mail: read and scrub the inbox's new files, then extract one schema version that reads e-mail.",
+    description="New mail: read and scrub the inbox's new files, then extract them under one mail schema version.",
 )
 
 
@@ -54,7 +56,7 @@ def _batch_complete(instance: dg.DagsterInstance, key: str, batch: "Batch", now:
     job=live_mail_job,
     minimum_interval_seconds=TICK_SECONDS,
     default_status=dg.DefaultSensorStatus.STOPPED,
-    description="New .eml files and grown .mbox files -> one run per schema version that reads e-mail.",
+    description="New .eml files and grown .mbox files -> one run per schema version that reads e-mail only.",
 )
 def mail_sensor(context: dg.SensorEvaluationContext, pipeline: PipelineResource) -> dg.SensorResult:
     """Every few seconds: settle the batches that finished, then ask for runs for the mail that is new."""
@@ -72,10 +74,10 @@ def mail_sensor(context: dg.SensorEvaluationContext, pipeline: PipelineResource)
     cursor.forget_missing(stamps)
     new = cursor.changed(stamps, now)
     found, _ = discover_schemas(pipeline.prompts_path)
-    keys = sorted(key for key, schema in found.items() if MAIL_KIND in schema.document_kinds)
+    keys = sorted(key for key, schema in found.items() if set(schema.document_kinds) == {MAIL_KIND})
     if not new or not keys:
         waiting = f", {len(cursor.in_flight)} batches running" if cursor.in_flight else ""
-        reason = "no schema version reads e-mail" if new else f"no new mail ({len(stamps)} mail files{waiting})"
+        reason = "no schema version reads e-mail only" if new else f"no new mail ({len(stamps)} mail files{waiting})"
         return dg.SensorResult(skip_reason=reason, cursor=cursor.dump())
     known = set(context.instance.get_dynamic_partitions(schema_versions.name or ""))
     missing = [key for key in keys if key not in known]
