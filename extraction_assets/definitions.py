@@ -19,6 +19,7 @@ from extraction_assets.defs.extraction.batches import llm_batch_sensor
 from extraction_assets.defs.ingest import checks as ingest_checks
 from extraction_assets.defs.ingest.assets import raw_documents, scrubbed_documents
 from extraction_assets.defs.jobs import extract_job, ingest_job
+from extraction_assets.defs.mail_sensor import live_mail_job, mail_sensor
 from extraction_assets.defs.resources import resources_from_settings
 from extraction_assets.defs.review import checks as review_checks
 from extraction_assets.defs.review.assets import review_queue
@@ -44,8 +45,8 @@ def build_definitions(settings: Settings | None = None) -> dg.Definitions:
     return dg.Definitions(
         assets=ASSETS,
         asset_checks=CHECKS,
-        jobs=[ingest_job, extract_job, session_job],
-        sensors=[schema_version_sensor, automation_sensor, llm_batch_sensor, session_sensor],
+        jobs=[ingest_job, extract_job, session_job, live_mail_job],
+        sensors=[schema_version_sensor, automation_sensor, llm_batch_sensor, session_sensor, mail_sensor],
         schedules=[ingest_schedule, nightly_extract_schedule],
         resources=resources_from_settings(settings or Settings.from_env()),
         executor=dg.in_process_executor,

@@ -45,6 +45,19 @@ RECORD_IDENTITY_KEYS = ("author", "date", "channel")
 SESSION_KEY = "session_id"  # metadata of a live session's transcript (lib/sessions): the session is the identity
 
 
+class OcrWord(BaseModel):
+    """One word an OCR engine read in an image: where it is in the document's text and in the image (pixels)."""
+
+    word_no: int  # 1, 2, ... in reading order
+    char_start: int
+    char_end: int  # text[char_start:char_end] is the word
+    x: int  # pixels from the image's left edge
+    y: int  # pixels from its top edge
+    width: int
+    height: int
+    confidence: float  # the engine's, 0-100
+
+
 class Document(BaseModel):
     """A readable input document; `text` is the raw text every offset refers to."""
 
@@ -57,6 +70,7 @@ class Document(BaseModel):
     doc_date: date | None = None
     title: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    ocr_words: list[OcrWord] = Field(default_factory=list)  # images only: each word's box (table ocr_words)
 
     @staticmethod
     def make_id(tenant_id: str, kind: str, text: str, metadata: dict[str, Any] | None = None) -> str:
@@ -207,7 +221,9 @@ class ExtractionOutcome(BaseModel):
     doc_id: str
     tenant_id: str
     schema_version: str
-    status: Literal["processed", "failed", "pending"]  # pending: not written, the next run extracts it
+    # pending: not written, the next run extracts it; partial: stored, but a part failed (a module's record
+    # fell back), so it is extracted again next run
+    status: Literal["processed", "partial", "failed", "pending"]
     extractor_version: str
     scrubber_version: str
     model: str | None = None

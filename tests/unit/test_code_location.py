@@ -59,10 +59,13 @@ def test_sensors_run_by_themselves_and_schedules_wait_to_be_turned_on(settings: 
     defs = build_definitions(settings)
     sensors = {s.name: s.default_status for s in defs.sensors or []}
     schedules = {s.name: s.default_status for s in defs.schedules or []}
-    assert sensors == dict.fromkeys(
-        ("schema_version_sensor", "extraction_automation", "llm_batch_sensor", "session_sensor"),
-        dg.DefaultSensorStatus.RUNNING,
-    )
+    assert sensors == {
+        **dict.fromkeys(
+            ("schema_version_sensor", "extraction_automation", "llm_batch_sensor", "session_sensor"),
+            dg.DefaultSensorStatus.RUNNING,
+        ),
+        "mail_sensor": dg.DefaultSensorStatus.STOPPED,
+    }
     assert schedules == dict.fromkeys(
         ("ingest_every_15_minutes", "nightly_extract_all_versions"), dg.DefaultScheduleStatus.STOPPED
     )

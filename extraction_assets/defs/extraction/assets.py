@@ -226,6 +226,7 @@ def run_figures(
         "documents_pending": totals["pending"],
         "chunks": totals["chunks"],
         "chunk_retries": totals["chunk_retries"],
+        "documents_partial": totals["partial"],  # stored, a part failed: extracted again next run
         "items_proposed": totals["proposed"],
         "items_stored": totals["items"],
         "dropped_ungrounded": totals["dropped_ungrounded"],

@@ -27,6 +27,7 @@ class ExtractorRun(BaseModel):
     outcome: str = "heuristic"
     error: str | None = None
     stats: dict[str, float] = Field(default_factory=dict)
+    retry: bool = False  # a part failed (a module's record): what was found is stored, the document runs again
 
 
 class Extractor(Protocol):

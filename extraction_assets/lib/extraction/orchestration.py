@@ -6,8 +6,9 @@
   the schema's threshold; the model fills missing and low-confidence fields, booleans are OR-merged;
   a model failure keeps the pack's result and records the error.
 - `classify_then_extract`: one classification call, then one record call per module; a
-  failed classification fails the document (it is retried next run); a failed module call falls back
-  to the pack's record for that module.
+  failed classification fails the document (dead-lettered with its reason); a failed module call falls back
+  to the pack's record for that module and the document is extracted again next run (seed 001: a failed
+  module extraction is retried), its records keyed by Message-ID so the retry replaces them.
 In `model_first` and `heuristic_first`, a field the pack and the model both answer is settled by their
 agreement (`agreement.py`).
 A document longer than the schema's `max_input_chars` is asked about chunk by chunk (`chunking.py`, merged by
@@ -290,7 +291,7 @@ class OrchestratedExtractor:
             found = [(chunk, [candidate_from_record(module, r, doc.record_key(module))]) for chunk, r in records]
             candidates += found[0][1] if len(chunks) == 1 else merge_chunk_candidates(schema, found)
         run = self._run(candidates, version, "fallback_used" if fell_back else "model", stats)
-        return run.model_copy(update={"error": "; ".join(fell_back) or None})
+        return run.model_copy(update={"error": "; ".join(fell_back) or None, "retry": bool(fell_back)})
 
     def _each_chunk(
         self,

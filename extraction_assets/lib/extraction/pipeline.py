@@ -284,7 +284,7 @@ def extract_document(
         )
     return ExtractionOutcome(
         **base,
-        status="processed",
+        status="partial" if run.retry else "processed",
         model=run.model,
         outcome=run.outcome,
         error=run.error,

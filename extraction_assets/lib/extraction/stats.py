@@ -26,6 +26,7 @@ class ExtractionTally:
             self.counts["dropped_ungrounded"] += outcome.dropped
             self.counts["capped"] += outcome.capped
             self.counts["failed"] += outcome.status == "failed"
+            self.counts["partial"] += outcome.status == "partial"
             self.counts["pending"] += outcome.status == "pending"
             for key in ("calls", "cache_hits", "chunks", "chunk_retries", "prompt_tokens", "completion_tokens"):
                 self.counts[key] += int(outcome.stats.get(key, 0))

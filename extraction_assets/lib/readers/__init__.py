@@ -1,5 +1,5 @@
 """Inbox files into Documents: the inbox walk, and one reader per format (e-mail and mbox, JSON formats,
-sheets, PDF, text)."""
+sheets, PDF, screenshots through OCR, text); and which mail files are new since the mail sensor's cursor."""
 
 from extraction_assets.lib.readers.email import html_to_text, read_mbox
 from extraction_assets.lib.readers.email_body import (
@@ -10,7 +10,9 @@ from extraction_assets.lib.readers.email_body import (
     is_forward,
     line_spans,
 )
+from extraction_assets.lib.readers.image import OcrError, read_image
 from extraction_assets.lib.readers.inbox import read_file, read_inbox
+from extraction_assets.lib.readers.mail_watch import MailCursor, mail_stamps
 from extraction_assets.lib.readers.pasted_chat import pasted_chat_turns
 from extraction_assets.lib.readers.pdf import PdfError, read_pdf
 from extraction_assets.lib.readers.record import RecordContext
@@ -18,6 +20,8 @@ from extraction_assets.lib.readers.sheets import SheetError, csv_records, xlsx_r
 
 __all__ = [
     "BodyPart",
+    "MailCursor",
+    "OcrError",
     "PdfError",
     "RecordContext",
     "SheetError",
@@ -28,8 +32,10 @@ __all__ = [
     "html_to_text",
     "is_forward",
     "line_spans",
+    "mail_stamps",
     "pasted_chat_turns",
     "read_file",
+    "read_image",
     "read_inbox",
     "read_mbox",
     "read_pdf",

@@ -15,6 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from extraction_assets.lib.models import Document, ReadFailure
 from extraction_assets.lib.readers.email import read_email, read_mbox
+from extraction_assets.lib.readers.image import OcrError, read_image
 from extraction_assets.lib.readers.json_formats import read_json, read_jsonl
 from extraction_assets.lib.readers.pdf import PdfError, read_pdf
 from extraction_assets.lib.readers.record import (
@@ -26,7 +27,7 @@ from extraction_assets.lib.readers.record import (
     utf16_as_utf8,
 )
 from extraction_assets.lib.readers.sheets import SheetError, csv_records, sheet_documents, xlsx_records
-from extraction_assets.lib.readers.text import read_text
+from extraction_assets.lib.readers.text import image_document, read_text
 
 # Tenant id recorded on failures for files that sit directly in the inbox root.
 NO_TENANT = "_no_tenant"
@@ -36,7 +37,8 @@ MAX_FILE_BYTES = 8 * 1024 * 1024
 INBOX_DOCS = frozenset({"readme.md", "readme.txt"})
 _HIDDEN_FILE, _HIDDEN_FOLDER = "hidden file (not read)", "hidden folder (not read)"
 _SKIPPED = frozenset({_HIDDEN_FILE, _HIDDEN_FOLDER})
-SUPPORTED_EXTENSIONS = (".txt", ".md", ".json", ".jsonl", ".eml", ".mbox", ".csv", ".xlsx", ".pdf")
+IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg")
+SUPPORTED_EXTENSIONS = (".txt", ".md", ".json", ".jsonl", ".eml", ".mbox", ".csv", ".xlsx", ".pdf", *IMAGE_EXTENSIONS)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -202,6 +204,8 @@ def read_file(
             pdf = read_pdf(data)
             doc = read_text(pdf.text, ctx, markdown=False)
             return [doc.model_copy(update={"metadata": {"format": "pdf", "pages": pdf.pages}})]
+        if suffix in IMAGE_EXTENSIONS:  # a screenshot: its OCR text is the document's text, its words keep boxes
+            return [image_document(read_image(data), ctx)]
         data = utf16_as_utf8(data)
         check_not_empty_or_binary(data)
         if suffix == ".jsonl":
@@ -218,7 +222,7 @@ def read_file(
         if suffix == ".csv":
             return sheet_documents(csv_records(text), ctx)
         return [read_text(text, ctx, markdown=suffix == ".md")]
-    except (Rejected, SheetError, PdfError) as exc:
+    except (Rejected, SheetError, PdfError, OcrError) as exc:
         return fail(str(exc))
     except Exception as exc:  # a reader bug must not stop the whole inbox
         return fail(f"reader error: {type(exc).__name__}: {exc}")

@@ -1,10 +1,12 @@
-"""Plain text and Markdown notes: kept verbatim, titled by their first heading or line; pasted chats become chats."""
+"""Plain text and Markdown notes: kept verbatim, titled by their first heading or line; pasted chats become chats.
+A screenshot's OCR text is read the same way (a screenshot of a chat becomes a chat)."""
 
 from __future__ import annotations
 
 import re
 
 from extraction_assets.lib.models import Document
+from extraction_assets.lib.readers.image import OcrText
 from extraction_assets.lib.readers.pasted_chat import pasted_chat_turns
 from extraction_assets.lib.readers.record import RecordContext, parse_iso_date
 
@@ -39,3 +41,17 @@ def read_text(text: str, ctx: RecordContext, *, markdown: bool) -> Document:
         )
     fmt = "markdown" if markdown else "plain"
     return ctx.document("text", text, title=title, metadata={"format": fmt})
+
+
+def image_document(ocr: OcrText, ctx: RecordContext) -> Document:
+    """The OCR text read as a note (or a pasted chat), with the image's facts and every word's box."""
+    doc = read_text(ocr.text, ctx, markdown=False)
+    confidence = sum(w.confidence for w in ocr.words) / len(ocr.words) if ocr.words else 0.0
+    image = {"format": ocr.image_format, "width": ocr.width, "height": ocr.height}
+    facts = {
+        "engine": ocr.engine,
+        "languages": ocr.languages,
+        "words": len(ocr.words),
+        "mean_confidence": round(confidence, 1),
+    }
+    return doc.model_copy(update={"metadata": {**doc.metadata, "image": image, "ocr": facts}, "ocr_words": ocr.words})

@@ -42,6 +42,7 @@ from extraction_assets.lib.warehouse.extraction import (
 )
 from extraction_assets.lib.warehouse.figures import extraction_figures, review_queue_figures, row_count
 from extraction_assets.lib.warehouse.invariants import items_without_evidence
+from extraction_assets.lib.warehouse.ocr import evidence_regions
 from extraction_assets.lib.warehouse.review_queue import rebuild_review_queue, requeue_items
 from extraction_assets.lib.warehouse.sessions import (
     document_texts,
@@ -66,6 +67,7 @@ __all__ = [
     "documents_to_route",
     "documents_to_scrub",
     "ensure_schema",
+    "evidence_regions",
     "extraction_figures",
     "file_stamps",
     "insert_cache_entries",

@@ -286,6 +286,29 @@ DDL: tuple[str, ...] = (
         updated_at TIMESTAMP NOT NULL,
         PRIMARY KEY (tenant_id, session_id, schema_version, field_name)
     )""",
+    # each word an OCR engine read in an image document: its offsets in raw_documents.text and its box (pixels)
+    """CREATE TABLE IF NOT EXISTS ocr_words (
+        doc_id VARCHAR NOT NULL,
+        word_no INTEGER NOT NULL,
+        tenant_id VARCHAR NOT NULL,
+        char_start INTEGER NOT NULL,
+        char_end INTEGER NOT NULL,
+        x INTEGER NOT NULL,
+        y INTEGER NOT NULL,
+        width INTEGER NOT NULL,
+        height INTEGER NOT NULL,
+        confidence DOUBLE NOT NULL,
+        PRIMARY KEY (doc_id, word_no)
+    )""",
+    # the image region of each piece of evidence in an image document: the box around the words its span touches
+    """CREATE OR REPLACE VIEW evidence_image_regions AS
+        SELECT e.evidence_id, e.item_id, e.doc_id, e.tenant_id,
+               min(w.x) AS x, min(w.y) AS y,
+               max(w.x + w.width) - min(w.x) AS width, max(w.y + w.height) - min(w.y) AS height,
+               count(*) AS words
+        FROM evidence e
+        JOIN ocr_words w ON w.doc_id = e.doc_id AND w.char_start < e.char_end AND w.char_end > e.char_start
+        GROUP BY e.evidence_id, e.item_id, e.doc_id, e.tenant_id""",
 )
 
 
@@ -309,6 +332,7 @@ TABLES: tuple[str, ...] = (
     "inbox_files",
     "sessions",
     "session_state",
+    "ocr_words",
 )
 
 

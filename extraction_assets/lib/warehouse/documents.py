@@ -12,6 +12,7 @@ import duckdb
 from extraction_assets.lib.models import DeadLetter, Document, ScrubbedDocument, Turn
 from extraction_assets.lib.pii.vault import SealedMapping
 from extraction_assets.lib.warehouse.connection import insert_rows, now, rows_as_dicts, to_json, transaction
+from extraction_assets.lib.warehouse.ocr import insert_ocr_words
 
 
 def stored_sources(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> dict[str, str]:
@@ -46,6 +47,7 @@ def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -
     ]
     with transaction(con):
         insert_rows(con, "raw_documents", rows, "ON CONFLICT (doc_id) DO NOTHING")
+        insert_ocr_words(con, docs)  # an image document's word boxes, stored with it
     return int(con.execute("SELECT count(*) FROM raw_documents").fetchone()[0]) - before  # type: ignore[index]
 
 

@@ -28,7 +28,7 @@ def pending_extractions(
 ) -> list[str]:
     """Scrubbed documents of the schema's kinds not yet processed by this extractor and scrubber version.
 
-    Failed documents stay pending, so the next run retries them. `force` makes every document pending
+    Failed and partial documents stay pending, so the next run retries them. `force` makes every document pending
     (a deliberate re-extraction); `tenant_id` keeps the work inside one tenant; `routed` keeps only the
     documents the schema's routing decision takes (table document_applicability).
     """
@@ -101,7 +101,7 @@ def write_extraction_batch(
     are removed; a failed document keeps its previous items untouched.
     """
     stamp = now()
-    processed = [o for o in outcomes if o.status == "processed"]
+    processed = [o for o in outcomes if o.status != "failed"]  # partial ones are stored too, and retried
     doc_ids = [o.doc_id for o in outcomes]
     with transaction(con):
         attempts = dict(
