@@ -41,7 +41,7 @@ from extraction_assets.lib.review import (
     reveal_item,
 )
 from extraction_assets.lib.schemas import discover_schemas
-from extraction_assets.lib.warehouse import open_warehouse
+from extraction_assets.lib.warehouse import READER_WAIT_S, WarehouseBusy, open_warehouse
 
 TEMPLATES = Path(__file__).parent / "templates"
 LOCAL_HOSTS = ("127.0.0.1", "localhost")
@@ -60,6 +60,11 @@ async def _security_headers(request: Request, call_next: Callable[[Request], Awa
     response = await call_next(request)
     response.headers.update(SECURITY_HEADERS)
     return response
+
+
+async def _busy(request: Request, exc: Exception) -> Response:
+    """A run kept the warehouse's lock past the page's wait: say so and when to try again, not a stack trace."""
+    return Response(f"busy: {exc}", status_code=503, headers={"Retry-After": "5"}, media_type="text/plain")
 
 
 def _pretty(value: Any) -> str:
@@ -105,7 +110,7 @@ def create_review_app(
     base = {"tenant": tenant_id, "reviewer": reviewer, "token": token}
 
     def read(fn: Callable[[duckdb.DuckDBPyConnection], Any]) -> Any:
-        with open_warehouse(warehouse) as con:
+        with open_warehouse(warehouse, wait_seconds=READER_WAIT_S) as con:
             return fn(con)
 
     async def queue(request: Request) -> Response:
@@ -170,7 +175,7 @@ def create_review_app(
             def apply() -> Response:
                 try:
                     change = change_from_form(action, form)
-                    with open_warehouse(warehouse) as con:
+                    with open_warehouse(warehouse, wait_seconds=READER_WAIT_S) as con:
                         done = corrections.apply_change(
                             con,
                             tenant_id,
@@ -215,4 +220,4 @@ def create_review_app(
         Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)),
         Middleware(BaseHTTPMiddleware, dispatch=_security_headers),
     ]
-    return Starlette(routes=routes, middleware=middleware)
+    return Starlette(routes=routes, middleware=middleware, exception_handlers={WarehouseBusy: _busy})
