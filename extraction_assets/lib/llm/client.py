@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, Field
 
+from extraction_assets.lib.llm.answer_size import bounded_http_client, reask_cap
 from extraction_assets.lib.llm.response_models import schema_json
 from extraction_assets.lib.schemas import LLMMode as Mode
 
@@ -123,6 +124,7 @@ class LLMClient:
             api_key=settings.api_key,
             timeout=settings.timeout_s,
             max_retries=settings.http_retries,
+            http_client=bounded_http_client(),  # an answer over MAX_RESPONSE_BYTES is refused, not read
         )
         self._clients: dict[str, instructor.Instructor] = {}
         self._lock = threading.Lock()
@@ -167,6 +169,7 @@ class LLMClient:
 
         hooks = Hooks()
         hooks.on("completion:response", on_response)
+        hooks.on("completion:kwargs", reask_cap(len(messages)))  # a re-ask never sends a huge answer back
         started = time.perf_counter()
         try:
             parsed, completion = self._instructor(mode).chat.completions.create_with_completion(
