@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import threading
 import time
@@ -14,7 +13,8 @@ from types import FrameType
 import dagster as dg
 
 from extraction_assets.definitions import build_definitions
-from extraction_assets.defs.partitions import schema_versions
+from extraction_assets.defs.partitions import POOL, schema_versions
+from extraction_assets.instance import open_instance, pool_turn, run_tags
 from extraction_assets.lib.extraction import ExtractorChoice
 from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.settings import Settings
@@ -35,11 +35,6 @@ class StepResult:
     step_seconds: dict[str, float] = field(default_factory=dict)  # Dagster step (asset or check) -> wall seconds
 
 
-def open_instance() -> dg.DagsterInstance:
-    """The instance in DAGSTER_HOME when set (the UI then shows these runs), else a throwaway one."""
-    return dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else dg.DagsterInstance.ephemeral()
-
-
 def _step(
     defs: dg.Definitions,
     instance: dg.DagsterInstance,
@@ -53,16 +48,17 @@ def _step(
     if ops_config:
         run_config["ops"] = {op: {"config": config} for op, config in ops_config.items()}
     started = time.perf_counter()
-    result = dg.materialize(
-        list(defs.assets or []) + list(defs.asset_checks or []),
-        run_config=run_config,
-        instance=instance,
-        resources=defs.resources,
-        selection=selection,
-        partition_key=partition_key,
-        raise_on_error=False,
-        tags={"extraction_assets/step": name},
-    )
+    with pool_turn(instance, POOL):  # a killed run's slot is given back; a waiting run sleeps
+        result = dg.materialize(
+            list(defs.assets or []) + list(defs.asset_checks or []),
+            run_config=run_config,
+            instance=instance,
+            resources=defs.resources,
+            selection=selection,
+            partition_key=partition_key,
+            raise_on_error=False,
+            tags={"extraction_assets/step": name, **run_tags()},
+        )
     seconds = time.perf_counter() - started
     blocking = {spec.key for checks in defs.asset_checks or [] for spec in checks.check_specs if spec.blocking}
     failed_evaluations = [e for e in result.get_asset_check_evaluations() if not e.passed]

@@ -12,6 +12,7 @@ from rich.console import Console
 from extraction_assets.lib.settings import Settings
 
 console = Console()
+EXIT_BUSY = 75  # EX_TEMPFAIL: try again later
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
@@ -30,6 +31,12 @@ def lazy_handler(target: str) -> Callable[[argparse.Namespace], int]:
     module_name, _, function = target.partition(":")
 
     def handler(args: argparse.Namespace) -> int:
-        return int(getattr(importlib.import_module(module_name), function)(args))
+        from extraction_assets.lib.warehouse import WarehouseBusy
+
+        try:
+            return int(getattr(importlib.import_module(module_name), function)(args))
+        except WarehouseBusy as exc:  # a run kept the lock past the wait: say so, no traceback
+            console.print(f"[yellow]busy:[/] {exc}")
+            return EXIT_BUSY
 
     return handler

@@ -12,7 +12,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from rich.table import Table
 
 from extraction_assets.commands.common import console, settings_from_args
-from extraction_assets.lib.warehouse import open_warehouse, warehouse_summary
+from extraction_assets.lib.warehouse import READER_WAIT_S, open_warehouse, warehouse_summary
 from extraction_assets.runner import INTERRUPTED, run_pipeline
 
 
@@ -105,7 +105,7 @@ def _model_line(figures: dict[str, Any]) -> str | None:
 
 
 def _show_summary(warehouse: Path, as_json: bool) -> None:
-    with open_warehouse(warehouse) as con:
+    with open_warehouse(warehouse, wait_seconds=READER_WAIT_S) as con:
         summary = warehouse_summary(con)
     if as_json:
         print(json.dumps(summary, default=str, indent=2))

@@ -45,7 +45,7 @@ from extraction_assets.lib.review import (
 )
 from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.settings import Settings
-from extraction_assets.lib.warehouse import open_warehouse, tenant_ids
+from extraction_assets.lib.warehouse import READER_WAIT_S, open_warehouse, tenant_ids
 
 HIGHLIGHT = "bold black on yellow"
 
@@ -78,7 +78,7 @@ def _schemas(settings: Settings) -> dict[str, Any]:
 def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
     if args.reason and args.reason not in RULES:
         raise ReviewError(f"unknown rule {args.reason!r}; the rules are {', '.join(RULES)}")
-    with open_warehouse(settings.warehouse) as con:
+    with open_warehouse(settings.warehouse, wait_seconds=READER_WAIT_S) as con:
         rows = list_queue(con, args.tenant, args.schema, args.type, args.reason, args.status, args.limit)
 
     def render() -> None:
@@ -102,7 +102,7 @@ def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
     """The item with scrubbed text and evidence; `--reveal` shows the original text and records who saw it."""
     audit: AuditEntry | None = None
-    with open_warehouse(settings.warehouse) as con:
+    with open_warehouse(settings.warehouse, wait_seconds=READER_WAIT_S) as con:
         if args.reveal:
             detail, audit = reveal_item(con, args.tenant, args.item, *_who(args), context_chars=args.context)
         else:
@@ -160,7 +160,7 @@ def _change(args: argparse.Namespace) -> tuple[Change, corrections.Action]:
 def cmd_change(args: argparse.Namespace, settings: Settings) -> int:
     change, action = _change(args)
     actor, note = _who(args)
-    with open_warehouse(settings.warehouse) as con:
+    with open_warehouse(settings.warehouse, wait_seconds=READER_WAIT_S) as con:
         try:
             result = corrections.apply_change(
                 con, args.tenant, args.item, change, actor, action, note, _schemas(settings)
@@ -202,14 +202,14 @@ def _history_table(entries: list[AuditEntry]) -> Table:
 
 
 def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
-    with open_warehouse(settings.warehouse) as con:
+    with open_warehouse(settings.warehouse, wait_seconds=READER_WAIT_S) as con:
         entries = corrections.history(con, args.tenant, args.item)
     _emit(args, [e.model_dump() for e in entries], lambda: console.print(_history_table(entries)))
     return EXIT_OK
 
 
 def cmd_rerun_preview(args: argparse.Namespace, settings: Settings) -> int:
-    with open_warehouse(settings.warehouse) as con:
+    with open_warehouse(settings.warehouse, wait_seconds=READER_WAIT_S) as con:
         preview = preview_rerun(con, args.schema, args.tenant)
     _emit(args, {**preview.model_dump(), "message": preview.message}, lambda: console.print(Text(preview.message)))
     return EXIT_OK
@@ -219,7 +219,7 @@ def cmd_rerun(args: argparse.Namespace, settings: Settings) -> int:
     """Re-extract a partition for the tenant; refuse (exit 3, nothing changed) when people's work is at stake."""
     from extraction_assets.runner import rerun_partition  # Dagster loads only for commands that run assets
 
-    with open_warehouse(settings.warehouse) as con:
+    with open_warehouse(settings.warehouse, wait_seconds=READER_WAIT_S) as con:
         preview = preview_rerun(con, args.schema, args.tenant)
     if preview.need_confirmation and not (args.confirm or args.keep_protected):
         hint = "nothing was changed; add --confirm to overwrite them, or --keep-protected to re-run and keep them"
@@ -248,7 +248,7 @@ def cmd_rerun(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
-    with open_warehouse(settings.warehouse) as con:
+    with open_warehouse(settings.warehouse, wait_seconds=READER_WAIT_S) as con:
         tasks = export_tasks(con, args.tenant, args.schema, args.status)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -267,7 +267,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
         raise ReviewError(f"{args.file} is not a Label Studio JSON export: {exc}") from exc
     if not isinstance(tasks, list):
         raise ReviewError(f"{args.file} is not a Label Studio JSON export (a list of tasks)")
-    with open_warehouse(settings.warehouse) as con:
+    with open_warehouse(settings.warehouse, wait_seconds=READER_WAIT_S) as con:
         report = import_annotations(con, args.tenant, tasks, _who(args)[0], _schemas(settings))
 
     def render() -> None:
@@ -320,7 +320,7 @@ def cmd_token(args: argparse.Namespace, settings: Settings) -> int:
 
 def _check_tenant(settings: Settings, tenant: str) -> None:
     """A tenant is an inbox folder the warehouse has read; a typo must not look like an empty queue."""
-    with open_warehouse(settings.warehouse) as con:
+    with open_warehouse(settings.warehouse, wait_seconds=READER_WAIT_S) as con:
         known = tenant_ids(con)
     if tenant not in known:
         listed = ", ".join(known) or "none yet (run the pipeline first)"

@@ -45,7 +45,7 @@ from extraction_assets.lib.review import (
     reveal_item,
 )
 from extraction_assets.lib.schemas import discover_schemas
-from extraction_assets.lib.warehouse import open_warehouse
+from extraction_assets.lib.warehouse import READER_WAIT_S, WarehouseBusy, open_warehouse
 from extraction_assets.web.interview_api import API_PREFIXES, error, interview_routes
 from extraction_assets.web.openapi import openapi_document
 
@@ -100,6 +100,11 @@ async def _security_headers(request: Request, call_next: Callable[[Request], Awa
     return response
 
 
+async def _busy(request: Request, exc: Exception) -> Response:
+    """A run kept the warehouse's lock past the page's wait: say so and when to try again, not a stack trace."""
+    return Response(f"busy: {exc}", status_code=503, headers={"Retry-After": "5"}, media_type="text/plain")
+
+
 def _pretty(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True)
 
@@ -149,7 +154,7 @@ def create_review_app(
         return {"tenant": tenant_id, "reviewer": request.state.principal.name, "token": token}
 
     def read(fn: Callable[[duckdb.DuckDBPyConnection], Any]) -> Any:
-        with open_warehouse(warehouse) as con:
+        with open_warehouse(warehouse, wait_seconds=READER_WAIT_S) as con:
             return fn(con)
 
     async def queue(request: Request) -> Response:
@@ -214,7 +219,7 @@ def create_review_app(
             def apply() -> Response:
                 try:
                     change = change_from_form(action, form)
-                    with open_warehouse(warehouse) as con:
+                    with open_warehouse(warehouse, wait_seconds=READER_WAIT_S) as con:
                         done = corrections.apply_change(
                             con,
                             tenant_id,
@@ -262,4 +267,4 @@ def create_review_app(
         Middleware(BaseHTTPMiddleware, dispatch=_security_headers),
         Middleware(Authenticate, auth=auth, tenant_id=tenant_id),
     ]
-    return Starlette(routes=routes, middleware=middleware)
+    return Starlette(routes=routes, middleware=middleware, exception_handlers={WarehouseBusy: _busy})

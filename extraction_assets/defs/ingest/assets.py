@@ -144,7 +144,9 @@ def scrubbed_documents(
     done = 0
     for ids in batched(pending, SCRUB_BATCH):
         with warehouse.connect() as con:
-            batch = scrub_batch(load_documents(con, ids), policy, vault_key)
+            docs = load_documents(con, ids)
+        batch = scrub_batch(docs, policy, vault_key)  # no connection is held while a batch of large files is scrubbed
+        with warehouse.connect() as con:
             upsert_scrubbed(con, batch.rows, batch.sealed)
             record_dead_letters(con, batch.failures)
         masked.update(batch.masked)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, Field
 
+from extraction_assets.lib.llm.answer_size import bounded_http_client, reask_cap
 from extraction_assets.lib.llm.batch import BatchRequest
 from extraction_assets.lib.llm.budget import Deferred, Prices, TokenBudget
 from extraction_assets.lib.llm.response_models import schema_json
@@ -131,6 +132,7 @@ class LLMClient:
             api_key=settings.api_key,
             timeout=settings.timeout_s,
             max_retries=settings.http_retries,
+            http_client=bounded_http_client(),  # an answer over MAX_RESPONSE_BYTES is refused, not read
         )
         self._clients: dict[str, instructor.Instructor] = {}
         self._lock = threading.Lock()
@@ -180,6 +182,7 @@ class LLMClient:
 
         hooks = Hooks()
         hooks.on("completion:response", on_response)
+        hooks.on("completion:kwargs", reask_cap(len(messages)))  # a re-ask never sends a huge answer back
         started = time.perf_counter()
         try:
             parsed, completion = self._instructor(mode).chat.completions.create_with_completion(

@@ -43,6 +43,7 @@ from extraction_assets.lib.warehouse.extraction import (
 from extraction_assets.lib.warehouse.figures import extraction_figures, review_queue_figures, row_count
 from extraction_assets.lib.warehouse.invariants import items_without_evidence
 from extraction_assets.lib.warehouse.ocr import evidence_regions
+from extraction_assets.lib.warehouse.lock_wait import READER_WAIT_S, WarehouseBusy
 from extraction_assets.lib.warehouse.review_queue import rebuild_review_queue, requeue_items
 from extraction_assets.lib.warehouse.sessions import (
     document_texts,
@@ -59,8 +60,10 @@ from extraction_assets.lib.warehouse.summary import warehouse_summary
 
 __all__ = [
     "MACHINE_OWNED_STATUSES",
+    "READER_WAIT_S",
     "TABLES",
     "batch_requests",
+    "WarehouseBusy",
     "batched",
     "cache_entries_for",
     "document_texts",

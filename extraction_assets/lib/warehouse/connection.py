@@ -6,7 +6,6 @@ Writes are idempotent (deterministic ids, upserts) and atomic per batch (one tra
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -17,6 +16,7 @@ from typing import Any, TypeVar
 import duckdb
 
 from extraction_assets.lib.warehouse.ddl import TABLES, ensure_schema
+from extraction_assets.lib.warehouse.lock_wait import WRITER_WAIT_S, open_duckdb_file
 
 T = TypeVar("T")
 
@@ -29,30 +29,24 @@ def to_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
-def connect(path: Path | str, read_only: bool = False, wait_seconds: float = 60.0) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse, waiting while another process holds DuckDB's single-writer lock."""
+def connect(
+    path: Path | str, read_only: bool = False, wait_seconds: float = WRITER_WAIT_S
+) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse, waiting (with backoff, see `lock_wait`) while another process holds DuckDB's lock."""
     target = Path(path)
     if not read_only:
         target.parent.mkdir(parents=True, exist_ok=True)
-    deadline = time.monotonic() + wait_seconds
-    delay = 0.05
-    while True:
-        try:
-            con = duckdb.connect(str(target), read_only=read_only)
-        except duckdb.IOException as exc:
-            if "lock" not in str(exc).lower() or time.monotonic() >= deadline:
-                raise
-            time.sleep(delay)
-            delay = min(delay * 2, 2.0)
-            continue
-        if not read_only:
-            ensure_schema(con)
-        return con
+    con = open_duckdb_file(target, read_only=read_only, wait_seconds=wait_seconds)
+    if not read_only:
+        ensure_schema(con)
+    return con
 
 
 @contextmanager
-def open_warehouse(path: Path | str, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-    con = connect(path, read_only=read_only)
+def open_warehouse(
+    path: Path | str, read_only: bool = False, wait_seconds: float = WRITER_WAIT_S
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    con = connect(path, read_only=read_only, wait_seconds=wait_seconds)
     try:
         yield con
     finally:

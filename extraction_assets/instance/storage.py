@@ -1,0 +1,43 @@
+"""The instance in `DAGSTER_HOME`, its storage created by one process at a time.
+
+Dagster creates its SQLite tables when an instance first opens a fresh `DAGSTER_HOME`; two processes doing it at
+once crash ("table run_tags already exists") and the second one's run never happens. An exclusive file lock
+around the first open makes the creation happen once; later opens find the tables and pass straight through.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import dagster as dg
+
+INIT_LOCK = ".extraction-assets-init.lock"
+
+
+@contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` (created if missing); the kernel drops it when the process dies, even by SIGKILL."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def open_instance() -> dg.DagsterInstance:
+    """The instance in DAGSTER_HOME when set (the UI then shows these runs), else a throwaway one."""
+    home = os.environ.get("DAGSTER_HOME")
+    if not home:
+        return dg.DagsterInstance.ephemeral()
+    with file_lock(Path(home) / INIT_LOCK):
+        instance = dg.DagsterInstance.get()
+        instance.get_runs(limit=1)  # every storage the runner uses is created (or migrated) inside the lock
+        instance.event_log_storage.get_concurrency_keys()
+        instance.all_instigator_state()
+    return instance

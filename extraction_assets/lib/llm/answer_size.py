@@ -1,0 +1,82 @@
+"""How much of a model's answer the client takes in, and how much of it a re-ask sends back.
+
+A hostile or broken endpoint can answer with megabytes (a 5,000,000-character `owner_name`). Unbounded, the
+client reads it all, and instructor's re-ask sends the invalid answer and its validation errors back with every
+retry, so requests grew to 65 MB. The HTTP transport refuses a response body over MAX_RESPONSE_BYTES while
+reading it (a 413 the openai client does not retry), and each re-ask turn is cut to MAX_REASK_CHARS.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+MAX_RESPONSE_BYTES = 2 * 1024 * 1024  # a schema's answer is kilobytes: 50 items of short fields fit many times over
+MAX_REASK_CHARS = 4000  # of the invalid answer and of the errors, per re-ask turn: enough to show what to fix
+
+
+def _cut(text: str, limit: int = MAX_REASK_CHARS) -> str:
+    return text if len(text) <= limit else f"{text[:limit]} [... {len(text) - limit} more characters cut]"
+
+
+def reask_cap(original_turns: int) -> Callable[..., None]:
+    """An instructor `completion:kwargs` hook: before each attempt, the turns a re-ask appended after the
+    `original_turns` (the model's invalid answer, the validation errors) are cut in place."""
+
+    def cap(*_: Any, **kwargs: Any) -> None:
+        for turn in (kwargs.get("messages") or [])[original_turns:]:
+            if isinstance(turn.get("content"), str):
+                turn["content"] = _cut(turn["content"])
+            for call in turn.get("tool_calls") or []:
+                function = call.get("function") or {}
+                if isinstance(function.get("arguments"), str):
+                    function["arguments"] = _cut(function["arguments"])
+
+    return cap
+
+
+class _BoundedTransport:
+    """Wraps the HTTP transport: reads a response body up to `max_bytes`, and answers 413 past it."""
+
+    def __init__(self, inner: Any, max_bytes: int) -> None:
+        self.inner = inner
+        self.max_bytes = max_bytes
+
+    def handle_request(self, request: Any) -> Any:
+        response = self.inner.handle_request(request)
+        chunks = self._read(response)
+        response.close()
+        if chunks is None:
+            body = {"error": {"message": f"response body over {self.max_bytes} bytes refused", "type": "too_large"}}
+            return type(response)(413, json=body, request=request)
+        return type(response)(
+            response.status_code,
+            headers=response.headers,
+            content=b"".join(chunks),
+            request=request,
+            extensions=response.extensions,
+        )
+
+    def _read(self, response: Any) -> list[bytes] | None:
+        if int(response.headers.get("content-length") or 0) > self.max_bytes:
+            return None
+        chunks, size = [], 0
+        stream: Iterator[bytes] = iter(response.stream)
+        for chunk in stream:
+            size += len(chunk)
+            if size > self.max_bytes:
+                return None
+            chunks.append(chunk)
+        return chunks
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def bounded_http_client(max_bytes: int = MAX_RESPONSE_BYTES) -> Any:
+    """openai's default HTTP client (its limits and timeouts) over a transport that refuses oversized bodies."""
+    import openai
+
+    http = sys.modules[type(openai.DefaultHttpxClient()).__mro__[1].__module__.partition(".")[0]]  # httpx or httpx2
+    return openai.DefaultHttpxClient(transport=_BoundedTransport(http.HTTPTransport(), max_bytes))

@@ -1,0 +1,79 @@
+"""The crash test's child: `extraction-assets run` writing two documents per batch and announcing every write.
+
+Before each write of a stage it appends the stage's name to the file in CRASH_MARKS, so the test can kill the
+process (SIGKILL) at a chosen write of a chosen stage; a run that ends appends `exit`. With `--serve` it imports
+the pipeline once and forks a run for each JSON line `{"env": {...}, "argv": [...], "stderr": path}` on stdin,
+answering with the run's pid; `wait <pid>` answers with its exit code (negative: the signal that killed it).
+A fork skips the seconds of imports a fresh process pays.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+# what a run imports, imported once before forking
+import dagster._core.storage.event_log.sqlite
+import dagster._core.storage.runs.sqlite  # noqa: F401
+
+import extraction_assets.commands.pipeline
+import extraction_assets.defs.extraction.assets as extraction
+import extraction_assets.defs.ingest.assets as ingest
+import extraction_assets.defs.review.assets as review
+import extraction_assets.lib.heuristics
+import extraction_assets.lib.readers  # noqa: F401
+from extraction_assets.cli import main
+
+
+def announced(stage: str, write: Callable[..., Any]) -> Callable[..., Any]:
+    def announce_then_write(*args: Any, **kwargs: Any) -> Any:
+        with Path(os.environ["CRASH_MARKS"]).open("a") as marks:
+            marks.write(stage + "\n")
+        return write(*args, **kwargs)
+
+    return announce_then_write
+
+
+ingest.INGEST_BATCH = ingest.SCRUB_BATCH = extraction.EXTRACT_BATCH = 2
+ingest.insert_documents = announced("ingest", ingest.insert_documents)
+ingest.upsert_scrubbed = announced("scrub", ingest.upsert_scrubbed)
+extraction.write_extraction_batch = announced("extract", extraction.write_extraction_batch)
+review.rebuild_review_queue = announced("review_queue", review.rebuild_review_queue)
+
+
+def serve() -> None:
+    for line in sys.stdin:
+        if line.startswith("wait "):
+            _, status = os.waitpid(int(line.split()[1]), 0)
+            print(os.waitstatus_to_exitcode(status), flush=True)
+            continue
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            os.environ.clear()
+            os.environ.update(request["env"])
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.dup2(os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
+            code = 1
+            try:
+                code = main(request["argv"])
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                with Path(os.environ["CRASH_MARKS"]).open("a") as marks:
+                    marks.write("exit\n")
+                os._exit(code)
+        print(pid, flush=True)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+    else:
+        sys.exit(main(sys.argv[1:]))

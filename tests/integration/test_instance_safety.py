@@ -1,0 +1,136 @@
+"""The Dagster instance under several processes: created once on a fresh home, and a run waits for the pool asleep."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from extraction_assets.instance.pool import HOST_TAG, PID_TAG, release_dead_runs
+from extraction_assets.lib.settings import DEFAULT_PROMPTS, PACKAGE_DIR, SAMPLE_INBOX
+
+OPEN_AT = (
+    "import sys, time\n"
+    "from extraction_assets.instance import open_instance\n"
+    "time.sleep(max(0.0, float(sys.argv[1]) - time.time()))\n"  # every process opens at the same moment
+    "print(len(open_instance().get_runs()))\n"
+)
+
+
+def _home(path: Path) -> Path:
+    path.mkdir(parents=True)
+    shutil.copy(PACKAGE_DIR / "instance" / "dagster.yaml", path / "dagster.yaml")
+    return path
+
+
+def test_processes_opening_a_fresh_shared_home_at_once_create_its_storage_once(tmp_path: Path) -> None:
+    homes = [_home(tmp_path / f"home{n}") for n in range(3)]
+    at = time.time() + 8  # after every process has imported Dagster
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", OPEN_AT, str(at)],
+            env={**os.environ, "DAGSTER_HOME": str(home)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for home in homes
+        for _ in range(3)
+    ]
+    results = [child.communicate(timeout=120) for child in children]
+    assert [child.returncode for child in children] == [0] * len(children), [err[-800:] for _, err in results]
+    assert all(out.strip() == "0" for out, _ in results)
+
+
+def _fake_run(instance: dg.DagsterInstance, pid: int) -> str:
+    """A run in progress that holds the `duckdb` pool's only slot, as a run of another process does."""
+    run_id = str(uuid.uuid4())
+    instance.add_run(
+        dg.DagsterRun(
+            job_name="__ASSET_JOB",
+            run_id=run_id,
+            status=dg.DagsterRunStatus.STARTED,
+            tags={PID_TAG: str(pid), HOST_TAG: socket.gethostname()},
+        )
+    )
+    instance.event_log_storage.set_concurrency_slots("duckdb", 1)
+    assert instance.event_log_storage.claim_concurrency_slot("duckdb", run_id, "raw_documents").is_claimed
+    return run_id
+
+
+def test_a_run_waiting_for_the_pool_sleeps_then_goes_when_the_slot_is_given_back(tmp_path: Path) -> None:
+    home = _home(tmp_path / "dagster")
+    instance = dg.DagsterInstance.from_config(str(home))
+    holder = _fake_run(instance, os.getpid())  # alive: its slot is not taken from it
+    inbox = tmp_path / "inbox"
+    shutil.copytree(SAMPLE_INBOX / "acme" / "pulses", inbox / "acme" / "pulses")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EXTRACTION_")} | {
+        "DAGSTER_HOME": str(home),
+        "EXTRACTION_WAREHOUSE": str(tmp_path / "w.duckdb"),
+        "EXTRACTION_INBOX": str(inbox),
+        "EXTRACTION_PROMPTS": str(DEFAULT_PROMPTS),
+    }
+    log = tmp_path / "stderr"
+    run = subprocess.Popen(
+        [sys.executable, "-m", "extraction_assets.cli", "run", "--schema", "pulse@v1"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=log.open("w"),
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while "waiting for pool" not in log.read_text():
+            assert run.poll() is None and time.monotonic() < deadline, "the run neither waited nor ran"
+            time.sleep(0.2)
+        cpu_before, wall_before = _cpu_seconds(run.pid), time.monotonic()
+        time.sleep(3)
+        cpu = (_cpu_seconds(run.pid) - cpu_before) / (time.monotonic() - wall_before)
+        assert run.poll() is None, "the run went on while the only slot was taken"
+        assert cpu < 0.3, f"a waiting run used {cpu:.0%} of a core"
+    finally:
+        instance.event_log_storage.free_concurrency_slots_for_run(holder)
+    assert run.wait(timeout=300) == 0, log.read_text()[-2000:]
+    assert f"waiting for pool 'duckdb', held by run {holder}" in " ".join(log.read_text().split())
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_the_slot_of_a_run_whose_process_is_gone_is_given_back_and_the_run_marked_failed(tmp_path: Path) -> None:
+    instance = dg.DagsterInstance.from_config(str(_home(tmp_path / "dagster")))
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    run_id = _fake_run(instance, dead.pid)
+    alive = _fake_run_without_slot(instance)
+    assert release_dead_runs(instance, "duckdb") == [run_id]
+    assert instance.get_run_by_id(run_id).status == dg.DagsterRunStatus.FAILURE  # type: ignore[union-attr]
+    assert instance.get_run_by_id(alive).status == dg.DagsterRunStatus.STARTED  # type: ignore[union-attr]
+    assert not instance.event_log_storage.get_concurrency_info("duckdb").claimed_slots
+
+
+def _fake_run_without_slot(instance: dg.DagsterInstance) -> str:
+    run_id = str(uuid.uuid4())
+    instance.add_run(
+        dg.DagsterRun(
+            job_name="__ASSET_JOB",
+            run_id=run_id,
+            status=dg.DagsterRunStatus.STARTED,
+            tags={PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()},
+        )
+    )
+    return run_id
+
+
+@pytest.fixture(autouse=True)
+def _no_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)

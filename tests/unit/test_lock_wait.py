@@ -1,0 +1,125 @@
+"""A warehouse another process holds: writers and readers wait with backoff, then say plainly that it is busy."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from extraction_assets.cli import main
+from extraction_assets.commands.common import EXIT_BUSY
+from extraction_assets.lib.warehouse import WarehouseBusy, open_warehouse
+from extraction_assets.lib.warehouse.lock_wait import open_duckdb_file
+from extraction_assets.web.review_app import create_review_app
+from tests.review_seed import seed
+
+HOLD = """
+import duckdb, sys, time
+while True:
+    try:
+        con = duckdb.connect(sys.argv[1])
+        break
+    except duckdb.IOException:
+        time.sleep(0.01)
+print("held", flush=True)
+time.sleep(float(sys.argv[2]))
+"""
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> Path:
+    path = tmp_path / "w.duckdb"
+    seed(path)
+    return path
+
+
+def _hold(path: Path, seconds: float) -> subprocess.Popen[str]:
+    """Another process that holds the DuckDB file's write lock for `seconds`."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(path), str(seconds)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
+@pytest.fixture
+def held(warehouse: Path) -> Iterator[subprocess.Popen[str]]:
+    holder = _hold(warehouse, 60)
+    yield holder
+    holder.kill()
+    holder.wait()
+
+
+def test_a_connection_waits_until_the_other_process_lets_go_and_says_so_once(warehouse: Path) -> None:
+    holder = _hold(warehouse, 1.0)
+    heard: list[str] = []
+    started = time.monotonic()
+    con = open_duckdb_file(warehouse, read_only=True, wait_seconds=30, on_wait=heard.append)
+    waited = time.monotonic() - started
+    con.close()
+    holder.wait()
+    assert 0.3 < waited < 10
+    assert len(heard) == 1 and f"locked by process {holder.pid}" in heard[0]
+
+
+def test_a_lock_kept_past_the_wait_is_a_plain_busy_error_naming_the_holder(warehouse: Path, held) -> None:
+    started = time.monotonic()
+    with pytest.raises(WarehouseBusy, match=rf"locked by process {held.pid} .* try again"):
+        open_warehouse(warehouse, read_only=True, wait_seconds=0.5).__enter__()
+    assert time.monotonic() - started < 5
+
+
+def test_a_lock_error_that_is_not_a_lock_is_raised_at_once(tmp_path: Path) -> None:
+    (tmp_path / "not-a-db.duckdb").write_text("plain text, not a database")
+    with pytest.raises(Exception) as raised:
+        open_duckdb_file(tmp_path / "not-a-db.duckdb", wait_seconds=30)
+    assert not isinstance(raised.value, WarehouseBusy)
+
+
+def test_review_list_while_a_run_keeps_the_lock_says_busy_without_a_traceback(
+    warehouse: Path, held, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr("extraction_assets.commands.review_handlers.READER_WAIT_S", 0.5)
+    code = main(["review", "list", "--tenant", "acme", "--warehouse", str(warehouse)])
+    out = capsys.readouterr()
+    assert code == EXIT_BUSY
+    assert "busy:" in out.out and f"process {held.pid}" in out.out.replace("\n", " ")
+    assert "Traceback" not in out.out + out.err
+
+
+def test_review_list_during_short_write_transactions_waits_and_answers(
+    warehouse: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stop = threading.Event()
+
+    def writer() -> None:  # a run's rhythm: short batch transactions, the lock let go between them
+        while not stop.is_set():
+            holder = _hold(warehouse, 0.3)
+            holder.wait()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        codes = [main(["review", "list", "--tenant", "acme", "--warehouse", str(warehouse)]) for _ in range(3)]
+    finally:
+        stop.set()
+        thread.join()
+    assert codes == [0, 0, 0]
+    assert "busy" not in capsys.readouterr().out
+
+
+def test_the_review_page_answers_503_with_a_reason_while_the_lock_is_kept(
+    warehouse: Path, held, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr("extraction_assets.web.review_app.READER_WAIT_S", 0.5)
+    from extraction_assets.lib.settings import DEFAULT_PROMPTS
+
+    client = TestClient(create_review_app(warehouse, "acme", DEFAULT_PROMPTS), base_url="http://127.0.0.1")
+    response = client.get("/")
+    assert response.status_code == 503
+    assert response.headers["retry-after"] == "5"
+    assert "busy:" in response.text and f"process {held.pid}" in response.text
