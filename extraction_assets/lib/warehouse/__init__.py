@@ -42,8 +42,8 @@ from extraction_assets.lib.warehouse.extraction import (
 )
 from extraction_assets.lib.warehouse.figures import extraction_figures, review_queue_figures, row_count
 from extraction_assets.lib.warehouse.invariants import items_without_evidence
-from extraction_assets.lib.warehouse.ocr import evidence_regions
 from extraction_assets.lib.warehouse.lock_wait import READER_WAIT_S, WarehouseBusy
+from extraction_assets.lib.warehouse.ocr import evidence_regions
 from extraction_assets.lib.warehouse.review_queue import rebuild_review_queue, requeue_items
 from extraction_assets.lib.warehouse.sessions import (
     document_texts,
@@ -62,8 +62,8 @@ __all__ = [
     "MACHINE_OWNED_STATUSES",
     "READER_WAIT_S",
     "TABLES",
-    "batch_requests",
     "WarehouseBusy",
+    "batch_requests",
     "batched",
     "cache_entries_for",
     "document_texts",
@@ -95,17 +95,17 @@ __all__ = [
     "review_queue_figures",
     "row_count",
     "rows_as_dicts",
-    "store_batch_answers",
     "session_item_ids",
+    "store_batch_answers",
     "stored_sources",
     "table_counts",
     "tenant_ids",
     "transaction",
     "update_batch_status",
     "upsert_scrubbed",
-    "waiting_request_hashes",
     "upsert_session",
     "upsert_session_document",
+    "waiting_request_hashes",
     "warehouse_summary",
     "write_checkpoint",
     "write_decisions",
