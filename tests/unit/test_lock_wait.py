@@ -117,8 +117,10 @@ def test_the_review_page_answers_503_with_a_reason_while_the_lock_is_kept(
 ) -> None:
     monkeypatch.setattr("extraction_assets.web.review_app.READER_WAIT_S", 0.5)
     from extraction_assets.lib.settings import DEFAULT_PROMPTS
+    from tests.review_seed import review_auth, signed_in
 
-    client = TestClient(create_review_app(warehouse, "acme", DEFAULT_PROMPTS), base_url="http://127.0.0.1")
+    app = create_review_app(warehouse, "acme", DEFAULT_PROMPTS, review_auth())
+    client = signed_in(TestClient(app, base_url="http://127.0.0.1"), "linh")
     response = client.get("/")
     assert response.status_code == 503
     assert response.headers["retry-after"] == "5"
