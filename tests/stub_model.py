@@ -15,7 +15,7 @@ class StubModel:
     quotes `evidence` (it must be in the document); `fail` names what raises (`classify`, `modules`)."""
 
     def __init__(self, modules: list[str], evidence: str, fail: set[str] | None = None) -> None:
-        self.settings = SimpleNamespace(model="stub-model", max_concurrency=1)
+        self.settings = SimpleNamespace(model="stub-model", max_concurrency=1, prices=None)
         self.cache = MemoryCache()
         self.modules = modules
         self.evidence = evidence
