@@ -18,7 +18,7 @@ from extraction_assets.lib.offsets import OffsetMap
 from extraction_assets.lib.pii.scrubber import find_unmasked
 from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.warehouse.connection import batched
-from extraction_assets.lib.warehouse.documents import text_sha256
+from extraction_assets.lib.warehouse.documents import by_rowid, text_sha256
 
 CHECK_BATCH = 256  # documents whose text a check holds at once
 
@@ -55,7 +55,7 @@ def quote_mismatches(con: duckdb.DuckDBPyConnection, schema_version: str | None 
     mismatches = []
     for batch in batched(doc_ids, CHECK_BATCH):
         texts = dict(
-            con.execute("SELECT doc_id, text FROM raw_documents WHERE doc_id IN (SELECT unnest(?))", [batch]).fetchall()
+            con.execute(f"SELECT doc_id, text FROM raw_documents WHERE {by_rowid('raw_documents')}", [batch]).fetchall()
         )
         rows = con.execute(
             """SELECT evidence_id, doc_id, quote, char_start, char_end FROM evidence
