@@ -126,3 +126,17 @@ def test_the_pii_check_searches_only_texts_changed_since_their_scrub(tmp_path: P
         assert invariants.unmasked_pii(con) == [] and searched == []
         con.execute("UPDATE scrubbed_documents SET text = 'Mail x@y.com' WHERE doc_id = 'd1'")
         assert invariants.unmasked_pii(con) == [("d1", "EMAIL")] and searched == ["Mail x@y.com"]
+
+
+def test_quotes_after_emoji_cjk_and_combining_marks_are_compared_by_code_point(con) -> None:
+    text = "Nhắc 👍🏽 lại: 会议 e\u0301tait prévu. Cash is short."
+    start = text.index("Cash")
+    con.execute("DELETE FROM evidence")
+    con.execute("UPDATE raw_documents SET text = ? WHERE doc_id = 'd1'", [text])
+    for evidence_id, lo, quote in [("right", start, "Cash is short."), ("shifted", start - 1, " Cash is short")]:
+        con.execute(
+            "INSERT INTO evidence VALUES (?, 'i1', 'd1', 'acme', 'pulse@v1', ?, ?, ?, NULL, 'exact', 'strong',"
+            " 'user_quote', 100, now())",
+            [evidence_id, lo, lo + len(quote) + (1 if evidence_id == "shifted" else 0), quote],
+        )
+    assert invariants.quote_mismatches(con) == ["shifted"]

@@ -277,3 +277,17 @@ def test_many_rows_are_written_in_one_statement_with_nulls_and_conflicts(tmp_pat
         assert counting.statements == 2
         stored = con.execute("SELECT count(*), count(schema_version), max(source_uri) FROM dead_letters").fetchone()
     assert stored == (1000, 500, "s999")
+
+
+def test_documents_load_by_id_after_deletes_and_new_rows(tmp_path: Path) -> None:
+    from extraction_assets.lib.warehouse import load_documents
+
+    docs = [_doc(f"note {i}") for i in range(40)]
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        insert_documents(con, docs[:30])
+        con.execute("DELETE FROM raw_documents WHERE doc_id IN (SELECT unnest(?))", [[d.doc_id for d in docs[:10]]])
+        insert_documents(con, docs[30:])
+        wanted = sorted(d.doc_id for d in docs[5:35:3])  # some deleted, some old, some new
+        loaded = load_documents(con, wanted)
+    assert [d.doc_id for d in loaded] == sorted(d.doc_id for d in docs[5:35:3] if d not in docs[:10])
+    assert {d.doc_id: d.text for d in loaded} == {d.doc_id: d.text for d in docs[10:] if d.doc_id in wanted}

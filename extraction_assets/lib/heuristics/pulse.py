@@ -320,7 +320,11 @@ def _answer_segments(doc: ExtractionInput) -> list[Segment]:
     if doc.turns:
         segments = segment_turns(doc.text, doc.turns)
         questions = {t.turn_id: normalize_for_match(t.question).strip() for t in doc.turns if t.question}
-        return [s for s in segments if normalize_for_match(s.text) != questions.get(s.turn_id or "")]
+        return [
+            s
+            for s in segments
+            if (question := questions.get(s.turn_id or "")) is None or normalize_for_match(s.text) != question
+        ]
     segments = [s for s in segment_text(doc.text) if not _MD_HEADING.match(s.text)]
     if doc.kind == "pulse":
         segments = [s for s in segments if not s.text.rstrip().endswith(("?", "？", ":", "："))]

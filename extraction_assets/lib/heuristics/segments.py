@@ -164,17 +164,18 @@ def segment_text(text: str, start: int = 0, end: int | None = None, *, max_chars
     whitespace or the end (so "15.000.000", "v1.2" and placeholders stay whole). Leading list markers
     and surrounding whitespace are trimmed. Clauses longer than ``max_chars`` are further split at commas.
     """
-    stop = len(text) if end is None else min(end, len(text))
-    begin = max(0, start)
+    return _segments(text, max(0, start), len(text) if end is None else min(end, len(text)), max_chars, None)
+
+
+def _segments(text: str, begin: int, stop: int, max_chars: int, turn_id: str | None) -> list[Segment]:
     if begin >= stop:
         return []
     protected = bytearray(stop - begin)
     for ps, pe in placeholder_spans(text, begin, stop):
         protected[ps - begin : pe - begin] = b"\x01" * (pe - ps)
-
     segments: list[Segment] = []
     for lo, hi in _sentence_blocks(text, begin, stop):
-        segments.extend(_segment_line(text, lo, hi, begin, protected, max_chars))
+        segments.extend(_segment_line(text, lo, hi, begin, protected, max_chars, turn_id))
     return segments
 
 
@@ -212,17 +213,15 @@ def segment_turns(text: str, turns: Sequence[Turn], *, max_chars: int = 240) -> 
     """Segment inside each turn only, so no clause crosses a turn boundary; output is in text order."""
     segments: list[Segment] = []
     for turn in sorted(turns, key=lambda t: (t.start, t.end, t.turn_id)):
-        lo, hi = max(0, turn.start), min(len(text), turn.end)
-        if lo >= hi:
-            continue
-        for seg in segment_text(text, lo, hi, max_chars=max_chars):
-            segments.append(Segment(seg.start, seg.end, seg.text, turn.turn_id))
+        segments.extend(_segments(text, max(0, turn.start), min(len(text), turn.end), max_chars, turn.turn_id))
     segments.sort(key=lambda s: (s.start, s.end))
     return segments
 
 
-def _segment_line(text: str, lo: int, hi: int, base: int, protected: bytearray, max_chars: int) -> list[Segment]:
-    """Clauses of one line ``text[lo:hi]``."""
+def _segment_line(
+    text: str, lo: int, hi: int, base: int, protected: bytearray, max_chars: int, turn_id: str | None
+) -> list[Segment]:
+    """Clauses of one line (or run of wrapped lines) ``text[lo:hi]``."""
     pos = lo
     while pos < hi and text[pos].isspace():
         pos += 1
@@ -263,7 +262,7 @@ def _segment_line(text: str, lo: int, hi: int, base: int, protected: bytearray, 
     out: list[Segment] = []
     for ps, pe in pieces:
         for s, e in _split_long(text, ps, pe, base, protected, max_chars):
-            out.append(Segment(s, e, text[s:e]))
+            out.append(Segment(s, e, text[s:e], turn_id))
     return out
 
 

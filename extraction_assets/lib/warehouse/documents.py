@@ -96,9 +96,19 @@ def load_documents(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> li
     if not doc_ids:
         return []
     rows = rows_as_dicts(
-        con, "SELECT * FROM raw_documents WHERE doc_id IN (SELECT unnest(?)) ORDER BY doc_id", [list(doc_ids)]
+        con, f"SELECT * FROM raw_documents WHERE {by_rowid('raw_documents')} ORDER BY doc_id", [list(doc_ids)]
     )
     return [_document_from_row(r) for r in rows]
+
+
+def by_rowid(table: str) -> str:
+    """A filter on `doc_id IN (the ids parameter)` that DuckDB reads as a row-id fetch.
+
+    Filtered on `doc_id` itself, a scan that keeps a few rows fetches their text row by row from its compressed
+    segments: 21 documents cost four times the whole table. Looking the row ids up first (the key column only),
+    then fetching those rows, costs what the rows cost.
+    """
+    return f"rowid IN (SELECT rowid FROM {table} WHERE doc_id IN (SELECT unnest(?)))"
 
 
 def tenant_ids(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -175,7 +185,7 @@ def load_scrubbed(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> dic
     rows = rows_as_dicts(
         con,
         "SELECT doc_id, tenant_id, text, offset_map, pii_counts, scrubber_version FROM scrubbed_documents "
-        "WHERE doc_id IN (SELECT unnest(?))",
+        f"WHERE {by_rowid('scrubbed_documents')}",
         [list(doc_ids)],
     )
     return {

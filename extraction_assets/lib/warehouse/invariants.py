@@ -17,7 +17,6 @@ from extraction_assets.lib.models import Document
 from extraction_assets.lib.offsets import OffsetMap
 from extraction_assets.lib.pii.scrubber import find_unmasked
 from extraction_assets.lib.schemas import SchemaVersion
-from extraction_assets.lib.warehouse.connection import batched
 from extraction_assets.lib.warehouse.documents import text_sha256
 
 CHECK_BATCH = 256  # documents whose text a check holds at once
@@ -42,28 +41,19 @@ def items_without_evidence(con: duckdb.DuckDBPyConnection, schema_version: str |
 def quote_mismatches(con: duckdb.DuckDBPyConnection, schema_version: str | None = None) -> list[str]:
     """Evidence whose quote is not exactly raw_documents.text[char_start:char_end] (Python slicing).
 
-    Documents are read a batch at a time, each text once for all its evidence, so memory stays flat.
+    DuckDB compares every quote with its slice (`substring` counts code points, as Python slices); the rows it
+    finds different, and only those, are compared again in Python, which decides.
     """
-    doc_ids = [
-        r[0]
-        for r in con.execute(
-            """SELECT DISTINCT e.doc_id FROM evidence e JOIN raw_documents r USING (doc_id)
-               WHERE CAST(? AS VARCHAR) IS NULL OR e.schema_version = ? ORDER BY 1""",
-            [schema_version, schema_version],
-        ).fetchall()
-    ]
-    mismatches = []
-    for batch in batched(doc_ids, CHECK_BATCH):
-        texts = dict(
-            con.execute("SELECT doc_id, text FROM raw_documents WHERE doc_id IN (SELECT unnest(?))", [batch]).fetchall()
-        )
-        rows = con.execute(
-            """SELECT evidence_id, doc_id, quote, char_start, char_end FROM evidence
-               WHERE doc_id IN (SELECT unnest(?)) AND (CAST(? AS VARCHAR) IS NULL OR schema_version = ?)""",
-            [batch, schema_version, schema_version],
-        ).fetchall()
-        mismatches += [eid for eid, doc, quote, start, end in rows if texts[doc][start:end] != quote or not quote]
-    return mismatches
+    rows = con.execute(
+        """SELECT e.evidence_id, r.text, e.quote, e.char_start, e.char_end FROM evidence e
+           LEFT JOIN raw_documents r USING (doc_id)
+           WHERE (CAST(? AS VARCHAR) IS NULL OR e.schema_version = ?)
+             AND (r.text IS NULL OR e.quote IS NULL OR e.quote = '' OR e.char_start < 0 OR e.char_end < e.char_start
+                  OR substring(r.text, e.char_start + 1, e.char_end - e.char_start) IS DISTINCT FROM e.quote)
+           ORDER BY 1""",
+        [schema_version, schema_version],
+    ).fetchall()
+    return [eid for eid, text, quote, start, end in rows if text is None or text[start:end] != quote or not quote]
 
 
 def confidence_out_of_band(con: duckdb.DuckDBPyConnection, schema: SchemaVersion) -> list[tuple[str, str, float]]:
@@ -118,16 +108,18 @@ def unmasked_pii(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
     """Scrubbed documents in which an e-mail, card or phone number their tenant's policy masks can still be found.
 
     The scrubber's own detectors, region and kinds decide, on the raw text: what it keeps by rule is no finding.
-    A text that is still the one the scrub checked (`checked_sha256`) is not searched again; any other is.
+    A text that is still the one the scrub checked (`checked_sha256`, compared in SQL) is not searched again, nor
+    read: any other is.
     """
     cursor = con.execute(
         """SELECT s.doc_id, s.text, s.policy, s.offset_map, r.text, s.checked_sha256 FROM scrubbed_documents s
-           LEFT JOIN raw_documents r USING (doc_id) ORDER BY s.doc_id"""
+           LEFT JOIN raw_documents r USING (doc_id)
+           WHERE s.checked_sha256 IS NULL OR s.checked_sha256 <> sha256(s.text) ORDER BY s.doc_id"""
     )
     found = []
     for doc_id, text, policy_json, offsets_json, raw, checked in _streamed(cursor):
         if checked is not None and checked == text_sha256(text):
-            continue
+            continue  # DuckDB's hash is the same as Python's; this says so again
         policy = json.loads(policy_json) if policy_json else {}
         kinds = frozenset(policy["kinds"]) if "kinds" in policy else None
         offset_map = OffsetMap.model_validate(json.loads(offsets_json)) if offsets_json else None
