@@ -91,6 +91,9 @@ session_job = dg.define_asset_job(
 )
 
 
+NO_SESSIONS = hashlib.sha256().hexdigest()[:32]  # the fingerprint of a folder without session files
+
+
 def sessions_fingerprint(sessions_dir: Path) -> str:
     """The stamps of every session file: a change in any of them is a new fingerprint."""
     digest = hashlib.sha256()
@@ -106,8 +109,8 @@ def sessions_fingerprint(sessions_dir: Path) -> str:
 def session_sensor(context: dg.SensorEvaluationContext, pipeline: PipelineResource) -> dg.SensorResult:
     """Every few seconds: a session file that grew, changed status or appeared starts a `session_job` run."""
     fingerprint = sessions_fingerprint(pipeline.sessions_path)
-    if fingerprint == context.cursor:
-        return dg.SensorResult(skip_reason=f"no session file changed under {pipeline.sessions_dir}")
+    if fingerprint == context.cursor or fingerprint == NO_SESSIONS:  # nothing changed, or nothing there at all
+        return dg.SensorResult(skip_reason=f"no session file changed under {pipeline.sessions_dir}", cursor=fingerprint)
     # ahead of queued extraction runs for the one `duckdb` slot: a completed session's records are due within 60 s
     request = dg.RunRequest(run_key=f"sessions:{fingerprint}", tags={"dagster/priority": str(SESSION_RUN_PRIORITY)})
     return dg.SensorResult(run_requests=[request], cursor=fingerprint)

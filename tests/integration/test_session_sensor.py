@@ -30,6 +30,8 @@ def test_a_completed_session_has_its_final_records_within_60_s(tmp_path: Path, s
     job = defs.resolve_job_def("session_job")
     path = settings.sessions_dir / "lanting-research" / "r-live.jsonl"
     with dg.instance_for_test() as instance:
+        nothing = _tick(settings, instance, None)
+        assert not nothing.run_requests, "no session file at all: no run (`make ui` after `make demo` starts none)"
         append(path, turn(*TURNS[0]), turn(*TURNS[1]))
         first = _tick(settings, instance, None)
         assert len(first.run_requests or []) == 1
