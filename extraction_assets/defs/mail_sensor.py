@@ -25,6 +25,8 @@ if TYPE_CHECKING:  # the readers load when the sensor ticks, not with the code l
 BATCH_TAG = "extraction_assets/mail_batch"
 MAIL_KIND = "email"
 TICK_SECONDS = 2
+# runs wait in the daemon's queue for the one DuckDB writer: new mail goes ahead of queued automation runs
+PRIORITY = {"dagster/priority": "10"}
 
 live_mail_job = dg.define_asset_job(
     "live_mail_job",
@@ -85,7 +87,8 @@ def mail_sensor(context: dg.SensorEvaluationContext, pipeline: PipelineResource)
     context.log.info(f"new mail in {sorted(new)}: batch {batch_key}, runs for {keys}")
     return dg.SensorResult(
         run_requests=[
-            dg.RunRequest(run_key=f"{batch_key}:{key}", partition_key=key, tags={BATCH_TAG: batch_key}) for key in keys
+            dg.RunRequest(run_key=f"{batch_key}:{key}", partition_key=key, tags={BATCH_TAG: batch_key, **PRIORITY})
+            for key in keys
         ],
         dynamic_partitions_requests=[schema_versions.build_add_request(missing)] if missing else [],
         cursor=cursor.dump(),
