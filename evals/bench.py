@@ -25,6 +25,7 @@ from evals.bench_eval import bench_eval
 from evals.bench_hostile import bench_hostile
 from evals.bench_model_path import bench_model_path
 from evals.bench_pii import bench_pii
+from evals.bench_readers import bench_readers
 from evals.bench_review import bench_review
 from evals.bench_throughput import bench_throughput
 from evals.bench_ui import bench_ui
@@ -116,6 +117,7 @@ BENCHES: dict[str, Callable[[], Figures]] = {
     "review": bench_review,
     "throughput": bench_throughput,
     "hostile": bench_hostile,
+    "readers": bench_readers,
     "ui": bench_ui,
 }
 
