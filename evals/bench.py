@@ -28,6 +28,7 @@ from evals.bench_eval import bench_eval
 from evals.bench_hostile import bench_hostile
 from evals.bench_model_path import bench_model_path
 from evals.bench_pii import bench_pii
+from evals.bench_readers import bench_readers
 from evals.bench_review import bench_review
 from evals.bench_sessions import bench_sessions
 from evals.bench_throughput import bench_throughput
@@ -123,6 +124,7 @@ BENCHES: dict[str, Callable[[], Figures]] = {
     "sessions": bench_sessions,
     "throughput": bench_throughput,
     "hostile": bench_hostile,
+    "readers": bench_readers,
     "ui": bench_ui,
 }
 

@@ -105,7 +105,7 @@ def _model_line(figures: dict[str, Any]) -> str | None:
 
 
 def _show_summary(warehouse: Path, as_json: bool) -> None:
-    with open_warehouse(warehouse, wait_seconds=READER_WAIT_S) as con:
+    with open_warehouse(warehouse, read_only=warehouse.exists(), wait_seconds=READER_WAIT_S) as con:
         summary = warehouse_summary(con)
     if as_json:
         print(json.dumps(summary, default=str, indent=2))

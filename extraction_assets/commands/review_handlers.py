@@ -78,7 +78,7 @@ def _schemas(settings: Settings) -> dict[str, Any]:
 def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
     if args.reason and args.reason not in RULES:
         raise ReviewError(f"unknown rule {args.reason!r}; the rules are {', '.join(RULES)}")
-    with open_warehouse(settings.warehouse, wait_seconds=READER_WAIT_S) as con:
+    with open_warehouse(settings.warehouse, read_only=True, wait_seconds=READER_WAIT_S) as con:
         rows = list_queue(con, args.tenant, args.schema, args.type, args.reason, args.status, args.limit)
 
     def render() -> None:
@@ -102,7 +102,7 @@ def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
     """The item with scrubbed text and evidence; `--reveal` shows the original text and records who saw it."""
     audit: AuditEntry | None = None
-    with open_warehouse(settings.warehouse, wait_seconds=READER_WAIT_S) as con:
+    with open_warehouse(settings.warehouse, read_only=not args.reveal, wait_seconds=READER_WAIT_S) as con:
         if args.reveal:
             detail, audit = reveal_item(con, args.tenant, args.item, *_who(args), context_chars=args.context)
         else:
@@ -202,14 +202,14 @@ def _history_table(entries: list[AuditEntry]) -> Table:
 
 
 def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
-    with open_warehouse(settings.warehouse, wait_seconds=READER_WAIT_S) as con:
+    with open_warehouse(settings.warehouse, read_only=True, wait_seconds=READER_WAIT_S) as con:
         entries = corrections.history(con, args.tenant, args.item)
     _emit(args, [e.model_dump() for e in entries], lambda: console.print(_history_table(entries)))
     return EXIT_OK
 
 
 def cmd_rerun_preview(args: argparse.Namespace, settings: Settings) -> int:
-    with open_warehouse(settings.warehouse, wait_seconds=READER_WAIT_S) as con:
+    with open_warehouse(settings.warehouse, read_only=True, wait_seconds=READER_WAIT_S) as con:
         preview = preview_rerun(con, args.schema, args.tenant)
     _emit(args, {**preview.model_dump(), "message": preview.message}, lambda: console.print(Text(preview.message)))
     return EXIT_OK
@@ -248,7 +248,7 @@ def cmd_rerun(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
-    with open_warehouse(settings.warehouse, wait_seconds=READER_WAIT_S) as con:
+    with open_warehouse(settings.warehouse, read_only=True, wait_seconds=READER_WAIT_S) as con:
         tasks = export_tasks(con, args.tenant, args.schema, args.status)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -319,8 +319,10 @@ def cmd_token(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _check_tenant(settings: Settings, tenant: str) -> None:
-    """A tenant is an inbox folder the warehouse has read; a typo must not look like an empty queue."""
-    with open_warehouse(settings.warehouse, wait_seconds=READER_WAIT_S) as con:
+    """A tenant is an inbox folder the warehouse has read; a typo must not look like an empty queue.
+
+    Commands that only read open the file read-only: they share it with a run's checks and take no write lock."""
+    with open_warehouse(settings.warehouse, read_only=settings.warehouse.exists(), wait_seconds=READER_WAIT_S) as con:
         known = tenant_ids(con)
     if tenant not in known:
         listed = ", ".join(known) or "none yet (run the pipeline first)"

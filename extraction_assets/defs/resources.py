@@ -3,13 +3,16 @@
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import dagster as dg
-import duckdb
 
 from extraction_assets.lib.extraction import ExtractorChoice
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse.held import open_connection
+
+if TYPE_CHECKING:
+    import duckdb
 
 
 class WarehouseResource(dg.ConfigurableResource):
@@ -19,7 +22,7 @@ class WarehouseResource(dg.ConfigurableResource):
     path: str
 
     @contextmanager
-    def connect(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    def connect(self, read_only: bool = False) -> Iterator["duckdb.DuckDBPyConnection"]:
         with open_connection(Path(self.path), read_only=read_only) as con:
             yield con
 

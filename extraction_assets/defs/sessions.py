@@ -10,9 +10,7 @@ import dagster as dg
 
 from extraction_assets.defs.partitions import POOL
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
-from extraction_assets.lib.pii import key_from_env, load_policy
 from extraction_assets.lib.reporting import markdown_table
-from extraction_assets.lib.sessions import SessionEnv, light_extractor, session_files, sync_sessions
 
 SESSION_POLL_SECONDS = 5  # with a run's start-up, a completed session's records are stored well within 60 s
 SESSION_RUN_PRIORITY = 10  # queued runs start highest priority first (Dagster's default is 0)
@@ -35,6 +33,10 @@ def interview_sessions(
     pipeline: PipelineResource,
     extractor: ExtractorResource,
 ) -> dg.MaterializeResult:
+    # the PII stack and the extractors load with the step, not with the code location
+    from extraction_assets.lib.pii import key_from_env, load_policy
+    from extraction_assets.lib.sessions import SessionEnv, light_extractor, sync_sessions
+
     env = SessionEnv(
         sessions_dir=pipeline.sessions_path,
         prompts_dir=pipeline.prompts_path,
@@ -96,6 +98,8 @@ NO_SESSIONS = hashlib.sha256().hexdigest()[:32]  # the fingerprint of a folder w
 
 def sessions_fingerprint(sessions_dir: Path) -> str:
     """The stamps of every session file: a change in any of them is a new fingerprint."""
+    from extraction_assets.lib.sessions import session_files
+
     digest = hashlib.sha256()
     for path in session_files(sessions_dir):
         stat = path.stat()

@@ -15,7 +15,7 @@ import dagster as dg
 import pytest
 
 from extraction_assets.instance.pool import HOST_TAG, PID_TAG, release_dead_runs
-from extraction_assets.lib.settings import DEFAULT_PROMPTS, PACKAGE_DIR, SAMPLE_INBOX
+from extraction_assets.lib.settings import DEFAULT_PROMPTS, PACKAGE_DIR, SAMPLE_INBOX, Settings
 
 OPEN_AT = (
     "import sys, time\n"
@@ -134,3 +134,38 @@ def _fake_run_without_slot(instance: dg.DagsterInstance) -> str:
 @pytest.fixture(autouse=True)
 def _no_home(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
+
+
+def test_no_connection_is_open_while_a_batch_is_scrubbed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A batch of large files takes a while to scrub: the warehouse is free for readers and other runs meanwhile."""
+    from contextlib import contextmanager
+
+    import extraction_assets.defs.resources as resources
+    import extraction_assets.lib.pii as pii
+    from extraction_assets.runner import run_pipeline
+
+    open_now: list[int] = [0]
+    during_scrub: list[int] = []
+    real_open, real_scrub = resources.open_warehouse, pii.scrub_batch
+
+    @contextmanager
+    def counted(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        with real_open(*args, **kwargs) as con:  # type: ignore[arg-type]
+            open_now[0] += 1
+            try:
+                yield con
+            finally:
+                open_now[0] -= 1
+
+    def scrub(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        during_scrub.append(open_now[0])
+        return real_scrub(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(resources, "open_warehouse", counted)
+    monkeypatch.setattr(pii, "scrub_batch", scrub)
+    inbox = tmp_path / "inbox"
+    shutil.copytree(SAMPLE_INBOX / "acme" / "pulses", inbox / "acme" / "pulses")
+    settings = Settings(warehouse=tmp_path / "w.duckdb", inbox=inbox, prompts_dir=DEFAULT_PROMPTS)
+    ingest = run_pipeline(settings, ["pulse@v1"], instance=dg.DagsterInstance.ephemeral())[0]
+    assert ingest.success
+    assert during_scrub and set(during_scrub) == {0}

@@ -19,8 +19,15 @@ HEAVY_FOR_THE_CODE_LOCATION = (
     "uvicorn",
     "extraction_assets.lib.heuristics",
     "extraction_assets.lib.readers",
+    # what a step loads when it needs it: the database, the PII vault's cryptography and detectors, the eval stack
+    "duckdb",
+    "cryptography",
+    "phonenumbers",
+    "extraction_assets.lib.pii",
+    "extraction_assets.lib.evaluation",
+    "jinja2",
 )
-HEAVY_FOR_HELP = (*HEAVY_FOR_THE_CODE_LOCATION, "dagster", "duckdb", "extraction_assets.lib.heuristics")
+HEAVY_FOR_HELP = (*HEAVY_FOR_THE_CODE_LOCATION, "dagster")
 
 
 def _loaded_after(code: str, names: tuple[str, ...]) -> list[str]:

@@ -106,17 +106,20 @@ def test_quotes_are_checked_across_document_batches(con) -> None:
 
 def test_the_pii_check_searches_only_texts_changed_since_their_scrub(tmp_path: Path, monkeypatch) -> None:
     from extraction_assets.lib.models import Document
-    from extraction_assets.lib.pii import scrub_document
+    from extraction_assets.lib.pii import (
+        scrub_document,
+        scrubber,  # the check imports the detectors when it runs
+    )
     from extraction_assets.lib.warehouse import upsert_scrubbed
 
     searched: list[str] = []
-    real = invariants.find_unmasked
+    real = scrubber.find_unmasked
 
     def counting(text: str, *args, **kwargs):  # type: ignore[no-untyped-def]
         searched.append(text)
         return real(text, *args, **kwargs)
 
-    monkeypatch.setattr(invariants, "find_unmasked", counting)
+    monkeypatch.setattr(scrubber, "find_unmasked", counting)
     with open_warehouse(tmp_path / "w.duckdb") as con:
         docs = [
             Document(doc_id=f"d{i}", tenant_id="acme", source_uri=f"acme/{i}.txt", kind="text", text=f"Mail a{i}@b.com")

@@ -7,26 +7,6 @@ from pydantic import Field
 
 from extraction_assets.defs.partitions import POOL, schema_versions
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
-from extraction_assets.lib.evaluation import (
-    DEFAULT_REGISTRY,
-    MICRO,
-    EvalConfigError,
-    EvalResult,
-    WarehouseModelCache,
-    available_entries,
-    compare_versions,
-    comparison_markdown,
-    data_uri,
-    history_png,
-    latest_metrics,
-    load_registry,
-    markdown_summary,
-    micro_history,
-    reliability_png,
-    render_html,
-    run_eval,
-    store_eval,
-)
 from extraction_assets.lib.reporting import markdown_table
 from extraction_assets.lib.schemas import SchemaError, SchemaVersion, load_schema
 
@@ -66,6 +46,22 @@ def eval_report(
     pipeline: PipelineResource,
     extractor: ExtractorResource,
 ) -> dg.MaterializeResult:
+    from extraction_assets.lib.evaluation import (
+        DEFAULT_REGISTRY,
+        MICRO,
+        EvalConfigError,
+        EvalResult,
+        WarehouseModelCache,
+        available_entries,
+        data_uri,
+        load_registry,
+        markdown_summary,
+        reliability_png,
+        render_html,
+        run_eval,
+        store_eval,
+    )
+
     key = context.partition_key
     registry = load_registry(Path(config.registry) if config.registry else DEFAULT_REGISTRY)
     wanted = [e for e in registry.for_schema(key) if not config.datasets or e.name in config.datasets]
@@ -137,6 +133,15 @@ def eval_report(
     description="Every evaluated schema version side by side, with per-field deltas against the previous version.",
 )
 def eval_comparison(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
+    from extraction_assets.lib.evaluation import (
+        compare_versions,
+        comparison_markdown,
+        data_uri,
+        history_png,
+        latest_metrics,
+        micro_history,
+    )
+
     with warehouse.connect() as con:
         comparisons = compare_versions(latest_metrics(con))
         history = micro_history(con)

@@ -7,15 +7,18 @@ holds, not what the whole warehouse holds; a backfill of every partition checks 
 
 import warnings
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import dagster as dg
-import duckdb
 
 from extraction_assets.defs.check_results import violations_result
 from extraction_assets.defs.partitions import POOL, schema_versions
 from extraction_assets.defs.resources import PipelineResource, WarehouseResource
 from extraction_assets.lib.schemas import SchemaVersion, load_schema
 from extraction_assets.lib.warehouse import invariants
+
+if TYPE_CHECKING:
+    import duckdb
 
 # partitioned checks are a preview feature of Dagster 1.13 (pinned below 1.14); said once in ARCHITECTURE.md
 warnings.filterwarnings("ignore", message="Specifying a partitions_def on an AssetCheckSpec")
@@ -33,7 +36,7 @@ def _check(
 def _violations(
     context: dg.AssetCheckExecutionContext,
     warehouse: WarehouseResource,
-    find: Callable[[duckdb.DuckDBPyConnection, str], Sequence[object]],
+    find: Callable[["duckdb.DuckDBPyConnection", str], Sequence[object]],
     what: str,
 ) -> dg.AssetCheckResult:
     """Run one invariant over the partition the check runs for."""
@@ -45,7 +48,7 @@ def _schema_violations(
     context: dg.AssetCheckExecutionContext,
     warehouse: WarehouseResource,
     pipeline: PipelineResource,
-    find: Callable[[duckdb.DuckDBPyConnection, SchemaVersion], Sequence[object]],
+    find: Callable[["duckdb.DuckDBPyConnection", SchemaVersion], Sequence[object]],
     what: str,
 ) -> dg.AssetCheckResult:
     """Run one invariant that needs the partition's schema (its bands, its cap)."""

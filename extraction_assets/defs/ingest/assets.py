@@ -8,7 +8,6 @@ import dagster as dg
 from extraction_assets.defs.partitions import POOL
 from extraction_assets.defs.resources import PipelineResource, WarehouseResource
 from extraction_assets.lib.models import DeadLetter, Document, ReadFailure
-from extraction_assets.lib.pii import SCRUBBER_VERSION, key_from_env, key_id, load_policy, scrub_batch
 from extraction_assets.lib.reporting import markdown_table
 from extraction_assets.lib.warehouse import (
     batched,
@@ -132,6 +131,8 @@ def raw_documents(
 def scrubbed_documents(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, pipeline: PipelineResource
 ) -> dg.MaterializeResult:
+    from extraction_assets.lib.pii import SCRUBBER_VERSION, key_from_env, key_id, load_policy, scrub_batch  # per run
+
     policy = load_policy(Path(pipeline.pii_policy) if pipeline.pii_policy else None)
     vault_key = key_from_env()
     with warehouse.connect() as con:

@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 
 import duckdb
-from cryptography.fernet import Fernet, InvalidToken
 from pydantic import BaseModel, ConfigDict
 
 VAULT_KEY_ENV = "EXTRACTION_PII_VAULT_KEY"
@@ -51,6 +50,8 @@ def key_from_env(env: Mapping[str, str] | None = None) -> bytes | None:
     value = (os.environ if env is None else env).get(VAULT_KEY_ENV, "").strip()
     if not value:
         return None
+    from cryptography.fernet import Fernet  # cryptography loads when a vault key is set, not with the code location
+
     try:
         Fernet(value.encode("ascii"))
     except (ValueError, UnicodeEncodeError) as exc:
@@ -66,6 +67,8 @@ def key_id(key: bytes) -> str:
 def seal(
     key: bytes, doc_id: str, tenant_id: str, scrubber_version: str, placeholders: Mapping[str, str]
 ) -> SealedMapping:
+    from cryptography.fernet import Fernet
+
     payload = json.dumps(dict(placeholders), ensure_ascii=False, sort_keys=True).encode("utf-8")
     return SealedMapping(
         doc_id=doc_id,
@@ -80,6 +83,8 @@ def seal(
 def unseal(key: bytes, sealed_key_id: str, token: str) -> dict[str, str]:
     if sealed_key_id != key_id(key):
         raise VaultError("this vault entry was sealed with another key")
+    from cryptography.fernet import Fernet, InvalidToken
+
     try:
         return json.loads(Fernet(key).decrypt(token.encode("ascii")))
     except InvalidToken as exc:

@@ -18,13 +18,15 @@ import json
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
 from pydantic import BaseModel, Field
 
 from extraction_assets.lib.models import stable_id
 from extraction_assets.lib.warehouse.connection import now, rows_as_dicts
+
+if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+    import duckdb
 
 GENESIS_HASH = "0" * 64
 AUDIT_KEY_ENV = "EXTRACTION_AUDIT_KEY"

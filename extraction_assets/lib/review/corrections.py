@@ -12,9 +12,8 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import duckdb
 from pydantic import BaseModel, ConfigDict
 
 from extraction_assets.lib.extraction.review_rules import type_violations
@@ -23,6 +22,9 @@ from extraction_assets.lib.review.audit import AuditEntry, append_entry, item_hi
 from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.warehouse.connection import now, rows_as_dicts, transaction
 from extraction_assets.lib.warehouse.review_queue import requeue_items
+
+if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+    import duckdb
 
 Action = Literal["accept", "reject", "correct"]
 

@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import quoteattr
 
-import duckdb
 from pydantic import BaseModel, Field
 
 from extraction_assets.lib.review.corrections import Action, Change, NothingToChange, ReviewError, apply_change
 from extraction_assets.lib.review.queries import item_detail, list_queue
 from extraction_assets.lib.schemas import SchemaVersion
+
+if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+    import duckdb
 
 TEXT = "text"
 EVIDENCE = "evidence"

@@ -9,15 +9,17 @@ number or an IBAN in a quote or its context shows as its placeholder. The origin
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
 from pydantic import BaseModel
 
 from extraction_assets.lib.models import ScrubbedDocument
 from extraction_assets.lib.review.corrections import load_item
 from extraction_assets.lib.warehouse import load_scrubbed
 from extraction_assets.lib.warehouse.connection import rows_as_dicts
+
+if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+    import duckdb
 
 ANY_STATUS = "any"
 NOT_SCRUBBED = "[not scrubbed: hidden]"  # a document without a scrubbed row shows nothing of its text

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import duckdb
 from pydantic import BaseModel, Field
 
 from extraction_assets.lib.warehouse.extraction import MACHINE_OWNED_STATUSES
+
+if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+    import duckdb
 
 
 class RerunPreview(BaseModel):

@@ -5,12 +5,15 @@ The entry's before and after snapshots are the same item: a reveal changes nothi
 
 from __future__ import annotations
 
-import duckdb
+from typing import TYPE_CHECKING
 
 from extraction_assets.lib.review.audit import AuditEntry, append_entry
 from extraction_assets.lib.review.corrections import ReviewError
 from extraction_assets.lib.review.queries import ItemDetail, item_detail
 from extraction_assets.lib.warehouse.connection import transaction
+
+if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+    import duckdb
 
 REVEAL = "reveal"  # the audit action of a reveal
 

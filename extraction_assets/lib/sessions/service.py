@@ -18,9 +18,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
 from pydantic import BaseModel, Field
 
 from extraction_assets.lib.extraction import Extractor, extract_document, extraction_input
@@ -60,7 +59,10 @@ from extraction_assets.lib.warehouse import (
     write_session_state,
 )
 
-Connect = Callable[[], AbstractContextManager[duckdb.DuckDBPyConnection]]
+if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+    import duckdb
+
+Connect = Callable[[], AbstractContextManager["duckdb.DuckDBPyConnection"]]
 
 
 class SessionEnv(BaseModel):

@@ -7,12 +7,14 @@ schema's rules changed, are routed again.
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from extraction_assets.lib.models import Document
 from extraction_assets.lib.warehouse.connection import insert_rows, now, transaction
 from extraction_assets.lib.warehouse.extraction import MACHINE_OWNED_STATUSES, delete_items
+
+if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+    import duckdb
 
 
 def documents_to_route(

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from extraction_assets.lib.warehouse.connection import insert_rows, now, rows_as_dicts, to_json, transaction
 from extraction_assets.lib.warehouse.extraction import insert_cache_entries
+
+if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+    import duckdb
 
 
 def record_batch(

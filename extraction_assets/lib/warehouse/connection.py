@@ -11,12 +11,13 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import Path
-from typing import Any, TypeVar
-
-import duckdb
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from extraction_assets.lib.warehouse.ddl import TABLES, ensure_schema
 from extraction_assets.lib.warehouse.lock_wait import WRITER_WAIT_S, open_duckdb_file
+
+if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+    import duckdb
 
 T = TypeVar("T")
 

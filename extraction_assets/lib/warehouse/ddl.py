@@ -5,7 +5,11 @@ Columns are only ever added (`ADD COLUMN IF NOT EXISTS`), so warehouses made by 
 
 from __future__ import annotations
 
-import duckdb
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+    import duckdb
+
 
 DDL: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS raw_documents (

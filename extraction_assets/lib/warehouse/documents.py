@@ -5,14 +5,17 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from extraction_assets.lib.models import DeadLetter, Document, ScrubbedDocument, Turn
-from extraction_assets.lib.pii.vault import SealedMapping
 from extraction_assets.lib.warehouse.connection import insert_rows, now, rows_as_dicts, to_json, transaction
 from extraction_assets.lib.warehouse.ocr import insert_ocr_words
+
+if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+    import duckdb
+
+if TYPE_CHECKING:  # the PII package (phonenumbers, cryptography) loads with the scrub step, not the code location
+    from extraction_assets.lib.pii.vault import SealedMapping
 
 
 def stored_sources(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> dict[str, str]:

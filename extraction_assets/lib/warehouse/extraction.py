@@ -6,13 +6,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from extraction_assets.lib.models import EvidenceRecord, ExtractionOutcome, ItemRecord
 from extraction_assets.lib.warehouse.connection import insert_rows, now, rows_as_dicts, to_json, transaction
 from extraction_assets.lib.warehouse.documents import insert_dead_letters
+
+if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+    import duckdb
 
 MACHINE_OWNED_STATUSES = ("draft", "needs_review")
 

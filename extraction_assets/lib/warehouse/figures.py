@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from extraction_assets.lib.warehouse.connection import rows_as_dicts
 from extraction_assets.lib.warehouse.ddl import TABLES
+
+if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+    import duckdb
 
 
 def row_count(con: duckdb.DuckDBPyConnection, table: str, schema_version: str | None = None) -> int:

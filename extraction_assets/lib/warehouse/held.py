@@ -13,10 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from extraction_assets.lib.warehouse.connection import connect, open_warehouse
+
+if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+    import duckdb
 
 _HELD: dict[Path, duckdb.DuckDBPyConnection] = {}
 

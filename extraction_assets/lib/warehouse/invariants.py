@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from extraction_assets.lib.models import Document
 from extraction_assets.lib.offsets import OffsetMap
-from extraction_assets.lib.pii.scrubber import find_unmasked
 from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.warehouse.documents import text_sha256
+
+if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+    import duckdb
 
 CHECK_BATCH = 256  # documents whose text a check holds at once
 
@@ -111,6 +111,8 @@ def unmasked_pii(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
     A text that is still the one the scrub checked (`checked_sha256`, compared in SQL) is not searched again, nor
     read: any other is.
     """
+    from extraction_assets.lib.pii.scrubber import find_unmasked  # the detectors load with the check
+
     cursor = con.execute(
         """SELECT s.doc_id, s.text, s.policy, s.offset_map, r.text, s.checked_sha256 FROM scrubbed_documents s
            LEFT JOIN raw_documents r USING (doc_id)

@@ -14,8 +14,10 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
+if TYPE_CHECKING:
+    import duckdb
 
 logger = logging.getLogger("extraction_assets.warehouse")
 
@@ -37,6 +39,8 @@ def _holder(exc: duckdb.IOException) -> str:
 
 def is_lock_conflict(exc: BaseException) -> bool:
     """DuckDB's "Could not set lock on file ...: Conflicting lock is held in ... (PID n)" (not any IO error)."""
+    import duckdb
+
     return isinstance(exc, duckdb.IOException) and "conflicting lock" in str(exc).lower()
 
 
@@ -48,6 +52,8 @@ def open_duckdb_file(
 ) -> duckdb.DuckDBPyConnection:
     """A connection to `path`, retried with jittered exponential backoff (50 ms up to MAX_DELAY_S) while
     another process holds the lock; `on_wait` (default: a log warning) hears once that this process waits."""
+    import duckdb  # here, not at import: loading the code location does not load DuckDB
+
     deadline = time.monotonic() + wait_seconds
     delay = 0.05
     told = False

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from extraction_assets.lib.models import Document
 from extraction_assets.lib.warehouse.connection import insert_rows, rows_as_dicts
+
+if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+    import duckdb
 
 
 def insert_ocr_words(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -> None:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import duckdb
+from typing import TYPE_CHECKING
 
 from extraction_assets.lib.warehouse.connection import now, transaction
+
+if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+    import duckdb
 
 _QUEUE_ROWS = """INSERT INTO review_queue (item_id, tenant_id, doc_id, schema_version, item_type, title, confidence,
                  reasons, evidence_quote, source_uri, priority, queued_at)

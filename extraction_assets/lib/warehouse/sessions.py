@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
-
-import duckdb
+from typing import TYPE_CHECKING, Any
 
 from extraction_assets.lib.models import Document, ItemRecord
 from extraction_assets.lib.warehouse.connection import insert_rows, now, rows_as_dicts, to_json, transaction
@@ -18,6 +16,9 @@ from extraction_assets.lib.warehouse.extraction import (
     item_row,
 )
 from extraction_assets.lib.warehouse.review_queue import requeue_items
+
+if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+    import duckdb
 
 _SESSION_COLUMNS = (
     "tenant_id",
