@@ -1,7 +1,8 @@
-"""The DuckDB warehouse: table DDL, connections, every read and write the pipeline makes, the figures assets
-report, invariants, summary."""
+"""The warehouse (a DuckDB file, or a DuckLake catalog): table DDL, connections, every read and write the pipeline
+makes, the figures assets report, invariants, summary."""
 
 from extraction_assets.lib.warehouse.applicability import documents_to_route, write_decisions
+from extraction_assets.lib.warehouse.backend import beside_warehouse, is_lake, retry_conflicts
 from extraction_assets.lib.warehouse.connection import (
     batched,
     insert_rows,
@@ -41,6 +42,7 @@ __all__ = [
     "MACHINE_OWNED_STATUSES",
     "TABLES",
     "batched",
+    "beside_warehouse",
     "cache_entries_for",
     "documents_to_route",
     "documents_to_scrub",
@@ -50,6 +52,7 @@ __all__ = [
     "insert_cache_entries",
     "insert_documents",
     "insert_rows",
+    "is_lake",
     "items_without_evidence",
     "iter_batches",
     "load_documents",
@@ -61,6 +64,7 @@ __all__ = [
     "record_dead_letters",
     "record_file_stamps",
     "requeue_items",
+    "retry_conflicts",
     "review_queue_figures",
     "row_count",
     "rows_as_dicts",

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import duckdb
 
+from extraction_assets.lib.warehouse.backend import retry_conflicts
 from extraction_assets.lib.warehouse.connection import now, transaction
 
 _QUEUE_ROWS = """INSERT INTO review_queue (item_id, tenant_id, doc_id, schema_version, item_type, title, confidence,
@@ -21,6 +22,7 @@ _QUEUE_ROWS = """INSERT INTO review_queue (item_id, tenant_id, doc_id, schema_ve
                WHERE i.status = 'needs_review' AND """
 
 
+@retry_conflicts
 def rebuild_review_queue(con: duckdb.DuckDBPyConnection, schema_version: str) -> int:
     """The queue of a partition is derived from its items: needs_review items, with reasons and context."""
     with transaction(con):
