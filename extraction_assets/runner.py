@@ -14,7 +14,7 @@ from types import FrameType
 import dagster as dg
 
 from extraction_assets.definitions import build_definitions
-from extraction_assets.defs.partitions import schema_versions
+from extraction_assets.defs.partitions import SHARDS, extraction_keys, schema_versions
 from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.settings import Settings
 
@@ -123,7 +123,7 @@ def run_pipeline(
     if missing:
         instance.add_dynamic_partitions(partition_set, missing)
     steps = [("ingest", dg.AssetSelection.groups("ingest"), None)]
-    steps += [(f"extract {k}", dg.AssetSelection.groups("extraction", "review"), k) for k in keys]
+    steps += [step for k in keys for step in extraction_steps(k)]
     results: list[StepResult] = []
     with _interruptible() as interrupted:
         for name, selection, key in steps:
@@ -139,6 +139,14 @@ def run_pipeline(
                 continue
             results.append(_step(defs, instance, name, selection, key, log_level))
     return results
+
+
+def extraction_steps(schema_key: str) -> list[tuple[str, dg.AssetSelection, str]]:
+    """Extract and queue one schema version: one step, or with shards one step per shard, then its queue."""
+    if SHARDS == 1:
+        return [(f"extract {schema_key}", dg.AssetSelection.groups("extraction", "review"), schema_key)]
+    shards = [(f"extract {key}", dg.AssetSelection.groups("extraction"), key) for key in extraction_keys(schema_key)]
+    return [*shards, (f"queue {schema_key}", dg.AssetSelection.groups("review"), schema_key)]
 
 
 @contextmanager

@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 PROJECT_DIR = PACKAGE_DIR.parent
@@ -32,6 +32,9 @@ class Settings(BaseModel):
     llm_refresh_cache: bool = False
     pii_policy: Path | None = None  # tenant PII policy YAML; None = the one bundled in the package
     max_file_mb: float | None = None  # the largest inbox file read; None = the readers' default (8 MB)
+    shards: int = Field(
+        default=1, ge=1
+    )  # extraction partitions per schema version (by a hash of doc_id); 1 = one run per version
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -55,6 +58,7 @@ class Settings(BaseModel):
             "llm_refresh_cache": pick("EXTRACTION_LLM_REFRESH_CACHE"),
             "pii_policy": pick("EXTRACTION_PII_POLICY"),
             "max_file_mb": pick("EXTRACTION_MAX_FILE_MB"),
+            "shards": pick("EXTRACTION_SHARDS"),
         }
         return cls(**{k: v for k, v in values.items() if v is not None})
 

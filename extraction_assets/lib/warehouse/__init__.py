@@ -36,11 +36,14 @@ from extraction_assets.lib.warehouse.extraction import (
 from extraction_assets.lib.warehouse.figures import extraction_figures, review_queue_figures, row_count
 from extraction_assets.lib.warehouse.invariants import items_without_evidence
 from extraction_assets.lib.warehouse.review_queue import rebuild_review_queue, requeue_items
+from extraction_assets.lib.warehouse.shards import ALL_DOCUMENTS, Shard, shard_of
 from extraction_assets.lib.warehouse.summary import warehouse_summary
 
 __all__ = [
+    "ALL_DOCUMENTS",
     "MACHINE_OWNED_STATUSES",
     "TABLES",
+    "Shard",
     "batched",
     "beside_warehouse",
     "cache_entries_for",
@@ -68,6 +71,7 @@ __all__ = [
     "review_queue_figures",
     "row_count",
     "rows_as_dicts",
+    "shard_of",
     "stored_sources",
     "table_counts",
     "tenant_ids",
