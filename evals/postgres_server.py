@@ -33,7 +33,9 @@ class PostgresServer:
         return f"host={self.host} port={self.port} user={self.user} dbname={dbname}"
 
     def url(self, dbname: str) -> str:
-        return f"postgresql://{self.user}@{self.host}:{self.port}/{dbname}"
+        """A SQLAlchemy URL naming psycopg2, the driver dagster-postgres is written for (SQLAlchemy 2.1 would
+        otherwise pick psycopg 3, whose server-side parameters break dagster's NOTIFY)."""
+        return f"postgresql+psycopg2://{self.user}@{self.host}:{self.port}/{dbname}"
 
 
 def server_binaries() -> Path | None:
@@ -108,7 +110,7 @@ def _run(command: list[str]) -> None:
 
 
 def create_database(server: PostgresServer, name: str) -> None:
-    """CREATE DATABASE through libpq (psycopg2, which dagster-postgres brings)."""
+    """CREATE DATABASE through libpq (psycopg2, the driver dagster-postgres brings and uses)."""
     import psycopg2
 
     deadline = time.monotonic() + 30

@@ -19,6 +19,7 @@ from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.settings import Settings
 
 INTERRUPTED = "interrupted (SIGINT)"
+STAGES = ("ingest", "extract", "queue")  # queue: the review queue, its own step when extraction is sharded
 
 
 @dataclass
@@ -107,8 +108,13 @@ def run_pipeline(
     instance: dg.DagsterInstance | None = None,
     on_step: Callable[[str], None] | None = None,
     log_level: str = "WARNING",
+    stages: Sequence[str] = STAGES,
+    shards: Sequence[int] | None = None,
 ) -> list[StepResult]:
-    """Ingest and scrub, then extract and queue for review under every (or the given) schema version."""
+    """Ingest and scrub, then extract and queue for review under every (or the given) schema version.
+
+    A worker of a fan-out runs a part of it: some `stages`, and with EXTRACTION_SHARDS > 1 only some `shards`.
+    """
     defs = build_definitions(settings)
     instance = instance or open_instance()
     found, errors = discover_schemas(settings.prompts_dir)
@@ -122,8 +128,8 @@ def run_pipeline(
     missing = [k for k in keys if not instance.has_dynamic_partition(partition_set, k)]
     if missing:
         instance.add_dynamic_partitions(partition_set, missing)
-    steps = [("ingest", dg.AssetSelection.groups("ingest"), None)]
-    steps += [step for k in keys for step in extraction_steps(k)]
+    steps = [("ingest", dg.AssetSelection.groups("ingest"), None)] if "ingest" in stages else []
+    steps += [step for k in keys for step in extraction_steps(k, stages, shards)]
     results: list[StepResult] = []
     with _interruptible() as interrupted:
         for name, selection, key in steps:
@@ -141,12 +147,19 @@ def run_pipeline(
     return results
 
 
-def extraction_steps(schema_key: str) -> list[tuple[str, dg.AssetSelection, str]]:
+def extraction_steps(
+    schema_key: str, stages: Sequence[str] = STAGES, shards: Sequence[int] | None = None
+) -> list[tuple[str, dg.AssetSelection, str]]:
     """Extract and queue one schema version: one step, or with shards one step per shard, then its queue."""
     if SHARDS == 1:
-        return [(f"extract {schema_key}", dg.AssetSelection.groups("extraction", "review"), schema_key)]
-    shards = [(f"extract {key}", dg.AssetSelection.groups("extraction"), key) for key in extraction_keys(schema_key)]
-    return [*shards, (f"queue {schema_key}", dg.AssetSelection.groups("review"), schema_key)]
+        whole = (f"extract {schema_key}", dg.AssetSelection.groups("extraction", "review"), schema_key)
+        return [whole] if "extract" in stages else []
+    keys = extraction_keys(schema_key)
+    chosen = [keys[i] for i in (range(SHARDS) if shards is None else shards)]
+    steps = [(f"extract {key}", dg.AssetSelection.groups("extraction"), key) for key in chosen if "extract" in stages]
+    return steps + (
+        [(f"queue {schema_key}", dg.AssetSelection.groups("review"), schema_key)] if "queue" in stages else []
+    )
 
 
 @contextmanager
