@@ -26,6 +26,7 @@ from evals.bench_hostile import bench_hostile
 from evals.bench_model_path import bench_model_path
 from evals.bench_pii import bench_pii
 from evals.bench_review import bench_review
+from evals.bench_scale_out import bench_scale_out
 from evals.bench_throughput import bench_throughput
 from evals.bench_ui import bench_ui
 from extraction_assets.lib.extraction import HeuristicExtractor, extract_document
@@ -117,6 +118,7 @@ BENCHES: dict[str, Callable[[], Figures]] = {
     "throughput": bench_throughput,
     "hostile": bench_hostile,
     "ui": bench_ui,
+    "scale_out": bench_scale_out,
 }
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evals.postgres_server import PostgresServer
+from extraction_assets.defs.partitions import MODEL_POOL
 from extraction_assets.lib.settings import PROJECT_DIR
 
 POSTGRES_INSTANCE = PROJECT_DIR / "extraction_assets" / "instance" / "dagster.postgres.yaml"
@@ -33,6 +34,14 @@ COMPARED_COLUMNS = {
     "document_routing": "doc_id, schema_version, outcome, weighted_confidence",
     "inbox_files": "source_uri, size",
 }
+VERSIONED = (
+    "extraction_status",
+    "extracted_items",
+    "evidence",
+    "review_queue",
+    "document_applicability",
+    "document_routing",
+)
 
 
 @dataclass(frozen=True)
@@ -95,18 +104,59 @@ def fan_out(
         "EXTRACTION_PROMPTS": str(prompts),
         "PYTHONPATH": os.pathsep.join([str(PROJECT_DIR), os.environ.get("PYTHONPATH", "")]),
     }
+    # the model endpoint's pool gets its limit before runs start (runs creating it at once race in Dagster 1.13)
+    dagster = Path(sys.executable).parent / "dagster"
+    limit = [str(dagster), "instance", "concurrency", "set", MODEL_POOL, str(shards)]
+    subprocess.run(limit, env=env, cwd=PROJECT_DIR, check=True, capture_output=True)
     return FanOut(env=env)
 
 
-def snapshot(warehouse: str | Path) -> dict[str, list[tuple[object, ...]]]:
-    """Every compared table's rows, sorted: two warehouses hold the same results exactly when these are equal."""
+def file_run(folder: Path, inbox: Path, prompts: Path) -> FanOut:
+    """The default path for comparison: one DuckDB file under `folder`, Dagster on its local storage, one shard."""
+    home = folder / "dagster_home"
+    home.mkdir(parents=True, exist_ok=True)
+    shutil.copy(POSTGRES_INSTANCE.with_name("dagster.yaml"), home / "dagster.yaml")
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(home),
+        "EXTRACTION_WAREHOUSE": str(folder / "warehouse.duckdb"),
+        "EXTRACTION_SHARDS": "1",
+        "EXTRACTION_INBOX": str(inbox),
+        "EXTRACTION_PROMPTS": str(prompts),
+        "PYTHONPATH": os.pathsep.join([str(PROJECT_DIR), os.environ.get("PYTHONPATH", "")]),
+    }
+    return FanOut(env=env)
+
+
+def snapshot(warehouse: str | Path, versions: Sequence[str] = ()) -> dict[str, list[tuple[object, ...]]]:
+    """Every compared table's rows, sorted: two warehouses hold the same results exactly when these are equal.
+    With `versions`, only the tables of extraction results, and only those schema versions' rows."""
     from extraction_assets.lib.warehouse import open_warehouse
 
+    tables = [t for t in COMPARED_COLUMNS if t in VERSIONED] if versions else list(COMPARED_COLUMNS)
+    where = " WHERE schema_version IN (SELECT unnest(?))" if versions else ""
     with open_warehouse(warehouse, read_only=True) as con:
         return {
-            table: con.execute(f"SELECT {columns} FROM {table} ORDER BY ALL").fetchall()
-            for table, columns in COMPARED_COLUMNS.items()
+            table: con.execute(
+                f"SELECT {COMPARED_COLUMNS[table]} FROM {table}{where} ORDER BY ALL",
+                [list(versions)] if versions else [],
+            ).fetchall()
+            for table in tables
         }
+
+
+def duplicate_keys(warehouse: str | Path) -> dict[str, int]:
+    """Rows beyond the first per key, by table (a DuckLake enforces no key: this must stay empty)."""
+    from extraction_assets.lib.warehouse import open_warehouse
+    from extraction_assets.lib.warehouse.ddl import KEYS
+
+    with open_warehouse(warehouse, read_only=True) as con:
+        counts = {
+            table: int(con.execute(f"SELECT count(*) - count(DISTINCT ({', '.join(key)})) FROM {table}").fetchone()[0])  # type: ignore[index]
+            for table, key in KEYS.items()
+            if key
+        }
+    return {table: n for table, n in counts.items() if n}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

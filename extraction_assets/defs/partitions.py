@@ -55,8 +55,9 @@ def extraction_keys(schema_key: str) -> list[str]:
 # A DuckDB file allows one writer: every asset and check that touches it shares pool `duckdb` (limit 1). A DuckLake
 # catalog takes many writers, so there only the model-bound extraction is limited, by the endpoint's pool.
 LAKE = is_lake(_SETTINGS.warehouse)
+MODEL_POOL = "model_endpoint"
 POOL = None if LAKE else "duckdb"
-EXTRACTION_POOL = "model_endpoint" if LAKE else "duckdb"
+EXTRACTION_POOL = MODEL_POOL if LAKE else "duckdb"
 
 
 def prompt_file(prompts_dir: Path, key: str) -> Path:
