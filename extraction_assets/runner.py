@@ -205,12 +205,56 @@ def rerun_partition(
     if not instance.has_dynamic_partition(partition_set, schema_key):
         instance.add_dynamic_partitions(partition_set, [schema_key])
     config = {"force": True, "confirm_overwrite": confirm_overwrite, "tenant": tenant}
-    return _step(
-        build_definitions(settings),
-        instance,
-        f"re-extract {schema_key}",
-        dg.AssetSelection.groups("extraction", "review"),
-        schema_key,
-        log_level,
-        ops_config={"extracted_items_and_evidence": config},
+    defs = build_definitions(settings)
+    steps = [
+        _step(
+            defs,
+            instance,
+            f"re-extract {key}",
+            selection,
+            key,
+            log_level,
+            ops_config={"extracted_items_and_evidence": config} if name.startswith("extract") else None,
+        )
+        for name, selection, key in extraction_steps(schema_key)
+    ]
+    return steps[0] if len(steps) == 1 else _combined(f"re-extract {schema_key}", steps)
+
+
+# what each shard's run counts for itself: a sharded re-run reports their sums (the other figures describe the
+# whole schema version, the same in every shard's run)
+_PER_RUN_COUNTS = (
+    "documents_processed",
+    "documents_failed",
+    "items_proposed",
+    "items_stored",
+    "dropped_ungrounded",
+    "cut_by_cap",
+    "human_owned_kept",
+    "kept_needing_confirmation",
+    "overwritten_with_confirmation",
+    "model_calls",
+    "cache_hits",
+    "evidence_written",
+)
+
+
+def _combined(name: str, steps: Sequence[StepResult]) -> StepResult:
+    """The steps of a sharded re-run as one result: success when all succeeded, per-run counts summed."""
+    metadata: dict[str, dict[str, object]] = {}
+    for step in steps:
+        for asset, figures in step.metadata.items():
+            merged = metadata.setdefault(asset, {})
+            for key, value in figures.items():
+                earlier = merged.get(key)
+                summable = key in _PER_RUN_COUNTS and isinstance(value, int) and isinstance(earlier, int)
+                merged[key] = earlier + value if summable else value  # type: ignore[operator]
+    return StepResult(
+        name=name,
+        success=all(s.success for s in steps),
+        failed_checks=[c for s in steps for c in s.failed_checks],
+        metadata=metadata,
+        failed_blocking_checks=[c for s in steps for c in s.failed_blocking_checks],
+        seconds=round(sum(s.seconds for s in steps), 3),
+        step_seconds={k: v for s in steps for k, v in s.step_seconds.items()},
     )

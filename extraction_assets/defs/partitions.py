@@ -7,6 +7,7 @@ retires the partition of a file that is gone, and a run of a key without a promp
 in the launch dialog) is refused before anything is written.
 """
 
+import warnings
 from pathlib import Path
 
 import dagster as dg
@@ -31,7 +32,8 @@ def extraction_partitions_for(shards: int) -> dg.PartitionsDefinition:
 
 
 extraction_partitions = extraction_partitions_for(SHARDS)
-# the review queue is one partition per schema version, built from every shard's items
+# the review queue is one partition per schema version, built from every shard's items (a beta class in 1.13)
+warnings.filterwarnings("ignore", message="Class `MultiToSingleDimensionPartitionMapping` is currently in beta")
 EVERY_SHARD = (
     None if SHARDS == 1 else dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name="schema_version")
 )
