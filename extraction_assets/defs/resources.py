@@ -13,7 +13,8 @@ from extraction_assets.lib.warehouse import open_warehouse
 
 
 class WarehouseResource(dg.ConfigurableResource):
-    """The DuckDB file; connections are opened per batch and never held while waiting on a model."""
+    """The DuckDB file or DuckLake catalog (`path` as EXTRACTION_WAREHOUSE gives it); connections are opened per
+    batch and never held while waiting on a model."""
 
     path: str
 
