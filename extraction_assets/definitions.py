@@ -6,7 +6,8 @@ table of contents of the code location.
 
 Every job runs its steps in the run's own process (`in_process_executor`): they all write through the one
 DuckDB writer (pool `duckdb`, limit 1), so a process per step bought nothing but a fresh import of the code
-location for each step.
+location for each step. A DuckLake warehouse takes many writers, so there a run may also spread its steps over
+processes (`multi_or_in_process_executor`, multiprocess unless the run config picks `in_process`).
 """
 
 import dagster as dg
@@ -18,8 +19,9 @@ from extraction_assets.defs.extraction.assets import extracted_items_and_evidenc
 from extraction_assets.defs.extraction.batches import llm_batch_sensor
 from extraction_assets.defs.ingest import checks as ingest_checks
 from extraction_assets.defs.ingest.assets import raw_documents, scrubbed_documents
-from extraction_assets.defs.jobs import extract_job, ingest_job
+from extraction_assets.defs.jobs import JOBS
 from extraction_assets.defs.mail_sensor import live_mail_job, mail_sensor
+from extraction_assets.defs.partitions import LAKE
 from extraction_assets.defs.resources import resources_from_settings
 from extraction_assets.defs.review import checks as review_checks
 from extraction_assets.defs.review.assets import review_queue
@@ -45,11 +47,11 @@ def build_definitions(settings: Settings | None = None) -> dg.Definitions:
     return dg.Definitions(
         assets=ASSETS,
         asset_checks=CHECKS,
-        jobs=[ingest_job, extract_job, session_job, live_mail_job],
+        jobs=[*JOBS, session_job, live_mail_job],
         sensors=[schema_version_sensor, automation_sensor, llm_batch_sensor, session_sensor, mail_sensor],
         schedules=[ingest_schedule, nightly_extract_schedule],
         resources=resources_from_settings(settings or Settings.from_env()),
-        executor=dg.in_process_executor,
+        executor=dg.multi_or_in_process_executor if LAKE else dg.in_process_executor,
     )
 
 

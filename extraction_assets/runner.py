@@ -13,7 +13,7 @@ from types import FrameType
 import dagster as dg
 
 from extraction_assets.definitions import build_definitions
-from extraction_assets.defs.partitions import POOL, schema_versions
+from extraction_assets.defs.partitions import POOL, SHARDS, extraction_keys, schema_versions
 from extraction_assets.instance import open_instance, pool_turn, run_tags
 from extraction_assets.lib.extraction import ExtractorChoice
 from extraction_assets.lib.schemas import discover_schemas
@@ -21,6 +21,7 @@ from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse.held import hold_warehouse
 
 INTERRUPTED = "interrupted (SIGINT)"
+STAGES = ("ingest", "extract", "queue")  # queue: the review queue, its own step when extraction is sharded
 
 
 @dataclass
@@ -105,8 +106,13 @@ def run_pipeline(
     instance: dg.DagsterInstance | None = None,
     on_step: Callable[[str], None] | None = None,
     log_level: str = "WARNING",
+    stages: Sequence[str] = STAGES,
+    shards: Sequence[int] | None = None,
 ) -> list[StepResult]:
-    """Ingest and scrub, then extract and queue for review under every (or the given) schema version."""
+    """Ingest and scrub, then extract and queue for review under every (or the given) schema version.
+
+    A worker of a fan-out runs a part of it: some `stages`, and with EXTRACTION_SHARDS > 1 only some `shards`.
+    """
     defs = build_definitions(settings)
     instance = instance or open_instance()
     found, errors = discover_schemas(settings.prompts_dir)
@@ -120,8 +126,8 @@ def run_pipeline(
     missing = [k for k in keys if not instance.has_dynamic_partition(partition_set, k)]
     if missing:
         instance.add_dynamic_partitions(partition_set, missing)
-    steps = [("ingest", dg.AssetSelection.groups("ingest"), None)]
-    steps += [(f"extract {k}", dg.AssetSelection.groups("extraction", "review"), k) for k in keys]
+    steps = [("ingest", dg.AssetSelection.groups("ingest"), None)] if "ingest" in stages else []
+    steps += [step for k in keys for step in extraction_steps(k, stages, shards)]
     results: list[StepResult] = []
     with _interruptible() as interrupted:
         for name, selection, key in steps:
@@ -144,6 +150,21 @@ def _held_when_offline(settings: Settings) -> AbstractContextManager[None]:
     """With no model to wait for, a step keeps the warehouse open instead of opening it per batch and check."""
     offline = ExtractorChoice.from_settings(settings).llm_settings() is None
     return hold_warehouse(settings.warehouse) if offline else nullcontext()
+
+
+def extraction_steps(
+    schema_key: str, stages: Sequence[str] = STAGES, shards: Sequence[int] | None = None
+) -> list[tuple[str, dg.AssetSelection, str]]:
+    """Extract and queue one schema version: one step, or with shards one step per shard, then its queue."""
+    if SHARDS == 1:
+        whole = (f"extract {schema_key}", dg.AssetSelection.groups("extraction", "review"), schema_key)
+        return [whole] if "extract" in stages else []
+    keys = extraction_keys(schema_key)
+    chosen = [keys[i] for i in (range(SHARDS) if shards is None else shards)]
+    steps = [(f"extract {key}", dg.AssetSelection.groups("extraction"), key) for key in chosen if "extract" in stages]
+    return steps + (
+        [(f"queue {schema_key}", dg.AssetSelection.groups("review"), schema_key)] if "queue" in stages else []
+    )
 
 
 @contextmanager
@@ -189,12 +210,56 @@ def rerun_partition(
     if not instance.has_dynamic_partition(partition_set, schema_key):
         instance.add_dynamic_partitions(partition_set, [schema_key])
     config = {"force": True, "confirm_overwrite": confirm_overwrite, "tenant": tenant}
-    return _step(
-        build_definitions(settings),
-        instance,
-        f"re-extract {schema_key}",
-        dg.AssetSelection.groups("extraction", "review"),
-        schema_key,
-        log_level,
-        ops_config={"extracted_items_and_evidence": config},
+    defs = build_definitions(settings)
+    steps = [
+        _step(
+            defs,
+            instance,
+            f"re-extract {key}",
+            selection,
+            key,
+            log_level,
+            ops_config={"extracted_items_and_evidence": config} if name.startswith("extract") else None,
+        )
+        for name, selection, key in extraction_steps(schema_key)
+    ]
+    return steps[0] if len(steps) == 1 else _combined(f"re-extract {schema_key}", steps)
+
+
+# what each shard's run counts for itself: a sharded re-run reports their sums (the other figures describe the
+# whole schema version, the same in every shard's run)
+_PER_RUN_COUNTS = (
+    "documents_processed",
+    "documents_failed",
+    "items_proposed",
+    "items_stored",
+    "dropped_ungrounded",
+    "cut_by_cap",
+    "human_owned_kept",
+    "kept_needing_confirmation",
+    "overwritten_with_confirmation",
+    "model_calls",
+    "cache_hits",
+    "evidence_written",
+)
+
+
+def _combined(name: str, steps: Sequence[StepResult]) -> StepResult:
+    """The steps of a sharded re-run as one result: success when all succeeded, per-run counts summed."""
+    metadata: dict[str, dict[str, object]] = {}
+    for step in steps:
+        for asset, figures in step.metadata.items():
+            merged = metadata.setdefault(asset, {})
+            for key, value in figures.items():
+                earlier = merged.get(key)
+                summable = key in _PER_RUN_COUNTS and isinstance(value, int) and isinstance(earlier, int)
+                merged[key] = earlier + value if summable else value  # type: ignore[operator]
+    return StepResult(
+        name=name,
+        success=all(s.success for s in steps),
+        failed_checks=[c for s in steps for c in s.failed_checks],
+        metadata=metadata,
+        failed_blocking_checks=[c for s in steps for c in s.failed_blocking_checks],
+        seconds=round(sum(s.seconds for s in steps), 3),
+        step_seconds={k: v for s in steps for k, v in s.step_seconds.items()},
     )

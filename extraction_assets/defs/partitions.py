@@ -1,19 +1,65 @@
-"""Extraction is partitioned by schema version: one partition per prompt file (`pulse@v1`).
+"""Extraction is partitioned by schema version: one partition per prompt file (`pulse@v1`), and, with
+`EXTRACTION_SHARDS` = N > 1, by shard as well (`pulse@v1|0` ... `pulse@v1|N-1`, a hash of doc_id), so a backfill
+of one version is N runs that can run at once. With N = 1 (the default) the keys are the schema versions alone.
 
 Partitions come from prompt files only: the schema_version_sensor adds a partition for a new file and
 retires the partition of a file that is gone, and a run of a key without a prompt file (one added by hand
 in the launch dialog) is refused before anything is written.
 """
 
+import warnings
 from pathlib import Path
 
 import dagster as dg
 
 from extraction_assets.lib.schemas import SchemaError, SchemaVersion, load_schema
+from extraction_assets.lib.settings import Settings
+from extraction_assets.lib.warehouse import ALL_DOCUMENTS, Shard, is_lake
 
 schema_versions = dg.DynamicPartitionsDefinition(name="schema_versions")
 
-POOL = "duckdb"  # DuckDB allows one writer per file: every writing asset and check shares this pool
+_SETTINGS = Settings.from_env()  # read when the code location loads: the partitions are part of its definitions
+SHARDS = _SETTINGS.shards
+
+
+def extraction_partitions_for(shards: int) -> dg.PartitionsDefinition:
+    """Schema versions alone for one shard (today's keys), else schema version x shard."""
+    if shards == 1:
+        return schema_versions
+    return dg.MultiPartitionsDefinition(
+        {"schema_version": schema_versions, "shard": dg.StaticPartitionsDefinition([str(i) for i in range(shards)])}
+    )
+
+
+extraction_partitions = extraction_partitions_for(SHARDS)
+# the review queue is one partition per schema version, built from every shard's items (a beta class in 1.13)
+warnings.filterwarnings("ignore", message="Class `MultiToSingleDimensionPartitionMapping` is currently in beta")
+EVERY_SHARD = (
+    None if SHARDS == 1 else dg.MultiToSingleDimensionPartitionMapping(partition_dimension_name="schema_version")
+)
+
+
+def extraction_partition(key: str, shards: int = SHARDS) -> tuple[str, Shard]:
+    """The schema version and the shard of an extraction partition key."""
+    if isinstance(key, dg.MultiPartitionKey):
+        dimensions = key.keys_by_dimension
+        return dimensions["schema_version"], Shard(int(dimensions["shard"]), shards)
+    return key, ALL_DOCUMENTS
+
+
+def extraction_keys(schema_key: str) -> list[str]:
+    """The extraction partitions of one schema version: the version itself, or one per shard."""
+    if SHARDS == 1:
+        return [schema_key]
+    return [dg.MultiPartitionKey({"schema_version": schema_key, "shard": str(i)}) for i in range(SHARDS)]
+
+
+# A DuckDB file allows one writer: every asset and check that touches it shares pool `duckdb` (limit 1). A DuckLake
+# catalog takes many writers, so there only the model-bound extraction is limited, by the endpoint's pool.
+LAKE = is_lake(_SETTINGS.warehouse)
+MODEL_POOL = "model_endpoint"
+POOL = None if LAKE else "duckdb"
+EXTRACTION_POOL = MODEL_POOL if LAKE else "duckdb"
 
 
 def prompt_file(prompts_dir: Path, key: str) -> Path:

@@ -16,8 +16,9 @@ if TYPE_CHECKING:
 
 
 class WarehouseResource(dg.ConfigurableResource):
-    """The DuckDB file; connections are opened per batch and never held while waiting on a model (an offline run
-    holds the file for each step, so a connection is then a cursor of it: see `warehouse.held`)."""
+    """The DuckDB file or DuckLake catalog (`path` as EXTRACTION_WAREHOUSE gives it); connections are opened per
+    batch and never held while waiting on a model (an offline run holds a DuckDB file for each step, so a connection
+    is then a cursor of it: see `warehouse.held`)."""
 
     path: str
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import dagster as dg
 
 from extraction_assets.defs.jobs import extract_job
-from extraction_assets.defs.partitions import partition_key_of, schema_versions
+from extraction_assets.defs.partitions import extraction_keys, partition_key_of, schema_versions
 from extraction_assets.defs.resources import PipelineResource
 from extraction_assets.lib.schemas import discover_schemas
 
@@ -34,5 +34,9 @@ def schema_version_sensor(context: dg.SensorEvaluationContext, pipeline: Pipelin
         requests.append(schema_versions.build_delete_request(gone_keys))
     return dg.SensorResult(
         dynamic_partitions_requests=requests,
-        run_requests=[dg.RunRequest(partition_key=key, run_key=f"new-schema:{key}") for key in new_keys],
+        run_requests=[
+            dg.RunRequest(partition_key=part, run_key=f"new-schema:{part}")
+            for key in new_keys
+            for part in extraction_keys(key)
+        ],
     )

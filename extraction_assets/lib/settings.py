@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 PACKAGE_DIR = Path(__file__).resolve().parents[1]
 PROJECT_DIR = PACKAGE_DIR.parent
@@ -39,6 +39,9 @@ class Settings(BaseModel):
     max_file_mb: float | None = None  # the largest inbox file read; None = the readers' default (8 MB)
     sessions_dir: Path = DEFAULT_SESSIONS  # live interview sessions, `<tenant>/<session_id>.json[l]`
     session_light_model: str | None = None  # a small model for live sessions' light extraction; None: heuristic
+    shards: int = Field(
+        default=1, ge=1
+    )  # extraction partitions per schema version (by a hash of doc_id); 1 = one run per version
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -68,6 +71,7 @@ class Settings(BaseModel):
             "max_file_mb": pick("EXTRACTION_MAX_FILE_MB"),
             "sessions_dir": pick("EXTRACTION_SESSIONS"),
             "session_light_model": pick("EXTRACTION_SESSION_LIGHT_MODEL"),
+            "shards": pick("EXTRACTION_SHARDS"),
         }
         return cls(**{k: v for k, v in values.items() if v is not None})
 

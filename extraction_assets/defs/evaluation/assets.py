@@ -9,6 +9,7 @@ from extraction_assets.defs.partitions import POOL, schema_versions
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
 from extraction_assets.lib.reporting import markdown_table
 from extraction_assets.lib.schemas import SchemaError, SchemaVersion, load_schema
+from extraction_assets.lib.warehouse import beside_warehouse
 
 
 class EvalReportConfig(dg.Config):
@@ -21,7 +22,9 @@ class EvalReportConfig(dg.Config):
 
 
 def reports_dir(warehouse: WarehouseResource) -> Path:
-    return Path(warehouse.path).resolve().parent / "eval_reports"
+    """Beside the warehouse file (or a DuckLake's local catalog or data folder), else under `.data`."""
+    beside = beside_warehouse(warehouse.path, "")
+    return (beside.resolve().parent if beside else Path(".data").resolve()) / "eval_reports"
 
 
 def _schema(pipeline: PipelineResource, key: str) -> tuple[SchemaVersion | None, str | None]:

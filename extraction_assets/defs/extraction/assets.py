@@ -1,4 +1,5 @@
-"""Extraction, partitioned by schema version: items with their grounded evidence, one transaction per batch.
+"""Extraction, partitioned by schema version (and shard): items with their grounded evidence, one transaction per
+batch. A shard's run routes and extracts only its own documents.
 
 It runs by itself after new scrubbed documents (an eager automation condition, while upstream blocking
 checks pass) and for a new schema version. In batch mode (`EXTRACTION_LLM_BATCH=1`) it first stores the answers
@@ -15,7 +16,12 @@ from pydantic import Field
 from extraction_assets.defs.automation import AFTER_UPSTREAM
 from extraction_assets.defs.extraction.batches import store_finished_batches, submit_deferred
 from extraction_assets.defs.ingest.assets import scrubbed_documents
-from extraction_assets.defs.partitions import POOL, schema_for_partition, schema_versions
+from extraction_assets.defs.partitions import (
+    EXTRACTION_POOL,
+    extraction_partition,
+    extraction_partitions,
+    schema_for_partition,
+)
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
 from extraction_assets.lib.extraction import (
     ExtractionTally,
@@ -31,6 +37,7 @@ from extraction_assets.lib.reporting import markdown_table
 from extraction_assets.lib.review import RerunPreview, preview_rerun
 from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.warehouse import (
+    Shard,
     batched,
     cache_entries_for,
     documents_to_route,
@@ -57,12 +64,17 @@ class ExtractionConfig(dg.Config):
 
 
 def route_documents(
-    context: dg.AssetExecutionContext, warehouse: WarehouseResource, schema: SchemaVersion, tenant: str | None
+    context: dg.AssetExecutionContext,
+    warehouse: WarehouseResource,
+    schema: SchemaVersion,
+    tenant: str | None,
+    shard: Shard,
 ) -> dict[str, int]:
-    """Decide which documents the schema reads (only new ones, or all after its rules changed), batch by batch."""
+    """Decide which of the shard's documents the schema reads (only new ones, or all after its rules changed),
+    batch by batch."""
     rules = rules_fingerprint(schema)
     with warehouse.connect() as con:
-        to_route = documents_to_route(con, schema.key, schema.document_kinds, rules, tenant)
+        to_route = shard.take(documents_to_route(con, schema.key, schema.document_kinds, rules, tenant))
     totals: Counter[str] = Counter()
     for batch in batched(to_route, ROUTE_BATCH):
         with warehouse.connect() as con:
@@ -103,8 +115,8 @@ def _extraction_spec(key: str, description: str) -> dg.AssetSpec:
             "Table `evidence`: each item's quote with raw-text offsets, turn, match kind and strength.",
         ),
     ],
-    partitions_def=schema_versions,
-    pool=POOL,
+    partitions_def=extraction_partitions,
+    pool=EXTRACTION_POOL,
 )
 def extracted_items_and_evidence(
     context: dg.AssetExecutionContext,
@@ -114,8 +126,9 @@ def extracted_items_and_evidence(
     config: ExtractionConfig,
 ):
     """Items and their evidence are written in one transaction per batch, so neither exists without the other."""
-    schema = schema_for_partition(pipeline.prompts_path, context.partition_key)
-    routed = route_documents(context, warehouse, schema, config.tenant)
+    schema_key, shard = extraction_partition(context.partition_key)
+    schema = schema_for_partition(pipeline.prompts_path, schema_key)
+    routed = route_documents(context, warehouse, schema, config.tenant, shard)
     built = extractor.build()
     version = built.version(schema)
     batching = built.client if extractor.llm_batch and isinstance(built, OrchestratedExtractor) else None
@@ -123,8 +136,10 @@ def extracted_items_and_evidence(
         dict(store_finished_batches(warehouse, batching, schema.key)) if batching else {}
     )
     with warehouse.connect() as con:
-        pending = pending_extractions(
-            con, schema.key, schema.document_kinds, version, tenant_id=config.tenant, force=config.force, routed=True
+        pending = shard.take(
+            pending_extractions(
+                con, schema.key, schema.document_kinds, version, config.tenant, force=config.force, routed=True
+            )
         )
         rerun = preview_rerun(con, schema.key, config.tenant, pending)
     context.log.info(f"{schema.key}: {len(pending)} documents to extract with {version}")

@@ -1,8 +1,8 @@
 """Checks on extraction, per schema-version partition: every item has evidence, quotes match their source,
 confidences sit in their band, caps hold, statuses agree with reasons, and no evidence crosses tenants.
 
-Each check reads the partition it runs for (the one just materialized), so a run costs what its partition
-holds, not what the whole warehouse holds; a backfill of every partition checks every row.
+Each check reads the schema version it runs for (the one just materialized, every shard of it), so a run costs
+what its partition holds, not what the whole warehouse holds; a backfill of every partition checks every row.
 """
 
 import warnings
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import dagster as dg
 
 from extraction_assets.defs.check_results import violations_result
-from extraction_assets.defs.partitions import POOL, schema_versions
+from extraction_assets.defs.partitions import POOL, extraction_partition, extraction_partitions
 from extraction_assets.defs.resources import PipelineResource, WarehouseResource
 from extraction_assets.lib.schemas import SchemaVersion, load_schema
 from extraction_assets.lib.warehouse import invariants
@@ -29,7 +29,7 @@ def _check(
 ) -> Callable[[Callable[..., dg.AssetCheckResult]], dg.AssetChecksDefinition]:
     """A check of one partition, in the warehouse's `duckdb` pool."""
     return dg.asset_check(
-        asset=asset, pool=POOL, blocking=blocking, partitions_def=schema_versions, description=description
+        asset=asset, pool=POOL, blocking=blocking, partitions_def=extraction_partitions, description=description
     )
 
 
@@ -41,7 +41,7 @@ def _violations(
 ) -> dg.AssetCheckResult:
     """Run one invariant over the partition the check runs for."""
     with warehouse.connect(read_only=True) as con:
-        return violations_result(find(con, context.partition_key), what)
+        return violations_result(find(con, extraction_partition(context.partition_key)[0]), what)
 
 
 def _schema_violations(
@@ -52,7 +52,7 @@ def _schema_violations(
     what: str,
 ) -> dg.AssetCheckResult:
     """Run one invariant that needs the partition's schema (its bands, its cap)."""
-    schema = load_schema(pipeline.prompts_path, context.partition_key)
+    schema = load_schema(pipeline.prompts_path, extraction_partition(context.partition_key)[0])
     return _violations(context, warehouse, lambda con, _key: find(con, schema), what)
 
 

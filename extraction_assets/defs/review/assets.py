@@ -1,4 +1,4 @@
-"""The review queue, partitioned by schema version: derived from the items that need a person.
+"""The review queue, partitioned by schema version: derived from the items that need a person, of every shard.
 
 It is rebuilt by itself after every extraction of its partition (an eager automation condition, while
 upstream blocking checks pass).
@@ -7,7 +7,7 @@ upstream blocking checks pass).
 import dagster as dg
 
 from extraction_assets.defs.automation import AFTER_UPSTREAM
-from extraction_assets.defs.partitions import POOL, schema_for_partition, schema_versions
+from extraction_assets.defs.partitions import EVERY_SHARD, POOL, schema_for_partition, schema_versions
 from extraction_assets.defs.resources import PipelineResource, WarehouseResource
 from extraction_assets.lib.reporting import markdown_table
 from extraction_assets.lib.warehouse import rebuild_review_queue, review_queue_figures
@@ -18,7 +18,7 @@ from extraction_assets.lib.warehouse import rebuild_review_queue, review_queue_f
     group_name="review",
     kinds={"duckdb", "python"},
     pool=POOL,
-    deps=["extracted_items", "grounded_evidence"],
+    deps=[dg.AssetDep(key, partition_mapping=EVERY_SHARD) for key in ("extracted_items", "grounded_evidence")],
     automation_condition=AFTER_UPSTREAM,
     description="Items that need a person, with the rules that sent them there, most urgent first.",
 )

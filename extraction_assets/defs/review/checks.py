@@ -1,14 +1,12 @@
 """The audit trail's check: the append-only log has not shrunk, no row of it has changed, and no item a person
 owns was changed without it. The last intact head is also kept in a file beside the warehouse."""
 
-from pathlib import Path
-
 import dagster as dg
 
 from extraction_assets.defs.partitions import POOL
 from extraction_assets.defs.resources import WarehouseResource
 from extraction_assets.lib.review import check_chain, keep_outside_head, read_outside_head, record_head
-from extraction_assets.lib.warehouse import transaction
+from extraction_assets.lib.warehouse import beside_warehouse, transaction
 
 
 @dg.asset_check(
@@ -19,11 +17,12 @@ from extraction_assets.lib.warehouse import transaction
     "last audit row",
 )
 def audit_log_intact(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    outside = Path(warehouse.path).with_name(Path(warehouse.path).name + ".audit-head.json")
+    outside = beside_warehouse(warehouse.path, ".audit-head.json")
     with warehouse.connect() as con, transaction(con):
-        report = check_chain(con, read_outside_head(outside))
+        report = check_chain(con, read_outside_head(outside) if outside else None)
         recorded = record_head(con, report)
-    keep_outside_head(outside, report)
+    if outside:
+        keep_outside_head(outside, report)
     for problem in report.problems:
         context.log.error(f"audit_log: {problem}")
     previous = report.previous

@@ -1,7 +1,8 @@
-"""The DuckDB warehouse: table DDL, connections, every read and write the pipeline makes, the figures assets
-report, invariants, summary."""
+"""The warehouse (a DuckDB file, or a DuckLake catalog): table DDL, connections, every read and write the pipeline
+makes, the figures assets report, invariants, summary."""
 
 from extraction_assets.lib.warehouse.applicability import documents_to_route, write_decisions
+from extraction_assets.lib.warehouse.backend import beside_warehouse, is_lake, retry_conflicts
 from extraction_assets.lib.warehouse.batches import (
     batch_requests,
     open_batches,
@@ -56,15 +57,19 @@ from extraction_assets.lib.warehouse.sessions import (
     write_checkpoint,
     write_session_state,
 )
+from extraction_assets.lib.warehouse.shards import ALL_DOCUMENTS, Shard, shard_of
 from extraction_assets.lib.warehouse.summary import warehouse_summary
 
 __all__ = [
+    "ALL_DOCUMENTS",
     "MACHINE_OWNED_STATUSES",
     "READER_WAIT_S",
     "TABLES",
+    "Shard",
     "WarehouseBusy",
     "batch_requests",
     "batched",
+    "beside_warehouse",
     "cache_entries_for",
     "document_texts",
     "documents_to_route",
@@ -76,6 +81,7 @@ __all__ = [
     "insert_cache_entries",
     "insert_documents",
     "insert_rows",
+    "is_lake",
     "items_without_evidence",
     "iter_batches",
     "load_documents",
@@ -92,10 +98,12 @@ __all__ = [
     "record_dead_letters",
     "record_file_stamps",
     "requeue_items",
+    "retry_conflicts",
     "review_queue_figures",
     "row_count",
     "rows_as_dicts",
     "session_item_ids",
+    "shard_of",
     "store_batch_answers",
     "stored_sources",
     "table_counts",

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from extraction_assets.lib.models import Document
+from extraction_assets.lib.warehouse.backend import retry_conflicts
 from extraction_assets.lib.warehouse.connection import insert_rows, now, transaction
 from extraction_assets.lib.warehouse.extraction import MACHINE_OWNED_STATUSES, delete_items
 
@@ -42,6 +43,7 @@ def documents_to_route(
     ]
 
 
+@retry_conflicts
 def write_decisions(
     con: duckdb.DuckDBPyConnection,
     schema_version: str,

@@ -1,6 +1,7 @@
-"""Connections to the DuckDB file, transactions, and the small helpers every read and write shares.
+"""Connections to the warehouse, transactions, and the small helpers every read and write shares.
 
-Writes are idempotent (deterministic ids, upserts) and atomic per batch (one transaction).
+Writes are idempotent (deterministic ids, upserts keyed by them) and atomic per batch (one transaction).
+The warehouse is a DuckDB file unless EXTRACTION_WAREHOUSE names a DuckLake catalog (see `backend.py`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from extraction_assets.lib.warehouse.ddl import TABLES, ensure_schema
+from extraction_assets.lib.warehouse.backend import connect_lake, is_lake
+from extraction_assets.lib.warehouse.ddl import KEYS, TABLES, ensure_schema
 from extraction_assets.lib.warehouse.lock_wait import WRITER_WAIT_S, open_duckdb_file
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
@@ -33,7 +35,12 @@ def to_json(value: Any) -> str:
 def connect(
     path: Path | str, read_only: bool = False, wait_seconds: float = WRITER_WAIT_S
 ) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse, waiting (with backoff, see `lock_wait`) while another process holds DuckDB's lock."""
+    """Open the warehouse, waiting (with backoff, see `lock_wait`) while another process holds DuckDB's lock.
+
+    A DuckLake catalog (`ducklake:...`) is attached instead: many processes write it at once, with no lock to wait for.
+    """
+    if is_lake(path):
+        return connect_lake(path)
     target = Path(path)
     if not read_only:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -98,11 +105,48 @@ def insert_rows(
     """
     if not rows:
         return
-    columns = list(rows[0])
-    if any(list(row) != columns for row in rows):
-        raise ValueError(f"rows for {table} do not all name the same columns in the same order")
+    columns = _columns(table, rows)
     names = ", ".join(columns)
     unnested = ", ".join(f"unnest(?) AS {column}" for column in columns)
     con.execute(
         f"INSERT INTO {table} ({names}) SELECT {unnested} {suffix}", [[row[c] for row in rows] for c in columns]
+    )
+
+
+def _columns(table: str, rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The columns every row names, in the same order (a reordered row must never write into the wrong column)."""
+    columns = list(rows[0])
+    if any(list(row) != columns for row in rows):
+        raise ValueError(f"rows for {table} do not all name the same columns in the same order")
+    return columns
+
+
+def merge_rows(
+    con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Mapping[str, Any]], update: Sequence[str] = ()
+) -> None:
+    """Insert the rows whose key (the table's, `ddl.KEYS`) is new; a row whose key exists updates the `update`
+    columns, or is left alone when there are none.
+
+    One `MERGE INTO` whose source is the rows unnested from one list per column; it needs no key constraint, so it
+    is the same upsert on a DuckDB file and on a DuckLake catalog. A key repeated in `rows` counts once: the first
+    row when nothing is updated, else the last.
+    """
+    if not rows:
+        return
+    key = KEYS[table]
+    columns = _columns(table, rows)
+    unique: dict[tuple[Any, ...], Mapping[str, Any]] = {}
+    for row in rows:
+        row_key = tuple(row[c] for c in key)
+        if update or row_key not in unique:
+            unique[row_key] = row
+    names = ", ".join(columns)
+    on = " AND ".join(f"t.{c} = s.{c}" for c in key)
+    matched = f"WHEN MATCHED THEN UPDATE SET {', '.join(f'{c} = s.{c}' for c in update)} " if update else ""
+    insert = f"WHEN NOT MATCHED THEN INSERT ({names}) VALUES ({', '.join(f's.{c}' for c in columns)})"
+    merged = list(unique.values())
+    source = ", ".join(f"unnest(?) AS {column}" for column in columns)  # one list parameter per column
+    con.execute(
+        f"MERGE INTO {table} AS t USING (SELECT {source}) AS s ON {on} {matched}{insert}",
+        [[row[c] for row in merged] for c in columns],
     )

@@ -5,6 +5,7 @@ Columns are only ever added (`ADD COLUMN IF NOT EXISTS`), so warehouses made by 
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
@@ -340,6 +341,31 @@ TABLES: tuple[str, ...] = (
 )
 
 
-def ensure_schema(con: duckdb.DuckDBPyConnection) -> None:
+_CREATE = re.compile(r"CREATE TABLE IF NOT EXISTS (\w+)")
+_COLUMN_KEY = re.compile(r"^\s*(\w+) [A-Z]+ PRIMARY KEY", re.MULTILINE)
+_TABLE_KEY = re.compile(r",\s*PRIMARY KEY \(([^)]*)\)")
+
+
+def _keys(statement: str) -> tuple[str, ...]:
+    column = _COLUMN_KEY.search(statement)
+    table = _TABLE_KEY.search(statement)
+    if column:
+        return (column.group(1),)
+    return tuple(name.strip() for name in table.group(1).split(",")) if table else ()
+
+
+# each table's key, read from its DDL: what upserts match on (a DuckLake warehouse enforces no key itself)
+KEYS: dict[str, tuple[str, ...]] = {
+    match.group(1): _keys(statement) for statement in DDL if (match := _CREATE.search(statement))
+}
+
+
+def without_keys(statement: str) -> str:
+    """The DDL of a table for a DuckLake catalog, which has no PRIMARY KEY or UNIQUE constraints."""
+    return _TABLE_KEY.sub("", statement).replace(" PRIMARY KEY", "")
+
+
+def ensure_schema(con: duckdb.DuckDBPyConnection, keys: bool = True) -> None:
+    """Create missing tables and columns; `keys=False` leaves out the primary keys (a DuckLake catalog)."""
     for statement in DDL:
-        con.execute(statement)
+        con.execute(statement if keys else without_keys(statement))

@@ -8,7 +8,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from extraction_assets.lib.models import DeadLetter, Document, ScrubbedDocument, Turn
-from extraction_assets.lib.warehouse.connection import insert_rows, now, rows_as_dicts, to_json, transaction
+from extraction_assets.lib.warehouse.backend import retry_conflicts
+from extraction_assets.lib.warehouse.connection import (
+    insert_rows,
+    merge_rows,
+    now,
+    rows_as_dicts,
+    to_json,
+    transaction,
+)
 from extraction_assets.lib.warehouse.ocr import insert_ocr_words
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
@@ -26,6 +34,7 @@ def stored_sources(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> di
     return dict(rows.fetchall())
 
 
+@retry_conflicts
 def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -> int:
     """Insert documents not yet stored; returns how many were new."""
     if not docs:
@@ -49,7 +58,7 @@ def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -
         for d in docs
     ]
     with transaction(con):
-        insert_rows(con, "raw_documents", rows, "ON CONFLICT (doc_id) DO NOTHING")
+        merge_rows(con, "raw_documents", rows)
         insert_ocr_words(con, docs)  # an image document's word boxes, stored with it
     return int(con.execute("SELECT count(*) FROM raw_documents").fetchone()[0]) - before  # type: ignore[index]
 
@@ -70,9 +79,10 @@ def insert_dead_letters(con: duckdb.DuckDBPyConnection, letters: Iterable[DeadLe
         }
         for d in letters
     ]
-    insert_rows(con, "dead_letters", rows, "ON CONFLICT (dead_letter_id) DO NOTHING")
+    merge_rows(con, "dead_letters", rows)
 
 
+@retry_conflicts
 def record_dead_letters(con: duckdb.DuckDBPyConnection, letters: Iterable[DeadLetter]) -> int:
     """Store failures; the same failure seen again is not a new row. Returns how many were new."""
     before = int(con.execute("SELECT count(*) FROM dead_letters").fetchone()[0])  # type: ignore[index]
@@ -137,6 +147,7 @@ def documents_to_scrub(con: duckdb.DuckDBPyConnection, version_by_tenant: Mappin
     ]
 
 
+@retry_conflicts
 def upsert_scrubbed(
     con: duckdb.DuckDBPyConnection, rows: Sequence[ScrubbedDocument], sealed: Sequence[SealedMapping] = ()
 ) -> None:
@@ -165,15 +176,7 @@ def upsert_scrubbed(
         for r in rows
     ]
     with transaction(con):
-        insert_rows(
-            con,
-            "scrubbed_documents",
-            values,
-            """ON CONFLICT (doc_id) DO UPDATE SET text = excluded.text, offset_map = excluded.offset_map,
-                 pii_counts = excluded.pii_counts, pii_total = excluded.pii_total,
-                 scrubber_version = excluded.scrubber_version, scrubbed_at = excluded.scrubbed_at,
-                 policy = excluded.policy, checked_sha256 = excluded.checked_sha256""",
-        )
+        merge_rows(con, "scrubbed_documents", values, update=[c for c in values[0] if c not in ("doc_id", "tenant_id")])
         con.execute("DELETE FROM pii_vault WHERE doc_id IN (SELECT unnest(?))", [[r.doc_id for r in rows]])
         insert_rows(con, "pii_vault", [entry.row() for entry in sealed])
 
@@ -205,6 +208,7 @@ def file_stamps(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, int]]:
     return {uri: (size, mtime) for uri, size, mtime in rows}
 
 
+@retry_conflicts
 def record_file_stamps(con: duckdb.DuckDBPyConnection, stamps: Mapping[str, tuple[int, int]]) -> None:
     """Remember the files just read (after their documents and dead letters are stored), so an unchanged file
     is not read again."""
@@ -214,10 +218,4 @@ def record_file_stamps(con: duckdb.DuckDBPyConnection, stamps: Mapping[str, tupl
         for uri, (size, mtime) in stamps.items()
     ]
     with transaction(con):
-        insert_rows(
-            con,
-            "inbox_files",
-            rows,
-            """ON CONFLICT (source_uri) DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns,
-                 read_at = excluded.read_at""",
-        )
+        merge_rows(con, "inbox_files", rows, update=["size", "mtime_ns", "read_at"])

@@ -9,7 +9,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from extraction_assets.lib.models import EvidenceRecord, ExtractionOutcome, ItemRecord
-from extraction_assets.lib.warehouse.connection import insert_rows, now, rows_as_dicts, to_json, transaction
+from extraction_assets.lib.warehouse.backend import retry_conflicts
+from extraction_assets.lib.warehouse.connection import (
+    insert_rows,
+    merge_rows,
+    now,
+    rows_as_dicts,
+    to_json,
+    transaction,
+)
 from extraction_assets.lib.warehouse.documents import insert_dead_letters
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
@@ -63,7 +71,7 @@ def cache_entries_for(con: duckdb.DuckDBPyConnection, model: str, doc_ids: Seque
 def insert_cache_entries(con: duckdb.DuckDBPyConnection, entries: Sequence[dict[str, Any]]) -> None:
     """Model responses, stored with the batch they served (a refreshed request replaces its old answer)."""
     stamp = now()
-    insert_rows(
+    merge_rows(
         con,
         "llm_cache",
         [
@@ -82,12 +90,11 @@ def insert_cache_entries(con: duckdb.DuckDBPyConnection, entries: Sequence[dict[
             }
             for e in {e["request_hash"]: e for e in entries}.values()
         ],
-        """ON CONFLICT (request_hash) DO UPDATE SET response = excluded.response,
-             prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
-             latency_ms = excluded.latency_ms, created_at = excluded.created_at""",
+        update=["response", "prompt_tokens", "completion_tokens", "latency_ms", "created_at"],
     )
 
 
+@retry_conflicts
 def write_extraction_batch(
     con: duckdb.DuckDBPyConnection,
     schema_version: str,
@@ -136,7 +143,7 @@ def write_extraction_batch(
         )
         evidence = [evidence_row(ev, stamp) for item in stored for ev in item.evidence]
         insert_rows(con, "evidence", evidence)
-        insert_rows(
+        merge_rows(
             con,
             "extraction_status",
             [
@@ -156,11 +163,17 @@ def write_extraction_batch(
                 }
                 for o in outcomes
             ],
-            """ON CONFLICT (doc_id, schema_version) DO UPDATE SET status = excluded.status,
-                 extractor_version = excluded.extractor_version, model = excluded.model,
-                 scrubber_version = excluded.scrubber_version, items_stored = excluded.items_stored,
-                 items_dropped = excluded.items_dropped, error = excluded.error,
-                 attempts = excluded.attempts, updated_at = excluded.updated_at""",
+            update=[
+                "status",
+                "extractor_version",
+                "model",
+                "scrubber_version",
+                "items_stored",
+                "items_dropped",
+                "error",
+                "attempts",
+                "updated_at",
+            ],
         )
         insert_dead_letters(con, [letter for outcome in outcomes for letter in outcome.dead_letters])
         insert_cache_entries(con, cache_entries)

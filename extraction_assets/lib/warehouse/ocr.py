@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from extraction_assets.lib.models import Document
-from extraction_assets.lib.warehouse.connection import insert_rows, rows_as_dicts
+from extraction_assets.lib.warehouse.connection import merge_rows, rows_as_dicts
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
     import duckdb
@@ -31,7 +31,7 @@ def insert_ocr_words(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -
         for doc in docs
         for word in doc.ocr_words
     ]
-    insert_rows(con, "ocr_words", rows, "ON CONFLICT (doc_id, word_no) DO NOTHING")
+    merge_rows(con, "ocr_words", rows)
 
 
 def evidence_regions(con: duckdb.DuckDBPyConnection, tenant_id: str, item_id: str) -> list[dict[str, Any]]:

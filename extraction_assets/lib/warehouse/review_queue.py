@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from extraction_assets.lib.warehouse.backend import retry_conflicts
 from extraction_assets.lib.warehouse.connection import now, transaction
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
@@ -23,6 +24,7 @@ _QUEUE_ROWS = """INSERT INTO review_queue (item_id, tenant_id, doc_id, schema_ve
                WHERE i.status = 'needs_review' AND """
 
 
+@retry_conflicts
 def rebuild_review_queue(con: duckdb.DuckDBPyConnection, schema_version: str) -> int:
     """The queue of a partition is derived from its items: needs_review items, with reasons and context."""
     with transaction(con):

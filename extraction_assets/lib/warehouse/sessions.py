@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from extraction_assets.lib.models import Document, ItemRecord
-from extraction_assets.lib.warehouse.connection import insert_rows, now, rows_as_dicts, to_json, transaction
+from extraction_assets.lib.warehouse.connection import insert_rows, merge_rows, now, rows_as_dicts, to_json, transaction
 from extraction_assets.lib.warehouse.extraction import (
     MACHINE_OWNED_STATUSES,
     delete_items,
@@ -57,8 +57,8 @@ def load_session_rows(con: duckdb.DuckDBPyConnection, tenant_id: str | None = No
 def upsert_session(con: duckdb.DuckDBPyConnection, row: dict[str, Any]) -> None:
     values = {k: row.get(k) for k in _SESSION_COLUMNS}
     values["objectives_covered"] = to_json(row.get("objectives_covered") or [])
-    updates = ", ".join(f"{k} = excluded.{k}" for k in _SESSION_COLUMNS if k not in ("tenant_id", "session_id"))
-    insert_rows(con, "sessions", [values], f"ON CONFLICT (tenant_id, session_id) DO UPDATE SET {updates}")
+    updates = [k for k in _SESSION_COLUMNS if k not in ("tenant_id", "session_id")]
+    merge_rows(con, "sessions", [values], update=updates)
 
 
 def document_texts(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> dict[str, str]:
@@ -70,7 +70,7 @@ def document_texts(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> di
 def upsert_session_document(con: duckdb.DuckDBPyConnection, doc: Document) -> None:
     """The transcript so far: the same document id, a longer text (earlier offsets stay where they were)."""
     stamp = now()
-    insert_rows(
+    merge_rows(
         con,
         "raw_documents",
         [
@@ -88,9 +88,7 @@ def upsert_session_document(con: duckdb.DuckDBPyConnection, doc: Document) -> No
                 "ingested_at": stamp,
             }
         ],
-        """ON CONFLICT (doc_id) DO UPDATE SET text = excluded.text, turns = excluded.turns,
-             doc_date = excluded.doc_date, title = excluded.title, metadata = excluded.metadata,
-             char_count = excluded.char_count""",
+        update=("text", "turns", "doc_date", "title", "metadata", "char_count"),
     )
 
 

@@ -1,0 +1,85 @@
+"""Scale-out: the bench inbox extracted by 1, 2 and 4 shard workers at once into a DuckLake catalog on PostgreSQL
+(Dagster's storage on PostgreSQL too), against the default single DuckDB file.
+
+Each configuration starts from an empty warehouse: one ingest worker, then its extraction workers at once (the
+figure that scales), then the review queues. Rows are those extraction writes (items, evidence, status rows).
+BENCH_SCALE_OUT_DOCUMENTS sets the inbox size (default 400).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from evals.bench_inbox import build_inbox, evalsets_dir
+from evals.postgres_server import create_database, running_postgres, unavailable_reason
+from evals.scale_out import FanOut, fan_out, file_run, finish
+from extraction_assets.lib.settings import DEFAULT_PROMPTS
+
+Figures = dict[str, float | int | str]
+SHARD_COUNTS = (1, 2, 4)
+
+
+def _extraction_rows(run: FanOut) -> int:
+    from extraction_assets.lib.warehouse import open_warehouse
+
+    with open_warehouse(run.warehouse, read_only=True) as con:
+        return sum(
+            int(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0])  # type: ignore[index]
+            for t in ("extracted_items", "evidence", "extraction_status")
+        )
+
+
+def _measure(run: FanOut, shards: int, name: str, documents: int) -> Figures:
+    started = time.perf_counter()
+    run.run("ingest")
+    ingested = time.perf_counter()
+    finish([run.worker("extract", shards=[shard]) for shard in range(shards)])
+    extracted = time.perf_counter()
+    run.run("queue")
+    done = time.perf_counter()
+    rows = _extraction_rows(run)
+    extract_s = extracted - ingested
+    return {
+        f"{name}_ingest_s": round(ingested - started, 2),
+        f"{name}_extract_s": round(extract_s, 2),
+        f"{name}_queue_s": round(done - extracted, 2),
+        f"{name}_wall_s": round(done - started, 2),
+        f"{name}_extract_rows": rows,
+        f"{name}_extract_rows_per_s": round(rows / extract_s, 1),
+        f"{name}_extract_docs_per_s": round(documents / extract_s, 2),
+    }
+
+
+def bench_scale_out() -> Figures:
+    reason = unavailable_reason()
+    if reason:
+        return {"skipped": 1, "measured_on": reason}
+    if not (evalsets_dir() / "sroie" / "dev.jsonl").exists():
+        return {"skipped": 1, "measured_on": f"no eval data at {evalsets_dir()}"}
+    documents = int(os.environ.get("BENCH_SCALE_OUT_DOCUMENTS", "400"))
+    figures: Figures = {"documents": documents}
+    with tempfile.TemporaryDirectory() as tmp, running_postgres() as server:
+        root = Path(tmp)
+        inbox = root / "inbox"
+        build_inbox(inbox, documents)
+        figures |= _measure(file_run(root / "file", inbox, DEFAULT_PROMPTS), 1, "duckdb_file", documents)
+        for shards in SHARD_COUNTS:
+            name = f"lake_{shards}_shards"
+            for database in (f"{name}_catalog", f"{name}_dagster"):
+                create_database(server, database)
+            run = fan_out(server, root / name, f"{name}_catalog", f"{name}_dagster", shards, inbox, DEFAULT_PROMPTS)
+            figures |= _measure(run, shards, name, documents)
+        base = figures["lake_1_shards_extract_s"]
+        for shards in SHARD_COUNTS[1:]:
+            figures[f"speedup_lake_{shards}_shards_over_1"] = round(
+                base / figures[f"lake_{shards}_shards_extract_s"], 2
+            )  # type: ignore[operator]
+        figures["ratio_lake_1_shard_over_duckdb_file"] = round(base / figures["duckdb_file_extract_s"], 2)  # type: ignore[operator]
+    figures["measured_on"] = (
+        f"bench inbox of {documents} documents, every schema version, offline heuristics; {os.cpu_count()} cores; "
+        "each configuration from an empty warehouse, one worker process per shard, PostgreSQL on 127.0.0.1"
+    )
+    return figures

@@ -1,0 +1,98 @@
+"""Shards: each document belongs to exactly one shard, always the same; one shard keeps today's partition keys."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from extraction_assets.defs.partitions import extraction_partition, extraction_partitions_for, schema_versions
+from extraction_assets.lib.models import Document
+from extraction_assets.lib.warehouse import ALL_DOCUMENTS, Shard, shard_of
+
+DOC_IDS = [Document.make_id("acme", "text", f"note {n}") for n in range(400)]
+
+
+def test_shards_split_the_documents_without_overlap_and_evenly() -> None:
+    shards = [Shard(i, 4) for i in range(4)]
+    taken = [shard.take(DOC_IDS) for shard in shards]
+    assert sorted(d for part in taken for d in part) == sorted(DOC_IDS)
+    assert all(60 < len(part) < 140 for part in taken), [len(p) for p in taken]
+    assert Counter(shard_of(d, 4) for d in DOC_IDS) == Counter({i: len(p) for i, p in enumerate(taken)})
+
+
+def test_a_document_keeps_its_shard() -> None:
+    # the assignment is part of the stored layout: a changed hash would move documents between shards
+    expected = int.from_bytes(hashlib.sha256(b"0" * 24).digest()[:8], "big") % 4
+    assert shard_of("0" * 24, 4) == expected
+    assert Shard(expected, 4).holds("0" * 24)
+
+
+def test_one_shard_is_every_document_in_order() -> None:
+    assert ALL_DOCUMENTS.take(DOC_IDS) == DOC_IDS
+    with pytest.raises(ValueError):
+        Shard(4, 4)
+
+
+def test_one_shard_keeps_the_schema_version_keys() -> None:
+    assert extraction_partitions_for(1) is schema_versions
+    assert extraction_partition("pulse@v1") == ("pulse@v1", ALL_DOCUMENTS)
+
+
+def test_shards_add_a_static_dimension() -> None:
+    partitions = extraction_partitions_for(4)
+    assert isinstance(partitions, dg.MultiPartitionsDefinition)
+    assert [d.name for d in partitions.partitions_defs] == ["schema_version", "shard"]
+    key = dg.MultiPartitionKey({"schema_version": "pulse@v1", "shard": "2"})
+    assert str(key) == "pulse@v1|2"
+    schema_key, shard = extraction_partition(key, shards=4)
+    assert schema_key == "pulse@v1" and shard.index == 2
+
+
+SHARDED_CODE_LOCATION = """
+import datetime
+import json
+import tempfile
+import dagster as dg
+from extraction_assets.definitions import build_definitions
+from extraction_assets.defs.sensors import schema_version_sensor
+from extraction_assets.defs.schedules import nightly_extract_schedule
+from extraction_assets.lib.settings import Settings
+defs = build_definitions(Settings())
+dg.Definitions.validate_loadable(defs)
+instance = dg.DagsterInstance.local_temp(tempfile.mkdtemp())
+sensor = schema_version_sensor(dg.build_sensor_context(instance=instance, resources=defs.resources))
+instance.add_dynamic_partitions("schema_versions", ["pulse@v1"])
+at_two = datetime.datetime(2026, 12, 1, 2, tzinfo=datetime.timezone.utc)
+nightly = list(nightly_extract_schedule(dg.build_schedule_context(instance=instance, scheduled_execution_time=at_two)))
+review = defs.resolve_assets_def("review_queue")
+print(json.dumps({
+    "extract_partitions": type(defs.resolve_job_def("extract_job").partitions_def).__name__,
+    "jobs": sorted(j.name for j in defs.jobs),
+    "sensor_pulse": sorted(r.partition_key for r in sensor.run_requests if r.partition_key.startswith("pulse@v1")),
+    "nightly": sorted(r.partition_key for r in nightly),
+    "queue_partitions": type(review.partitions_def).__name__,
+}))
+"""
+
+
+def test_with_four_shards_the_code_location_loads_and_asks_for_a_run_per_shard(tmp_path: Path) -> None:
+    env = {**os.environ, "EXTRACTION_SHARDS": "4", "EXTRACTION_WAREHOUSE": str(tmp_path / "w.duckdb")}
+    out = subprocess.run([sys.executable, "-c", SHARDED_CODE_LOCATION], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-3000:]
+    loaded = json.loads(out.stdout.strip().splitlines()[-1])
+    per_shard = [f"pulse@v1|{i}" for i in range(4)]
+    assert loaded == {
+        "extract_partitions": "MultiPartitionsDefinition",
+        "jobs": ["extract_job", "ingest_job", "review_job"],
+        "sensor_pulse": per_shard,
+        "nightly": per_shard,
+        "queue_partitions": "DynamicPartitionsDefinition",
+    }
