@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import dagster as dg
 
-from extraction_assets.defs.partitions import schema_versions
+from extraction_assets.defs.partitions import SHARDS, extraction_keys, schema_versions
 from extraction_assets.defs.resources import PipelineResource
 from extraction_assets.lib.schemas import discover_schemas
 
@@ -30,7 +30,10 @@ PRIORITY = {"dagster/priority": "10"}
 
 live_mail_job = dg.define_asset_job(
     "live_mail_job",
-    selection=dg.AssetSelection.groups("ingest", "extraction", "review"),
+    # with shards the review queue (one partition per version) follows each shard's run by automation
+    selection=dg.AssetSelection.groups("ingest", "extraction", "review")
+    if SHARDS == 1
+    else dg.AssetSelection.groups("ingest", "extraction"),
     description="New mail: read and scrub the inbox's new files, then extract them under one mail schema version.",
 )
 
@@ -83,12 +86,13 @@ def mail_sensor(context: dg.SensorEvaluationContext, pipeline: PipelineResource)
         return dg.SensorResult(skip_reason=reason, cursor=cursor.dump())
     known = set(context.instance.get_dynamic_partitions(schema_versions.name or ""))
     missing = [key for key in keys if key not in known]
-    batch_key = cursor.request(new, runs=len(keys), now=now)
+    partitions = [partition for key in keys for partition in extraction_keys(key)]
+    batch_key = cursor.request(new, runs=len(partitions), now=now)
     context.log.info(f"new mail in {sorted(new)}: batch {batch_key}, runs for {keys}")
     return dg.SensorResult(
         run_requests=[
             dg.RunRequest(run_key=f"{batch_key}:{key}", partition_key=key, tags={BATCH_TAG: batch_key, **PRIORITY})
-            for key in keys
+            for key in partitions
         ],
         dynamic_partitions_requests=[schema_versions.build_add_request(missing)] if missing else [],
         cursor=cursor.dump(),
