@@ -127,10 +127,10 @@ def test_bench_inbox_with_a_shard_killed_mid_write_loses_and_doubles_nothing(
 
 
 def test_two_backfills_of_different_versions_at_once_do_not_conflict(server: PostgresServer, tmp_path: Path) -> None:
-    """Backfill pulse@v1 and email@v1 (4 shard runs each) at the same time; one of email's runs goes through
+    """Backfill pulse@v1 and contract@v1 (4 shard runs each) at the same time; one of contract's runs goes through
     `dagster asset materialize` with the multiprocess executor (docs/scale_out/multiprocess.yaml)."""
     inbox = _sample_inbox(tmp_path)
-    versions = ["email@v1", "pulse@v1"]
+    versions = ["contract@v1", "pulse@v1"]
     reference = tmp_path / "reference.duckdb"
     run_pipeline(
         Settings(warehouse=reference, inbox=inbox), schema_keys=versions, instance=dg.DagsterInstance.ephemeral()
@@ -147,7 +147,7 @@ def test_two_backfills_of_different_versions_at_once_do_not_conflict(server: Pos
             "--select",
             "group:extraction",
             "--partition",
-            "email@v1|0",
+            "contract@v1|0",
             "-c",
             str(PROJECT_DIR / "docs" / "scale_out" / "multiprocess.yaml"),
         ],
@@ -157,7 +157,7 @@ def test_two_backfills_of_different_versions_at_once_do_not_conflict(server: Pos
         stderr=subprocess.STDOUT,
     )
     workers = [lake.worker("extract", shards=[shard], versions=["pulse@v1"]) for shard in range(SHARDS)]
-    workers += [lake.worker("extract", shards=[shard], versions=["email@v1"]) for shard in range(1, SHARDS)]
+    workers += [lake.worker("extract", shards=[shard], versions=["contract@v1"]) for shard in range(1, SHARDS)]
     finish([*workers, cli])
     lake.run("queue", versions=versions)
     expected = snapshot(reference, versions)
