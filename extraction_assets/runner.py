@@ -6,7 +6,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import FrameType
 
@@ -15,10 +15,8 @@ import dagster as dg
 from extraction_assets.definitions import build_definitions
 from extraction_assets.defs.partitions import POOL, SHARDS, extraction_keys, schema_versions
 from extraction_assets.instance import open_instance, pool_turn, run_tags
-from extraction_assets.lib.extraction import ExtractorChoice
 from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.settings import Settings
-from extraction_assets.lib.warehouse.held import hold_warehouse
 
 INTERRUPTED = "interrupted (SIGINT)"
 STAGES = ("ingest", "extract", "queue")  # queue: the review queue, its own step when extraction is sharded
@@ -141,15 +139,8 @@ def run_pipeline(
                 reason = f"blocking check failed: {', '.join(blocked)}"
                 results.append(StepResult(name=name, success=False, skipped=reason))
                 continue
-            with _held_when_offline(settings):
-                results.append(_step(defs, instance, name, selection, key, log_level))
+            results.append(_step(defs, instance, name, selection, key, log_level))
     return results
-
-
-def _held_when_offline(settings: Settings) -> AbstractContextManager[None]:
-    """With no model to wait for, a step keeps the warehouse open instead of opening it per batch and check."""
-    offline = ExtractorChoice.from_settings(settings).llm_settings() is None
-    return hold_warehouse(settings.warehouse) if offline else nullcontext()
 
 
 def extraction_steps(

@@ -9,7 +9,7 @@ import dagster as dg
 
 from extraction_assets.lib.extraction import ExtractorChoice
 from extraction_assets.lib.settings import Settings
-from extraction_assets.lib.warehouse.held import open_connection
+from extraction_assets.lib.warehouse import open_warehouse
 
 if TYPE_CHECKING:
     import duckdb
@@ -17,14 +17,13 @@ if TYPE_CHECKING:
 
 class WarehouseResource(dg.ConfigurableResource):
     """The DuckDB file or DuckLake catalog (`path` as EXTRACTION_WAREHOUSE gives it); connections are opened per
-    batch and never held while waiting on a model (an offline run holds a DuckDB file for each step, so a connection
-    is then a cursor of it: see `warehouse.held`)."""
+    batch and never held while a batch is scrubbed or waits on a model, so readers get in between batches."""
 
     path: str
 
     @contextmanager
     def connect(self, read_only: bool = False) -> Iterator["duckdb.DuckDBPyConnection"]:
-        with open_connection(Path(self.path), read_only=read_only) as con:
+        with open_warehouse(Path(self.path), read_only=read_only) as con:
             yield con
 
 

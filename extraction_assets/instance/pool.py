@@ -108,10 +108,13 @@ def _queue(home: Path, say: Callable[[str], None]) -> Iterator[None]:
 
 
 @contextmanager
-def pool_turn(instance: dg.DagsterInstance, pool: str, say: Callable[[str], None] = logger.warning) -> Iterator[None]:
+def pool_turn(
+    instance: dg.DagsterInstance, pool: str | None, say: Callable[[str], None] = logger.warning
+) -> Iterator[None]:
     """Wait (sleeping) until a slot of `pool` is free, giving back the slots of dead runs first; then the caller
-    launches its run. A throwaway instance shares no pool with anyone: no wait."""
-    if instance.is_ephemeral or instance.root_directory is None:
+    launches its run. A throwaway instance shares no pool with anyone, and no pool (a DuckLake warehouse takes
+    many writers) means no turn to wait for."""
+    if pool is None or instance.is_ephemeral or instance.root_directory is None:
         yield
         return
     with _queue(Path(instance.root_directory), say):

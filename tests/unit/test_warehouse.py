@@ -262,7 +262,7 @@ class _CountingConnection:
 def test_many_rows_are_written_in_one_statement_with_nulls_and_conflicts(tmp_path: Path) -> None:
     from datetime import datetime
 
-    from extraction_assets.lib.warehouse import insert_rows
+    from extraction_assets.lib.warehouse.connection import insert_rows, merge_rows
 
     rows = [
         {"dead_letter_id": f"d{i}", "stage": "test", "tenant_id": "t", "source_uri": f"s{i}", "doc_id": None,
@@ -273,7 +273,7 @@ def test_many_rows_are_written_in_one_statement_with_nulls_and_conflicts(tmp_pat
     with open_warehouse(tmp_path / "w.duckdb") as con:
         counting = _CountingConnection(con)
         insert_rows(counting, "dead_letters", rows)  # type: ignore[arg-type]
-        insert_rows(counting, "dead_letters", rows[:10], "ON CONFLICT (dead_letter_id) DO NOTHING")  # type: ignore[arg-type]
+        merge_rows(counting, "dead_letters", rows[:10])  # type: ignore[arg-type]
         assert counting.statements == 2
         stored = con.execute("SELECT count(*), count(schema_version), max(source_uri) FROM dead_letters").fetchone()
     assert stored == (1000, 500, "s999")

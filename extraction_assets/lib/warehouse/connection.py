@@ -95,9 +95,7 @@ def iter_batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
         yield batch
 
 
-def insert_rows(
-    con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Mapping[str, Any]], suffix: str = ""
-) -> None:
+def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
     """Many rows in one statement, every value under its column's name: each column goes in as one list parameter
     and `unnest` turns the lists back into rows (DuckDB pays per statement and per parameter, not per row).
 
@@ -108,9 +106,7 @@ def insert_rows(
     columns = _columns(table, rows)
     names = ", ".join(columns)
     unnested = ", ".join(f"unnest(?) AS {column}" for column in columns)
-    con.execute(
-        f"INSERT INTO {table} ({names}) SELECT {unnested} {suffix}", [[row[c] for row in rows] for c in columns]
-    )
+    con.execute(f"INSERT INTO {table} ({names}) SELECT {unnested}", [[row[c] for row in rows] for c in columns])
 
 
 def _columns(table: str, rows: Sequence[Mapping[str, Any]]) -> list[str]:
