@@ -119,13 +119,18 @@ def write_extraction_batch(
                 [schema_version, doc_ids],
             ).fetchall()
         )
-        # a record keyed by Message-ID can come from two copies of one message in a batch: the later one wins
-        items = list({item.item_id: item for o in processed for item in o.items}.values())
-        new_ids = {item.item_id for item in items}
-        # an item keyed by record (e.g. a Message-ID) may already exist under another document
+        # A record keyed by Message-ID can come from two copies of one message, in this batch or stored from another
+        # (another shard's run may store it at the same time): the copy in the smallest doc_id owns it, whatever
+        # the order the documents were written in.
+        owners: dict[str, ItemRecord] = {}
+        for item in (item for o in processed for item in o.items):
+            if item.item_id not in owners or item.doc_id < owners[item.item_id].doc_id:
+                owners[item.item_id] = item
+        items = list(owners.values())
+        new_ids = set(owners)
         existing = rows_as_dicts(
             con,
-            """SELECT item_id, status, extracted_by, created_at FROM extracted_items
+            """SELECT item_id, doc_id, status, extracted_by, created_at FROM extracted_items
                WHERE (schema_version = ? AND doc_id IN (SELECT unnest(?))) OR item_id IN (SELECT unnest(?))""",
             [schema_version, [o.doc_id for o in processed], sorted(new_ids)],
         )
@@ -133,6 +138,11 @@ def write_extraction_batch(
             r["item_id"]
             for r in existing
             if not overwrite_protected and (r["status"] not in MACHINE_OWNED_STATUSES or r["extracted_by"] == "human")
+        }
+        protected |= {  # stored under a smaller doc_id that is not in this batch: that copy owns the record
+            r["item_id"]
+            for r in existing
+            if r["item_id"] in owners and r["doc_id"] not in doc_ids and r["doc_id"] < owners[r["item_id"]].doc_id
         }
         created = {r["item_id"]: r["created_at"] for r in existing}
         replaced = [r["item_id"] for r in existing if r["item_id"] not in protected]
