@@ -398,3 +398,21 @@ def test_a_hard_wrapped_sentence_reads_as_the_same_sentence_on_one_line() -> Non
     ]
     assert {i.value["due_date"] for i in items} == {"2026-12-11"}
     assert all("due by\n2026-12-11" in i.evidence_span for i in items)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We will run out of cash buffer by 2026-12-20 if the invoice slips.",
+        "We will run out of cash buffer by\n2026-12-20 if the invoice slips, which nobody on the team wants to see.",
+        "I'm afraid we'll miss the deadline for the Hanoi shipment.",
+    ],
+)
+def test_a_future_tense_that_foretells_a_problem_is_a_risk_not_a_commitment(text: str) -> None:
+    types = [item.item_type for item in extract_pulse(_doc(text))]
+    assert "risk" in types and "commitment" not in types
+
+
+def test_a_promise_beside_a_problem_stays_a_commitment() -> None:
+    items = extract_pulse(_doc("We will send the revised quote by Friday despite the delay."))
+    assert {item.item_type for item in items} == {"commitment", "risk"}

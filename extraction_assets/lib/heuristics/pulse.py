@@ -76,7 +76,8 @@ _RISK_PATTERNS: dict[str, tuple[str, ...]] = {
         "delay", "delays", "delayed", "late", "overdue", "at risk", "risk", "risks", "shortage", "out of stock",
         "cancel", "cancels", "cancelled", "canceled", "cancellation", "penalty", "penalties", "out of cash",
         "cash crunch", "blocked", "blocker", "short-staffed", "short staffed", "understaffed", "overloaded",
-        "complaint", "complaints", "complained", "behind schedule", "missed the deadline", "waiting for parts",
+        "complaint", "complaints", "complained", "behind schedule", "missed the deadline", "miss the deadline",
+        "waiting for parts",
         "waiting for supplies", "waiting on the supplier", "injured", "hospitalized", "quarantine", "quarantined",
     ),
     "zh": ("延迟", "推迟", "取消", "罚款", "缺货", "风险", "投诉", "资金紧张"),
@@ -137,6 +138,13 @@ _STRONG_KEYWORDS: dict[str, frozenset[str]] = {
 _FUTURE_MARKERS = frozenset({
     "sẽ", "i will", "i'll", "we will", "we'll", "will send", "will deliver", "will finish", "will complete",
     "i am going to", "i'm going to", "we are going to", "we're going to", "我会", "我们会",
+})  # fmt: skip
+
+# Future tense and a date alone promise nothing: beside a problem ("we will run out of cash by the 20th", "we'll miss
+# the deadline") they foretell a risk. A commitment needs a promise of its own ("will send", "due by", "promise").
+_FORETELLING = frozenset({
+    "sẽ", "i will", "i'll", "we will", "we'll", "i am going to", "i'm going to", "we are going to", "we're going to",
+    "我会", "我们会", DEADLINE_KEYWORD,
 })  # fmt: skip
 
 # Risk classification: the keyword decides first (priority cash > customer > delivery > operations),
@@ -296,7 +304,7 @@ def extract_pulse(doc: ExtractionInput) -> list[CandidateItem]:
         question = normalize_for_match(turn.question) if turn is not None and turn.question else ""
         for type_rank, item_type in enumerate(ITEM_TYPES):
             hits = hits_by_type[item_type]
-            if not hits:
+            if not hits or (item_type == "commitment" and _foretells_a_risk(norm, needles, hits_by_type["risk"])):
                 continue
             item = _candidate(item_type, seg, hits, norm, question, due, turn)
             slot = turn.turn_id if turn is not None and turn.question else None
@@ -307,6 +315,20 @@ def extract_pulse(doc: ExtractionInput) -> list[CandidateItem]:
     ranked_items = sorted(best.values(), key=lambda r: (-r[0], -r[1], -r[2]))[:MAX_ITEMS]
     ranked_items.sort(key=lambda r: (-r[1], -r[2]))
     return [r[3] for r in ranked_items]
+
+
+def _foretells_a_risk(norm: str, needles: set[str], risk_hits: list[_Hit]) -> bool:
+    """A clause that names a problem and whose commitment words, outside the problem's own words ("deadline" in
+    "miss the deadline"), are only future tense and dates: a forecast of the problem, not a promise."""
+    if not risk_hits:
+        return False
+    promises = (
+        m
+        for kw in _MATCHERS["commitment"]
+        if kw.label not in _FORETELLING and kw.needle in needles
+        for m in kw.pattern.finditer(norm)
+    )
+    return not any(all(m.end() <= r.start or r.end <= m.start() for r in risk_hits) for m in promises)
 
 
 def _answer_segments(doc: ExtractionInput) -> list[Segment]:
