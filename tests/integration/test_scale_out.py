@@ -96,12 +96,6 @@ def _extracted_in_shard(warehouse: str, shard: Shard) -> int:
     return len(shard.take(done))
 
 
-@pytest.mark.xfail(
-    reason="known bug, open: on the bench-inbox documents a shard's extraction commit into DuckLake 1.4.4 fails with "
-    "'Failed to commit DuckLake transaction. Failed to parse catalog entry - trailing data after quoted value'",
-    raises=RuntimeError,
-    strict=False,
-)
 def test_bench_inbox_with_a_shard_killed_mid_write_loses_and_doubles_nothing(
     server: PostgresServer, tmp_path: Path
 ) -> None:

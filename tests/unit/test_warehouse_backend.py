@@ -114,3 +114,9 @@ def test_a_lost_commit_race_is_retried_and_other_errors_are_not() -> None:
     with pytest.raises(duckdb.TransactionException, match="read-only"):
         retry_conflicts(write, first_delay=0.001)(1, duckdb.TransactionException("read-only transaction"))
     assert len(calls) == 1
+    calls.clear()
+    half_read = duckdb.TransactionException(
+        "Failed to commit: Failed to commit DuckLake transaction.\nFailed to parse catalog entry - trailing data"
+    )  # what DuckLake 1.4.4 says when a parallel writer's catalog rows were half-read
+    assert retry_conflicts(write, first_delay=0.001)(1, half_read) == "written"
+    assert len(calls) == 2

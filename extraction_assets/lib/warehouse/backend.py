@@ -136,7 +136,7 @@ def extension_folder() -> Path | None:
 
 
 def retry_conflicts(function: Callable[P, R], attempts: int = 8, first_delay: float = 0.05) -> Callable[P, R]:
-    """Run a write again when its commit lost a race to another writer (a DuckLake transaction conflict).
+    """Run a write again when its commit lost a race to another writer (a DuckLake commit failure, `_lost_commit`).
 
     The write must be one transaction that re-reads what it depends on, so a second attempt is a clean re-run.
     """
@@ -150,13 +150,21 @@ def retry_conflicts(function: Callable[P, R], attempts: int = 8, first_delay: fl
             try:
                 return function(*args, **kwargs)
             except duckdb.TransactionException as exc:
-                if "conflict" not in str(exc).lower():
+                if not _lost_commit(exc):
                     raise
             time.sleep(delay * (1 + random.random()))  # jitter: writers that collided do not collide again
             delay = min(delay * 2, 2.0)
         return function(*args, **kwargs)
 
     return retried
+
+
+def _lost_commit(exc: Exception) -> bool:
+    """A commit that lost to another writer: DuckLake says "conflict", or, when a concurrent writer's catalog rows
+    were half-read, "Failed to commit DuckLake transaction" (seen with 1.4.4 under parallel shards). Either way
+    the transaction was rolled back, so running it again is a clean re-run."""
+    message = str(exc).lower()
+    return "conflict" in message or "failed to commit ducklake transaction" in message
 
 
 def _quoted(value: str | None) -> str:
