@@ -37,13 +37,15 @@ _EMAIL = re.compile(
     rf"|(?<![{_LOCAL}.])[A-Za-z][{_LOCAL}.]{{0,63}}@[a-z][a-z0-9-]{{0,62}}(?=$|[\s>)\]\"',;])"
 )
 # Spelled out to dodge harvesters: "name at example dot org", "name [at] example [dot] org".
+_AT_WORD = r"[^\S\n]*[\[({]at[\])}][^\S\n]*|[^\S\n]+at[^\S\n]+"  # " at ", "[at]", "(at)"
+_DOT_WORD = r"[^\S\n]*[\[({]dot[\])}][^\S\n]*|[^\S\n]+dot[^\S\n]+"
 _SPELLED_EMAIL = re.compile(
-    r"(?i)(?<![\w.])[a-z0-9][a-z0-9._%+-]{0,63}(?:[^\S\n]*[\[({]at[\])}][^\S\n]*|[^\S\n]+at[^\S\n]+)"
-    r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:(?:[^\S\n]*[\[({]dot[\])}][^\S\n]*|[^\S\n]+dot[^\S\n]+)"
-    r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+(?![\w.])"
+    rf"(?i)(?<![\w.])[a-z0-9][a-z0-9._%+-]{{0,63}}(?:{_AT_WORD})"
+    rf"[a-z0-9](?:[a-z0-9-]{{0,61}}[a-z0-9])?(?:(?:{_DOT_WORD})"
+    rf"[a-z0-9](?:[a-z0-9-]{{0,61}}[a-z0-9])?)+(?![\w.])"
 )
-_SPELLED_AT = re.compile(r"(?i)[^\S\n]*[\[({]at[\])}][^\S\n]*|[^\S\n]+at[^\S\n]+")
-_SPELLED_DOT = re.compile(r"(?i)[^\S\n]*[\[({]dot[\])}][^\S\n]*|[^\S\n]+dot[^\S\n]+")
+_SPELLED_AT = re.compile(rf"(?i){_AT_WORD}")
+_SPELLED_DOT = re.compile(rf"(?i){_DOT_WORD}")
 # An address broken by a line wrap: the characters around a line break, joined and searched again.
 # Only a break after the "@" is joined: before it, the line above may end with anything (a phone, "=20").
 _AROUND_WRAP = re.compile(rf"[{_LOCAL}.]+@[{_DOMAIN_CHAR}.-]*\r?\n[{_DOMAIN_CHAR}.-]+")
