@@ -19,10 +19,11 @@ from extraction_assets.lib.warehouse.connection import (
 )
 from extraction_assets.lib.warehouse.ocr import insert_ocr_words
 
-if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+# duckdb loads when a connection opens, and the PII package (phonenumbers, cryptography) with the scrub step, not
+# with the code location
+if TYPE_CHECKING:
     import duckdb
 
-if TYPE_CHECKING:  # the PII package (phonenumbers, cryptography) loads with the scrub step, not the code location
     from extraction_assets.lib.pii.vault import SealedMapping
 
 
