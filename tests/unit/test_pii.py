@@ -115,6 +115,14 @@ def test_cards_failing_luhn_or_implausible_are_not_masked(card: str) -> None:
     assert masked(f"Card {card}") == []
 
 
+@pytest.mark.parametrize("region", ["US", "VN"])
+def test_two_phones_written_back_to_back_are_both_masked(region: str) -> None:
+    # Found by test_scrub_contract_holds_for_random_mixes: the matcher took "010 0199 090" from the middle.
+    result = scrub("+1 555 010 0199 090 123 4567", region=region)
+    assert result.text == "[PHONE_1] [PHONE_2]"
+    assert [d.value for d in result.detections] == ["+1 555 010 0199", "090 123 4567"]
+
+
 def test_card_wins_over_phone() -> None:
     result = scrub("Pay with 4111111111111111 or call (202) 555-0143", region="US")
     assert [d.kind for d in result.detections] == ["CREDIT_CARD", "PHONE"]

@@ -282,6 +282,38 @@ def _matcher_lines(visible: str, region: str) -> list[tuple[int, int]]:
     return lines
 
 
+# A "+"-led run of digit groups, one separator between groups: where two numbers written back to back start.
+_INTERNATIONAL_RUN = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .\-]\d{1,5}){2,9}(?![\w]|[.\-]\d)")
+
+
+def _leading_international(text: str, visible: str) -> list[Hit]:
+    """Pass 0: a "+" run too long to be one number ("+1 555 010 0199 090 123 4567", two numbers back to back).
+
+    The matcher would take a valid-looking piece from its middle and leave both ends in clear, so the longest
+    leading group sequence that is a possible international number is taken first; the rest is read as usual.
+    """
+    hits: list[Hit] = []
+    for m in _INTERNATIONAL_RUN.finditer(visible):
+        if _possible_international(m.group()):
+            continue
+        group_ends = [g.start() for g in re.finditer(r"[ .\-]", m.group())][1:]
+        for end in reversed(group_ends):
+            value = text[m.start() : m.start() + end]
+            if len(digits_of(value)) > _MIN_NATIONAL_DIGITS and _possible_international(value):
+                number = phonenumbers.parse(value, None)
+                norm = phonenumbers.format_number(number, _E164)
+                hits.append(Hit("PHONE", m.start(), m.start() + end, 0.8, value, norm))
+                break
+    return hits
+
+
+def _possible_international(value: str) -> bool:
+    try:
+        return phonenumbers.is_possible_number(phonenumbers.parse(value, None))
+    except phonenumbers.NumberParseException:
+        return False
+
+
 def find_phones(scan: Scan) -> list[Hit]:
     """Both passes, on a same-length copy with dates, amounts, labelled ids and earlier hits blanked out.
 
@@ -296,7 +328,8 @@ def find_phones(scan: Scan) -> list[Hit]:
     visible = blank(text, _blocked_spans(scan, runs))
     if not _PHONE_HINT.search(visible):
         return []
-    hits: list[Hit] = []
+    hits = _leading_international(text, visible)
+    visible = blank(visible, [(h.start, h.end) for h in hits])
     for lo, hi in _matcher_lines(visible, scan.region):
         for m in phonenumbers.PhoneNumberMatcher(visible[lo:hi], scan.region, leniency=phonenumbers.Leniency.VALID):
             start = _area_code_start(visible, lo + m.start, lo + m.end)
