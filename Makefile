@@ -43,6 +43,7 @@ ocr-engine:
 dagster-home:
 	mkdir -p $(DAGSTER_HOME_DIR)
 	cp extraction_assets/instance/dagster.yaml $(DAGSTER_HOME_DIR)/dagster.yaml
+	$(RUN_ENV) $(BIN)/python -c 'from extraction_assets.instance import open_instance; open_instance()'
 
 demo: $(DEMO_STAMP) dagster-home  ## run every asset on the bundled sample inbox, offline
 	$(RUN_ENV) $(BIN)/extraction-assets run

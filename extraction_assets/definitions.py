@@ -26,7 +26,7 @@ from extraction_assets.defs.resources import resources_from_settings
 from extraction_assets.defs.review import checks as review_checks
 from extraction_assets.defs.review.assets import review_queue
 from extraction_assets.defs.schedules import ingest_schedule, nightly_extract_schedule
-from extraction_assets.defs.sensors import schema_version_sensor
+from extraction_assets.defs.sensors import inbox_sensor, schema_version_sensor
 from extraction_assets.defs.sessions import interview_sessions, session_job, session_sensor
 from extraction_assets.lib.settings import Settings
 
@@ -48,7 +48,7 @@ def build_definitions(settings: Settings | None = None) -> dg.Definitions:
         assets=ASSETS,
         asset_checks=CHECKS,
         jobs=[*JOBS, session_job, live_mail_job],
-        sensors=[schema_version_sensor, automation_sensor, llm_batch_sensor, session_sensor, mail_sensor],
+        sensors=[schema_version_sensor, inbox_sensor, automation_sensor, llm_batch_sensor, session_sensor, mail_sensor],
         schedules=[ingest_schedule, nightly_extract_schedule],
         resources=resources_from_settings(settings or Settings.from_env()),
         executor=dg.multi_or_in_process_executor if LAKE else dg.in_process_executor,

@@ -21,7 +21,6 @@ from extraction_assets.commands.review import (
     EXIT_NOT_FOUND,
     EXIT_OK,
 )
-from extraction_assets.lib.extraction import RULES, ExtractorChoice
 from extraction_assets.lib.review import (
     AUTH_ENV,
     AuditEntry,
@@ -76,8 +75,11 @@ def _schemas(settings: Settings) -> dict[str, Any]:
 
 
 def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
-    if args.reason and args.reason not in RULES:
-        raise ReviewError(f"unknown rule {args.reason!r}; the rules are {', '.join(RULES)}")
+    if args.reason:
+        from extraction_assets.lib.extraction import RULES  # the extraction stack loads only to check a rule's name
+
+        if args.reason not in RULES:
+            raise ReviewError(f"unknown rule {args.reason!r}; the rules are {', '.join(RULES)}")
     with open_warehouse(settings.warehouse, read_only=True, wait_seconds=READER_WAIT_S) as con:
         rows = list_queue(con, args.tenant, args.schema, args.type, args.reason, args.status, args.limit)
 
@@ -294,6 +296,8 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
             f"nobody can sign in for tenant {args.tenant!r}: add a reviewer to ${AUTH_ENV} "
             f"(extraction-assets review token --tenant {args.tenant} --name NAME prints the entry)"
         )
+    from extraction_assets.lib.extraction import ExtractorChoice  # the interview API extracts: its stack loads here
+
     extractor = ExtractorChoice.from_settings(settings).build()
     app = create_review_app(settings.warehouse, args.tenant, settings.prompts_dir, Authenticator(auth), extractor)
     console.print(

@@ -1,12 +1,13 @@
-"""Sensors at the edges: the prompt files are the partitions. A new prompt file becomes a partition (and is
-extracted); a removed one retires its partition. Derived assets follow their upstream by automation conditions
-(see `automation.py`)."""
+"""Sensors at the edges: the prompt files are the partitions, and the inbox is where documents land. A new prompt
+file becomes a partition (and is extracted); a removed one retires its partition. A new or changed inbox file
+starts an ingest (`inbox_sensor`, off by default). Derived assets follow their upstream by automation conditions
+(see `automation.py`): extraction under every version follows the ingest."""
 
 from pathlib import Path
 
 import dagster as dg
 
-from extraction_assets.defs.jobs import extract_job
+from extraction_assets.defs.jobs import extract_job, ingest_job
 from extraction_assets.defs.partitions import extraction_keys, partition_key_of, schema_versions
 from extraction_assets.defs.resources import PipelineResource
 from extraction_assets.lib.schemas import discover_schemas
@@ -40,3 +41,28 @@ def schema_version_sensor(context: dg.SensorEvaluationContext, pipeline: Pipelin
             for part in extraction_keys(key)
         ],
     )
+
+
+INBOX_TICK_SECONDS = 5
+# a run waits in the daemon's queue for the one DuckDB writer: a file that landed goes ahead of queued automation runs
+INBOX_PRIORITY = {"dagster/priority": "5"}
+
+
+@dg.sensor(
+    job=ingest_job,
+    minimum_interval_seconds=INBOX_TICK_SECONDS,
+    default_status=dg.DefaultSensorStatus.STOPPED,
+    description="A new, changed or removed inbox file -> an ingest run; extraction of every version follows it.",
+)
+def inbox_sensor(context: dg.SensorEvaluationContext, pipeline: PipelineResource) -> dg.SensorResult:
+    """Every few seconds, one `stat` per inbox file (nothing is read): when the inbox differs from the last tick's,
+    ingest reads what is new (an unchanged file is not read again). The first tick after the sensor starts asks for
+    an ingest too, for what landed while it was off."""
+    from extraction_assets.lib.readers import inbox_stamps, stamps_digest  # the readers load when the sensor ticks
+
+    stamps = inbox_stamps(pipeline.inbox_path)
+    digest = stamps_digest(stamps)
+    if digest == context.cursor:
+        return dg.SensorResult(skip_reason=f"no new or changed inbox files ({len(stamps)} files)")
+    context.log.info(f"the inbox changed ({len(stamps)} files): ingest requested")
+    return dg.SensorResult(run_requests=[dg.RunRequest(run_key=f"inbox:{digest}", tags=INBOX_PRIORITY)], cursor=digest)

@@ -8,7 +8,10 @@ still holds (what the daemon's `free_slots_after_run_end_seconds` does for the U
 
 Dagster 1.13's in-process executor re-checks a blocked slot claim in a loop that never sleeps (one core at
 100% for as long as it waits), so the runner waits for its turn before it launches a step: runs of the command
-line queue on a file lock (the kernel lets a killed holder's lock go), then poll the pool with backoff.
+line queue on a file lock (the kernel lets a killed holder's lock go), then poll the pool with backoff. The
+shipped `dagster.yaml` limits the pool per run (`granularity: run`: the daemon keeps the UI's runs queued while
+another run using the pool is in progress, and no step claims a slot), so the turn also waits for every other
+run in progress that uses the pool.
 """
 
 from __future__ import annotations
@@ -23,7 +26,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
+from dagster._core.instance.config import PoolGranularity
 from dagster._core.storage.dagster_run import FINISHED_STATUSES, IN_PROGRESS_RUN_STATUSES
+
+from extraction_assets.instance.launcher import process_alive
 
 logger = logging.getLogger("extraction_assets.instance")
 
@@ -38,16 +44,6 @@ def run_tags() -> dict[str, str]:
     return {PID_TAG: str(os.getpid()), HOST_TAG: socket.gethostname()}
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process: alive
-        return True
-    return True
-
-
 def release_dead_runs(instance: dg.DagsterInstance, pool: str) -> list[str]:
     """Fail this machine's in-progress runs whose process is gone, free the slots finished runs still hold in
     `pool`, and return the ids of the runs whose slots were given back."""
@@ -57,7 +53,7 @@ def release_dead_runs(instance: dg.DagsterInstance, pool: str) -> list[str]:
     for record in records:
         run = record.dagster_run
         pid = int(run.tags.get(PID_TAG) or 0)
-        if pid and pid != os.getpid() and not _alive(pid):
+        if pid and pid != os.getpid() and not process_alive(pid):
             instance.report_run_failed(
                 run, message=f"the process that ran it (pid {pid}) is gone (killed?): marked failed, slots freed"
             )
@@ -76,14 +72,31 @@ def release_dead_runs(instance: dg.DagsterInstance, pool: str) -> list[str]:
     return released
 
 
+def _runs_using(instance: dg.DagsterInstance, pool: str) -> set[str]:
+    """The runs in progress whose steps use `pool` (what a per-run limit counts)."""
+    records = instance.get_run_records(dg.RunsFilter(statuses=IN_PROGRESS_RUN_STATUSES))
+    return {
+        record.dagster_run.run_id
+        for record in records
+        if record.dagster_run.run_op_concurrency and pool in (record.dagster_run.run_op_concurrency.all_pools or ())
+    }
+
+
 def _pool_full(instance: dg.DagsterInstance, pool: str) -> set[str]:
-    """The runs holding every slot of `pool` (empty: a slot is free, or the pool has no limit)."""
+    """The runs holding every slot of `pool`, or with a per-run limit every run's turn (empty: the pool has room,
+    or no limit)."""
     if not instance.event_log_storage.supports_global_concurrency_limits:
         return set()
     info = instance.event_log_storage.get_concurrency_info(pool)
     limit = info.slot_count or info.limit  # slots are created on the first claim; until then, the default limit
-    busy = info.active_slot_count + info.assigned_step_count
-    return set() if limit is None or busy < limit else info.active_run_ids | info.assigned_run_ids
+    if limit is None:
+        return set()
+    if info.active_slot_count + info.assigned_step_count >= limit:
+        return info.active_run_ids | info.assigned_run_ids
+    if instance.get_concurrency_config().pool_config.pool_granularity == PoolGranularity.RUN:
+        using = _runs_using(instance, pool)
+        return using if len(using) >= limit else set()
+    return set()
 
 
 @contextmanager

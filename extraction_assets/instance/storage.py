@@ -3,6 +3,10 @@
 Dagster creates its SQLite tables when an instance first opens a fresh `DAGSTER_HOME`; two processes doing it at
 once crash ("table run_tags already exists") and the second one's run never happens. An exclusive file lock
 around the first open makes the creation happen once; later opens find the tables and pass straight through.
+
+The pools get their limit then too: the daemon's run queue limits only pools it knows a limit of, and with a
+per-run limit no step ever claims a slot (which would set it), so on a fresh home every run queued before the first
+pass of the queue would start at once. `make ui` opens the home this way before the daemon starts.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
+
+from extraction_assets.defs.partitions import EXTRACTION_POOL
 
 INIT_LOCK = ".extraction-assets-init.lock"
 
@@ -38,6 +44,8 @@ def open_instance() -> dg.DagsterInstance:
     with file_lock(Path(home) / INIT_LOCK):
         instance = dg.DagsterInstance.get()
         instance.get_runs(limit=1)  # every storage the runner uses is created (or migrated) inside the lock
-        instance.event_log_storage.get_concurrency_keys()
         instance.all_instigator_state()
+        storage = instance.event_log_storage
+        if storage.supports_global_concurrency_limits and EXTRACTION_POOL not in storage.get_concurrency_keys():
+            storage.initialize_concurrency_limit_to_default(EXTRACTION_POOL)  # the default limit of dagster.yaml
     return instance

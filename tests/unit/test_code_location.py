@@ -72,6 +72,7 @@ def test_sensors_run_by_themselves_and_schedules_wait_to_be_turned_on(settings: 
             dg.DefaultSensorStatus.RUNNING,
         ),
         "mail_sensor": dg.DefaultSensorStatus.STOPPED,
+        "inbox_sensor": dg.DefaultSensorStatus.STOPPED,
     }
     assert schedules == dict.fromkeys(
         ("ingest_every_15_minutes", "nightly_extract_all_versions"), dg.DefaultScheduleStatus.STOPPED

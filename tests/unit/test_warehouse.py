@@ -262,6 +262,9 @@ class _CountingConnection:
         self.statements += 1
         return self.con.execute(sql, params)
 
+    def __getattr__(self, name: str) -> object:  # what is not a statement (registering the rows' view)
+        return getattr(self.con, name)
+
 
 def test_many_rows_are_written_in_one_statement_with_nulls_and_conflicts(tmp_path: Path) -> None:
     from datetime import datetime

@@ -73,11 +73,11 @@ def route_documents(
     """Decide which of the shard's documents the schema reads (only new ones, or all after its rules changed),
     batch by batch."""
     rules = rules_fingerprint(schema)
-    with warehouse.connect() as con:
+    with warehouse.connect(read_only=True) as con:
         to_route = shard.take(documents_to_route(con, schema.key, schema.document_kinds, rules, tenant))
     totals: Counter[str] = Counter()
     for batch in batched(to_route, ROUTE_BATCH):
-        with warehouse.connect() as con:
+        with warehouse.connect(read_only=True) as con:
             docs = load_documents(con, batch)
             scrubbed = load_scrubbed(con, batch)
         decisions = []
@@ -135,7 +135,7 @@ def extracted_items_and_evidence(
     batch_figures: dict[str, int | str] = (
         dict(store_finished_batches(warehouse, batching, schema.key)) if batching else {}
     )
-    with warehouse.connect() as con:
+    with warehouse.connect(read_only=True) as con:
         pending = shard.take(
             pending_extractions(
                 con, schema.key, schema.document_kinds, version, config.tenant, force=config.force, routed=True
@@ -150,7 +150,8 @@ def extracted_items_and_evidence(
 
     def documents() -> Iterator[tuple[Document, ScrubbedDocument]]:
         for batch in batched(pending, EXTRACT_BATCH):
-            with warehouse.connect() as con:  # read, then close: no DuckDB lock is held while a model works
+            # read-only (readers share it), then closed: no DuckDB lock is held while a model works
+            with warehouse.connect(read_only=True) as con:
                 docs = load_documents(con, batch)
                 scrubbed = load_scrubbed(con, batch)
                 if built.model:
@@ -185,7 +186,7 @@ def extracted_items_and_evidence(
         context.log.info(f"{schema.key}: batch backfill {batch_figures}")
     totals = tally.counts
     extract_seconds = round(time.perf_counter() - started, 3)
-    with warehouse.connect() as con:
+    with warehouse.connect(read_only=True) as con:
         figures = extraction_figures(con, schema.key)
     partition_figures = {  # the partition as it stands: true after any run, so every run reports them
         "dagster/row_count": figures["items"],

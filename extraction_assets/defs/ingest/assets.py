@@ -135,7 +135,7 @@ def scrubbed_documents(
 
     policy = load_policy(Path(pipeline.pii_policy) if pipeline.pii_policy else None)
     vault_key = key_from_env()
-    with warehouse.connect() as con:
+    with warehouse.connect(read_only=True) as con:
         tenants = {t: policy.for_tenant(t) for t in tenant_ids(con)}
         pending = documents_to_scrub(con, {t: p.scrubber_version for t, p in tenants.items()})
     context.log.info(f"{len(pending)} documents to scrub; policy {policy.source}; vault {'on' if vault_key else 'off'}")
@@ -144,7 +144,7 @@ def scrubbed_documents(
     failures: list[DeadLetter] = []
     done = 0
     for ids in batched(pending, SCRUB_BATCH):
-        with warehouse.connect() as con:
+        with warehouse.connect(read_only=True) as con:
             docs = load_documents(con, ids)
         batch = scrub_batch(docs, policy, vault_key)  # no connection is held while a batch of large files is scrubbed
         with warehouse.connect() as con:
@@ -155,7 +155,7 @@ def scrubbed_documents(
         failures.extend(batch.failures)
         done += len(ids)
         context.log.info(f"scrubbed {done}/{len(pending)} documents ({len(failures)} failed)")
-    with warehouse.connect() as con:
+    with warehouse.connect(read_only=True) as con:
         total = row_count(con, "scrubbed_documents")
     rows = [
         [t, p.name, p.region, ", ".join(sorted(p.kinds)), p.scrubber_version, per_tenant[t]] for t, p in tenants.items()

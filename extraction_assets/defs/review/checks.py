@@ -18,9 +18,12 @@ from extraction_assets.lib.warehouse import beside_warehouse, transaction
 )
 def audit_log_intact(context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
     outside = beside_warehouse(warehouse.path, ".audit-head.json")
-    with warehouse.connect() as con, transaction(con):
+    with warehouse.connect(read_only=True) as con:  # the whole log is read with readers sharing the file
         report = check_chain(con, read_outside_head(outside) if outside else None)
-        recorded = record_head(con, report)
+    recorded = False
+    if report.intact and report.head != report.previous:  # a head that moved is written in a short transaction
+        with warehouse.connect() as con, transaction(con):
+            recorded = record_head(con, report)
     if outside:
         keep_outside_head(outside, report)
     for problem in report.problems:

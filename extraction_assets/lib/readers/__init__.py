@@ -1,5 +1,6 @@
 """Inbox files into Documents: the inbox walk, and one reader per format (e-mail and mbox, JSON formats,
-sheets, PDF, screenshots through OCR, text); and which mail files are new since the mail sensor's cursor."""
+sheets, PDF, screenshots through OCR, text); which files landed (the inbox sensor's stamps), and which mail files
+are new since the mail sensor's cursor."""
 
 from extraction_assets.lib.readers.email import html_to_text, read_mbox
 from extraction_assets.lib.readers.email_body import (
@@ -12,6 +13,7 @@ from extraction_assets.lib.readers.email_body import (
 )
 from extraction_assets.lib.readers.image import OcrError, read_image
 from extraction_assets.lib.readers.inbox import read_file, read_inbox
+from extraction_assets.lib.readers.inbox_watch import inbox_stamps, stamps_digest
 from extraction_assets.lib.readers.mail_watch import MailCursor, mail_stamps
 from extraction_assets.lib.readers.pasted_chat import pasted_chat_turns
 from extraction_assets.lib.readers.pdf import PdfError, read_pdf
@@ -30,6 +32,7 @@ __all__ = [
     "body_turns",
     "csv_records",
     "html_to_text",
+    "inbox_stamps",
     "is_forward",
     "line_spans",
     "mail_stamps",
@@ -39,5 +42,6 @@ __all__ = [
     "read_inbox",
     "read_mbox",
     "read_pdf",
+    "stamps_digest",
     "xlsx_records",
 ]

@@ -17,24 +17,16 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, Field
 
-from extraction_assets.lib.readers.inbox import read_inbox
+from extraction_assets.lib.readers.inbox_watch import Stamp, inbox_stamps
 
 MAIL_SUFFIXES = frozenset({".eml", ".mbox"})
-Stamp = tuple[int, int]  # (size in bytes, modification time in ns)
 
 
 def mail_stamps(inbox: Path) -> dict[str, Stamp]:
     """Every mail file under a tenant folder, as `source_uri -> (size, mtime_ns)`; no file is opened."""
-    stamps: dict[str, Stamp] = {}
-
-    def note(source_uri: str, size: int, mtime_ns: int) -> bool:
-        if PurePosixPath(source_uri).suffix.lower() in MAIL_SUFFIXES:
-            stamps[source_uri] = (size, mtime_ns)
-        return False  # never read: ingest reads them, in the run this detection asks for
-
-    for _failure in read_inbox(inbox, needs_reading=note):  # only problems come out (broken links, ...)
-        pass
-    return stamps
+    return {
+        uri: stamp for uri, stamp in inbox_stamps(inbox).items() if PurePosixPath(uri).suffix.lower() in MAIL_SUFFIXES
+    }
 
 
 RETRY_AFTER_S = 30.0  # a file given back waits this long, doubled at each attempt, at most RETRY_AT_MOST_S

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from extraction_assets.lib.extraction.review_rules import type_violations
 from extraction_assets.lib.models import ItemStatus
 from extraction_assets.lib.review.audit import AuditEntry, append_entry, item_history
 from extraction_assets.lib.schemas import SchemaVersion
@@ -130,6 +129,8 @@ def _new_value(item: dict[str, Any], given: Any) -> dict[str, Any]:
 
 
 def _type_problems(item: dict[str, Any], value: dict[str, Any], schemas: Mapping[str, SchemaVersion]) -> list[str]:
+    from extraction_assets.lib.extraction.review_rules import type_violations  # a change loads the extraction stack
+
     schema = schemas.get(item["schema_version"])
     spec = schema.field(item["item_type"]) if schema else None
     return type_violations(spec, value) if spec else []

@@ -95,9 +95,27 @@ def iter_batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
         yield batch
 
 
+@contextmanager
+def _rows_view(
+    con: duckdb.DuckDBPyConnection, columns: Sequence[str], rows: Sequence[Mapping[str, Any]]
+) -> Iterator[str]:
+    """The rows as a view the statement selects from: one NumPy object array per column, which DuckDB scans.
+
+    A list parameter per column (`unnest(?)`) cost about 0.1 ms per value to convert (2 s for 600 items, all of it
+    inside the writer's transaction, with the file locked); the scan converts the same column in well under 1%.
+    """
+    import numpy as np
+
+    name = "batch_rows"
+    con.register(name, {column: np.array([row[column] for row in rows], dtype=object) for column in columns})
+    try:
+        yield name
+    finally:
+        con.unregister(name)
+
+
 def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Mapping[str, Any]]) -> None:
-    """Many rows in one statement, every value under its column's name: each column goes in as one list parameter
-    and `unnest` turns the lists back into rows (DuckDB pays per statement and per parameter, not per row).
+    """Many rows in one statement, every value under its column's name (DuckDB pays per statement, not per row).
 
     Rows are mappings from column to value, so a reordered row can never write into the wrong column.
     """
@@ -105,8 +123,8 @@ def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Mappi
         return
     columns = _columns(table, rows)
     names = ", ".join(columns)
-    unnested = ", ".join(f"unnest(?) AS {column}" for column in columns)
-    con.execute(f"INSERT INTO {table} ({names}) SELECT {unnested}", [[row[c] for row in rows] for c in columns])
+    with _rows_view(con, columns, rows) as view:
+        con.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {view}")
 
 
 def _columns(table: str, rows: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -123,7 +141,7 @@ def merge_rows(
     """Insert the rows whose key (the table's, `ddl.KEYS`) is new; a row whose key exists updates the `update`
     columns, or is left alone when there are none.
 
-    One `MERGE INTO` whose source is the rows unnested from one list per column; it needs no key constraint, so it
+    One `MERGE INTO` whose source is the rows (one array per column); it needs no key constraint, so it
     is the same upsert on a DuckDB file and on a DuckLake catalog. A key repeated in `rows` counts once: the first
     row when nothing is updated, else the last.
     """
@@ -140,9 +158,5 @@ def merge_rows(
     on = " AND ".join(f"t.{c} = s.{c}" for c in key)
     matched = f"WHEN MATCHED THEN UPDATE SET {', '.join(f'{c} = s.{c}' for c in update)} " if update else ""
     insert = f"WHEN NOT MATCHED THEN INSERT ({names}) VALUES ({', '.join(f's.{c}' for c in columns)})"
-    merged = list(unique.values())
-    source = ", ".join(f"unnest(?) AS {column}" for column in columns)  # one list parameter per column
-    con.execute(
-        f"MERGE INTO {table} AS t USING (SELECT {source}) AS s ON {on} {matched}{insert}",
-        [[row[c] for row in merged] for c in columns],
-    )
+    with _rows_view(con, columns, list(unique.values())) as view:
+        con.execute(f"MERGE INTO {table} AS t USING (SELECT {names} FROM {view}) AS s ON {on} {matched}{insert}")

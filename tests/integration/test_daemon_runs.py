@@ -1,0 +1,129 @@
+"""Runs of the UI under a real `dagster-daemon` and the shipped `dagster.yaml`: a run waiting for the `duckdb` pool
+stays queued (no process, no spinning), and a run whose worker is killed is failed by run monitoring, which gives
+the pool to the next run."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from extraction_assets.instance import open_instance
+from extraction_assets.instance.launcher import run_worker_pid
+from extraction_assets.lib.settings import PACKAGE_DIR
+
+BIN = Path(sys.executable).parent
+LOCATION = '''
+import time
+from pathlib import Path
+
+import dagster as dg
+
+HOLD = Path(__file__).with_name("hold")
+
+
+@dg.asset(pool="duckdb")
+def held() -> None:
+    """Holds the pool while the file `hold` exists."""
+    while HOLD.exists():
+        time.sleep(0.2)
+
+
+defs = dg.Definitions(
+    assets=[held], jobs=[dg.define_asset_job("held_job", selection=[held])], executor=dg.in_process_executor
+)
+'''
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
+    (tmp_path / "dagster").mkdir()
+    shutil.copy(PACKAGE_DIR / "instance" / "dagster.yaml", tmp_path / "dagster" / "dagster.yaml")
+    (tmp_path / "location.py").write_text(LOCATION)
+    (tmp_path / "workspace.yaml").write_text(
+        f"load_from:\n  - python_file:\n      relative_path: location.py\n      working_directory: {tmp_path}\n"
+    )
+    (tmp_path / "hold").touch()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EXTRACTION_")} | {
+        "DAGSTER_HOME": str(tmp_path / "dagster")
+    }
+    yield tmp_path, env
+    (tmp_path / "hold").unlink(missing_ok=True)
+
+
+def _daemon(root: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [str(BIN / "dagster-daemon"), "run", "-w", str(root / "workspace.yaml")],
+        env=env,
+        cwd=root,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its code server and run workers share its process group
+    )
+
+
+def _kill(daemon: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+    os.killpg(daemon.pid, sig)
+    try:
+        daemon.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(daemon.pid, signal.SIGKILL)
+        daemon.wait()
+
+
+def _wait_for(what: str, condition: Callable[[], bool], timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for: {what}"
+        time.sleep(0.5)
+
+
+def test_a_queued_run_waits_queued_and_a_killed_run_is_failed_and_gives_the_pool_back(
+    home: tuple[Path, dict[str, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, env = home
+    monkeypatch.setenv("DAGSTER_HOME", env["DAGSTER_HOME"])
+    instance = open_instance()  # as `make ui` opens the home before the daemon starts: the pools get their limit
+    launch = [str(BIN / "dagster"), "job", "launch", "-w", str(root / "workspace.yaml"), "-j", "held_job"]
+    for _ in range(2):
+        subprocess.run(launch, env=env, check=True, capture_output=True, cwd=root)
+    first, second = sorted(instance.get_runs(), key=lambda run: run.tags.get("dagster/run_id", run.run_id))[:2]
+
+    def status(run_id: str) -> dg.DagsterRunStatus:
+        return instance.get_run_by_id(run_id).status  # type: ignore[union-attr]
+
+    daemon = _daemon(root, env)
+    try:
+        _wait_for(
+            "one run started",
+            lambda: dg.DagsterRunStatus.STARTED in {status(first.run_id), status(second.run_id)},
+            timeout=180,
+        )
+        running, waiting = (first, second) if status(first.run_id) == dg.DagsterRunStatus.STARTED else (second, first)
+        _wait_for("the worker's pid", lambda: run_worker_pid(instance, running.run_id) is not None, timeout=60)
+        time.sleep(8)  # several turns of the daemon's run queue
+        assert status(waiting.run_id) == dg.DagsterRunStatus.QUEUED, "a run started while the pool was taken"
+    finally:  # `make ui` killed with everything it started: daemon, code server and the run's worker
+        _kill(daemon, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError):  # in case it left the group
+        os.kill(run_worker_pid(instance, running.run_id) or 0, signal.SIGKILL)
+    assert status(running.run_id) == dg.DagsterRunStatus.STARTED  # nothing is left to say it ended
+    daemon = _daemon(root, env)  # `make ui` again
+    try:
+        _wait_for("the killed run failed", lambda: status(running.run_id) == dg.DagsterRunStatus.FAILURE, timeout=180)
+        _wait_for("the next run started", lambda: status(waiting.run_id) == dg.DagsterRunStatus.STARTED, timeout=120)
+        (root / "hold").unlink()
+        _wait_for("the next run ended", lambda: status(waiting.run_id) == dg.DagsterRunStatus.SUCCESS, timeout=120)
+    finally:
+        _kill(daemon, signal.SIGTERM)
+    messages = [entry.message for entry in instance.all_logs(running.run_id)]
+    assert any("is gone" in message for message in messages), messages[-8:]
