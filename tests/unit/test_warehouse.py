@@ -320,3 +320,14 @@ def test_a_list_parameter_searches_no_import_path_for_an_absent_pandas(tmp_path:
         finally:
             sys.meta_path.pop(0)
     assert "pandas" not in searches
+
+
+def test_a_connection_that_writes_nothing_leaves_no_log_to_checkpoint(tmp_path: Path) -> None:
+    path = tmp_path / "w.duckdb"
+    with open_warehouse(path):
+        pass
+    with open_warehouse(path) as con:
+        assert not path.with_name("w.duckdb.wal").exists()  # the schema was there: nothing was replaced
+        con.execute("DROP VIEW evidence_image_regions")
+    with open_warehouse(path) as con:  # a missing (or changed) view is made again
+        assert con.execute("SELECT count(*) FROM evidence_image_regions").fetchone() == (0,)

@@ -156,7 +156,8 @@ def scrubbed_documents(
     def loaded() -> Iterator[list[Document]]:
         for ids in batched(pending, SCRUB_BATCH):
             with warehouse.connect() as con:
-                yield load_documents(con, ids)
+                docs = load_documents(con, ids)
+            yield docs  # closed first: the batch is scrubbed while the generator waits
 
     workers = scrub_workers(len(pending), SCRUB_BATCH)
     scrubbed = (  # no connection is held while a batch of large files is scrubbed
