@@ -48,6 +48,7 @@ class RunFigures:
     """One `extraction-assets run` in a child process: wall time, its own peak RSS, each step's seconds."""
 
     seconds: float
+    cpu_seconds: float  # user + system of the run and the worker processes it waited for (scrubbing uses every core)
     peak_rss_mb: float
     exit_code: int
     steps: dict[str, float] = field(default_factory=dict)
@@ -80,7 +81,8 @@ def run_offline(inbox: Path, warehouse: Path) -> RunFigures:
         child.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         lines = out.read().splitlines()
-    figures = RunFigures(round(seconds, 2), round(usage.ru_maxrss / 1024, 1), child.returncode)
+    cpu = round(usage.ru_utime + usage.ru_stime, 2)
+    figures = RunFigures(round(seconds, 2), cpu, round(usage.ru_maxrss / 1024, 1), child.returncode)
     for line in lines:
         if m := _STEP_LINE.match(line.strip()):
             figures.steps[m["name"]] = float(m["seconds"])
@@ -137,6 +139,7 @@ def _part(results: Figures, name: str, work: Callable[[], Figures]) -> None:
 def _run_figures(prefix: str, run: RunFigures) -> Figures:
     figures: Figures = {
         f"{prefix}_s": run.seconds,
+        f"{prefix}_cpu_s": run.cpu_seconds,
         f"{prefix}_peak_rss_mb": run.peak_rss_mb,
         f"{prefix}_exit_code": run.exit_code,
     }
@@ -187,6 +190,7 @@ def bench_throughput() -> Figures:
             figures |= routing_figures(warehouse)
             if scan:
                 figures["ratio_pipeline_over_scan"] = round(run.seconds / scan[0], 1)
+                figures["ratio_pipeline_cpu_over_scan"] = round(run.cpu_seconds / scan[0], 1)  # the scan uses one core
                 for step, seconds in run.steps.items():
                     figures[f"ratio_{step.replace(' ', '_')}_over_scan"] = round(seconds / scan[0], 2)
             return figures
@@ -198,6 +202,7 @@ def bench_throughput() -> Figures:
             figures["incremental_new_documents"] = new
             if full:
                 figures["incremental_fraction_of_full"] = round(run.seconds / full[0].seconds, 3)
+                figures["incremental_cpu_fraction_of_full"] = round(run.cpu_seconds / full[0].cpu_seconds, 3)
             return figures
 
         def flat_memory_part() -> Figures:

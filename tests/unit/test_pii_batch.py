@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from extraction_assets.lib.models import Document
-from extraction_assets.lib.pii import PiiPolicy, PolicyEntry
+from extraction_assets.lib.pii import PiiPolicy, PolicyEntry, scrub_in_workers, scrub_workers
 from extraction_assets.lib.pii import batch as module
 
 
@@ -58,3 +58,16 @@ def test_a_document_whose_scrub_fails_its_check_is_never_stored(monkeypatch: pyt
     [letter] = batch.failures
     assert letter.stage == "scrub"
     assert letter.reason == "UnmaskedAfterScrub: 1 value(s) still readable after scrubbing (EMAIL)"
+
+
+def test_batches_scrubbed_in_worker_processes_come_back_in_order_as_in_process() -> None:
+    batches = [
+        [_doc("t", f"mail me at user{b}.{i}@example.com or call 212-555-01{i:02d}") for i in range(3)] for b in range(4)
+    ]
+    expected = [module.scrub_batch(docs, PiiPolicy()) for docs in batches]
+    assert list(scrub_in_workers(iter(batches), PiiPolicy(), None, workers=2)) == expected
+
+
+def test_one_batch_of_work_is_scrubbed_in_process() -> None:
+    assert scrub_workers(200, 200) == 1
+    assert scrub_workers(201, 200) >= 1

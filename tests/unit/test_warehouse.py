@@ -2,6 +2,7 @@ import multiprocessing
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from extraction_assets.lib.models import DeadLetter, Document, EvidenceRecord, ExtractionOutcome, ItemRecord
 from extraction_assets.lib.warehouse import (
@@ -298,3 +299,38 @@ def test_documents_load_by_id_after_deletes_and_new_rows(tmp_path: Path) -> None
         loaded = load_documents(con, wanted)
     assert [d.doc_id for d in loaded] == sorted(d.doc_id for d in docs[5:35:3] if d not in docs[:10])
     assert {d.doc_id: d.text for d in loaded} == {d.doc_id: d.text for d in docs[10:] if d.doc_id in wanted}
+
+
+def test_a_list_parameter_searches_no_import_path_for_an_absent_pandas(tmp_path: Path) -> None:
+    """DuckDB tries `import pandas` per list element; once the warehouse is open that try costs no path search."""
+    import importlib.abc
+    import importlib.util
+    import sys
+
+    if sys.modules.get("pandas") is None and importlib.util.find_spec("pandas") is not None:
+        pytest.skip("pandas is installed: DuckDB's tries find it")
+    searches: list[str] = []
+
+    class Recorder(importlib.abc.MetaPathFinder):
+        def find_spec(self, name: str, path: object, target: object = None) -> None:
+            searches.append(name)
+
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        sys.meta_path.insert(0, Recorder())
+        try:
+            ids = [f"d{i}" for i in range(50)]
+            con.execute("SELECT count(*) FROM raw_documents WHERE doc_id IN (SELECT unnest(?))", [ids]).fetchall()
+        finally:
+            sys.meta_path.pop(0)
+    assert "pandas" not in searches
+
+
+def test_a_connection_that_writes_nothing_leaves_no_log_to_checkpoint(tmp_path: Path) -> None:
+    path = tmp_path / "w.duckdb"
+    with open_warehouse(path):
+        pass
+    with open_warehouse(path) as con:
+        assert not path.with_name("w.duckdb.wal").exists()  # the schema was there: nothing was replaced
+        con.execute("DROP VIEW evidence_image_regions")
+    with open_warehouse(path) as con:  # a missing (or changed) view is made again
+        assert con.execute("SELECT count(*) FROM evidence_image_regions").fetchone() == (0,)

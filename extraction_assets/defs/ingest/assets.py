@@ -1,6 +1,7 @@
 """Ingest assets: the inbox becomes raw_documents, then PII-scrubbed text the extractors may see."""
 
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
@@ -131,7 +132,15 @@ def raw_documents(
 def scrubbed_documents(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, pipeline: PipelineResource
 ) -> dg.MaterializeResult:
-    from extraction_assets.lib.pii import SCRUBBER_VERSION, key_from_env, key_id, load_policy, scrub_batch  # per run
+    from extraction_assets.lib.pii import (  # per run: the detectors load with the step
+        SCRUBBER_VERSION,
+        key_from_env,
+        key_id,
+        load_policy,
+        scrub_batch,
+        scrub_in_workers,
+        scrub_workers,
+    )
 
     policy = load_policy(Path(pipeline.pii_policy) if pipeline.pii_policy else None)
     vault_key = key_from_env()
@@ -143,18 +152,28 @@ def scrubbed_documents(
     per_tenant: Counter[str] = Counter()
     failures: list[DeadLetter] = []
     done = 0
-    for ids in batched(pending, SCRUB_BATCH):
-        with warehouse.connect(read_only=True) as con:
-            docs = load_documents(con, ids)
-        batch = scrub_batch(docs, policy, vault_key)  # no connection is held while a batch of large files is scrubbed
+
+    def loaded() -> Iterator[list[Document]]:
+        for ids in batched(pending, SCRUB_BATCH):
+            with warehouse.connect(read_only=True) as con:
+                docs = load_documents(con, ids)
+            yield docs  # closed first: the batch is scrubbed while the generator waits
+
+    workers = scrub_workers(len(pending), SCRUB_BATCH)
+    scrubbed = (  # no connection is held while a batch of large files is scrubbed
+        scrub_in_workers(loaded(), policy, vault_key, workers)
+        if workers > 1
+        else (scrub_batch(docs, policy, vault_key) for docs in loaded())
+    )
+    for batch in scrubbed:
         with warehouse.connect() as con:
             upsert_scrubbed(con, batch.rows, batch.sealed)
             record_dead_letters(con, batch.failures)
         masked.update(batch.masked)
         per_tenant.update(batch.per_tenant)
         failures.extend(batch.failures)
-        done += len(ids)
-        context.log.info(f"scrubbed {done}/{len(pending)} documents ({len(failures)} failed)")
+        done += len(batch.rows) + len(batch.failures)
+        context.log.info(f"scrubbed {done}/{len(pending)} documents ({len(failures)} failed, {workers} processes)")
     with warehouse.connect(read_only=True) as con:
         total = row_count(con, "scrubbed_documents")
     rows = [

@@ -7,6 +7,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pydantic import TypeAdapter
+
 from extraction_assets.lib.models import DeadLetter, Document, ScrubbedDocument, Turn
 from extraction_assets.lib.warehouse.backend import retry_conflicts
 from extraction_assets.lib.warehouse.connection import (
@@ -92,6 +94,10 @@ def record_dead_letters(con: duckdb.DuckDBPyConnection, letters: Iterable[DeadLe
     return int(con.execute("SELECT count(*) FROM dead_letters").fetchone()[0]) - before  # type: ignore[index]
 
 
+# a document's turns are parsed and validated in one call (pydantic's JSON parser), not one call per turn
+_TURNS: TypeAdapter[list[Turn]] = TypeAdapter(list[Turn])
+
+
 def _document_from_row(row: dict[str, Any]) -> Document:
     return Document(
         doc_id=row["doc_id"],
@@ -99,7 +105,7 @@ def _document_from_row(row: dict[str, Any]) -> Document:
         source_uri=row["source_uri"],
         kind=row["kind"],
         text=row["text"],
-        turns=[Turn.model_validate(t) for t in json.loads(row["turns"])],
+        turns=_TURNS.validate_json(row["turns"]),
         doc_date=row["doc_date"],
         title=row["title"],
         metadata=json.loads(row["metadata"]),

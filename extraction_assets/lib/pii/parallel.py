@@ -1,0 +1,38 @@
+"""Scrubbing is CPU-bound pure Python: batches are scrubbed in worker processes, one per core, while the caller
+loads the next batch and stores the finished ones (its single writer). Results come back in the batches' order,
+and at most one batch per worker is in flight, so memory stays flat in the size of the inbox."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+
+from extraction_assets.lib.models import Document
+from extraction_assets.lib.pii.batch import ScrubBatch, scrub_batch
+from extraction_assets.lib.pii.policy import PiiPolicy
+
+
+def scrub_workers(documents: int, batch_size: int) -> int:
+    """Worker processes worth starting: one per usable core, none for work of a single batch (a worker costs
+    about a second to start and import the detectors)."""
+    if documents <= batch_size:
+        return 1
+    return min(len(os.sched_getaffinity(0)), -(-documents // batch_size))
+
+
+def scrub_in_workers(
+    batches: Iterable[Sequence[Document]], policy: PiiPolicy, vault_key: bytes | None, workers: int
+) -> Iterator[ScrubBatch]:
+    """`scrub_batch` of each batch in `workers` processes (spawned: the caller's threads and open files are not
+    copied into them), yielded in order. The next batch is taken from `batches` only when a worker is free."""
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        in_flight: deque[Future[ScrubBatch]] = deque()
+        for docs in batches:
+            in_flight.append(pool.submit(scrub_batch, docs, policy, vault_key))
+            if len(in_flight) >= workers:
+                yield in_flight.popleft().result()
+        while in_flight:
+            yield in_flight.popleft().result()
