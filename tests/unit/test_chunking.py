@@ -97,6 +97,17 @@ def test_items_seen_in_two_overlapping_chunks_are_one_item_with_a_hint_into_the_
     assert merged[0].span_hint == text.index("The Buyer")
 
 
+@pytest.mark.parametrize("shape", ["items", "fields", "records"])
+def test_the_merge_does_not_depend_on_the_order_the_chunks_answered_in(shape: str) -> None:
+    """Chunks are asked concurrently: equally good answers of two chunks settle on the earlier chunk's."""
+    text = "The Buyer shall pay. ... the buyer shall pay."
+    first, second = Chunk(0, 2, 0, 20, text[:20]), Chunk(1, 2, 20, len(text), text[20:])
+    answers = [(first, [_candidate("The Buyer shall pay.")]), (second, [_candidate("the buyer shall pay.")])]
+    in_order = merge_chunk_candidates(_schema(shape), answers)
+    assert merge_chunk_candidates(_schema(shape), answers[::-1]) == in_order
+    assert in_order[0].span_hint == 0
+
+
 def test_a_field_takes_the_best_grounded_value_and_disagreement_goes_to_review_with_both() -> None:
     text = "Party: Acme Corp. ... Party: Beta LLC."
     first, second = Chunk(0, 2, 0, 18, text[:18]), Chunk(1, 2, 18, len(text), text[18:])

@@ -119,7 +119,7 @@ def request_hash(model: str, mode: str, messages: Sequence[dict[str, str]], outp
 
 
 class LLMClient:
-    """One client per run; thread-safe, so documents can be extracted concurrently."""
+    """One client per run; thread-safe, so documents (and a long document's chunks) can be asked concurrently."""
 
     def __init__(self, settings: LLMSettings, cache: MemoryCache | None = None) -> None:
         self.settings = settings
@@ -137,6 +137,8 @@ class LLMClient:
         )
         self._clients: dict[str, instructor.Instructor] = {}
         self._lock = threading.Lock()
+        # requests in flight, whoever asks (documents, and the chunks of a long one): at most `max_concurrency`
+        self._in_flight = threading.BoundedSemaphore(settings.max_concurrency)
         self._instructor(settings.mode)  # now: its first use imports all of openai's resources (~0.5 s)
 
     def _instructor(self, mode: Mode) -> instructor.Instructor:
@@ -170,7 +172,8 @@ class LLMClient:
                 # an entry from another schema shape: ask the model again
         if self.settings.batch:
             self._defer(key, mode, messages, output, tags or {})
-        return self._send(key, mode, messages, output, tags or {})
+        with self._in_flight:
+            return self._send(key, mode, messages, output, tags or {})
 
     def _send(
         self, key: str, mode: Mode, messages: list[dict[str, str]], output: type[T], tags: dict[str, str]
