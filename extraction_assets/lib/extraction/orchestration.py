@@ -33,7 +33,7 @@ from pydantic import BaseModel
 
 from extraction_assets.lib.extraction.agreement import with_agreement
 from extraction_assets.lib.extraction.chunk_merge import merge_chunk_candidates
-from extraction_assets.lib.extraction.chunking import Chunk, chunk_input, split_chunks
+from extraction_assets.lib.extraction.chunking import Chunk, chunk_input, document_chunks
 from extraction_assets.lib.extraction.extractors import ExtractorRun, HeuristicExtractor
 from extraction_assets.lib.llm.budget import Deferred, Prices
 from extraction_assets.lib.llm.client import CallStats, LLMClient, LLMError
@@ -203,7 +203,7 @@ class OrchestratedExtractor:
     ) -> list[CandidateItem]:
         """Every chunk, every pass; a short document in one pass is exactly one request, as before chunks."""
         output = response_model(schema)
-        chunks = split_chunks(doc.text, schema.max_input_chars, schema.chunk_overlap_chars)
+        chunks = document_chunks(doc, schema.max_input_chars, schema.chunk_overlap_chars)
         stats["chunks"] = stats.get("chunks", 0) + len(chunks)
         retries = CHUNK_RETRIES if len(chunks) > 1 else 0
 
@@ -268,7 +268,7 @@ class OrchestratedExtractor:
         stats: dict[str, float],
     ) -> ExtractorRun:
         """Each chunk is classified; a module is extracted from the chunks that name it, its records merged."""
-        chunks = split_chunks(doc.text, schema.max_input_chars, schema.chunk_overlap_chars)
+        chunks = document_chunks(doc, schema.max_input_chars, schema.chunk_overlap_chars)
         stats["chunks"] = stats.get("chunks", 0) + len(chunks)
         try:
             classified = self._each_chunk(doc, schema, chunks, response_model(schema), CLASSIFY, stats)
