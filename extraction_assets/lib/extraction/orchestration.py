@@ -158,7 +158,7 @@ class OrchestratedExtractor:
         except LLMError as exc:
             return self._kept_heuristic(pack(), version, "fallback_used", exc, stats)
         if schema.shape == "fields":  # the pack is cheap: its answer is the model's second opinion
-            candidates = with_agreement(schema, candidates, pack().candidates, candidates)
+            candidates = with_agreement(schema, candidates, pack().candidates, candidates, doc.text)
         return self._run(candidates, version, "model", stats)
 
     def _kept_heuristic(
@@ -256,7 +256,7 @@ class OrchestratedExtractor:
             model = self._model_candidates(doc, schema, stats)
         except LLMError as exc:
             return self._kept_heuristic(pack, version, "failed", exc, stats)
-        merged = with_agreement(schema, merge(schema, heuristic, model), heuristic, model)
+        merged = with_agreement(schema, merge(schema, heuristic, model), heuristic, model, doc.text)
         return self._run(merged, version, "model", stats)
 
     def _classify_then_extract(
