@@ -99,6 +99,7 @@ def _add(total: dict[str, float], stats: CallStats) -> None:
 
 
 def _merge(total: dict[str, float], part: dict[str, float]) -> None:
+    """One chunk's counted cost into the document's."""
     for key, value in part.items():
         total[key] = total.get(key, 0) + value
 
@@ -328,8 +329,8 @@ def _over_chunks(
 ) -> list[tuple[Chunk, R]]:
     """`answer` for every chunk, up to `concurrency` chunks at once (the client keeps the requests in flight, of
     all documents, within the same bound). Each chunk counts its cost apart, added in chunk order, and the
-    answers come in chunk order, so nothing depends on which chunk finished first. Every chunk is asked before a
-    failure is raised: the first in chunk order that is not a wait for a batch, else the batch wait (in batch
+    answers come in chunk order, so nothing depends on which chunk finished first. A failure is raised once no
+    chunk is in flight: the first in chunk order that is not a wait for a batch, else the batch wait (in batch
     mode every chunk's request joins the same batch: one batch round per pass, not one per chunk). Once a chunk
     has failed for good, the chunks not started yet are not asked: the document's outcome is settled."""
     settled = threading.Event()
