@@ -13,6 +13,7 @@ the whole document and mapped to raw offsets as any other quote.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -45,11 +46,10 @@ class _Cuts:
         blocked = [m.span() for m in _PLACEHOLDER.finditer(text)]
         self._blocked_starts = [s for s, _ in blocked]
         self._blocked = blocked
-        inside = [t for t in turns if 0 < t.start < len(text)]
-        self.turn_starts = sorted({t.start for t in inside})
-        speakers = sorted(
-            {t.start for t, before in zip(inside[1:], inside, strict=False) if t.speaker != before.speaker}
-        )
+        ordered = sorted(turns, key=lambda t: t.start)
+        self.turn_starts = sorted({t.start for t in ordered if 0 < t.start < len(text)})
+        changes = itertools.pairwise(ordered)
+        speakers = sorted({t.start for before, t in changes if t.speaker != before.speaker and t.start < len(text)})
         self.levels = [
             self._ends(_PARAGRAPH, text),
             speakers,
