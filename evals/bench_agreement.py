@@ -31,6 +31,7 @@ def _without_agreement(
     chosen: Sequence[CandidateItem],
     heuristic: Sequence[CandidateItem],
     model: Sequence[CandidateItem],
+    text: str,
 ) -> list[CandidateItem]:
     """`with_agreement` switched off: every field as the mode merged it."""
     return list(chosen)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
+import threading
+import time
 from datetime import date
 
 import pytest
 
 from extraction_assets.fake_llm import FakeLLMServer
-from extraction_assets.lib.extraction import OrchestratedExtractor, extract_document, split_chunks
+from extraction_assets.lib.extraction import OrchestratedExtractor, extract_document, extract_stream, split_chunks
 from extraction_assets.lib.llm import LLMClient, LLMSettings, document_from_messages
 from extraction_assets.lib.models import Document
 from extraction_assets.lib.pii import scrub_document
@@ -56,7 +59,7 @@ def test_each_chunk_is_one_request_and_evidence_is_in_raw_offsets(fake: FakeLLMS
     assert outcome.status == "processed" and outcome.outcome == "model"
     assert len(fake.requests) == len(chunks) == outcome.stats["chunks"]
     sent = [document_from_messages(r["messages"]) for r in fake.requests]
-    assert sent == [c.text for c in chunks]
+    assert sorted(sent) == sorted(c.text for c in chunks), "each chunk once (asked concurrently: in any order)"
     assert all("@acme.com" not in text for text in sent)
     assert outcome.items and all(i.extracted_by == "model" for i in outcome.items)
     for item in outcome.items:
@@ -78,10 +81,63 @@ def test_a_short_document_is_still_one_request_with_the_default_task(fake: FakeL
     assert fake.requests[0]["messages"][1]["content"].startswith("Extract pulse data.\n")
 
 
-def test_a_failed_chunk_is_asked_again(fake: FakeLLMServer) -> None:
-    fake.configure(server_error_every=3)  # requests 1, 4, 7, ... fail once
+def _track_in_flight(fake: FakeLLMServer, jitter_s: float = 0.0) -> list[int]:
+    """The most requests the fake answered at once (the list's maximum), each answer taking up to `jitter_s`."""
+    handle, lock, now, seen = fake.handle, threading.Lock(), [0], [0]
+    shuffle = random.Random(7)
+
+    def counted(body):
+        with lock:
+            now[0] += 1
+            seen.append(now[0])
+            delay = 0.05 + shuffle.random() * jitter_s
+        time.sleep(delay)
+        try:
+            return handle(body)
+        finally:
+            with lock:
+                now[0] -= 1
+
+    fake.handle = counted  # type: ignore[method-assign]
+    return seen
+
+
+def test_a_documents_chunks_are_asked_concurrently_within_the_clients_bound(fake: FakeLLMServer) -> None:
     doc = _long_document()
-    outcome = extract_document(doc, scrub_document(doc), CHUNKED, _extractor(fake))
+    scrubbed = scrub_document(doc)
+    chunks = split_chunks(scrubbed.text, CHUNKED.max_input_chars, CHUNKED.chunk_overlap_chars)
+    seen = _track_in_flight(fake)
+    outcome = extract_document(doc, scrubbed, CHUNKED, _extractor(fake, max_concurrency=2))
+    assert outcome.outcome == "model" and len(fake.requests) == len(chunks) > 2
+    assert max(seen) == 2
+
+
+def test_documents_and_their_chunks_share_one_bound_on_requests_in_flight(fake: FakeLLMServer) -> None:
+    """Two long documents at once, two requests at most: not two per document."""
+    docs = [_long_document(), _long_document().model_copy(update={"doc_id": "other", "tenant_id": "beta"})]
+    seen = _track_in_flight(fake)
+    pairs = ((d, scrub_document(d)) for d in docs)
+    outcomes = list(extract_stream(pairs, CHUNKED, _extractor(fake, max_concurrency=2)))
+    assert [o.outcome for o in outcomes] == ["model", "model"]
+    assert max(seen) == 2
+
+
+def test_concurrent_chunks_merge_to_the_same_items_and_figures_as_one_at_a_time(fake: FakeLLMServer) -> None:
+    doc = _long_document()
+    scrubbed = scrub_document(doc)
+    passes = CHUNKED.model_copy(update={"extraction_passes": 2})
+    one_at_a_time = extract_document(doc, scrubbed, passes, _extractor(fake, max_concurrency=1))
+    _track_in_flight(fake, jitter_s=0.1)  # chunks finish in a shuffled order
+    concurrent = extract_document(doc, scrubbed, passes, _extractor(fake, max_concurrency=8))
+    assert concurrent.items == one_at_a_time.items
+    figures = {k: v for k, v in concurrent.stats.items() if k != "latency_ms"}
+    assert figures == {k: v for k, v in one_at_a_time.stats.items() if k != "latency_ms"}
+
+
+def test_a_failed_chunk_is_asked_again(fake: FakeLLMServer) -> None:
+    fake.configure(server_error_every=3)  # requests 1, 4, 7, ... fail once (one at a time: the same chunks)
+    doc = _long_document()
+    outcome = extract_document(doc, scrub_document(doc), CHUNKED, _extractor(fake, max_concurrency=1))
     assert outcome.outcome == "model"
     assert outcome.stats["chunk_retries"] >= 1
     assert outcome.stats["calls"] == len(fake.requests)
@@ -92,10 +148,15 @@ def test_a_chunk_that_keeps_failing_falls_back_for_the_whole_document(fake: Fake
     scrubbed = scrub_document(doc)
     chunks = split_chunks(scrubbed.text, CHUNKED.max_input_chars, CHUNKED.chunk_overlap_chars)
     fake.configure(server_error_every=1)
-    outcome = extract_document(doc, scrubbed, CHUNKED, _extractor(fake))
+    outcome = extract_document(doc, scrubbed, CHUNKED, _extractor(fake, max_concurrency=1))
     assert outcome.status == "processed" and outcome.outcome == "fallback_used"
     assert outcome.items and all(i.extracted_by == "heuristic" for i in outcome.items), "never half model, half lost"
     assert len(fake.requests) == 2 < len(chunks)  # the first chunk and its retry: the rest is not asked
+    assert outcome.stats["calls"] == 2
+    fake.requests.clear()
+    concurrent = extract_document(doc, scrubbed, CHUNKED, _extractor(fake, max_concurrency=8))
+    assert concurrent.outcome == "fallback_used" and concurrent.items == outcome.items
+    assert concurrent.stats["calls"] == len(fake.requests) <= 2 * len(chunks), "every call made is counted"
 
 
 def test_a_second_pass_lists_what_was_found_and_adds_no_duplicate(fake: FakeLLMServer) -> None:
@@ -119,7 +180,8 @@ def test_classify_then_extract_classifies_each_chunk_and_merges_each_modules_rec
     tasks = [r["messages"][1]["content"].split("\n", 2)[:2] for r in fake.requests]
     classified = [t for t in tasks if t[0].startswith("Classify")]
     assert len(classified) == len(chunks)
-    assert all(t[1].startswith(f"This is part {n + 1} of {len(chunks)}") for n, t in enumerate(classified))
+    parts = [f"This is part {n + 1} of {len(chunks)} of a long document" for n in range(len(chunks))]
+    assert sorted(t[1].split(":")[0] for t in classified) == sorted(parts), "each part once, in any order"
     modules = {i.item_type for i in outcome.items}
     assert modules and len(outcome.items) == len(modules), "one record per module, merged over the chunks"
     for item in outcome.items:

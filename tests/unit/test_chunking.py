@@ -1,4 +1,4 @@
-"""Chunks: cut at paragraph, then sentence boundaries, with overlap, never inside a placeholder; merged back."""
+"""Chunks: cut at paragraph, speaker, turn, then sentence boundaries, with overlap, never in a placeholder; merged."""
 
 from __future__ import annotations
 
@@ -45,6 +45,33 @@ def test_a_cut_prefers_a_paragraph_break_then_a_sentence_end() -> None:
         assert chunk.text.rstrip().endswith(".")
     for chunk in split_chunks(one_paragraph, 1500, 200)[1:]:
         assert chunk.text.startswith("Paragraph 0 sentence"), "an overlap starts at a sentence"
+
+
+def _transcript(turns: int) -> tuple[str, list[Turn]]:
+    """Lines `Speaker: words.` where each speaker talks for three turns of four sentences."""
+    lines = [
+        f"{'Ann' if (n // 3) % 2 == 0 else 'Bao'}: " + " ".join(f"Turn {n} point {p} is made here." for p in range(4))
+        for n in range(turns)
+    ]
+    text, spans, at = "", [], 0
+    for n, line in enumerate(lines):
+        spans.append(Turn(turn_id=f"l{n}", start=at, end=at + len(line), speaker=line.split(":")[0]))
+        text += line + "\n"
+        at = len(text)
+    return text, spans
+
+
+def test_a_transcript_is_cut_where_the_speaker_changes_and_an_overlap_starts_at_a_turn() -> None:
+    text, turns = _transcript(60)
+    speaker_changes = {t.start for before, t in itertools.pairwise(turns) if t.speaker != before.speaker}
+    turn_starts = {t.start for t in turns}
+    chunks = split_chunks(text, 2000, 150, turns)
+    assert len(chunks) > 3
+    for before, after in itertools.pairwise(chunks):
+        assert before.end in speaker_changes, "not after a sentence in the middle of someone's turn"
+        assert after.start in turn_starts and after.start < before.end, "the overlap is whole turns"
+    plain = split_chunks(text, 2000, 150)
+    assert any(c.end not in speaker_changes for c in plain[:-1]), "without turns, sentence ends are cuts as well"
 
 
 def test_no_cut_splits_a_placeholder() -> None:
@@ -95,6 +122,17 @@ def test_items_seen_in_two_overlapping_chunks_are_one_item_with_a_hint_into_the_
     assert len(merged) == 1
     assert merged[0].confidence == 0.9
     assert merged[0].span_hint == text.index("The Buyer")
+
+
+@pytest.mark.parametrize("shape", ["items", "fields", "records"])
+def test_the_merge_does_not_depend_on_the_order_the_chunks_answered_in(shape: str) -> None:
+    """Chunks are asked concurrently: equally good answers of two chunks settle on the earlier chunk's."""
+    text = "The Buyer shall pay. ... the buyer shall pay."
+    first, second = Chunk(0, 2, 0, 20, text[:20]), Chunk(1, 2, 20, len(text), text[20:])
+    answers = [(first, [_candidate("The Buyer shall pay.")]), (second, [_candidate("the buyer shall pay.")])]
+    in_order = merge_chunk_candidates(_schema(shape), answers)
+    assert merge_chunk_candidates(_schema(shape), answers[::-1]) == in_order
+    assert in_order[0].span_hint == 0
 
 
 def test_a_field_takes_the_best_grounded_value_and_disagreement_goes_to_review_with_both() -> None:

@@ -1,9 +1,10 @@
 """Batch backfills (`EXTRACTION_LLM_BATCH=1`) in Dagster: the extraction run's two batch steps, and a sensor.
 
-Before extracting, a run stores the answers of its partition's finished batches in `llm_cache`; after, it
-submits the requests its pending documents are waiting on as one new batch (requests already in an open
-batch are not submitted twice). The sensor polls open batches and starts the partition's extraction when
-one has finished, so the documents it answered are extracted without anyone waiting on the batch.
+Before extracting, a run stores the answers of its partition's finished batches in `llm_cache` (their tokens
+count against the run's budget, `EXTRACTION_LLM_BUDGET_TOKENS`); after, it submits the requests its pending
+documents are waiting on as one new batch (requests already in an open batch are not submitted twice; a request
+the budget cannot hold is left for a later run). The sensor polls open batches and starts the partition's
+extraction when one has finished, so the documents it answered are extracted without anyone waiting on the batch.
 """
 
 from __future__ import annotations
@@ -45,8 +46,11 @@ def store_finished_batches(warehouse: WarehouseResource, client: LLMClient, sche
             store_batch_answers(con, state.batch_id, state.status, entries, len(failed))
         figures[f"batches_{state.status}"] += 1
         figures["batch_answers_stored"] += len(entries)
-        figures["batch_prompt_tokens"] += sum(e["prompt_tokens"] for e in entries)
-        figures["batch_completion_tokens"] += sum(e["completion_tokens"] for e in entries)
+        prompt_tokens = sum(e["prompt_tokens"] for e in entries)
+        completion_tokens = sum(e["completion_tokens"] for e in entries)
+        client.budget.spend(prompt_tokens + completion_tokens)  # this run's budget pays for the answers it stores
+        figures["batch_prompt_tokens"] += prompt_tokens
+        figures["batch_completion_tokens"] += completion_tokens
         figures["batch_lines_failed"] += len(failed)
         figures["batch_lines_unanswered"] += len(requests) - len(entries) - len(failed)
     return dict(figures)

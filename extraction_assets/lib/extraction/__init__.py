@@ -4,7 +4,7 @@
 from extraction_assets.lib.extraction.agreement import with_agreement
 from extraction_assets.lib.extraction.applicability import Decision, decide, folder_kind, rules_fingerprint
 from extraction_assets.lib.extraction.chunk_merge import merge_chunk_candidates
-from extraction_assets.lib.extraction.chunking import Chunk, chunk_input, split_chunks
+from extraction_assets.lib.extraction.chunking import Chunk, chunk_input, document_chunks, split_chunks
 from extraction_assets.lib.extraction.extractors import Extractor, ExtractorRun, HeuristicExtractor
 from extraction_assets.lib.extraction.factory import ExtractorChoice
 from extraction_assets.lib.extraction.grounding import ground, normalize_with_map, turn_for_span
@@ -39,6 +39,7 @@ __all__ = [
     "OrchestratedExtractor",
     "chunk_input",
     "decide",
+    "document_chunks",
     "extract_document",
     "extract_documents",
     "extract_stream",

@@ -7,6 +7,7 @@ quotes of the same value become further evidence; a different grounded value mak
 contradiction (review, with both values and both quotes as evidence). Shape `records`: one record per module,
 the best grounded, with empty attributes filled from the other chunks' records. Shape `items`: a quote seen in
 two overlapping chunks is one item (by type and normalized quote); the item cap applies afterwards, in grounding.
+Ties go to the earlier chunk, whatever order the answers came in (chunks are asked concurrently).
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ def _placed(chunk: Chunk, candidate: CandidateItem) -> tuple[CandidateItem, int]
 def merge_chunk_candidates(
     schema: SchemaVersion, answers: Sequence[tuple[Chunk, Sequence[CandidateItem]]]
 ) -> list[CandidateItem]:
-    placed = [(chunk.index, *_placed(chunk, c)) for chunk, found in answers for c in found]
+    in_order = sorted(answers, key=lambda answer: answer[0].index)  # however the chunks' answers arrived
+    placed = [(chunk.index, *_placed(chunk, c)) for chunk, found in in_order for c in found]
     if schema.shape == "fields":
         return [_merge_field(name, placed) for name in dict.fromkeys(c.item_type for _, c, _ in placed)]
     if schema.shape == "records":

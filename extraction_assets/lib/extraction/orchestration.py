@@ -11,10 +11,10 @@
   module extraction is retried), its records keyed by Message-ID so the retry replaces them.
 In `model_first` and `heuristic_first`, a field the pack and the model both answer is settled by their
 agreement (`agreement.py`).
-A document longer than the schema's `max_input_chars` is asked about chunk by chunk (`chunking.py`, merged by
-`chunk_merge.py`); a failed chunk is asked once more before the mode's fallback applies to the whole document,
-so a document is never stored half-read. `extraction_passes` > 1 asks each chunk again with what was found so
-far, for what was missed; every pass is its own cached request.
+A document longer than the schema's `max_input_chars` is asked about in chunks, concurrently (`chunking.py`, merged
+in chunk order by `chunk_merge.py`); a failed chunk is asked once more before the mode's fallback applies to the
+whole document, so a document is never stored half-read. `extraction_passes` > 1 asks each chunk again with what
+was found so far, for what was missed; every pass is its own cached request.
 Without a configured model every mode runs the pack, counted as `heuristic` (the offline path); with the kill
 switch (`EXTRACTION_LLM_DISABLED`) on, the pack runs too, counted as `disabled` (the model was turned off).
 """
@@ -23,15 +23,17 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
 from extraction_assets.lib.extraction.agreement import with_agreement
 from extraction_assets.lib.extraction.chunk_merge import merge_chunk_candidates
-from extraction_assets.lib.extraction.chunking import Chunk, chunk_input, split_chunks
+from extraction_assets.lib.extraction.chunking import Chunk, chunk_input, document_chunks
 from extraction_assets.lib.extraction.extractors import ExtractorRun, HeuristicExtractor
 from extraction_assets.lib.llm.budget import Deferred, Prices
 from extraction_assets.lib.llm.client import CallStats, LLMClient, LLMError
@@ -96,6 +98,12 @@ def _add(total: dict[str, float], stats: CallStats) -> None:
     total["latency_ms"] = total.get("latency_ms", 0) + stats.latency_ms
 
 
+def _merge(total: dict[str, float], part: dict[str, float]) -> None:
+    """One chunk's counted cost into the document's."""
+    for key, value in part.items():
+        total[key] = total.get(key, 0) + value
+
+
 class OrchestratedExtractor:
     """The extractor the pipeline runs: heuristic and model combined by the schema's orchestration mode."""
 
@@ -151,7 +159,7 @@ class OrchestratedExtractor:
         except LLMError as exc:
             return self._kept_heuristic(pack(), version, "fallback_used", exc, stats)
         if schema.shape == "fields":  # the pack is cheap: its answer is the model's second opinion
-            candidates = with_agreement(schema, candidates, pack().candidates, candidates)
+            candidates = with_agreement(schema, candidates, pack().candidates, candidates, doc.text)
         return self._run(candidates, version, "model", stats)
 
     def _kept_heuristic(
@@ -196,25 +204,23 @@ class OrchestratedExtractor:
     ) -> list[CandidateItem]:
         """Every chunk, every pass; a short document in one pass is exactly one request, as before chunks."""
         output = response_model(schema)
-        chunks = split_chunks(doc.text, schema.max_input_chars, schema.chunk_overlap_chars)
+        chunks = document_chunks(doc, schema.max_input_chars, schema.chunk_overlap_chars)
         stats["chunks"] = stats.get("chunks", 0) + len(chunks)
         retries = CHUNK_RETRIES if len(chunks) > 1 else 0
 
-        def passes(chunk: Chunk) -> list[CandidateItem]:
+        def passes(chunk: Chunk, cost: dict[str, float]) -> list[CandidateItem]:
             part = chunk_input(doc, chunk)
             found: list[CandidateItem] = []
             for number in range(1, schema.extraction_passes + 1):
-                parsed, call = self._ask_chunk(
-                    part, schema, output, _task(schema, chunk, number, found), retries, stats
-                )
-                _add(stats, call)
+                parsed, call = self._ask_chunk(part, schema, output, _task(schema, chunk, number, found), retries, cost)
+                _add(cost, call)
                 if schema.shape == "fields":
                     found += candidates_from_fields(schema, parsed)
                 else:
                     found += candidates_from_items(schema, parsed)
             return found
 
-        answers = _over_chunks(chunks, passes)
+        answers = _over_chunks(chunks, passes, stats, self.concurrency)
         if len(chunks) == 1 and schema.extraction_passes == 1:
             return answers[0][1]
         return merge_chunk_candidates(schema, answers)
@@ -251,7 +257,7 @@ class OrchestratedExtractor:
             model = self._model_candidates(doc, schema, stats)
         except LLMError as exc:
             return self._kept_heuristic(pack, version, "failed", exc, stats)
-        merged = with_agreement(schema, merge(schema, heuristic, model), heuristic, model)
+        merged = with_agreement(schema, merge(schema, heuristic, model), heuristic, model, doc.text)
         return self._run(merged, version, "model", stats)
 
     def _classify_then_extract(
@@ -263,7 +269,7 @@ class OrchestratedExtractor:
         stats: dict[str, float],
     ) -> ExtractorRun:
         """Each chunk is classified; a module is extracted from the chunks that name it, its records merged."""
-        chunks = split_chunks(doc.text, schema.max_input_chars, schema.chunk_overlap_chars)
+        chunks = document_chunks(doc, schema.max_input_chars, schema.chunk_overlap_chars)
         stats["chunks"] = stats.get("chunks", 0) + len(chunks)
         try:
             classified = self._each_chunk(doc, schema, chunks, response_model(schema), CLASSIFY, stats)
@@ -305,31 +311,56 @@ class OrchestratedExtractor:
         """One request per chunk, a failed one asked again."""
         retries = CHUNK_RETRIES if chunks and chunks[0].count > 1 else 0
 
-        def ask(chunk: Chunk) -> T:
+        def ask(chunk: Chunk, cost: dict[str, float]) -> T:
             answer, call = self._ask_chunk(
-                chunk_input(doc, chunk), schema, output, _part_task(task, chunk), retries, stats
+                chunk_input(doc, chunk), schema, output, _part_task(task, chunk), retries, cost
             )
-            _add(stats, call)
+            _add(cost, call)
             return answer
 
-        return _over_chunks(chunks, ask)
+        return _over_chunks(chunks, ask, stats, self.concurrency)
 
 
-def _over_chunks(chunks: list[Chunk], answer: Callable[[Chunk], R]) -> list[tuple[Chunk, R]]:
-    """`answer` for every chunk. In batch mode every chunk's request joins the same batch before the document
-    waits (one batch round per pass, not one per chunk)."""
-    answers: list[tuple[Chunk, R]] = []
-    waiting: Deferred | None = None
-    for chunk in chunks:
+def _over_chunks(
+    chunks: list[Chunk],
+    answer: Callable[[Chunk, dict[str, float]], R],
+    stats: dict[str, float],
+    concurrency: int,
+) -> list[tuple[Chunk, R]]:
+    """`answer` for every chunk, up to `concurrency` chunks at once (the client keeps the requests in flight, of
+    all documents, within the same bound). Each chunk counts its cost apart, added in chunk order, and the
+    answers come in chunk order, so nothing depends on which chunk finished first. A failure is raised once no
+    chunk is in flight: the first in chunk order that is not a wait for a batch, else the batch wait (in batch
+    mode every chunk's request joins the same batch: one batch round per pass, not one per chunk). Once a chunk
+    has failed for good, the chunks not started yet are not asked: the document's outcome is settled."""
+    settled = threading.Event()
+
+    def attempt(chunk: Chunk) -> tuple[dict[str, float], R | None, LLMError | Deferred | None]:
+        cost: dict[str, float] = {}
+        if settled.is_set():
+            return cost, None, None
         try:
-            answers.append((chunk, answer(chunk)))
-        except Deferred as deferred:
-            if deferred.reason != "batch":
-                raise
-            waiting = deferred
-    if waiting is not None:
-        raise waiting
-    return answers
+            return cost, answer(chunk, cost), None
+        except (LLMError, Deferred) as exc:
+            if not (isinstance(exc, Deferred) and exc.reason == "batch"):
+                settled.set()
+            return cost, None, exc
+
+    if len(chunks) > 1 and concurrency > 1:
+        with ThreadPoolExecutor(min(len(chunks), concurrency), thread_name_prefix="chunk") as pool:
+            results = list(pool.map(attempt, chunks))
+    else:
+        results = [attempt(chunk) for chunk in chunks]
+    failures = [exc for _, _, exc in results if exc is not None]
+    raised = next((e for e in failures if not (isinstance(e, Deferred) and e.reason == "batch")), None)
+    raised = raised or next(iter(failures), None)
+    for cost, _, exc in results:
+        _merge(stats, cost)
+        if isinstance(exc, LLMError) and exc is not raised:  # the raised one's cost is counted where it is caught
+            _add(stats, exc.stats)
+    if raised is not None:
+        raise raised
+    return [(chunk, cast(R, value)) for chunk, (_, value, _) in zip(chunks, results, strict=True)]
 
 
 def _part_task(task: str, chunk: Chunk) -> str:

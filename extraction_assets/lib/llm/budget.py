@@ -1,19 +1,26 @@
 """What a run may spend on the model, what it cost, and the request that must wait for a later run.
 
-A request starts only while the run has used fewer tokens than its budget (prompt plus completion, failed
-attempts and validation re-asks included); requests already in flight finish, so a run overshoots by at most
-the answers of its concurrent requests. A request that may not start raises `Deferred`: its document stays
+Before a request is sent it reserves an estimate of its tokens (`estimate_tokens`); once sent, the reservation is
+settled with the real usage (prompt plus completion, failed attempts and validation re-asks included). A request
+starts only while the tokens spent and those reserved by requests in flight stay under the budget, so concurrent
+requests never start on the same unspent tokens: a run overshoots by at most its last request plus what the
+estimates of the requests in flight missed, whatever the concurrency. A request deferred to a batch keeps its
+reservation for the rest of the run (a run submits no more than its budget allows), and a later run that stores
+the batch's answers spends their real usage. A request that may not start raises `Deferred`: its document stays
 pending (never failed, never half-stored) and the next run continues from the cached answers.
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 DeferReason = Literal["budget", "batch"]
+BYTES_PER_TOKEN = 3  # UTF-8 bytes: an over-estimate for English (about 4 characters a token), close for CJK
+COMPLETION_RESERVE = 512  # tokens reserved for an answer when the endpoint sets no `max_tokens`
 
 
 class Deferred(RuntimeError):
@@ -40,25 +47,37 @@ def estimated_cost(prices: Prices | None, prompt_tokens: int, completion_tokens:
     return prices.cost(prompt_tokens, completion_tokens) if prices else None
 
 
+def estimate_tokens(texts: Sequence[str], max_tokens: int | None) -> int:
+    """A request's tokens before it is sent: its prompt texts (messages and response schema) by their UTF-8 size,
+    and the answer's bound (or `COMPLETION_RESERVE`)."""
+    prompt = sum(len(t.encode("utf-8")) for t in texts) // BYTES_PER_TOKEN
+    return prompt + (max_tokens or COMPLETION_RESERVE)
+
+
 class TokenBudget:
-    """Tokens spent by one run's requests, shared by its threads; `limit` None means no cap."""
+    """Tokens spent and reserved by one run's requests, shared by its threads; `limit` None means no cap."""
 
     def __init__(self, limit: int | None = None) -> None:
         self.limit = limit
         self.spent = 0
+        self.reserved = 0  # estimates of requests in flight, and of requests deferred to a batch
         self._lock = threading.Lock()
 
-    def check(self) -> None:
-        """Before a request is sent: raise `Deferred("budget")` once the budget is used up."""
+    def reserve(self, estimate: int) -> None:
+        """Before a request is sent: hold its estimate, or raise `Deferred("budget")` once the tokens spent and
+        reserved reach the budget."""
         with self._lock:
-            if self.limit is not None and self.spent >= self.limit:
+            if self.limit is not None and self.spent + self.reserved >= self.limit:
                 raise Deferred("budget")
+            self.reserved += estimate
 
-    def spend(self, tokens: int) -> None:
+    def settle(self, estimate: int, tokens: int) -> None:
+        """A reserved request got its answer (or failed): its real usage replaces its estimate."""
         with self._lock:
+            self.reserved -= estimate
             self.spent += tokens
 
-    @property
-    def exhausted(self) -> bool:
+    def spend(self, tokens: int) -> None:
+        """Tokens spent without a reservation in this run: the answers of a batch an earlier run submitted."""
         with self._lock:
-            return self.limit is not None and self.spent >= self.limit
+            self.spent += tokens

@@ -2,8 +2,9 @@
 
 Transport retries (429 with Retry-After, 5xx, timeouts) are the openai client's exponential backoff;
 validation retries are instructor's re-ask, which feeds the validation error back to the model.
-Every failure surfaces as `LLMError`, so orchestration can fall back instead of failing. A request the run's
-token budget no longer allows raises `Deferred` before anything is sent (see `budget.py`).
+Every failure surfaces as `LLMError`, so orchestration can fall back instead of failing. A request reserves its
+estimated tokens in the run's budget before it is sent and settles them with its real usage; one the budget no
+longer allows raises `Deferred` before anything is sent (see `budget.py`).
 instructor and openai (about 1 s to import) load when the first client is built, not with the code location.
 """
 
@@ -20,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from extraction_assets.lib.llm.answer_size import bounded_http_client, reask_cap
 from extraction_assets.lib.llm.batch import BatchRequest
-from extraction_assets.lib.llm.budget import Deferred, Prices, TokenBudget
+from extraction_assets.lib.llm.budget import Deferred, Prices, TokenBudget, estimate_tokens
 from extraction_assets.lib.llm.response_models import schema_json
 from extraction_assets.lib.schemas import LLMMode as Mode
 
@@ -118,7 +119,7 @@ def request_hash(model: str, mode: str, messages: Sequence[dict[str, str]], outp
 
 
 class LLMClient:
-    """One client per run; thread-safe, so documents can be extracted concurrently."""
+    """One client per run; thread-safe, so documents (and a long document's chunks) can be asked concurrently."""
 
     def __init__(self, settings: LLMSettings, cache: MemoryCache | None = None) -> None:
         self.settings = settings
@@ -136,6 +137,8 @@ class LLMClient:
         )
         self._clients: dict[str, instructor.Instructor] = {}
         self._lock = threading.Lock()
+        # requests in flight, whoever asks (documents, and the chunks of a long one): at most `max_concurrency`
+        self._in_flight = threading.BoundedSemaphore(settings.max_concurrency)
         self._instructor(settings.mode)  # now: its first use imports all of openai's resources (~0.5 s)
 
     def _instructor(self, mode: Mode) -> instructor.Instructor:
@@ -169,7 +172,14 @@ class LLMClient:
                 # an entry from another schema shape: ask the model again
         if self.settings.batch:
             self._defer(key, mode, messages, output, tags or {})
-        self.budget.check()
+        with self._in_flight:
+            return self._send(key, mode, messages, output, tags or {})
+
+    def _send(
+        self, key: str, mode: Mode, messages: list[dict[str, str]], output: type[T], tags: dict[str, str]
+    ) -> tuple[T, CallStats]:
+        """The request to the endpoint, its cost held in the budget while it runs; the answer goes to the cache."""
+        estimate = self._reserve(messages, output)
         stats = CallStats()
         usage: list[Any] = []
 
@@ -196,10 +206,10 @@ class LLMClient:
             )
         except Exception as exc:  # provider, transport, JSON and validation errors alike
             _settle(stats, usage, started)
-            self.budget.spend(stats.prompt_tokens + stats.completion_tokens)
+            self.budget.settle(estimate, stats.prompt_tokens + stats.completion_tokens)
             raise LLMError(f"{type(exc).__name__}: {str(exc)[:500]}", stats) from exc
         _settle(stats, usage, started)
-        self.budget.spend(stats.prompt_tokens + stats.completion_tokens)
+        self.budget.settle(estimate, stats.prompt_tokens + stats.completion_tokens)
         self.cache.put(
             {
                 "request_hash": key,
@@ -210,15 +220,29 @@ class LLMClient:
                 "prompt_tokens": stats.prompt_tokens,
                 "completion_tokens": stats.completion_tokens,
                 "latency_ms": stats.latency_ms,
-                **(tags or {}),
+                **tags,
             }
         )
         return parsed, stats
 
+    def _reserve(self, messages: list[dict[str, str]], output: type[BaseModel]) -> int:
+        """Hold the request's estimated tokens in the run's budget (nothing to estimate without a budget)."""
+        if self.budget.limit is None:
+            return 0
+        texts = [m.get("content") or "" for m in messages] + [schema_json(output)]
+        estimate = estimate_tokens(texts, self.settings.max_tokens)
+        self.budget.reserve(estimate)
+        return estimate
+
     def _defer(
         self, key: str, mode: Mode, messages: list[dict[str, str]], output: type[BaseModel], tags: dict[str, str]
     ) -> None:
-        """Keep the request, with the body instructor would send, for the next batch; its document waits."""
+        """Keep the request, with the body instructor would send, for the next batch; its document waits. The
+        request holds its estimate in the run's budget, so a run submits no more than it may spend."""
+        with self._lock:
+            known = key in self.deferred
+        if not known:
+            self._reserve(messages, output)
         import instructor
         from instructor.processing.response import handle_response_model
 
