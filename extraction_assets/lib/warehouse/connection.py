@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from extraction_assets.lib.warehouse.backend import connect_lake, is_lake
 from extraction_assets.lib.warehouse.ddl import KEYS, TABLES, ensure_schema
+from extraction_assets.lib.warehouse.duckdb_binding import remember_absent_modules
 from extraction_assets.lib.warehouse.lock_wait import WRITER_WAIT_S, open_duckdb_file
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
@@ -39,6 +40,7 @@ def connect(
 
     A DuckLake catalog (`ducklake:...`) is attached instead: many processes write it at once, with no lock to wait for.
     """
+    remember_absent_modules()  # before any value is bound (see `duckdb_binding`)
     if is_lake(path):
         return connect_lake(path)
     target = Path(path)
