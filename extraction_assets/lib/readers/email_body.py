@@ -38,6 +38,9 @@ _ATTRIBUTION_START = re.compile(
 # An attribution that ends at the address ("Op 13-02-2014 Dana <x>:", "2014-10-17 11:28 Dana <x>:", Russian
 # "... от Dana <x>:"): taken only when it also begins like one.
 _ADDRESS_END = re.compile(r">\s*[:：]\s*$")
+# Both endings end on a colon: a line that does not is no attribution's last line, and the patterns (searched from
+# every position of a line) are not tried on it.
+_COLONS = (":", "：")
 # Where an attribution begins after the sender's own words on the same line ("ok On Mon, ... wrote:").
 _INLINE_ATTRIBUTION = re.compile(r"(?:-{2,}\s*|\s+)(?=(?:On|Am|Le|El|Op|Den|På)\s)")
 # An Outlook header block pasted into the body: a "From:" or "Date:" line (bold "*From:*" too) and another
@@ -97,6 +100,8 @@ def _attribution_length(text: str, lines: list[tuple[int, int]], i: int) -> int:
         last = text[lines[i + size - 1][0] : lines[i + size - 1][1]]
         if not last.strip():  # an attribution wraps, it has no blank line
             break
+        if not last.rstrip().endswith(_COLONS):
+            continue
         first = text[lines[i][0] : lines[i][1]]
         if _ATTRIBUTION_END.search(last):
             return size if size == 1 or _ATTRIBUTION_START.search(first) else 0
@@ -144,7 +149,8 @@ def _split_inline_attributions(text: str, lines: list[tuple[int, int]]) -> list[
     spans = []
     for start, end in lines:
         line = text[start:end]
-        cut = _INLINE_ATTRIBUTION.search(line) if _ATTRIBUTION_END.search(line) else None
+        ends = line.rstrip().endswith(_COLONS) and _ATTRIBUTION_END.search(line)
+        cut = _INLINE_ATTRIBUTION.search(line) if ends else None
         own = line[: cut.start()].rstrip() if cut else ""
         if cut and own:
             attribution = len(line) - len(line[cut.start() :].lstrip())
