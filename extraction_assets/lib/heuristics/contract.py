@@ -129,12 +129,14 @@ def _hits(view: str, phrases: tuple[str, ...], lo: int = 0, hi: int | None = Non
     return list(_any_phrase(phrases).finditer(view, lo, len(view) if hi is None else hi))
 
 
+_CYRILLIC = re.compile("[а-яё]")
+_LATIN = re.compile("[a-z]")
+
+
 def detect_language(view: str) -> str:
     """Russian when Cyrillic letters outnumber Latin ones, English otherwise."""
     sample = view[:20_000]
-    cyrillic = sum("а" <= c <= "я" or c == "ё" for c in sample)
-    latin = sum("a" <= c <= "z" for c in sample)
-    return "ru" if cyrillic > latin else "en"
+    return "ru" if len(_CYRILLIC.findall(sample)) > len(_LATIN.findall(sample)) else "en"
 
 
 class _Contract:

@@ -10,7 +10,7 @@ no module yields no record. Confidence stays in the heuristic band [0.60, 0.80].
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -194,6 +194,7 @@ class _Email:
     text: str
     doc_date: date | None
     norms: dict[Segment, str] = field(default_factory=dict)  # each clause (and the subject) normalised once
+    keyword_clauses: frozenset[Segment] = frozenset()  # the clauses holding a keyword of any module
 
 
 def parse_header_block(text: str) -> dict[str, Found]:
@@ -236,7 +237,8 @@ def _read(doc: ExtractionInput) -> _Email:
             clauses.append(clause)
             read += len(clause.text)
     norms = {clause: normalize_for_match(clause.text) for clause in ([subject] if subject else []) + clauses}
-    return _Email(headers, subject, clauses, doc.text, doc.doc_date, norms)
+    keyword_clauses = frozenset(clause for clause, norm in norms.items() if _ANY_KEYWORD.search(norm))
+    return _Email(headers, subject, clauses, doc.text, doc.doc_date, norms, keyword_clauses)
 
 
 def _hits(pattern: regex.Pattern[str], norm: str) -> list[str]:
@@ -246,6 +248,8 @@ def _hits(pattern: regex.Pattern[str], norm: str) -> list[str]:
 def _signals(email: _Email, rules: _Rules) -> _Signals:
     signals = _Signals()
     for clause in ([email.subject] if email.subject else []) + email.clauses:
+        if clause not in email.keyword_clauses:
+            continue
         norm = email.norms[clause]
         strong, weak = set(_hits(rules.strong, norm)), set(_hits(rules.weak, norm))
         if not strong and not weak:
@@ -289,6 +293,19 @@ _RULES: dict[str, _Rules] = {
         _promotions_applies,
     ),
 }
+
+
+def _any_keyword(rules: Iterable[_Rules]) -> regex.Pattern[str]:
+    """Every module's keywords in one pattern: a clause it does not match is not searched module by module."""
+    parts = []
+    for rule in rules:
+        for pattern in (rule.strong, rule.weak):
+            flags = "i" if pattern.flags & regex.IGNORECASE else ""
+            parts.append(f"(?{flags}:{pattern.pattern})")
+    return regex.compile("|".join(parts))
+
+
+_ANY_KEYWORD = _any_keyword(_RULES.values())
 _KEYWORD_TABLES = {
     name: {value: phrase_pattern(phrases) for value, phrases in table.items()}
     for name, table in (
