@@ -440,3 +440,11 @@ def test_turn_for_span_prefers_the_largest_overlap_when_start_is_outside() -> No
     turns = [Turn(turn_id="a", start=10, end=20), Turn(turn_id="b", start=25, end=60)]
     assert turn_for_span(turns, 5, 40) == "b"
     assert turn_for_span(turns, 5, 26) == "a"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80))
+def test_ascii_text_normalizes_run_by_run_as_it_does_cluster_by_cluster(text: str) -> None:
+    from extraction_assets.lib.extraction.grounding import _normalize_ascii_spans, _normalize_clusters
+
+    assert _normalize_ascii_spans(text) == _normalize_clusters(text)

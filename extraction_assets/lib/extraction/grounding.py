@@ -14,6 +14,7 @@ Chinese text, where byte offsets would drift.
 from __future__ import annotations
 
 import bisect
+import re
 import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
@@ -54,6 +55,11 @@ def _normalize_spans(text: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
     decomposed input (common in Vietnamese) composes under NFKC just like the whole string would,
     and the end map lets a match cover the full cluster in the original.
     """
+    return _normalize_ascii_spans(text) if text.isascii() else _normalize_clusters(text)
+
+
+def _normalize_clusters(text: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
+    """`_normalize_spans` of any text, cluster by cluster."""
     out: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
@@ -80,6 +86,35 @@ def _normalize_spans(text: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
                 starts.append(i)
                 ends.append(j)
         i = j
+    if out and out[-1] == " ":
+        out.pop()
+        starts.pop()
+        ends.pop()
+    return "".join(out), tuple(starts), tuple(ends)
+
+
+_ASCII_SPACE = re.escape("".join(c for c in map(chr, range(128)) if c.isspace()))
+_ASCII_RUN = re.compile(f"[{_ASCII_SPACE}]+|[^{_ASCII_SPACE}]+")
+
+
+def _normalize_ascii_spans(text: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
+    """`_normalize_spans` of ASCII text, run by run rather than character by character (long contracts are
+    mostly ASCII): NFKC changes no ASCII character and casefold lowers it, so only whitespace runs change."""
+    lowered = text.lower()
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    for run in _ASCII_RUN.finditer(lowered):
+        a, b = run.span()
+        if lowered[a].isspace():
+            if out:  # one space for the run; never lead with one
+                out.append(" ")
+                starts.append(a)
+                ends.append(a + 1)
+            continue
+        out.append(lowered[a:b])
+        starts.extend(range(a, b))
+        ends.extend(range(a + 1, b + 1))
     if out and out[-1] == " ":
         out.pop()
         starts.pop()
