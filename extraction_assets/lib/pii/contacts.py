@@ -171,11 +171,8 @@ def _context_phone(text: str, visible: str, start: int, end: int) -> Hit | None:
     """A phone-shaped run the region-aware pass rejected: international and possible, or national with context."""
     value = text[start:end]
     if value.startswith("+"):
-        try:
-            number = phonenumbers.parse(value, None)
-        except phonenumbers.NumberParseException:
-            return None
-        if not phonenumbers.is_possible_number(number):
+        number = _possible_international(value)
+        if number is None:
             return None
         return Hit("PHONE", start, end, 0.8, value, phonenumbers.format_number(number, _E164))
     national = digits_of(value).removeprefix("0")
@@ -294,24 +291,25 @@ def _leading_international(text: str, visible: str) -> list[Hit]:
     """
     hits: list[Hit] = []
     for m in _INTERNATIONAL_RUN.finditer(visible):
-        if _possible_international(m.group()):
+        if _possible_international(m.group()) is not None:
             continue
         group_ends = [g.start() for g in re.finditer(r"[ .\-]", m.group())][1:]
         for end in reversed(group_ends):
             value = text[m.start() : m.start() + end]
-            if len(digits_of(value)) > _MIN_NATIONAL_DIGITS and _possible_international(value):
-                number = phonenumbers.parse(value, None)
+            if len(digits_of(value)) > _MIN_NATIONAL_DIGITS and (number := _possible_international(value)) is not None:
                 norm = phonenumbers.format_number(number, _E164)
                 hits.append(Hit("PHONE", m.start(), m.start() + end, 0.8, value, norm))
                 break
     return hits
 
 
-def _possible_international(value: str) -> bool:
+def _possible_international(value: str) -> phonenumbers.PhoneNumber | None:
+    """`value` ("+" and digits) parsed, if it is a possible international number."""
     try:
-        return phonenumbers.is_possible_number(phonenumbers.parse(value, None))
+        number = phonenumbers.parse(value, None)
     except phonenumbers.NumberParseException:
-        return False
+        return None
+    return number if phonenumbers.is_possible_number(number) else None
 
 
 def find_phones(scan: Scan) -> list[Hit]:
