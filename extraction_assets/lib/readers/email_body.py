@@ -38,9 +38,15 @@ _ATTRIBUTION_START = re.compile(
 # An attribution that ends at the address ("Op 13-02-2014 Dana <x>:", "2014-10-17 11:28 Dana <x>:", Russian
 # "... от Dana <x>:"): taken only when it also begins like one.
 _ADDRESS_END = re.compile(r">\s*[:：]\s*$")
-# Both endings end on a colon: a line that does not is no attribution's last line, and the patterns (searched from
-# every position of a line) are not tried on it.
 _COLONS = (":", "：")
+
+
+def _ends_on_colon(line: str) -> bool:
+    """Both attribution endings end on a colon: a line that does not is no attribution's last line, and the
+    patterns (searched from every position of a line) need not be tried on it."""
+    return line.rstrip().endswith(_COLONS)
+
+
 # Where an attribution begins after the sender's own words on the same line ("ok On Mon, ... wrote:").
 _INLINE_ATTRIBUTION = re.compile(r"(?:-{2,}\s*|\s+)(?=(?:On|Am|Le|El|Op|Den|På)\s)")
 # An Outlook header block pasted into the body: a "From:" or "Date:" line (bold "*From:*" too) and another
@@ -100,7 +106,7 @@ def _attribution_length(text: str, lines: list[tuple[int, int]], i: int) -> int:
         last = text[lines[i + size - 1][0] : lines[i + size - 1][1]]
         if not last.strip():  # an attribution wraps, it has no blank line
             break
-        if not last.rstrip().endswith(_COLONS):
+        if not _ends_on_colon(last):
             continue
         first = text[lines[i][0] : lines[i][1]]
         if _ATTRIBUTION_END.search(last):
@@ -149,7 +155,7 @@ def _split_inline_attributions(text: str, lines: list[tuple[int, int]]) -> list[
     spans = []
     for start, end in lines:
         line = text[start:end]
-        ends = line.rstrip().endswith(_COLONS) and _ATTRIBUTION_END.search(line)
+        ends = _ends_on_colon(line) and _ATTRIBUTION_END.search(line)
         cut = _INLINE_ATTRIBUTION.search(line) if ends else None
         own = line[: cut.start()].rstrip() if cut else ""
         if cut and own:
