@@ -313,7 +313,8 @@ def _possible_international(value: str) -> phonenumbers.PhoneNumber | None:
 
 
 def find_phones(scan: Scan) -> list[Hit]:
-    """Both passes, on a same-length copy with dates, amounts, labelled ids and earlier hits blanked out.
+    """The three passes (a "+" run too long for one number, the matcher, phone shapes), on a same-length copy
+    with dates, amounts, labelled ids and earlier hits blanked out.
 
     Blanking (rather than filtering matches afterwards) also stops the matcher from gluing a date or an
     invoice number onto a neighbouring phone and then rejecting the whole run. Earlier hits include cards,
