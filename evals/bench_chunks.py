@@ -48,26 +48,37 @@ def gold_spans(value: Any) -> Iterator[tuple[int, int]]:
             yield from gold_spans(inner)
 
 
-def _measure(dataset: str, schema_key: str, chunking: dict[str, int], fake: FakeLLMServer) -> dict[str, float | int]:
+def spans_by_part(gold: dict[str, Any]) -> Iterator[tuple[str, int, int]]:
+    """Every gold span with the part of the record it belongs to (QMSum: `items`, the queries' evidence turns, and
+    `topics`, the topic segments; CUAD: `categories`), since how long they run differs by part."""
+    for part, value in gold.items():
+        for start, end in gold_spans(value):
+            yield part, start, end
+
+
+def _measure(
+    dataset: str, schema_key: str, chunking: dict[str, int], fake: FakeLLMServer
+) -> dict[str, float | int | str]:
     entry = load_registry().entry(dataset)
     chunked = load_schema(DEFAULT_PROMPTS, schema_key).model_copy(update={"orchestration": "model_first", **chunking})
     whole = chunked.model_copy(update={"max_input_chars": WHOLE})
     settings = LLMSettings(base_url=fake.base_url, model="fake-model", http_retries=0, refresh_cache=True)
     figures: dict[str, list[int]] = {k: [] for k in ("requests", "tokens", "whole_tokens", "chars")}
-    spans = reachable = longer = 0
+    parts: dict[str, list[int]] = {}  # part -> [spans, in a chunk, longer than a chunk]
     for record in read_gold(evalsets_dir() / dataset / "dev.jsonl", None):
         if isinstance(record, str):
             continue
         doc = gold_document(entry, record)
         scrubbed = scrub_document(doc)
         chunks = document_chunks(extraction_input(doc, scrubbed), chunked.max_input_chars, chunked.chunk_overlap_chars)
-        for start, end in gold_spans(record.gold):
+        for part, start, end in spans_by_part(record.gold):
             s, e = scrubbed.offset_map.to_scrubbed(start, end)
-            spans += 1
+            counts = parts.setdefault(part, [0, 0, 0])
+            counts[0] += 1
             if e - s > chunked.max_input_chars:
-                longer += 1
+                counts[2] += 1
             elif any(c.start <= s and e <= c.end for c in chunks):
-                reachable += 1
+                counts[1] += 1
         for schema, requests_key, tokens_key in ((chunked, "requests", "tokens"), (whole, None, "whole_tokens")):
             outcome = extract_document(doc, scrubbed, schema, OrchestratedExtractor(LLMClient(settings)))
             stats = outcome.stats
@@ -85,9 +96,10 @@ def _measure(dataset: str, schema_key: str, chunking: dict[str, int], fake: Fake
         "tokens_per_document_mean": round(tokens / len(figures["tokens"])),
         "whole_document_tokens_per_document_mean": round(whole_tokens / len(figures["whole_tokens"])),
         "chunk_token_overhead": round(tokens / whole_tokens - 1, 4),
-        "gold_spans": spans,
-        "gold_spans_in_a_chunk": reachable,
-        "gold_spans_longer_than_a_chunk": longer,
+        "gold_spans": sum(c[0] for c in parts.values()),
+        "gold_spans_in_a_chunk": sum(c[1] for c in parts.values()),
+        "gold_spans_longer_than_a_chunk": sum(c[2] for c in parts.values()),
+        **{f"gold_spans_{part}_in_a_chunk": f"{c[1]}/{c[0]} ({c[2]} longer than a chunk)" for part, c in parts.items()},
     }
 
 

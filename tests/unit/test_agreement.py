@@ -34,6 +34,15 @@ def test_agreement_puts_the_model_value_at_the_top_of_the_model_band_with_both_q
     assert settled.contradiction is None
 
 
+def test_agreement_keeps_the_attributes_of_the_packs_value_the_model_cannot_answer() -> None:
+    h = _c("12.50", "TOTAL 12.50", "heuristic", 0.7)
+    h = h.model_copy(update={"value": {"value": "12.50", "as_printed": "12.50", "currency": "MYR"}})
+    m = _c("12.50", "Total: 12.50", "model", 0.86)
+    [settled] = with_agreement(FIELDS, [h], [h], [m], TEXT)
+    assert settled.value == {"value": "12.50", "as_printed": "12.50", "currency": "MYR"}
+    assert settled.confidence == FIELDS.model_band.high
+
+
 def test_disagreement_goes_to_review_with_both_values_and_their_evidence() -> None:
     h, m = _c("12.50", "TOTAL 12.50", "heuristic", 0.7), _c("9.90", "Cash 9.90", "model", 0.88)
     [settled] = with_agreement(FIELDS, [h], [h], [m], TEXT)

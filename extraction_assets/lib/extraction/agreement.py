@@ -3,7 +3,9 @@ says more about the value than the model's own score does.
 
 Only grounded answers count: a value whose quote is not in the document is no second opinion. Agreement (the
 pack's value is grounded and the model's is the same normalized value) puts the model's value at the top of the
-model band, with the pack's quote as further evidence (or as the evidence, when the model's quote was invented).
+model band, with the pack's quote as further evidence (or as the evidence, when the model's quote was invented) and
+the pack's further attributes of the value (a termination clause's `for_convenience`: a fields answer holds the
+value only).
 Disagreement between two grounded values keeps the value the mode chose but sends it to review (rule
 `contradiction`) with both values named and both quotes stored as evidence; against an ungrounded model answer
 the pack's value stands. Shape `fields` only: items have no one value per field to compare.
@@ -49,6 +51,7 @@ def with_agreement(
             settled.append(
                 quoted.model_copy(
                     update={
+                        "value": {**h.value, **m.value},  # the pack's attributes a model's answer has no room for
                         "confidence": schema.model_band.high,
                         "more_evidence": [e for e in spans if e and e != quoted.evidence_span],
                         "extracted_by": "model",

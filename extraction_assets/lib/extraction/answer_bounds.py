@@ -7,6 +7,7 @@ never stored as a draft. Heuristic items are the pipeline's own and are not boun
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -53,6 +54,12 @@ def _shingles(text: str) -> set[tuple[str, ...]]:
     return {tuple(words[i : i + _SHINGLE_WORDS]) for i in range(len(words) - _SHINGLE_WORDS + 1)}
 
 
+@functools.lru_cache(maxsize=64)
+def _instruction_shingles(instructions: str) -> frozenset[tuple[str, ...]]:
+    """A schema's instructions are the same for every item of every document: their shingles are counted once."""
+    return frozenset(_shingles(instructions))
+
+
 def _sentence_around(text: str, start: int, end: int) -> str:
     before = [m.end() for m in _SENTENCE_END.finditer(text, max(0, start - 400), start)]
     after = _SENTENCE_END.search(text, end, end + 400)
@@ -63,7 +70,7 @@ def suspicious(title: str, value: Any, evidence: list[EvidenceRecord], raw_text:
     """Review reasons for an answer that echoes the instructions or stands inside an injection-looking sentence."""
     reasons = []
     answer = f"{title} {value}"
-    echoed = _shingles(answer) & _shingles(instructions) if instructions else set()
+    echoed = _shingles(answer) & _instruction_shingles(instructions) if instructions else set()
     if echoed or _INJECTION.search(answer):
         reasons.append("injection_suspected: the answer repeats the prompt's instructions or an instruction")
     elif any(_INJECTION.search(_sentence_around(raw_text, e.char_start, e.char_end)) for e in evidence):
