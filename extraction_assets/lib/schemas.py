@@ -152,13 +152,17 @@ class SchemaVersion(BaseModel):
         return kind in self.document_kinds
 
 
+# libyaml's parser with the safe constructors: a prompt file is parsed by every step of its partition (~5x faster)
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def parse_schema_text(text: str, source: str = "<string>") -> SchemaVersion:
     """Parse one prompt file's content; raises SchemaError with the file name on any problem."""
     match = _FRONT_MATTER.match(text.replace("\r\n", "\n"))
     if not match:
         raise SchemaError(f"{source}: no YAML front matter (a '---' block at the top)")
     try:
-        meta = yaml.safe_load(match.group(1)) or {}
+        meta = yaml.load(match.group(1), Loader=_YAML_LOADER) or {}
     except yaml.YAMLError as exc:
         raise SchemaError(f"{source}: front matter is not valid YAML: {exc}") from exc
     if not isinstance(meta, dict):

@@ -73,3 +73,34 @@ def test_ctrl_c_stops_the_whole_run_not_only_its_step(settings: Settings, monkey
     assert ran == ["ingest"]
     assert [r.skipped for r in results[1:]] == [runner.INTERRUPTED, runner.INTERRUPTED]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the previous handler is back
+
+
+def test_a_failed_blocking_extraction_check_stops_the_review_queue_and_each_check_reports_itself(
+    settings: Settings,
+) -> None:
+    """The six extraction checks run as one step; each still has its own result, a blocking one still blocks, and
+    a run that selects one of them runs that one only."""
+    instance = dg.DagsterInstance.ephemeral()
+    run_pipeline(settings, schema_keys=[PULSE], instance=instance)
+    with duckdb.connect(str(settings.warehouse)) as con:
+        con.execute(
+            "UPDATE evidence SET quote = quote || 'x' WHERE evidence_id = (SELECT min(evidence_id) FROM evidence)"
+        )
+        con.execute("DELETE FROM review_queue")
+
+    _, extract = run_pipeline(settings, schema_keys=[PULSE], instance=instance)
+    assert extract.failed_blocking_checks == ["grounded_evidence:quotes_match_source"]
+    assert "review_queue" not in extract.metadata  # blocked: not rebuilt after the failed check
+    with duckdb.connect(str(settings.warehouse), read_only=True) as con:
+        assert con.execute("SELECT count(*) FROM review_queue").fetchone() == (0,)
+
+    defs = build_definitions(settings)
+    only = dg.AssetCheckKey(dg.AssetKey("extracted_items"), "items_per_document_capped")
+    alone = dg.materialize(
+        list(defs.assets) + list(defs.asset_checks),
+        instance=instance,
+        resources=defs.resources,
+        selection=dg.AssetSelection.groups("extraction").without_checks() | dg.AssetSelection.checks(only),
+        partition_key=PULSE,
+    )
+    assert [(e.asset_check_key, e.passed) for e in alone.get_asset_check_evaluations()] == [(only, True)]

@@ -126,3 +126,12 @@ def test_the_audit_check_passes_then_fails_when_a_row_is_tampered_with(reviewed)
         con.execute("UPDATE audit_log SET actor = 'someone else' WHERE item_id = ?", [decided[0]])
     second = run_pipeline(settings, schema_keys=[PULSE], instance=instance)
     assert any(AUDIT_CHECK in s.failed_checks for s in second)
+
+
+def test_a_run_checks_the_audit_log_once_with_its_last_schema_version(reviewed) -> None:
+    """The log is one chain for every version: a run of several versions checks it once, after the last queue."""
+    settings, instance, _ = reviewed
+    steps = run_pipeline(settings, schema_keys=[PULSE, "email@v1"], instance=instance)
+    audited = [s.name for s in steps if "review_queue_audit_log_intact" in s.step_seconds]
+    assert audited == ["extract pulse@v1"]  # sorted: email@v1, then pulse@v1
+    assert all(s.success and not s.failed_checks for s in steps)

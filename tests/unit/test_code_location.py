@@ -55,6 +55,14 @@ def test_help_imports_nothing_heavy() -> None:
     assert _loaded_after(code, HEAVY_FOR_HELP) == []
 
 
+def test_reading_an_inbox_without_pdfs_or_workbooks_loads_neither_reader_library(tmp_path) -> None:
+    """pypdf and openpyxl cost about half a second to import: an ingest of text and mail does not pay for them."""
+    (tmp_path / "acme").mkdir()
+    (tmp_path / "acme" / "note.txt").write_text("Dana will send the report by Friday.", encoding="utf-8")
+    code = f"from extraction_assets.lib.readers import read_inbox\nlist(read_inbox({str(tmp_path)!r}))"
+    assert _loaded_after(code, ("pypdf", "openpyxl")) == []
+
+
 def test_every_asset_check_says_what_it_checks(settings: Settings) -> None:
     specs = [spec for checks in build_definitions(settings).asset_checks or [] for spec in checks.check_specs]
     assert len(specs) >= 9

@@ -8,7 +8,9 @@ one batch (see `batches.py`); the documents waiting on a batch stay pending."""
 
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import dagster as dg
 from pydantic import Field
@@ -49,6 +51,10 @@ from extraction_assets.lib.warehouse import (
     write_extraction_batch,
 )
 
+if TYPE_CHECKING:
+    import duckdb
+
+T = TypeVar("T")
 ROUTE_BATCH = 500  # routing reads text only, and a gate is cheap
 EXTRACT_BATCH = 128  # per commit: the last commit overlaps no model call, so keep it short; opening costs ~30 ms
 
@@ -69,17 +75,27 @@ def route_documents(
     schema: SchemaVersion,
     tenant: str | None,
     shard: Shard,
-) -> dict[str, int]:
+    then: Callable[["duckdb.DuckDBPyConnection"], T],
+) -> tuple[dict[str, int], T]:
     """Decide which of the shard's documents the schema reads (only new ones, or all after its rules changed),
-    batch by batch."""
+    batch by batch; then `then` reads what routing left (the pending work), in the connection that wrote the last
+    decisions, or in the one that found nothing to route: a connection fewer each, most of an incremental run.
+
+    The first batch is read in the listing's connection; every connection is closed before the gates run."""
     rules = rules_fingerprint(schema)
     with warehouse.connect(read_only=True) as con:
         to_route = shard.take(documents_to_route(con, schema.key, schema.document_kinds, rules, tenant))
+        if not to_route:
+            return {}, then(con)
+        batches = batched(to_route, ROUTE_BATCH)
+        loaded = _load(con, batches[0])
     totals: Counter[str] = Counter()
-    for batch in batched(to_route, ROUTE_BATCH):
-        with warehouse.connect(read_only=True) as con:
-            docs = load_documents(con, batch)
-            scrubbed = load_scrubbed(con, batch)
+    after: T | None = None
+    for number, batch in enumerate(batches, start=1):
+        if number > 1:
+            with warehouse.connect(read_only=True) as con:
+                loaded = _load(con, batch)
+        docs, scrubbed = loaded
         decisions = []
         for doc in docs:
             decision = decide(doc, extraction_input(doc, scrubbed[doc.doc_id]), schema)
@@ -87,9 +103,24 @@ def route_documents(
             totals[f"reason: {decision.reason}"] += 1
         with warehouse.connect() as con:
             totals.update(write_decisions(con, schema.key, rules, decisions))
-    if to_route:
-        context.log.info(f"{schema.key}: routed {len(to_route)} documents: {dict(totals)}")
-    return dict(totals)
+            if number == len(batches):
+                after = then(con)
+    context.log.info(f"{schema.key}: routed {len(to_route)} documents: {dict(totals)}")
+    return dict(totals), after  # type: ignore[return-value]  # the last batch set it
+
+
+def _load(con: "duckdb.DuckDBPyConnection", doc_ids: list[str]) -> tuple[list[Document], dict[str, ScrubbedDocument]]:
+    return load_documents(con, doc_ids), load_scrubbed(con, doc_ids)
+
+
+@dataclass
+class Work:
+    """What a partition's run extracts, read right after routing; and, when that is nothing, its figures too (no
+    write follows that could change them)."""
+
+    pending: list[str]
+    rerun: RerunPreview
+    figures: dict[str, Any] | None
 
 
 def _extraction_spec(key: str, description: str) -> dg.AssetSpec:
@@ -128,37 +159,41 @@ def extracted_items_and_evidence(
     """Items and their evidence are written in one transaction per batch, so neither exists without the other."""
     schema_key, shard = extraction_partition(context.partition_key)
     schema = schema_for_partition(pipeline.prompts_path, schema_key)
-    routed = route_documents(context, warehouse, schema, config.tenant, shard)
     built = extractor.build()
     version = built.version(schema)
+
+    def work(con: "duckdb.DuckDBPyConnection") -> Work:
+        kinds, tenant = schema.document_kinds, config.tenant
+        pending = shard.take(
+            pending_extractions(con, schema.key, kinds, version, tenant, force=config.force, routed=True)
+        )
+        figures = None if pending else extraction_figures(con, schema.key)
+        return Work(pending, preview_rerun(con, schema.key, tenant, pending), figures)
+
+    routed, planned = route_documents(context, warehouse, schema, config.tenant, shard, then=work)
+    pending, rerun = planned.pending, planned.rerun
     batching = built.client if extractor.llm_batch and isinstance(built, OrchestratedExtractor) else None
     batch_figures: dict[str, int | str] = (
         dict(store_finished_batches(warehouse, batching, schema.key)) if batching else {}
     )
-    with warehouse.connect(read_only=True) as con:
-        pending = shard.take(
-            pending_extractions(
-                con, schema.key, schema.document_kinds, version, config.tenant, force=config.force, routed=True
-            )
-        )
-        rerun = preview_rerun(con, schema.key, config.tenant, pending)
     context.log.info(f"{schema.key}: {len(pending)} documents to extract with {version}")
     if rerun.need_confirmation and not config.confirm_overwrite:
         context.log.warning(f"{rerun.message}: kept, since the run was not confirmed (confirm_overwrite)")
     tally = ExtractionTally()
     started = time.perf_counter()
+    figures = planned.figures
 
     def documents() -> Iterator[tuple[Document, ScrubbedDocument]]:
         for batch in batched(pending, EXTRACT_BATCH):
             # read-only (readers share it), then closed: no DuckDB lock is held while a model works
             with warehouse.connect(read_only=True) as con:
-                docs = load_documents(con, batch)
-                scrubbed = load_scrubbed(con, batch)
+                docs, scrubbed = _load(con, batch)
                 if built.model:
                     built.preload_cache(cache_entries_for(con, built.model, batch))
             yield from ((doc, scrubbed[doc.doc_id]) for doc in docs)
 
-    def commit(outcomes: list[ExtractionOutcome]) -> None:
+    def commit(outcomes: list[ExtractionOutcome], last: bool = False) -> None:
+        nonlocal figures
         with warehouse.connect() as con:
             written = write_extraction_batch(
                 con,
@@ -167,6 +202,8 @@ def extracted_items_and_evidence(
                 overwrite_protected=config.confirm_overwrite,
                 cache_entries=built.take_cache_entries(),
             )
+            if last:  # the partition as it stands after the run's last write, read in that write's connection
+                figures = extraction_figures(con, schema.key)
         tally.add(outcomes, written)
         context.log.info(
             f"{len(outcomes)} documents committed, {written['items']} items stored, "
@@ -180,14 +217,15 @@ def extracted_items_and_evidence(
             commit(finished)
             finished = []
     if finished:
-        commit(finished)
+        commit(finished, last=True)
     if batching:
         batch_figures.update(submit_deferred(warehouse, batching, schema.key))
         context.log.info(f"{schema.key}: batch backfill {batch_figures}")
     totals = tally.counts
     extract_seconds = round(time.perf_counter() - started, 3)
-    with warehouse.connect(read_only=True) as con:
-        figures = extraction_figures(con, schema.key)
+    if figures is None:  # the last batch was a full one, committed before the stream ended
+        with warehouse.connect(read_only=True) as con:
+            figures = extraction_figures(con, schema.key)
     partition_figures = {  # the partition as it stands: true after any run, so every run reports them
         "dagster/row_count": figures["items"],
         "documents_read": figures["documents_taken"],

@@ -49,7 +49,7 @@ def _duplicate(doc: Document, first_source: str) -> DeadLetter:
 def raw_documents(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, pipeline: PipelineResource
 ) -> dg.MaterializeResult:
-    from extraction_assets.lib.readers import read_inbox  # PDF and spreadsheet readers (~0.4 s) load per run
+    from extraction_assets.lib.readers import read_inbox  # loaded per run; pypdf, openpyxl with a first PDF or xlsx
 
     seen: dict[str, str] = {}  # id -> first source: documents are read, stored and let go a batch at a time
     failures: list[ReadFailure] = []

@@ -10,9 +10,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from io import BytesIO
+from typing import TYPE_CHECKING
 
-from pypdf import PdfReader
-from pypdf.errors import PdfReadError, PyPdfError
+if TYPE_CHECKING:  # pypdf (~0.3 s) loads with the first PDF, not with every inbox walk
+    from pypdf import PdfReader
 
 __all__ = ["PdfError", "PdfText", "read_pdf"]
 
@@ -36,6 +37,9 @@ def read_pdf(data: bytes) -> PdfText:
     """The text of every page of a PDF, in page order, with newlines normalised."""
     if not data.lstrip().startswith(b"%PDF-"):
         raise PdfError("not a PDF (no %PDF- header)")
+    from pypdf import PdfReader
+    from pypdf.errors import PdfReadError, PyPdfError
+
     try:
         reader = PdfReader(BytesIO(data))
         if reader.is_encrypted:
@@ -61,6 +65,8 @@ def read_pdf(data: bytes) -> PdfText:
 
 def _open_without_password(reader: PdfReader) -> None:
     """Many PDFs are encrypted with an empty user password (print and copy restrictions only)."""
+    from pypdf.errors import PyPdfError
+
     try:
         opened = reader.decrypt("")
     except PyPdfError as exc:

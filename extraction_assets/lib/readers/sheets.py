@@ -22,9 +22,6 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from typing import Any, Literal
 
-import openpyxl
-from openpyxl.utils.exceptions import InvalidFileException
-
 from extraction_assets.lib.models import Document, ReadFailure
 from extraction_assets.lib.readers.json_formats import chat_document, pulse_document
 from extraction_assets.lib.readers.record import RecordContext, Rejected
@@ -104,6 +101,9 @@ def _check_zip_bounds(data: bytes) -> None:
 def xlsx_records(data: bytes) -> list[SheetRecord]:
     """Records of every worksheet of an Excel workbook (cached values, not formulas), within the zip bounds."""
     _check_zip_bounds(data)
+    import openpyxl  # ~0.2 s: loaded with the first workbook, not with every inbox walk
+    from openpyxl.utils.exceptions import InvalidFileException
+
     try:
         workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     except (zipfile.BadZipFile, InvalidFileException, KeyError, OSError, ValueError) as exc:
