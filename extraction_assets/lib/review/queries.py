@@ -93,9 +93,10 @@ def list_queue(
     status: str = "needs_review",
     limit: int = 200,
 ) -> list[QueueRow]:
-    """The tenant's items waiting for a person (or of any `status`), most urgent first.
+    """The tenant's items waiting for a person (or of any `status`), most urgent first, at most `limit`.
 
-    `reason` is a rule name such as `below_threshold`.
+    `reason` is a rule name such as `below_threshold`. Filtering and the limit are the query's, so only the
+    rows shown have their scrubbed documents loaded (a tenant's whole queue was, thousands of texts).
     """
     rows = rows_as_dicts(
         con,
@@ -109,19 +110,26 @@ def list_queue(
              AND (CAST(? AS VARCHAR) IS NULL OR i.schema_version = ?)
              AND (CAST(? AS VARCHAR) IS NULL OR i.item_type = ?)
              AND (? OR i.status = ?)
-           ORDER BY priority DESC, i.item_id""",
-        [tenant_id, schema_version, schema_version, item_type, item_type, status == ANY_STATUS, status],
+             AND (CAST(? AS VARCHAR) IS NULL
+                  OR list_contains(list_transform(CAST(i.review_reasons AS VARCHAR[]), r -> split_part(r, ':', 1)), ?))
+           ORDER BY priority DESC, i.item_id
+           LIMIT ?""",
+        [
+            tenant_id,
+            *(schema_version, schema_version),
+            *(item_type, item_type),
+            *(status == ANY_STATUS, status),
+            *(reason, reason),
+            max(limit, 0),
+        ],
     )
     scrubbed = load_scrubbed(con, sorted({r["doc_id"] for r in rows if r["first_span"]}))
-    queue = [
+    return [
         QueueRow.model_validate(
             {**r, "reasons": json.loads(r["reasons"]), "evidence_quote": _masked_quote(scrubbed, r)}
         )
         for r in rows
     ]
-    if reason:
-        queue = [row for row in queue if reason in row.rules]
-    return queue[:limit]
 
 
 def _masked_quote(scrubbed: dict[str, ScrubbedDocument], row: dict[str, Any]) -> str | None:
