@@ -183,11 +183,10 @@ def _change(args: argparse.Namespace) -> tuple[Change, corrections.Action]:
 def cmd_change(args: argparse.Namespace, settings: Settings) -> int:
     change, action = _change(args)
     actor, note = _who(args)
+    schemas = _schemas(settings)  # read before the write lock is taken
     with _warehouse(args, settings, read_only=False) as con:
         try:
-            result = corrections.apply_change(
-                con, args.tenant, args.item, change, actor, action, note, _schemas(settings)
-            )
+            result = corrections.apply_change(con, args.tenant, args.item, change, actor, action, note, schemas)
         except NothingToChange as exc:
             reason = str(exc)
             _emit(args, {"changed": False, "reason": reason}, lambda: console.print(Text(f"nothing changed: {reason}")))
@@ -290,8 +289,9 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
         raise ReviewError(f"{args.file} is not a Label Studio JSON export: {exc}") from exc
     if not isinstance(tasks, list):
         raise ReviewError(f"{args.file} is not a Label Studio JSON export (a list of tasks)")
+    actor, schemas = _who(args)[0], _schemas(settings)  # read before the write lock is taken
     with _warehouse(args, settings, read_only=False) as con:
-        report = import_annotations(con, args.tenant, tasks, _who(args)[0], _schemas(settings))
+        report = import_annotations(con, args.tenant, tasks, actor, schemas)
 
     def render() -> None:
         console.print(
