@@ -43,7 +43,6 @@ from extraction_assets.lib.review import (
     preview_rerun,
     reveal_item,
 )
-from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import READER_WAIT_S, open_warehouse, tenant_ids
 
@@ -75,6 +74,8 @@ def _json_arg(name: str, raw: str) -> Any:
 
 
 def _schemas(settings: Settings) -> dict[str, Any]:
+    from extraction_assets.lib.schemas import discover_schemas  # the prompt files (YAML) load only for changes
+
     return dict(discover_schemas(settings.prompts_dir)[0])
 
 

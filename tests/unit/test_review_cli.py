@@ -167,14 +167,16 @@ def test_a_token_is_printed_once_and_only_its_hash_is_configured(review) -> None
 
 
 def test_the_review_commands_that_read_do_not_load_the_extraction_stack() -> None:
-    """A reviewer's command starts as a fresh process, often while a run writes: its imports are its start-up time."""
+    """A reviewer's command starts as a fresh process, often while a run writes: its imports are its start-up time.
+    The prompt files' YAML and the schemas load only for the commands that change items."""
     import subprocess
     import sys
 
     probe = (
         "import sys\nimport extraction_assets.commands.review_handlers\n"
         "print(sorted(n for n in sys.modules if n.startswith(('extraction_assets.lib.extraction', "
-        "'extraction_assets.lib.llm', 'extraction_assets.lib.heuristics', 'openai', 'instructor'))))"
+        "'extraction_assets.lib.llm', 'extraction_assets.lib.heuristics', 'openai', 'instructor', "
+        "'extraction_assets.lib.schemas', 'yaml', 'xml.sax'))))"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
