@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.panel import Panel
@@ -42,9 +43,11 @@ from extraction_assets.lib.review import (
     preview_rerun,
     reveal_item,
 )
-from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import READER_WAIT_S, open_warehouse, tenant_ids
+
+if TYPE_CHECKING:
+    import duckdb
 
 HIGHLIGHT = "bold black on yellow"
 
@@ -71,7 +74,26 @@ def _json_arg(name: str, raw: str) -> Any:
 
 
 def _schemas(settings: Settings) -> dict[str, Any]:
+    from extraction_assets.lib.schemas import discover_schemas  # the prompt files (YAML) load only for changes
+
     return dict(discover_schemas(settings.prompts_dir)[0])
+
+
+@contextmanager
+def _warehouse(
+    args: argparse.Namespace, settings: Settings, read_only: bool = True
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The warehouse with the command's tenant checked on the same connection: one wait for a run's lock, not two.
+
+    A tenant is an inbox folder the warehouse has read; a typo must not look like an empty queue. Commands that only
+    read open the file read-only: they share it with a run's reads and take no write lock."""
+    read_only = read_only and settings.warehouse.exists()
+    with open_warehouse(settings.warehouse, read_only=read_only, wait_seconds=READER_WAIT_S) as con:
+        known = tenant_ids(con)
+        if args.tenant not in known:
+            listed = ", ".join(known) or "none yet (run the pipeline first)"
+            raise ReviewError(f"unknown tenant {args.tenant!r}; tenants in {settings.warehouse}: {listed}")
+        yield con
 
 
 def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
@@ -80,7 +102,7 @@ def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
 
         if args.reason not in RULES:
             raise ReviewError(f"unknown rule {args.reason!r}; the rules are {', '.join(RULES)}")
-    with open_warehouse(settings.warehouse, read_only=True, wait_seconds=READER_WAIT_S) as con:
+    with _warehouse(args, settings) as con:
         rows = list_queue(con, args.tenant, args.schema, args.type, args.reason, args.status, args.limit)
 
     def render() -> None:
@@ -104,7 +126,7 @@ def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
     """The item with scrubbed text and evidence; `--reveal` shows the original text and records who saw it."""
     audit: AuditEntry | None = None
-    with open_warehouse(settings.warehouse, read_only=not args.reveal, wait_seconds=READER_WAIT_S) as con:
+    with _warehouse(args, settings, read_only=not args.reveal) as con:
         if args.reveal:
             detail, audit = reveal_item(con, args.tenant, args.item, *_who(args), context_chars=args.context)
         else:
@@ -162,11 +184,10 @@ def _change(args: argparse.Namespace) -> tuple[Change, corrections.Action]:
 def cmd_change(args: argparse.Namespace, settings: Settings) -> int:
     change, action = _change(args)
     actor, note = _who(args)
-    with open_warehouse(settings.warehouse, wait_seconds=READER_WAIT_S) as con:
+    schemas = _schemas(settings)  # read before the write lock is taken
+    with _warehouse(args, settings, read_only=False) as con:
         try:
-            result = corrections.apply_change(
-                con, args.tenant, args.item, change, actor, action, note, _schemas(settings)
-            )
+            result = corrections.apply_change(con, args.tenant, args.item, change, actor, action, note, schemas)
         except NothingToChange as exc:
             reason = str(exc)
             _emit(args, {"changed": False, "reason": reason}, lambda: console.print(Text(f"nothing changed: {reason}")))
@@ -204,14 +225,14 @@ def _history_table(entries: list[AuditEntry]) -> Table:
 
 
 def cmd_history(args: argparse.Namespace, settings: Settings) -> int:
-    with open_warehouse(settings.warehouse, read_only=True, wait_seconds=READER_WAIT_S) as con:
+    with _warehouse(args, settings) as con:
         entries = corrections.history(con, args.tenant, args.item)
     _emit(args, [e.model_dump() for e in entries], lambda: console.print(_history_table(entries)))
     return EXIT_OK
 
 
 def cmd_rerun_preview(args: argparse.Namespace, settings: Settings) -> int:
-    with open_warehouse(settings.warehouse, read_only=True, wait_seconds=READER_WAIT_S) as con:
+    with _warehouse(args, settings) as con:
         preview = preview_rerun(con, args.schema, args.tenant)
     _emit(args, {**preview.model_dump(), "message": preview.message}, lambda: console.print(Text(preview.message)))
     return EXIT_OK
@@ -221,7 +242,7 @@ def cmd_rerun(args: argparse.Namespace, settings: Settings) -> int:
     """Re-extract a partition for the tenant; refuse (exit 3, nothing changed) when people's work is at stake."""
     from extraction_assets.runner import rerun_partition  # Dagster loads only for commands that run assets
 
-    with open_warehouse(settings.warehouse, wait_seconds=READER_WAIT_S) as con:
+    with _warehouse(args, settings) as con:
         preview = preview_rerun(con, args.schema, args.tenant)
     if preview.need_confirmation and not (args.confirm or args.keep_protected):
         hint = "nothing was changed; add --confirm to overwrite them, or --keep-protected to re-run and keep them"
@@ -250,7 +271,7 @@ def cmd_rerun(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_export(args: argparse.Namespace, settings: Settings) -> int:
-    with open_warehouse(settings.warehouse, read_only=True, wait_seconds=READER_WAIT_S) as con:
+    with _warehouse(args, settings) as con:
         tasks = export_tasks(con, args.tenant, args.schema, args.status)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -269,8 +290,9 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
         raise ReviewError(f"{args.file} is not a Label Studio JSON export: {exc}") from exc
     if not isinstance(tasks, list):
         raise ReviewError(f"{args.file} is not a Label Studio JSON export (a list of tasks)")
-    with open_warehouse(settings.warehouse, wait_seconds=READER_WAIT_S) as con:
-        report = import_annotations(con, args.tenant, tasks, _who(args)[0], _schemas(settings))
+    actor, schemas = _who(args)[0], _schemas(settings)  # read before the write lock is taken
+    with _warehouse(args, settings, read_only=False) as con:
+        report = import_annotations(con, args.tenant, tasks, actor, schemas)
 
     def render() -> None:
         console.print(
@@ -287,6 +309,8 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
+    with _warehouse(args, settings):  # the tenant is known
+        pass
     from extraction_assets.web.review_app import create_review_app
 
     auth = load_auth()
@@ -310,6 +334,8 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_token(args: argparse.Namespace, settings: Settings) -> int:
     """A new token for a reviewer (or an API caller), shown once; only its hash goes into the configuration."""
+    with _warehouse(args, settings):  # the tenant is known
+        pass
     token = new_token()
     entry = {"name": args.name, "tenant": args.tenant, "token_sha256": hash_token(token)}
     line = "  - " + json.dumps(entry, ensure_ascii=False)  # JSON is YAML
@@ -322,22 +348,10 @@ def cmd_token(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK
 
 
-def _check_tenant(settings: Settings, tenant: str) -> None:
-    """A tenant is an inbox folder the warehouse has read; a typo must not look like an empty queue.
-
-    Commands that only read open the file read-only: they share it with a run's checks and take no write lock."""
-    with open_warehouse(settings.warehouse, read_only=settings.warehouse.exists(), wait_seconds=READER_WAIT_S) as con:
-        known = tenant_ids(con)
-    if tenant not in known:
-        listed = ", ".join(known) or "none yet (run the pipeline first)"
-        raise ReviewError(f"unknown tenant {tenant!r}; tenants in {settings.warehouse}: {listed}")
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the sub-command named by `args.handler` and turn a refusal into its exit code and message."""
     settings = settings_from_args(args)
     try:
-        _check_tenant(settings, args.tenant)
         return int(globals()[args.handler](args, settings))
     except ItemNotFound as exc:
         code, error = EXIT_NOT_FOUND, str(exc)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import subprocess
 import sys
 import threading
@@ -15,7 +17,7 @@ from starlette.testclient import TestClient
 from extraction_assets.cli import main
 from extraction_assets.commands.common import EXIT_BUSY
 from extraction_assets.lib.warehouse import WarehouseBusy, open_warehouse
-from extraction_assets.lib.warehouse.lock_wait import open_duckdb_file
+from extraction_assets.lib.warehouse.lock_wait import let_readers_in, open_duckdb_file, readers_file
 from extraction_assets.web.review_app import create_review_app
 from tests.review_seed import seed
 
@@ -125,3 +127,53 @@ def test_the_review_page_answers_503_with_a_reason_while_the_lock_is_kept(
     assert response.status_code == 503
     assert response.headers["retry-after"] == "5"
     assert "busy:" in response.text and f"process {held.pid}" in response.text
+
+
+WRITER_RHYTHM = """
+import sys, time
+from pathlib import Path
+from extraction_assets.lib.warehouse.lock_wait import let_readers_in, open_duckdb_file, readers_file
+path, until = Path(sys.argv[1]), time.monotonic() + float(sys.argv[2])
+print("writing", flush=True)
+while time.monotonic() < until:  # a run's rhythm at its tightest: the next transaction opens as the last closes
+    con = open_duckdb_file(path)
+    time.sleep(0.3)
+    con.close()
+"""
+
+
+def test_a_waiting_reader_gets_in_between_two_write_transactions_that_leave_no_gap(warehouse: Path) -> None:
+    """Without the writer's yield a reader got in only by luck, when a retry fell into the few milliseconds between
+    two transactions (seconds per read); with it, after at most the transaction in progress and one retry."""
+    writer = subprocess.Popen(
+        [sys.executable, "-c", WRITER_RHYTHM, str(warehouse), "30"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert writer.stdout is not None and writer.stdout.readline().strip() == "writing"
+        took = []
+        for _ in range(6):
+            time.sleep(0.5)  # a reader's process starting: the writer is back in its rhythm
+            started = time.monotonic()
+            open_duckdb_file(warehouse, read_only=True, wait_seconds=10, on_wait=lambda _: None).close()
+            took.append(time.monotonic() - started)
+    finally:
+        writer.kill()
+        writer.wait()
+    assert sum(took) < 4.5, took  # each read: at most a transaction (0.3 s) and a retry (0.25 s)
+
+
+def test_a_writer_lets_a_waiting_reader_in_first_and_never_waits_past_its_bound(warehouse: Path) -> None:
+    assert let_readers_in(warehouse) < 0.05, "no reader has ever waited: no wait"
+    handle = os.open(readers_file(warehouse), os.O_RDWR | os.O_CREAT)
+    fcntl.flock(handle, fcntl.LOCK_SH)  # a reader waiting for the file
+    release = threading.Timer(0.4, os.close, [handle])
+    release.start()
+    waited = let_readers_in(warehouse, longest=5)
+    release.join()
+    assert 0.3 < waited < 2
+    other = os.open(readers_file(warehouse), os.O_RDWR)
+    fcntl.flock(other, fcntl.LOCK_SH)  # a reader that never gets in (this process holds the file, say)
+    try:
+        assert 0.3 <= let_readers_in(warehouse, longest=0.3) < 1.5
+    finally:
+        os.close(other)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from extraction_assets.lib.models import Document
@@ -71,3 +73,12 @@ def test_batches_scrubbed_in_worker_processes_come_back_in_order_as_in_process()
 def test_one_batch_of_work_is_scrubbed_in_process() -> None:
     assert scrub_workers(200, 200) == 1
     assert scrub_workers(201, 200) >= 1
+
+
+def test_scrub_workers_run_at_a_lower_priority_than_the_run() -> None:
+    """A reviewer's command on the same cores gets the CPU before the run's background scrubbing."""
+    from extraction_assets.lib.pii.parallel import WORKER_NICENESS, background_pool
+
+    with background_pool(1) as pool:
+        niceness = pool.submit(os.nice, 0).result()
+    assert niceness == min(os.nice(0) + WORKER_NICENESS, 19)

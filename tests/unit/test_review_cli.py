@@ -167,14 +167,38 @@ def test_a_token_is_printed_once_and_only_its_hash_is_configured(review) -> None
 
 
 def test_the_review_commands_that_read_do_not_load_the_extraction_stack() -> None:
-    """A reviewer's command starts as a fresh process, often while a run writes: its imports are its start-up time."""
+    """A reviewer's command starts as a fresh process, often while a run writes: its imports are its start-up time.
+    The prompt files' YAML and the schemas load only for the commands that change items."""
     import subprocess
     import sys
 
     probe = (
         "import sys\nimport extraction_assets.commands.review_handlers\n"
         "print(sorted(n for n in sys.modules if n.startswith(('extraction_assets.lib.extraction', "
-        "'extraction_assets.lib.llm', 'extraction_assets.lib.heuristics', 'openai', 'instructor'))))"
+        "'extraction_assets.lib.llm', 'extraction_assets.lib.heuristics', 'openai', 'instructor', "
+        "'extraction_assets.lib.schemas', 'yaml', 'xml.sax'))))"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_each_command_opens_the_warehouse_once(review, monkeypatch) -> None:
+    """The tenant is checked on the command's own connection: while a run writes, every open waits for a gap
+    between the run's transactions, so a second one doubled the wait."""
+    from extraction_assets.commands import review_handlers
+
+    opened: list[bool] = []
+    real = review_handlers.open_warehouse
+
+    def counted(path, read_only=False, wait_seconds=0.0):
+        opened.append(read_only)
+        return real(path, read_only=read_only, wait_seconds=wait_seconds)
+
+    monkeypatch.setattr(review_handlers, "open_warehouse", counted)
+    for command in (["list"], ["show", review.ids["acme:risk"]], ["history", review.ids["acme:risk"]]):
+        opened.clear()
+        code, _ = review(*command)
+        assert code == 0 and opened == [True], command
+    opened.clear()
+    code, _ = review("accept", review.ids["acme:risk"])
+    assert code == 0 and opened == [False]

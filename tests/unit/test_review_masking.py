@@ -100,3 +100,23 @@ def test_review_page_masks_and_reveals_only_on_an_audited_post(warehouse) -> Non
     assert _shows_no_pii(client.get(f"/items/{item_id}").text), "the next view is masked again"
     with open_warehouse(path) as con:
         assert [(e.action, e.actor) for e in history(con, "acme", item_id)] == [(REVEAL, "linh")]
+
+
+def test_the_queue_cuts_the_same_masked_quote_as_the_item_page_after_wide_characters(tmp_path: Path) -> None:
+    """The queue reads only each quote (characters, not bytes, counted by the warehouse), never the whole text."""
+    text = f"Zoë’s note 🚀🚀 — naïve café.\n{TEXT}"
+    path = tmp_path / "w.duckdb"
+    item_id = seed(path, texts={"acme": text}, items=ITEMS)["acme:commitment"]
+    with open_warehouse(path) as con:
+        [evidence] = item_detail(con, "acme", item_id).evidence
+        [row] = list_queue(con, "acme")
+    assert evidence.quote == "We will refund card [CREDIT_CARD_1] by Friday."
+    assert row.evidence_quote == evidence.quote
+
+
+def test_a_document_not_yet_scrubbed_shows_no_text_in_the_queue(warehouse) -> None:
+    path, item_id = warehouse
+    with open_warehouse(path) as con:
+        con.execute("DELETE FROM scrubbed_documents")
+        [row] = list_queue(con, "acme")
+    assert row.item_id == item_id and row.evidence_quote == "[not scrubbed: hidden]"

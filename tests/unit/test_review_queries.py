@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from extraction_assets.lib.review import corrections, highlight_segments, item_detail, list_queue, preview_rerun
-from extraction_assets.lib.warehouse import open_warehouse
+from extraction_assets.lib.warehouse import open_warehouse, rows_as_dicts
 from tests.review_seed import HOSTILE, SCHEMA, TEXTS, seed
 
 
@@ -48,6 +48,28 @@ def test_queue_is_tenant_scoped_filtered_and_most_urgent_first(warehouse) -> Non
     assert len(by_rule) == 2 and other_rule == []
     assert {r.status for r in everything} == {"draft", "needs_review"} and len(everything) == 3
     assert other_version == []
+
+
+def test_the_queue_query_reads_only_the_rows_shown(warehouse, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Filter and limit are the query's: a tenant's whole queue is never read (nor its documents loaded) to show a
+    page of it."""
+    path, ids = warehouse
+    read: list[int] = []
+
+    def counted(con, sql, params=()):
+        rows = rows_as_dicts(con, sql, params)
+        read.append(len(rows))
+        return rows
+
+    monkeypatch.setattr("extraction_assets.lib.review.queries.rows_as_dicts", counted)
+    with open_warehouse(path) as con:
+        first = list_queue(con, "acme", limit=1)
+        first_by_rule = list_queue(con, "acme", reason="below_threshold", limit=1)
+        none = list_queue(con, "acme", limit=0)
+    assert [r.item_id for r in first] == [ids["acme:decision"]]
+    assert [r.item_id for r in first_by_rule] == [ids["acme:decision"]]
+    assert none == []
+    assert read == [1, 1, 0]
 
 
 def test_item_detail_shows_evidence_in_context(warehouse) -> None:

@@ -1,6 +1,11 @@
 """Scrubbing is CPU-bound pure Python: batches are scrubbed in worker processes, one per core, while the caller
 loads the next batch and stores the finished ones (its single writer). Results come back in the batches' order,
-and at most one batch per worker is in flight, so memory stays flat in the size of the inbox."""
+and at most one batch per worker is in flight, so memory stays flat in the size of the inbox.
+
+The workers run at a lower scheduling priority (`WORKER_NICENESS`): a run is background work, and a reviewer's
+command or the review page on the same cores should not wait for the CPU behind it. On cores nobody else wants
+the workers run as fast as before; the step's own process, which holds the warehouse's lock while it writes, keeps
+its priority."""
 
 from __future__ import annotations
 
@@ -14,6 +19,18 @@ from extraction_assets.lib.models import Document
 from extraction_assets.lib.pii.batch import ScrubBatch, scrub_batch
 from extraction_assets.lib.pii.policy import PiiPolicy
 
+WORKER_NICENESS = 10  # added to the run's own niceness (Unix `nice`; 19 is the lowest priority)
+
+
+def _lower_priority() -> None:
+    """Each worker's first act: yield the CPU to interactive work."""
+    os.nice(WORKER_NICENESS)
+
+
+def background_pool(workers: int) -> ProcessPoolExecutor:
+    """Spawned worker processes (the caller's threads and open files are not copied into them) at lower priority."""
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority)
+
 
 def scrub_workers(documents: int, batch_size: int) -> int:
     """Worker processes worth starting: one per usable core, none for work of a single batch (a worker costs
@@ -26,9 +43,9 @@ def scrub_workers(documents: int, batch_size: int) -> int:
 def scrub_in_workers(
     batches: Iterable[Sequence[Document]], policy: PiiPolicy, vault_key: bytes | None, workers: int
 ) -> Iterator[ScrubBatch]:
-    """`scrub_batch` of each batch in `workers` processes (spawned: the caller's threads and open files are not
-    copied into them), yielded in order. The next batch is taken from `batches` only when a worker is free."""
-    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    """`scrub_batch` of each batch in `workers` background processes, yielded in order. The next batch is taken from
+    `batches` only when a worker is free."""
+    with background_pool(workers) as pool:
         in_flight: deque[Future[ScrubBatch]] = deque()
         for docs in batches:
             in_flight.append(pool.submit(scrub_batch, docs, policy, vault_key))

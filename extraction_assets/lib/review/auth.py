@@ -27,7 +27,6 @@ import pwd
 import secrets
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 AUTH_ENV = "EXTRACTION_REVIEW_AUTH"
@@ -80,6 +79,8 @@ def load_auth(path: Path | None = None) -> AuthConfig:
         if not configured:
             return AuthConfig()
         path = Path(configured)
+    import yaml  # here: the review commands that only read load no YAML parser
+
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         return AuthConfig.model_validate(data)

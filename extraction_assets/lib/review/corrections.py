@@ -18,12 +18,13 @@ from pydantic import BaseModel, ConfigDict
 
 from extraction_assets.lib.models import ItemStatus
 from extraction_assets.lib.review.audit import AuditEntry, append_entry, item_history
-from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.warehouse.connection import now, rows_as_dicts, transaction
 from extraction_assets.lib.warehouse.review_queue import requeue_items
 
-if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location; schemas (YAML) when read
     import duckdb
+
+    from extraction_assets.lib.schemas import SchemaVersion
 
 Action = Literal["accept", "reject", "correct"]
 

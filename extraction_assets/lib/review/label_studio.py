@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from html import escape
 from typing import TYPE_CHECKING, Any
-from xml.sax.saxutils import quoteattr
 
 from pydantic import BaseModel, Field
 
 from extraction_assets.lib.review.corrections import Action, Change, NothingToChange, ReviewError, apply_change
 from extraction_assets.lib.review.queries import item_detail, list_queue
-from extraction_assets.lib.schemas import SchemaVersion
 
-if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location; schemas (YAML) when read
     import duckdb
+
+    from extraction_assets.lib.schemas import SchemaVersion
 
 TEXT = "text"
 EVIDENCE = "evidence"
@@ -49,8 +50,8 @@ def utf16_offset(text: str, index: int) -> int:
 
 def label_config(item_types: Iterable[str]) -> str:
     """The labeling interface for exported tasks: the text, evidence labels, a decision and corrections."""
-    labels = "\n".join(f"    <Label value={quoteattr(t)}/>" for t in sorted(set(item_types)))
-    choices = "\n".join(f"    <Choice value={quoteattr(d)}/>" for d in DECISIONS)
+    labels = "\n".join(f'    <Label value="{escape(t)}"/>' for t in sorted(set(item_types)))
+    choices = "\n".join(f'    <Choice value="{escape(d)}"/>' for d in DECISIONS)
     return f"""<View>
   <Header value="$item_type: $title"/>
   <Header value="$reasons" size="6"/>

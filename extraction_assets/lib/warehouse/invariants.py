@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 from extraction_assets.lib.models import Document
 from extraction_assets.lib.offsets import OffsetMap
-from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.warehouse.documents import text_sha256
 
-if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
+if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location; schemas (YAML) when read
     import duckdb
+
+    from extraction_assets.lib.schemas import SchemaVersion
 
 CHECK_BATCH = 256  # documents whose text a check holds at once
 

@@ -4,11 +4,18 @@ DuckDB allows one writer per file, and a read-only connection cannot open while 
 holds the lock only inside short batch transactions, so a reader or a second run that finds it taken
 retries until the lock is free, logging once who holds it, and after its wait raises `WarehouseBusy`
 (a message for a person, never a DuckDB traceback).
+
+A run opens its next write connection moments after closing the last one, so a reader polling the file could miss
+gap after gap. A reader that waits therefore says so: it holds a shared `flock` on a file beside the warehouse
+(`<file>.readers`) until it is in, and a writer about to open the file first waits, at most `WRITER_YIELD_S`,
+until no reader holds that lock. The lock goes with the process, so a killed reader never stalls a run.
 """
 
 from __future__ import annotations
 
+import fcntl
 import logging
+import os
 import random
 import re
 import time
@@ -24,6 +31,8 @@ logger = logging.getLogger("extraction_assets.warehouse")
 WRITER_WAIT_S = 60.0  # a run waits this long for another run's batch to commit
 READER_WAIT_S = 15.0  # the review tools, the summary and the eval wait this long, then say the run keeps the lock
 MAX_DELAY_S = 0.25  # a run lets the lock go between batches: poll often enough to catch the gap
+WRITER_YIELD_S = 2.0  # a writer lets waiting readers in first for at most this long (a reader takes well under 1 s)
+READERS_SUFFIX = ".readers"
 _PID = re.compile(r"\(PID (\d+)\)")
 
 
@@ -44,6 +53,44 @@ def is_lock_conflict(exc: BaseException) -> bool:
     return isinstance(exc, duckdb.IOException) and "conflicting lock" in str(exc).lower()
 
 
+def readers_file(path: Path) -> Path:
+    """The file a waiting reader locks (shared) and a writer checks before it takes the warehouse."""
+    return path.with_name(path.name + READERS_SUFFIX)
+
+
+def _say_reader_waits(path: Path) -> int | None:
+    """A shared lock on the readers file, held until this reader is in (None where the folder is read-only)."""
+    try:
+        handle = os.open(readers_file(path), os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:
+        return None
+    fcntl.flock(handle, fcntl.LOCK_SH)  # waits only for a writer's test of the lock, never for a writer's work
+    return handle
+
+
+def let_readers_in(path: Path, longest: float = WRITER_YIELD_S) -> float:
+    """Before a writer opens `path`: wait while readers wait for it, at most `longest` seconds; the seconds waited.
+
+    Only a reader blocked by this process could make it wait for nothing (a process opening a second connection
+    while it holds the file), and that wait is bounded."""
+    try:
+        handle = os.open(readers_file(path), os.O_RDONLY)
+    except OSError:  # no reader ever waited here
+        return 0.0
+    started = time.monotonic()
+    try:
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return time.monotonic() - started
+            except BlockingIOError:
+                if time.monotonic() - started >= longest:
+                    return time.monotonic() - started
+                time.sleep(0.01)
+    finally:
+        os.close(handle)  # closing drops the test lock at once
+
+
 def open_duckdb_file(
     path: Path,
     read_only: bool = False,
@@ -51,27 +98,37 @@ def open_duckdb_file(
     on_wait: Callable[[str], None] | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """A connection to `path`, retried with jittered exponential backoff (50 ms up to MAX_DELAY_S) while
-    another process holds the lock; `on_wait` (default: a log warning) hears once that this process waits."""
+    another process holds the lock; `on_wait` (default: a log warning) hears once that this process waits.
+    A writer first lets waiting readers in (`let_readers_in`); a reader that waits says so until it is in."""
     import duckdb  # here, not at import: loading the code location does not load DuckDB
 
     deadline = time.monotonic() + wait_seconds
     delay = 0.05
     told = False
-    while True:
-        try:
-            return duckdb.connect(str(path), read_only=read_only)
-        except duckdb.IOException as exc:
-            if not is_lock_conflict(exc):
-                raise
-            holder = _holder(exc)
-            if time.monotonic() >= deadline:
-                raise WarehouseBusy(
-                    f"the warehouse {path} is locked by {holder} (a run writing to it?) and stayed locked for "
-                    f"{wait_seconds:.0f} s; try again when it has finished"
-                ) from None
-            if not told:
-                say = on_wait or logger.warning
-                say(f"the warehouse {path} is locked by {holder}; waiting up to {wait_seconds:.0f} s")
-                told = True
-            time.sleep(delay * random.uniform(0.5, 1.0))
-            delay = min(delay * 2, MAX_DELAY_S)
+    waiting: int | None = None
+    if not read_only:
+        let_readers_in(path)
+    try:
+        while True:
+            try:
+                return duckdb.connect(str(path), read_only=read_only)
+            except duckdb.IOException as exc:
+                if not is_lock_conflict(exc):
+                    raise
+                holder = _holder(exc)
+                if time.monotonic() >= deadline:
+                    raise WarehouseBusy(
+                        f"the warehouse {path} is locked by {holder} (a run writing to it?) and stayed locked for "
+                        f"{wait_seconds:.0f} s; try again when it has finished"
+                    ) from None
+                if not told:
+                    say = on_wait or logger.warning
+                    say(f"the warehouse {path} is locked by {holder}; waiting up to {wait_seconds:.0f} s")
+                    told = True
+                    if read_only:
+                        waiting = _say_reader_waits(path)
+                time.sleep(delay * random.uniform(0.5, 1.0))
+                delay = min(delay * 2, MAX_DELAY_S)
+    finally:
+        if waiting is not None:
+            os.close(waiting)
