@@ -18,6 +18,9 @@ $(BIN)/python:
 
 $(DEMO_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
+	# pip byte-compiles what it installs, but not an editable package: compiled here once, no process of the
+	# pipeline, the UI or the review tools compiles it again (where PYTHONDONTWRITEBYTECODE is set, each would)
+	$(BIN)/python -m compileall -q extraction_assets
 	touch $(DEMO_STAMP)
 
 $(STAMP): pyproject.toml $(DEMO_STAMP)
