@@ -448,3 +448,53 @@ def test_ascii_text_normalizes_run_by_run_as_it_does_cluster_by_cluster(text: st
     from extraction_assets.lib.extraction.grounding import _normalize_ascii_spans, _normalize_clusters
 
     assert _normalize_ascii_spans(text) == _normalize_clusters(text)
+
+
+def _cluster_by_cluster(text: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
+    """The normalization's definition, one cluster (a character and its combining marks) at a time."""
+    from extraction_assets.lib.extraction.grounding import _CHAR_MAP, _ZERO_WIDTH
+
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    i = 0
+    while i < len(text):
+        if text[i] in _ZERO_WIDTH:
+            i += 1
+            continue
+        j = i + 1
+        while j < len(text) and (unicodedata.combining(text[j]) or text[j] in _ZERO_WIDTH):
+            j += 1
+        cluster = "".join(c for c in text[i:j] if c not in _ZERO_WIDTH)
+        for folded in unicodedata.normalize("NFKC", cluster).casefold():
+            piece = _CHAR_MAP.get(folded, folded)
+            if piece.isspace():
+                if not out or out[-1] == " ":
+                    continue
+                piece = " "
+            for c in piece:
+                out.append(c)
+                starts.append(i)
+                ends.append(j)
+        i = j
+    if out and out[-1] == " ":
+        del out[-1], starts[-1], ends[-1]
+    return "".join(out), tuple(starts), tuple(ends)
+
+
+_MIXED = st.text(
+    alphabet=st.one_of(
+        st.characters(max_codepoint=127),
+        st.sampled_from("\u0301\u0323\u0300\u200b\u00ad\ufeff\u00a0\u2009\u2019\u201c\u2014\u2026ếđßİſ½ﬁ中。"),
+        st.characters(),
+    ),
+    max_size=80,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_MIXED)
+def test_mixed_text_normalizes_ascii_runs_as_it_does_cluster_by_cluster(text: str) -> None:
+    from extraction_assets.lib.extraction.grounding import _normalize_clusters
+
+    assert _normalize_clusters(text) == _cluster_by_cluster(text)
