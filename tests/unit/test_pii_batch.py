@@ -71,3 +71,19 @@ def test_batches_scrubbed_in_worker_processes_come_back_in_order_as_in_process()
 def test_one_batch_of_work_is_scrubbed_in_process() -> None:
     assert scrub_workers(200, 200) == 1
     assert scrub_workers(201, 200) >= 1
+
+
+def test_one_batch_more_than_the_workers_is_queued() -> None:
+    """A worker that finishes must find the next batch waiting, not wait for the caller to store and load."""
+    taken: list[int] = []
+
+    def batches():  # type: ignore[no-untyped-def]
+        for b in range(5):
+            taken.append(b)
+            yield [_doc("t", f"call 212-555-01{b:02d}")]
+
+    results = scrub_in_workers(batches(), PiiPolicy(), None, workers=2)
+    first = next(results)
+    assert first.rows[0].text == "call [PHONE_1]"
+    assert taken == [0, 1, 2]
+    assert len(list(results)) == 4
