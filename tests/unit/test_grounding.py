@@ -498,3 +498,24 @@ def test_mixed_text_normalizes_ascii_runs_as_it_does_cluster_by_cluster(text: st
     from extraction_assets.lib.extraction.grounding import _normalize_clusters
 
     assert _normalize_clusters(text) == _cluster_by_cluster(text)
+
+
+@st.composite
+def _turns_and_span(draw: st.DrawFn) -> tuple[list[Turn], int, int]:
+    """Turns as readers make them (in order, no overlap, some empty) or in any order and overlapping."""
+    bounds = sorted(draw(st.lists(st.integers(0, 120), min_size=0, max_size=24)))
+    if draw(st.booleans()):
+        pairs = list(zip(bounds[::2], bounds[1::2], strict=False))
+    else:
+        pairs = [tuple(sorted(draw(st.tuples(st.integers(0, 120), st.integers(0, 120))))) for _ in bounds[:12]]
+    turns = [Turn(turn_id=f"t{i}", start=a, end=b) for i, (a, b) in enumerate(pairs)]
+    return turns, draw(st.integers(-5, 125)), draw(st.integers(-5, 125))
+
+
+@settings(max_examples=500, deadline=None)
+@given(_turns_and_span())
+def test_the_turn_index_finds_the_turn_the_linear_search_finds(case: tuple[list[Turn], int, int]) -> None:
+    from extraction_assets.lib.extraction.grounding import TurnIndex
+
+    turns, start, end = case
+    assert TurnIndex(turns).turn_for_span(start, end) == turn_for_span(turns, start, end)

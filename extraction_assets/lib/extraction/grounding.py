@@ -18,6 +18,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import pairwise
 
 from rapidfuzz import fuzz
 
@@ -327,3 +328,25 @@ def turn_for_span(turns: Sequence[Turn], start: int, end: int) -> str | None:
         if best_key is None or key > best_key:
             best, best_key = turn.turn_id, key
     return best
+
+
+class TurnIndex:
+    """`turn_for_span` for the many spans of one document. Turns in text order that do not overlap (what the readers
+    make: a transcript has hundreds) are narrowed by bisection to those the span can touch; any other list is
+    searched turn by turn."""
+
+    def __init__(self, turns: Sequence[Turn]) -> None:
+        self._turns = list(turns)
+        self._starts = [t.start for t in self._turns]
+        self._ends = [t.end for t in self._turns]
+        self._ordered = all(t.start <= t.end for t in self._turns) and all(
+            a.end <= b.start for a, b in pairwise(self._turns)
+        )
+
+    def turn_for_span(self, start: int, end: int) -> str | None:
+        if not self._ordered:
+            return turn_for_span(self._turns, start, end)
+        end = max(end, start)
+        lo = bisect.bisect_right(self._ends, start)  # the first turn ending after the span starts
+        hi = bisect.bisect_left(self._starts, max(end, start + 1))  # the first starting at or after its end
+        return turn_for_span(self._turns[lo:hi], start, end)
