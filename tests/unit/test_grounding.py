@@ -448,3 +448,74 @@ def test_ascii_text_normalizes_run_by_run_as_it_does_cluster_by_cluster(text: st
     from extraction_assets.lib.extraction.grounding import _normalize_ascii_spans, _normalize_clusters
 
     assert _normalize_ascii_spans(text) == _normalize_clusters(text)
+
+
+def _cluster_by_cluster(text: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
+    """The normalization's definition, one cluster (a character and its combining marks) at a time."""
+    from extraction_assets.lib.extraction.grounding import _CHAR_MAP, _ZERO_WIDTH
+
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    i = 0
+    while i < len(text):
+        if text[i] in _ZERO_WIDTH:
+            i += 1
+            continue
+        j = i + 1
+        while j < len(text) and (unicodedata.combining(text[j]) or text[j] in _ZERO_WIDTH):
+            j += 1
+        cluster = "".join(c for c in text[i:j] if c not in _ZERO_WIDTH)
+        for folded in unicodedata.normalize("NFKC", cluster).casefold():
+            piece = _CHAR_MAP.get(folded, folded)
+            if piece.isspace():
+                if not out or out[-1] == " ":
+                    continue
+                piece = " "
+            for c in piece:
+                out.append(c)
+                starts.append(i)
+                ends.append(j)
+        i = j
+    if out and out[-1] == " ":
+        del out[-1], starts[-1], ends[-1]
+    return "".join(out), tuple(starts), tuple(ends)
+
+
+_MIXED = st.text(
+    alphabet=st.one_of(
+        st.characters(max_codepoint=127),
+        st.sampled_from("\u0301\u0323\u0300\u200b\u00ad\ufeff\u00a0\u2009\u2019\u201c\u2014\u2026ếđßİſ½ﬁ中。"),
+        st.characters(),
+    ),
+    max_size=80,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_MIXED)
+def test_mixed_text_normalizes_ascii_runs_as_it_does_cluster_by_cluster(text: str) -> None:
+    from extraction_assets.lib.extraction.grounding import _normalize_clusters
+
+    assert _normalize_clusters(text) == _cluster_by_cluster(text)
+
+
+@st.composite
+def _turns_and_span(draw: st.DrawFn) -> tuple[list[Turn], int, int]:
+    """Turns as readers make them (in order, no overlap, some empty) or in any order and overlapping."""
+    bounds = sorted(draw(st.lists(st.integers(0, 120), min_size=0, max_size=24)))
+    if draw(st.booleans()):
+        pairs = list(zip(bounds[::2], bounds[1::2], strict=False))
+    else:
+        pairs = [tuple(sorted(draw(st.tuples(st.integers(0, 120), st.integers(0, 120))))) for _ in bounds[:12]]
+    turns = [Turn(turn_id=f"t{i}", start=a, end=b) for i, (a, b) in enumerate(pairs)]
+    return turns, draw(st.integers(-5, 125)), draw(st.integers(-5, 125))
+
+
+@settings(max_examples=500, deadline=None)
+@given(_turns_and_span())
+def test_the_turn_index_finds_the_turn_the_linear_search_finds(case: tuple[list[Turn], int, int]) -> None:
+    from extraction_assets.lib.extraction.grounding import TurnIndex
+
+    turns, start, end = case
+    assert TurnIndex(turns).turn_for_span(start, end) == turn_for_span(turns, start, end)

@@ -258,3 +258,40 @@ def test_sentences_join_wrapped_lines_and_split_lists() -> None:
 )
 def test_confidence_stays_in_the_heuristic_band(signals: dict, expected: float) -> None:
     assert score_confidence(**signals) == expected
+
+
+def test_every_keyword_phrase_is_found_through_its_needles() -> None:
+    """A pattern runs only on clauses holding one of its needles: each phrase must hold its own."""
+    from extraction_assets.lib.heuristics.email import (  # private: the phrase tables and their search
+        _CRM_INTERACTION,
+        _CRM_PARTY,
+        _CRM_STRONG,
+        _FINANCE_STRONG,
+        _FINANCE_WEAK,
+        _INTEL_STRONG,
+        _INTEL_WEAK,
+        _NEEDLES,
+        _PROMOTIONS_STRONG,
+        _PROMOTIONS_WEAK,
+        _RULES,
+    )
+    from extraction_assets.lib.heuristics.segments import normalize_for_match
+
+    tables = {
+        ("finance", "strong"): _FINANCE_STRONG,
+        ("finance", "weak"): _FINANCE_WEAK,
+        ("crm", "strong"): _CRM_STRONG,
+        ("crm", "weak"): _CRM_PARTY + _CRM_INTERACTION,
+        ("intel", "strong"): _INTEL_STRONG,
+        ("intel", "weak"): _INTEL_WEAK,
+        ("promotions", "strong"): (*_PROMOTIONS_STRONG, "30% off"),
+        ("promotions", "weak"): _PROMOTIONS_WEAK,
+    }
+    for (module, strength), phrases in tables.items():
+        keywords = getattr(_RULES[module], strength)
+        for phrase in phrases:
+            norm = normalize_for_match(f"so, {phrase} today")
+            assert keywords.hits(norm, _NEEDLES.present(norm)), (module, strength, phrase)
+    # case-insensitive phrases also match letters that fold onto theirs, which hold no needle
+    norm = normalize_for_match("ſhop now")
+    assert _RULES["promotions"].strong.hits(norm, _NEEDLES.present(norm)) == ["ſhop now"]

@@ -75,6 +75,39 @@ def test_one_batch_of_work_is_scrubbed_in_process() -> None:
     assert scrub_workers(201, 200) >= 1
 
 
+def test_one_batch_more_than_the_workers_is_queued() -> None:
+    """A worker that finishes must find the next batch waiting, not wait for the caller to store and load."""
+    taken: list[int] = []
+
+    def batches():  # type: ignore[no-untyped-def]
+        for b in range(5):
+            taken.append(b)
+            yield [_doc("t", f"call 212-555-01{b:02d}")]
+
+    results = scrub_in_workers(batches(), PiiPolicy(), None, workers=2)
+    first = next(results)
+    assert first.rows[0].text == "call [PHONE_1]"
+    assert taken == [0, 1, 2]
+    assert len(list(results)) == 4
+
+
+def test_a_text_with_nothing_masked_is_not_searched_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check re-reads a scrubbed text only when the scrub changed it: unchanged, the same detectors (with more
+    kinds) have just read it and found nothing."""
+    checked: list[str] = []
+    real = module.find_unmasked
+
+    def spy(text: str, *args, **kwargs):  # type: ignore[no-untyped-def]
+        checked.append(text)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(module, "find_unmasked", spy)
+    docs = [_doc("t", "Meeting moved to Friday, 3 pm."), _doc("t", "Write to a@b.com")]
+    batch = module.scrub_batch(docs, PiiPolicy())
+    assert [row.text for row in batch.rows] == ["Meeting moved to Friday, 3 pm.", "Write to [EMAIL_1]"]
+    assert checked == ["Write to [EMAIL_1]"]
+
+
 def test_scrub_workers_run_at_a_lower_priority_than_the_run() -> None:
     """A reviewer's command on the same cores gets the CPU before the run's background scrubbing."""
     from extraction_assets.lib.pii.parallel import WORKER_NICENESS, background_pool

@@ -8,6 +8,8 @@ from extraction_assets.lib.models import DeadLetter, Document, EvidenceRecord, E
 from extraction_assets.lib.warehouse import (
     TABLES,
     batched,
+    documents_to_route,
+    documents_to_scrub,
     insert_documents,
     iter_batches,
     open_warehouse,
@@ -334,3 +336,57 @@ def test_a_connection_that_writes_nothing_leaves_no_log_to_checkpoint(tmp_path: 
         con.execute("DROP VIEW evidence_image_regions")
     with open_warehouse(path) as con:  # a missing (or changed) view is made again
         assert con.execute("SELECT count(*) FROM evidence_image_regions").fetchone() == (0,)
+
+
+def test_work_lists_come_in_the_order_the_documents_are_stored(tmp_path: Path) -> None:
+    """A batch of work read from a fresh connection is cheap only when its rows are stored side by side."""
+    docs = [_doc(f"Note number {n}.") for n in range(12)]
+    assert [d.doc_id for d in docs] != sorted(d.doc_id for d in docs)  # ids do not sort in the stored order
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        insert_documents(con, docs)
+        stored = [row[0] for row in con.execute("SELECT doc_id FROM raw_documents ORDER BY rowid").fetchall()]
+        assert documents_to_scrub(con, {"acme": "pii-v3"}) == stored
+        for doc in docs:
+            con.execute(
+                "INSERT INTO scrubbed_documents (doc_id, tenant_id, text, offset_map, pii_counts, pii_total, "
+                "scrubber_version, scrubbed_at, policy) VALUES (?, 'acme', ?, '{}', '{}', 0, 'pii-v3', now(), NULL)",
+                [doc.doc_id, doc.text],
+            )
+        assert documents_to_route(con, "pulse@v1", ["text"], "rules") == stored
+        assert pending_extractions(con, "pulse@v1", ["text"], "h1") == stored
+
+
+class _Recording:
+    """A connection that records the statements run through it."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        self.statements: list[str] = []
+
+    def execute(self, sql: str, *args: object) -> duckdb.DuckDBPyConnection:
+        self.statements.append(sql)
+        return self.con.execute(sql, *args)
+
+
+def test_a_file_at_this_ddl_is_recognised_by_one_lookup_that_lists_no_catalog(tmp_path: Path) -> None:
+    """Listing views builds DuckDB's internal ones on every fresh connection (20-40 ms per writer)."""
+    from extraction_assets.lib.warehouse.ddl import ensure_schema
+
+    with open_warehouse(tmp_path / "w.duckdb"):
+        pass  # a new file: brought up to this DDL and stamped
+    with open_warehouse(tmp_path / "w.duckdb", read_only=True) as con:
+        recording = _Recording(con)
+        ensure_schema(recording)  # type: ignore[arg-type]
+    assert recording.statements == ["SELECT ddl_stamp() WHERE NOT EXISTS (FROM evidence_image_regions LIMIT 0)"]
+
+
+def test_a_file_without_the_stamp_is_brought_up_and_stamped(tmp_path: Path) -> None:
+    from extraction_assets.lib.warehouse.ddl import SCHEMA_STAMP, ensure_schema
+
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        con.execute("DROP MACRO ddl_stamp")  # a file stamped before the macro, or one whose DDL failed half-way
+    with duckdb.connect(str(tmp_path / "w.duckdb")) as con:
+        recording = _Recording(con)
+        ensure_schema(recording)  # type: ignore[arg-type]
+        assert len(recording.statements) > 10
+        assert con.execute("SELECT ddl_stamp()").fetchone() == (SCHEMA_STAMP,)

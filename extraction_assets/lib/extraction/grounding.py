@@ -18,6 +18,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import pairwise
 
 from rapidfuzz import fuzz
 
@@ -59,19 +60,28 @@ def _normalize_spans(text: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
 
 
 def _normalize_clusters(text: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
-    """`_normalize_spans` of any text, cluster by cluster."""
+    """`_normalize_spans` of any text: runs of ASCII as `_fold_ascii` reads them, every other character cluster by
+    cluster (a contract with a few curly quotes is mostly ASCII)."""
     out: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
     n = len(text)
     i = 0
     while i < n:
+        if text[i].isascii():
+            j = _ASCII_CHUNK.match(text, i).end()  # type: ignore[union-attr]
+            if j < n and _joins_cluster(text[j]):
+                j -= 1  # the run's last character heads a cluster: "e" + U+0301 is "é"
+            if j > i:
+                _fold_ascii(text, i, j, out, starts, ends)
+                i = j
+                continue
         ch = text[i]
         if ch in _ZERO_WIDTH:
             i += 1
             continue
         j = i + 1
-        while j < n and (unicodedata.combining(text[j]) or text[j] in _ZERO_WIDTH):
+        while j < n and _joins_cluster(text[j]):
             j += 1
         cluster = "".join(c for c in text[i:j] if c not in _ZERO_WIDTH)
         folded = unicodedata.normalize("NFKC", cluster).casefold()
@@ -86,35 +96,48 @@ def _normalize_clusters(text: str) -> tuple[str, tuple[int, ...], tuple[int, ...
                 starts.append(i)
                 ends.append(j)
         i = j
-    if out and out[-1] == " ":
-        out.pop()
-        starts.pop()
-        ends.pop()
-    return "".join(out), tuple(starts), tuple(ends)
+    return _finish(out, starts, ends)
+
+
+def _joins_cluster(ch: str) -> bool:
+    """A combining mark or a zero-width character belongs to the cluster of the character before it."""
+    return bool(unicodedata.combining(ch)) or ch in _ZERO_WIDTH
 
 
 _ASCII_SPACE = re.escape("".join(c for c in map(chr, range(128)) if c.isspace()))
 _ASCII_RUN = re.compile(f"[{_ASCII_SPACE}]+|[^{_ASCII_SPACE}]+")
+_ASCII_CHUNK = re.compile(r"[\x00-\x7f]+")
 
 
 def _normalize_ascii_spans(text: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
-    """`_normalize_spans` of ASCII text, run by run rather than character by character (long contracts are
-    mostly ASCII): NFKC changes no ASCII character and casefold lowers it, so only whitespace runs change."""
-    lowered = text.lower()
+    """`_normalize_spans` of ASCII text, in one run (long contracts are mostly ASCII)."""
     out: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
+    _fold_ascii(text, 0, len(text), out, starts, ends)
+    return _finish(out, starts, ends)
+
+
+def _fold_ascii(text: str, lo: int, hi: int, out: list[str], starts: list[int], ends: list[int]) -> None:
+    """Normalize the ASCII ``text[lo:hi]`` onto ``out``, run by run rather than character by character: NFKC
+    changes no ASCII character and casefold lowers it, so only whitespace runs change (one space, and none
+    after a space or at the start)."""
+    lowered = text[lo:hi].lower()
     for run in _ASCII_RUN.finditer(lowered):
         a, b = run.span()
         if lowered[a].isspace():
-            if out:  # one space for the run; never lead with one
+            if out and out[-1] != " ":
                 out.append(" ")
-                starts.append(a)
-                ends.append(a + 1)
+                starts.append(lo + a)
+                ends.append(lo + a + 1)
             continue
         out.append(lowered[a:b])
-        starts.extend(range(a, b))
-        ends.extend(range(a + 1, b + 1))
+        starts.extend(range(lo + a, lo + b))
+        ends.extend(range(lo + a + 1, lo + b + 1))
+
+
+def _finish(out: list[str], starts: list[int], ends: list[int]) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
+    """The normalized text and its maps, without a trailing space."""
     if out and out[-1] == " ":
         out.pop()
         starts.pop()
@@ -305,3 +328,25 @@ def turn_for_span(turns: Sequence[Turn], start: int, end: int) -> str | None:
         if best_key is None or key > best_key:
             best, best_key = turn.turn_id, key
     return best
+
+
+class TurnIndex:
+    """`turn_for_span` for the many spans of one document. Turns in text order that do not overlap (what the readers
+    make: a transcript has hundreds) are narrowed by bisection to those the span can touch; any other list is
+    searched turn by turn."""
+
+    def __init__(self, turns: Sequence[Turn]) -> None:
+        self._turns = list(turns)
+        self._starts = [t.start for t in self._turns]
+        self._ends = [t.end for t in self._turns]
+        self._ordered = all(t.start <= t.end for t in self._turns) and all(
+            a.end <= b.start for a, b in pairwise(self._turns)
+        )
+
+    def turn_for_span(self, start: int, end: int) -> str | None:
+        if not self._ordered:
+            return turn_for_span(self._turns, start, end)
+        end = max(end, start)
+        lo = bisect.bisect_right(self._ends, start)  # the first turn ending after the span starts
+        hi = bisect.bisect_left(self._starts, max(end, start + 1))  # the first starting at or after its end
+        return turn_for_span(self._turns[lo:hi], start, end)

@@ -16,7 +16,7 @@ from typing import Any
 
 from extraction_assets.lib.extraction.answer_bounds import bound_value, bounded_title, suspicious
 from extraction_assets.lib.extraction.extractors import Extractor, ExtractorRun
-from extraction_assets.lib.extraction.grounding import ground, turn_for_span
+from extraction_assets.lib.extraction.grounding import TurnIndex, ground
 from extraction_assets.lib.extraction.review_rules import review_reasons
 from extraction_assets.lib.extraction.routing import route_document
 from extraction_assets.lib.llm.budget import Deferred
@@ -70,6 +70,7 @@ def item_id_for(doc_id: str, schema_version: str, item_type: str, quote: str) ->
 def _evidence_for(
     doc: Document,
     scrubbed: ScrubbedDocument,
+    turns: TurnIndex,
     span: str,
     hint: int | None,
     evidence_type: str,
@@ -91,7 +92,7 @@ def _evidence_for(
         char_start=start,
         char_end=end,
         quote=quote,
-        turn_id=turn_for_span(doc.turns, start, end),
+        turn_id=turns.turn_for_span(start, end),
         match_kind=located.match_kind,
         strength=located.strength,
         evidence_type=evidence_type,
@@ -222,12 +223,17 @@ def ground_candidates(
     """
     items: dict[str, ItemRecord] = {}
     dropped: list[DeadLetter] = []
+    turns = TurnIndex(doc.turns)
     for candidate in run.candidates:
-        primary = _evidence_for(doc, scrubbed, candidate.evidence_span, candidate.span_hint, candidate.evidence_type)
+        primary = _evidence_for(
+            doc, scrubbed, turns, candidate.evidence_span, candidate.span_hint, candidate.evidence_type
+        )
         if primary is None:
             dropped.append(_dropped(doc, schema, run, candidate))
             continue
-        extra = [_evidence_for(doc, scrubbed, span, None, candidate.evidence_type) for span in candidate.more_evidence]
+        extra = [
+            _evidence_for(doc, scrubbed, turns, span, None, candidate.evidence_type) for span in candidate.more_evidence
+        ]
         record = _record(doc, schema, run, candidate, [primary, *[e for e in extra if e is not None]])
         if record.item_id not in items or items[record.item_id].confidence < record.confidence:
             items[record.item_id] = record

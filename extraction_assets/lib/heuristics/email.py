@@ -10,7 +10,7 @@ no module yields no record. Confidence stays in the heuristic band [0.60, 0.80].
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -26,7 +26,15 @@ from extraction_assets.lib.heuristics.entities import (
     find_placeholders,
     phrase_pattern,
 )
-from extraction_assets.lib.heuristics.segments import Segment, make_title, normalize_for_match, runs_on, segment_text
+from extraction_assets.lib.heuristics.segments import (
+    LiteralScan,
+    Segment,
+    make_title,
+    normalize_for_match,
+    phrase_needle,
+    runs_on,
+    segment_text,
+)
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
 from extraction_assets.lib.readers.email_body import body_parts, body_start, body_turns, is_forward, line_spans
 from extraction_assets.lib.schemas import SchemaVersion
@@ -153,11 +161,33 @@ _DISPLAY_NAME = re.compile(r"\s*\"?(?P<name>[^\"<\[\n]*?)\"?\s*(?=<|\[|$)")
 
 
 @dataclass(frozen=True)
+class _Keywords:
+    """A keyword pattern and the needles its matches contain (each phrase's longest word, `phrase_needle`).
+
+    A clause holding none of the needles cannot match, so the pattern is not run on it; one Aho-Corasick pass
+    per clause (`_NEEDLES`) says which needles it holds. A case-insensitive pattern relies on them on ASCII
+    text only: elsewhere a letter such as "ſ" matches "s" without holding it.
+    """
+
+    pattern: regex.Pattern[str]
+    needles: frozenset[str]
+
+    def hits(self, norm: str, present: set[str]) -> list[str]:
+        if self.needles.isdisjoint(present) and (norm.isascii() or not self.pattern.flags & regex.IGNORECASE):
+            return []
+        return [m.group(0) for m in self.pattern.finditer(norm)]
+
+
+def _keywords(phrases: tuple[str, ...]) -> _Keywords:
+    return _Keywords(phrase_pattern(phrases), frozenset(phrase_needle(p) for p in phrases if p.strip()))
+
+
+@dataclass(frozen=True)
 class _Rules:
     """How one module is recognised."""
 
-    strong: regex.Pattern[str]
-    weak: regex.Pattern[str]
+    strong: _Keywords
+    weak: _Keywords
     applies: Callable[[_Signals], bool]
 
 
@@ -194,7 +224,7 @@ class _Email:
     text: str
     doc_date: date | None
     norms: dict[Segment, str] = field(default_factory=dict)  # each clause (and the subject) normalised once
-    keyword_clauses: frozenset[Segment] = frozenset()  # the clauses holding a keyword of any module
+    needles: dict[Segment, set[str]] = field(default_factory=dict)  # the keyword needles each clause holds
 
 
 def parse_header_block(text: str) -> dict[str, Found]:
@@ -237,21 +267,15 @@ def _read(doc: ExtractionInput) -> _Email:
             clauses.append(clause)
             read += len(clause.text)
     norms = {clause: normalize_for_match(clause.text) for clause in ([subject] if subject else []) + clauses}
-    keyword_clauses = frozenset(clause for clause, norm in norms.items() if _ANY_KEYWORD.search(norm))
-    return _Email(headers, subject, clauses, doc.text, doc.doc_date, norms, keyword_clauses)
-
-
-def _hits(pattern: regex.Pattern[str], norm: str) -> list[str]:
-    return [m.group(0) for m in pattern.finditer(norm)]
+    needles = {clause: _NEEDLES.present(norm) for clause, norm in norms.items()}
+    return _Email(headers, subject, clauses, doc.text, doc.doc_date, norms, needles)
 
 
 def _signals(email: _Email, rules: _Rules) -> _Signals:
     signals = _Signals()
     for clause in ([email.subject] if email.subject else []) + email.clauses:
-        if clause not in email.keyword_clauses:
-            continue
-        norm = email.norms[clause]
-        strong, weak = set(_hits(rules.strong, norm)), set(_hits(rules.weak, norm))
+        norm, present = email.norms[clause], email.needles[clause]
+        strong, weak = set(rules.strong.hits(norm, present)), set(rules.weak.hits(norm, present))
         if not strong and not weak:
             continue
         signals.clauses[clause] = (strong, weak)
@@ -284,28 +308,19 @@ def _promotions_applies(s: _Signals) -> bool:
 _CRM_PARTY_SET = frozenset(normalize_for_match(p) for p in _CRM_PARTY)
 _CRM_INTERACTION_SET = frozenset(normalize_for_match(p) for p in _CRM_INTERACTION)
 _RULES: dict[str, _Rules] = {
-    "finance": _Rules(phrase_pattern(_FINANCE_STRONG), phrase_pattern(_FINANCE_WEAK), _finance_applies),
-    "crm": _Rules(phrase_pattern(_CRM_STRONG), phrase_pattern(_CRM_PARTY + _CRM_INTERACTION), _crm_applies),
-    "intel": _Rules(phrase_pattern(_INTEL_STRONG), phrase_pattern(_INTEL_WEAK), _intel_applies),
+    "finance": _Rules(_keywords(_FINANCE_STRONG), _keywords(_FINANCE_WEAK), _finance_applies),
+    "crm": _Rules(_keywords(_CRM_STRONG), _keywords(_CRM_PARTY + _CRM_INTERACTION), _crm_applies),
+    "intel": _Rules(_keywords(_INTEL_STRONG), _keywords(_INTEL_WEAK), _intel_applies),
     "promotions": _Rules(
-        regex.compile(f"{phrase_pattern(_PROMOTIONS_STRONG).pattern}|{_PERCENT_OFF.pattern}", regex.IGNORECASE),
-        phrase_pattern(_PROMOTIONS_WEAK),
+        _Keywords(
+            regex.compile(f"{phrase_pattern(_PROMOTIONS_STRONG).pattern}|{_PERCENT_OFF.pattern}", regex.IGNORECASE),
+            _keywords(_PROMOTIONS_STRONG).needles | {"%"},  # both "30% off" forms hold a "%"
+        ),
+        _keywords(_PROMOTIONS_WEAK),
         _promotions_applies,
     ),
 }
-
-
-def _any_keyword(rules: Iterable[_Rules]) -> regex.Pattern[str]:
-    """Every module's keywords in one pattern: a clause it does not match is not searched module by module."""
-    parts = []
-    for rule in rules:
-        for pattern in (rule.strong, rule.weak):
-            flags = "i" if pattern.flags & regex.IGNORECASE else ""
-            parts.append(f"(?{flags}:{pattern.pattern})")
-    return regex.compile("|".join(parts))
-
-
-_ANY_KEYWORD = _any_keyword(_RULES.values())
+_NEEDLES = LiteralScan(n for rule in _RULES.values() for k in (rule.strong, rule.weak) for n in k.needles)
 _KEYWORD_TABLES = {
     name: {value: phrase_pattern(phrases) for value, phrases in table.items()}
     for name, table in (

@@ -65,8 +65,12 @@ def scrub_batch(docs: Sequence[Document], policy: PiiPolicy, vault_key: bytes | 
         tenant_policy = policy.for_tenant(doc.tenant_id)
         try:
             row, values = scrub_document_with_values(doc, tenant_policy)
-            unmasked = find_unmasked(
-                row.text, tenant_policy.region, tenant_policy.kinds, raw=doc.text, offset_map=row.offset_map
+            unmasked = (
+                find_unmasked(
+                    row.text, tenant_policy.region, tenant_policy.kinds, raw=doc.text, offset_map=row.offset_map
+                )
+                if row.offset_map.replacements
+                else []  # nothing masked: the text is the raw text the same detectors (more kinds) just found clean
             )
             if unmasked:  # never stored, so never extracted nor sent to a model
                 kinds = ", ".join(sorted({d.kind for d in unmasked}))

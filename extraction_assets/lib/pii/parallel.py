@@ -1,6 +1,6 @@
 """Scrubbing is CPU-bound pure Python: batches are scrubbed in worker processes, one per core, while the caller
 loads the next batch and stores the finished ones (its single writer). Results come back in the batches' order,
-and at most one batch per worker is in flight, so memory stays flat in the size of the inbox.
+and at most one batch per worker plus one queued is in flight, so memory stays flat in the size of the inbox.
 
 The workers run at a lower scheduling priority (`WORKER_NICENESS`): a run is background work, and a reviewer's
 command or the review page on the same cores should not wait for the CPU behind it. On cores nobody else wants
@@ -43,13 +43,14 @@ def scrub_workers(documents: int, batch_size: int) -> int:
 def scrub_in_workers(
     batches: Iterable[Sequence[Document]], policy: PiiPolicy, vault_key: bytes | None, workers: int
 ) -> Iterator[ScrubBatch]:
-    """`scrub_batch` of each batch in `workers` background processes, yielded in order. The next batch is taken from
-    `batches` only when a worker is free."""
+    """`scrub_batch` of each batch in `workers` background processes, yielded in order. One batch more than the
+    workers is submitted: a worker that finishes takes the queued one at once instead of waiting while the caller
+    stores a result and loads the next batch."""
     with background_pool(workers) as pool:
         in_flight: deque[Future[ScrubBatch]] = deque()
         for docs in batches:
             in_flight.append(pool.submit(scrub_batch, docs, policy, vault_key))
-            if len(in_flight) >= workers:
+            if len(in_flight) > workers:
                 yield in_flight.popleft().result()
         while in_flight:
             yield in_flight.popleft().result()

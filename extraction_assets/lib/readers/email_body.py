@@ -220,15 +220,15 @@ def body_parts(text: str, body_start: int, forwarded: bool = False) -> list[Body
     """
     lines = _split_inline_attributions(text, line_spans(text, body_start))
     kinds = _classify_lines(text, lines, forwarded)
-    parts: list[BodyPart] = []
+    runs: list[tuple[PartKind, int, int]] = []  # made parts once complete: a long thread has thousands of lines
     for (start, end), kind in zip(lines, kinds, strict=True):
         if not text[start:end].strip():
             continue
-        if parts and parts[-1].kind == kind:
-            parts[-1] = parts[-1].model_copy(update={"end": end})
+        if runs and runs[-1][0] == kind:
+            runs[-1] = (kind, runs[-1][1], end)
         else:
-            parts.append(BodyPart(kind=kind, start=start, end=end))
-    return parts
+            runs.append((kind, start, end))
+    return [BodyPart(kind=kind, start=start, end=end) for kind, start, end in runs]
 
 
 def body_turns(parts: list[BodyPart]) -> list[Turn]:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from extraction_assets.lib.models import Document
 from extraction_assets.lib.warehouse.backend import retry_conflicts
 from extraction_assets.lib.warehouse.connection import insert_rows, now, transaction
+from extraction_assets.lib.warehouse.documents import STORED_ORDER
 from extraction_assets.lib.warehouse.extraction import MACHINE_OWNED_STATUSES, delete_items
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
@@ -31,13 +32,13 @@ def documents_to_route(
     return [
         row[0]
         for row in con.execute(
-            """SELECT s.doc_id FROM scrubbed_documents s
+            f"""SELECT s.doc_id FROM scrubbed_documents s
                JOIN raw_documents r USING (doc_id)
                LEFT JOIN document_applicability a ON a.doc_id = s.doc_id AND a.schema_version = ?
                WHERE r.kind IN (SELECT unnest(?)) AND (CAST(? AS VARCHAR) IS NULL OR r.tenant_id = ?)
                  AND (a.doc_id IS NULL OR a.rules <> ?)
                  AND s.doc_id NOT IN (SELECT doc_id FROM sessions)
-               ORDER BY s.doc_id""",
+               ORDER BY {STORED_ORDER}""",
             [schema_version, list(kinds), tenant_id, tenant_id, rules],
         ).fetchall()
     ]

@@ -366,16 +366,23 @@ def without_keys(statement: str) -> str:
     return _TABLE_KEY.sub("", statement).replace(" PRIMARY KEY", "")
 
 
-# A DuckDB file records the DDL it was brought up to: a hash of every statement, in the comment of the view the DDL
-# makes last (so it is written only once every statement succeeded).
+# A DuckDB file records the DDL it was brought up to: a hash of every statement, as the value of a macro made after
+# the last statement (so it exists only once every statement succeeded). A macro is looked up by name, in about a
+# millisecond; a view's comment could only be read by listing the views, which builds DuckDB's internal ones on each
+# fresh connection (20-40 ms, once per writer connection). The view the DDL makes last is bound with it, so a file
+# that lost the view is brought up again.
 SCHEMA_STAMP = "ddl " + hashlib.sha256("\n".join(DDL).encode()).hexdigest()[:16]
-_STAMPED_VIEW = "evidence_image_regions"
+_STAMP_MACRO = "ddl_stamp"
+_LAST_VIEW = "evidence_image_regions"
 
 
 def _schema_stamp(con: duckdb.DuckDBPyConnection) -> str | None:
-    found = con.execute(
-        "SELECT comment FROM duckdb_views() WHERE view_name = ? AND NOT internal AND NOT temporary", [_STAMPED_VIEW]
-    ).fetchone()
+    import duckdb  # loaded already: the connection is open
+
+    try:
+        found = con.execute(f"SELECT {_STAMP_MACRO}() WHERE NOT EXISTS (FROM {_LAST_VIEW} LIMIT 0)").fetchone()
+    except duckdb.CatalogException:  # a new file, one stamped before the macro, or one without the view
+        return None
     return found[0] if found else None
 
 
@@ -390,4 +397,4 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, keys: bool = True) -> None:
     for statement in DDL:
         con.execute(statement if keys else without_keys(statement))
     if keys:
-        con.execute(f"COMMENT ON VIEW {_STAMPED_VIEW} IS '{SCHEMA_STAMP}'")
+        con.execute(f"CREATE OR REPLACE MACRO {_STAMP_MACRO}() AS '{SCHEMA_STAMP}'")

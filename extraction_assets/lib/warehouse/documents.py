@@ -121,6 +121,13 @@ def load_documents(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> li
     return [_document_from_row(r) for r in rows]
 
 
+# Work lists (documents to scrub, route or extract) come in the order the raw rows are stored (`r` is
+# raw_documents), not by id: a batch read from a fresh connection then touches a few adjacent storage blocks of
+# the text columns instead of nearly all of them (128 documents of the bench inbox: ~35 ms, against ~160 ms in id
+# order, about what the whole table costs). Scrubbed rows are written in that order, so they are adjacent as well.
+STORED_ORDER = "r.rowid"
+
+
 def by_rowid(table: str) -> str:
     """A filter on `doc_id IN (the ids parameter)` that DuckDB reads as a row-id fetch.
 
@@ -138,17 +145,18 @@ def tenant_ids(con: duckdb.DuckDBPyConnection) -> list[str]:
 def documents_to_scrub(con: duckdb.DuckDBPyConnection, version_by_tenant: Mapping[str, str]) -> list[str]:
     """Documents never scrubbed, or scrubbed by another scrubber version than their tenant's policy gives.
 
-    A tenant missing from the mapping has no known version, so its documents are always pending.
+    A tenant missing from the mapping has no known version, so its documents are always pending. They come in
+    `STORED_ORDER`, so the scrubbed rows are stored in the raw rows' order too.
     """
     tenants = list(version_by_tenant)
     return [
         row[0]
         for row in con.execute(
-            """SELECT r.doc_id FROM raw_documents r
+            f"""SELECT r.doc_id FROM raw_documents r
                LEFT JOIN scrubbed_documents s USING (doc_id)
                LEFT JOIN (SELECT unnest(?) AS tenant_id, unnest(?) AS version) v ON v.tenant_id = r.tenant_id
                WHERE s.doc_id IS NULL OR v.version IS NULL OR s.scrubber_version <> v.version
-               ORDER BY r.doc_id""",
+               ORDER BY {STORED_ORDER}""",
             [tenants, [version_by_tenant[t] for t in tenants]],
         ).fetchall()
     ]

@@ -18,7 +18,7 @@ from extraction_assets.lib.warehouse.connection import (
     to_json,
     transaction,
 )
-from extraction_assets.lib.warehouse.documents import insert_dead_letters
+from extraction_assets.lib.warehouse.documents import STORED_ORDER, insert_dead_letters
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
     import duckdb
@@ -44,7 +44,7 @@ def pending_extractions(
     return [
         row[0]
         for row in con.execute(
-            """SELECT s.doc_id FROM scrubbed_documents s
+            f"""SELECT s.doc_id FROM scrubbed_documents s
                JOIN raw_documents r USING (doc_id)
                LEFT JOIN extraction_status e ON e.doc_id = s.doc_id AND e.schema_version = ?
                LEFT JOIN document_applicability a ON a.doc_id = s.doc_id AND a.schema_version = ?
@@ -53,7 +53,7 @@ def pending_extractions(
                  AND (CAST(? AS VARCHAR) IS NULL OR r.tenant_id = ?)
                  AND (? OR e.doc_id IS NULL OR e.status <> 'processed' OR e.extractor_version <> ?
                       OR e.scrubber_version <> s.scrubber_version)
-               ORDER BY s.doc_id""",
+               ORDER BY {STORED_ORDER}""",
             [schema_version, schema_version, list(kinds), routed, tenant_id, tenant_id, force, extractor_version],
         ).fetchall()
     ]
