@@ -42,6 +42,7 @@ from extraction_assets.lib.warehouse.extraction import (
     write_extraction_batch,
 )
 from extraction_assets.lib.warehouse.figures import extraction_figures, review_queue_figures, row_count
+from extraction_assets.lib.warehouse.held import HeldWarehouse
 from extraction_assets.lib.warehouse.invariants import items_without_evidence
 from extraction_assets.lib.warehouse.lock_wait import READER_WAIT_S, WarehouseBusy
 from extraction_assets.lib.warehouse.ocr import evidence_regions
@@ -65,6 +66,7 @@ __all__ = [
     "MACHINE_OWNED_STATUSES",
     "READER_WAIT_S",
     "TABLES",
+    "HeldWarehouse",
     "Shard",
     "WarehouseBusy",
     "batch_requests",

@@ -5,10 +5,11 @@ holds the lock only inside short batch transactions, so a reader or a second run
 retries until the lock is free, logging once who holds it, and after its wait raises `WarehouseBusy`
 (a message for a person, never a DuckDB traceback).
 
-A run opens its next write connection moments after closing the last one, so a reader polling the file could miss
-gap after gap. A reader that waits therefore says so: it holds a shared `flock` on a file beside the warehouse
-(`<file>.readers`) until it is in, and a writer about to open the file first waits, at most `WRITER_YIELD_S`,
-until no reader holds that lock. The lock goes with the process, so a killed reader never stalls a run.
+A run opens its next write connection moments after closing the last one (or holds the file open between batches,
+see `held.py`), so a process polling the file could miss gap after gap. A process that waits therefore says so: it
+holds a shared `flock` on a file beside the warehouse (`<file>.readers`) until it is in; a run holding the file gives
+it back when it sees that lock, and a writer about to open the file first waits, at most `WRITER_YIELD_S`, until no
+one holds it. The lock goes with the process, so a killed reader never stalls a run.
 """
 
 from __future__ import annotations
@@ -58,14 +59,29 @@ def readers_file(path: Path) -> Path:
     return path.with_name(path.name + READERS_SUFFIX)
 
 
-def _say_reader_waits(path: Path) -> int | None:
-    """A shared lock on the readers file, held until this reader is in (None where the folder is read-only)."""
+def _say_waiting(path: Path) -> int | None:
+    """A shared lock on the readers file, held until this process is in (None where the folder is read-only)."""
     try:
         handle = os.open(readers_file(path), os.O_RDWR | os.O_CREAT, 0o666)
     except OSError:
         return None
     fcntl.flock(handle, fcntl.LOCK_SH)  # waits only for a writer's test of the lock, never for a writer's work
     return handle
+
+
+def others_wait(path: Path) -> bool:
+    """Whether another process waits for `path` now (holds the readers file's shared lock); one non-blocking test."""
+    try:
+        handle = os.open(readers_file(path), os.O_RDONLY)
+    except OSError:  # no one ever waited here
+        return False
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(handle)  # closing drops the test lock at once
 
 
 def let_readers_in(path: Path, longest: float = WRITER_YIELD_S) -> float:
@@ -99,7 +115,7 @@ def open_duckdb_file(
 ) -> duckdb.DuckDBPyConnection:
     """A connection to `path`, retried with jittered exponential backoff (50 ms up to MAX_DELAY_S) while
     another process holds the lock; `on_wait` (default: a log warning) hears once that this process waits.
-    A writer first lets waiting readers in (`let_readers_in`); a reader that waits says so until it is in."""
+    A writer first lets waiting readers in (`let_readers_in`); a process that waits says so until it is in."""
     import duckdb  # here, not at import: loading the code location does not load DuckDB
 
     deadline = time.monotonic() + wait_seconds
@@ -125,8 +141,7 @@ def open_duckdb_file(
                     say = on_wait or logger.warning
                     say(f"the warehouse {path} is locked by {holder}; waiting up to {wait_seconds:.0f} s")
                     told = True
-                    if read_only:
-                        waiting = _say_reader_waits(path)
+                    waiting = _say_waiting(path)  # a run holding the file gives it back (see `held.py`)
                 time.sleep(delay * random.uniform(0.5, 1.0))
                 delay = min(delay * 2, MAX_DELAY_S)
     finally:

@@ -1,0 +1,129 @@
+"""A run holds the warehouse file open between batches, and gives it back whenever another process waits for it."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from extraction_assets.defs.resources import WarehouseResource
+from extraction_assets.lib.warehouse import HeldWarehouse, open_warehouse
+from extraction_assets.lib.warehouse.held import IDLE_S
+from extraction_assets.lib.warehouse.lock_wait import open_duckdb_file, readers_file
+
+OPEN_ONCE = """
+import sys
+from pathlib import Path
+from extraction_assets.lib.warehouse.lock_wait import open_duckdb_file
+con = open_duckdb_file(Path(sys.argv[1]), read_only=sys.argv[2] == "read", wait_seconds=8, on_wait=lambda _: None)
+print(con.execute("SELECT count(*) FROM raw_documents").fetchone()[0], flush=True)
+"""
+
+
+@pytest.fixture
+def held(tmp_path: Path) -> Iterator[HeldWarehouse]:
+    holder = HeldWarehouse(tmp_path / "w.duckdb")
+    yield holder
+    holder.close()
+
+
+def _someone_waits(path: Path) -> int:
+    """What a waiting process holds: a shared lock on the readers file (closing the handle lets it go)."""
+    handle = os.open(readers_file(path), os.O_RDWR | os.O_CREAT)
+    fcntl.flock(handle, fcntl.LOCK_SH)
+    return handle
+
+
+def _until(condition: object, seconds: float = 3.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():  # type: ignore[operator]
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def test_batches_share_one_open_file_and_their_writes_commit(held: HeldWarehouse) -> None:
+    for n in range(10):
+        with held.lease() as con:
+            con.execute(
+                "INSERT INTO dead_letters (dead_letter_id, stage, tenant_id, source_uri, reason, detail, first_seen_at)"
+                " VALUES (?, 'read', 't', 'f', 'test', '{}', now())",
+                [str(n)],
+            )
+    assert held.opened == 1
+    held.close()
+    assert not held.is_open
+    with open_warehouse(held.path, read_only=True) as con:  # a read-only open fails while this process holds it
+        assert con.execute("SELECT count(*) FROM dead_letters").fetchone()[0] == 10  # type: ignore[index]
+
+
+def test_the_file_is_given_back_after_the_lease_when_someone_waits(held: HeldWarehouse) -> None:
+    with held.lease():
+        waiting = _someone_waits(held.path)
+        assert held.is_open, "never given back in the middle of a batch"
+    try:
+        assert not held.is_open
+    finally:
+        os.close(waiting)
+    with held.lease():
+        pass
+    assert held.opened == 2
+
+
+def test_between_leases_the_watcher_gives_the_file_back_to_a_process_that_starts_waiting(held: HeldWarehouse) -> None:
+    with held.lease():
+        pass
+    assert held.is_open
+    waiting = _someone_waits(held.path)
+    try:
+        assert _until(lambda: not held.is_open, seconds=IDLE_S / 2), "given back well before the idle limit"
+    finally:
+        os.close(waiting)
+
+
+def test_an_idle_holder_gives_the_file_back(held: HeldWarehouse) -> None:
+    with held.lease():
+        pass
+    assert _until(lambda: not held.is_open, seconds=IDLE_S + 1)
+
+
+@pytest.mark.parametrize("mode", ["read", "write"])
+def test_another_process_gets_in_while_a_run_holds_the_file_batch_after_batch(held: HeldWarehouse, mode: str) -> None:
+    """The run never idles long enough to give the file back on its own: only the other process's saying that it
+    waits (a reader's or a writer's alike) lets it in."""
+    with held.lease():
+        pass
+    other = subprocess.Popen([sys.executable, "-c", OPEN_ONCE, str(held.path), mode], stdout=subprocess.PIPE, text=True)
+    while other.poll() is None:  # a run's batches, back to back, the whole time the other process is waiting
+        with held.lease() as con:
+            con.execute("SELECT 1")
+        time.sleep(0.005)
+    assert other.returncode == 0, "it got in before its wait ran out"
+    assert other.stdout is not None and other.stdout.read().strip() == "0"
+    assert held.opened >= 2, "the run opened the file again after it"
+
+
+def test_a_run_holds_the_file_only_while_it_runs(tmp_path: Path) -> None:
+    path = tmp_path / "w.duckdb"
+    opened: list[int] = []
+
+    @dg.asset
+    def two_batches(warehouse: WarehouseResource) -> None:
+        for _ in range(2):
+            with warehouse.connect(read_only=True) as con:
+                con.execute("SELECT count(*) FROM raw_documents")
+        assert warehouse._held is not None
+        opened.append(warehouse._held.opened)
+
+    result = dg.materialize([two_batches], resources={"warehouse": WarehouseResource(path=str(path))})
+    assert result.success
+    assert opened == [1]
+    open_duckdb_file(path, read_only=True, wait_seconds=0.5).close()  # given back at the end of the run
