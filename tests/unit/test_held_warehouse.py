@@ -14,7 +14,7 @@ import dagster as dg
 import pytest
 
 from extraction_assets.defs.resources import WarehouseResource
-from extraction_assets.lib.warehouse import HeldWarehouse, open_warehouse
+from extraction_assets.lib.warehouse import HeldWarehouse, open_warehouse, transaction
 from extraction_assets.lib.warehouse.held import IDLE_S
 from extraction_assets.lib.warehouse.lock_wait import open_duckdb_file, readers_file
 
@@ -63,6 +63,22 @@ def test_batches_share_one_open_file_and_their_writes_commit(held: HeldWarehouse
     assert not held.is_open
     with open_warehouse(held.path, read_only=True) as con:  # a read-only open fails while this process holds it
         assert con.execute("SELECT count(*) FROM dead_letters").fetchone()[0] == 10  # type: ignore[index]
+
+
+def test_a_key_deleted_in_one_batch_can_be_written_again_in_the_next(held: HeldWarehouse) -> None:
+    """The review queue's rebuild deletes and rewrites rows an earlier batch of the run deleted: an open snapshot
+    left on the held connection (a pending result of opening it) made that a duplicate key."""
+    rows = "SELECT 'q' || i, 't', 'd', 'pulse@v1', 'risk', 'x', 0.5, '[]', NULL, 'f', 1.0, now() FROM range(50) t(i)"
+    with open_warehouse(held.path):  # an existing warehouse: opening it only reads its DDL stamp
+        pass
+    with held.lease() as con:
+        con.execute(f"INSERT INTO review_queue {rows}")
+    with held.lease() as con, transaction(con):
+        con.execute("DELETE FROM review_queue WHERE item_id = 'q5'")
+    with held.lease() as con, transaction(con):
+        con.execute("DELETE FROM review_queue WHERE schema_version = 'pulse@v1'")
+        con.execute(f"INSERT INTO review_queue {rows}")
+        assert con.execute("SELECT count(*) FROM review_queue").fetchall() == [(50,)]
 
 
 def test_the_file_is_given_back_after_the_lease_when_someone_waits(held: HeldWarehouse) -> None:

@@ -379,11 +379,11 @@ _LAST_VIEW = "evidence_image_regions"
 def _schema_stamp(con: duckdb.DuckDBPyConnection) -> str | None:
     import duckdb  # loaded already: the connection is open
 
-    try:
-        found = con.execute(f"SELECT {_STAMP_MACRO}() WHERE NOT EXISTS (FROM {_LAST_VIEW} LIMIT 0)").fetchone()
+    try:  # fetchall, not fetchone: a result left pending keeps the connection's transaction (its snapshot) open
+        found = con.execute(f"SELECT {_STAMP_MACRO}() WHERE NOT EXISTS (FROM {_LAST_VIEW} LIMIT 0)").fetchall()
     except duckdb.CatalogException:  # a new file, one stamped before the macro, or one without the view
         return None
-    return found[0] if found else None
+    return found[0][0] if found else None
 
 
 def ensure_schema(con: duckdb.DuckDBPyConnection, keys: bool = True) -> None:
