@@ -20,15 +20,25 @@ def build_parser() -> argparse.ArgumentParser:
         add_warehouse_option(p)
         p.add_argument("--json", action="store_true", help="print the summary as JSON")
 
+    def pipeline(p: argparse.ArgumentParser) -> None:
+        common(p)
+        p.add_argument(
+            "--inbox", help="inbox folder, one sub-folder per tenant (default: EXTRACTION_INBOX or the sample)"
+        )
+        p.add_argument("--prompts", dest="prompts_dir", help="prompt files folder (default: EXTRACTION_PROMPTS)")
+        p.add_argument("--schema", action="append", help="only this schema version (repeatable), e.g. pulse@v1")
+        p.add_argument("--verbose", action="store_true", help="show Dagster's run log")
+
     run = sub.add_parser("run", help="materialize every asset for every schema version")
-    common(run)
-    run.add_argument(
-        "--inbox", help="inbox folder, one sub-folder per tenant (default: EXTRACTION_INBOX or the sample)"
-    )
-    run.add_argument("--prompts", dest="prompts_dir", help="prompt files folder (default: EXTRACTION_PROMPTS)")
-    run.add_argument("--schema", action="append", help="only this schema version (repeatable), e.g. pulse@v1")
-    run.add_argument("--verbose", action="store_true", help="show Dagster's run log")
+    pipeline(run)
     run.set_defaults(func=lazy_handler("extraction_assets.commands.pipeline:cmd_run"))
+
+    watch = sub.add_parser(
+        "watch", help="run, then run again whenever the inbox or the prompt files change (one warm process)"
+    )
+    pipeline(watch)
+    watch.add_argument("--passes", type=int, default=0, help="stop after this many passes (default: 0, never)")
+    watch.set_defaults(func=lazy_handler("extraction_assets.commands.watch:cmd_watch"))
 
     summary = sub.add_parser("summary", help="what the warehouse holds")
     common(summary)

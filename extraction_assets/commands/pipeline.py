@@ -6,14 +6,18 @@ import argparse
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from extraction_assets.commands.common import console, settings_from_args
+from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import READER_WAIT_S, open_warehouse, warehouse_summary
-from extraction_assets.runner import INTERRUPTED, run_pipeline
+from extraction_assets.runner import INTERRUPTED, StepResult, run_pipeline
+
+if TYPE_CHECKING:
+    import dagster as dg
 
 
 def _print_summary(summary: dict[str, Any]) -> None:
@@ -52,6 +56,20 @@ def cmd_run(args: argparse.Namespace) -> int:
     mode = "model + heuristic" if settings.model_configured else "offline heuristic (no model endpoint set)"
     console.print(f"extractor: {mode}")
     started = time.perf_counter()
+    results = run_with_progress(settings, args)
+    ok = print_steps(results)
+    _show_summary(settings.warehouse, args.json)
+    console.print(f"took {time.perf_counter() - started:.1f} s")
+    if any(step.skipped == INTERRUPTED for step in results):
+        console.print("[yellow]interrupted:[/] what was committed stays; run again to continue")
+        return 130
+    return 0 if ok else 1
+
+
+def run_with_progress(
+    settings: Settings, args: argparse.Namespace, instance: dg.DagsterInstance | None = None
+) -> list[StepResult]:
+    """`run_pipeline` with a progress line naming the step in progress."""
     with Progress(
         SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=console
     ) as progress:
@@ -63,10 +81,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         results = run_pipeline(
             settings,
             schema_keys=args.schema or None,
+            instance=instance,
             on_step=on_step,
             log_level="DEBUG" if args.verbose else "WARNING",
         )
         progress.update(task, total=len(results), completed=len(results), description="done")
+    return results
+
+
+def print_steps(results: list[StepResult]) -> bool:
+    """One line per step (its seconds and its Dagster steps' seconds); whether every step ran and passed."""
     ok = True
     for step in results:
         if step.skipped:
@@ -82,12 +106,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         if line := _model_line(step.metadata.get("extracted_items", {})):
             console.print(f"  {line}")
         ok = ok and step.success and not step.failed_checks
-    _show_summary(settings.warehouse, args.json)
-    console.print(f"took {time.perf_counter() - started:.1f} s")
-    if any(step.skipped == INTERRUPTED for step in results):
-        console.print("[yellow]interrupted:[/] what was committed stays; run again to continue")
-        return 130
-    return 0 if ok else 1
+    return ok
 
 
 def _model_line(figures: dict[str, Any]) -> str | None:

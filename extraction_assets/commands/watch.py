@@ -1,0 +1,77 @@
+"""What `extraction-assets watch` does: run the pipeline, then run it again whenever the inbox or the prompt files
+change, in one warm process.
+
+`extraction-assets run` pays for its process, its imports (Dagster, the packs, the detectors) and a Dagster
+instance every time; a watch pays them once, so a pass after new files costs what the new documents cost plus the
+Dagster runs. Changes come from the kernel (watchfiles: inotify), grouped while they keep arriving; changes during a
+pass are kept for the next one. Each pass is the same `run_pipeline` as `run` (incremental, idempotent), against
+the instance in DAGSTER_HOME when set (the UI shows its runs) or one kept for the whole watch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from watchfiles import Change, DefaultFilter, watch
+
+from extraction_assets.commands.common import console, settings_from_args
+from extraction_assets.commands.pipeline import print_steps, run_with_progress
+from extraction_assets.instance import open_instance
+from extraction_assets.lib.warehouse import READER_WAIT_S, is_lake, open_warehouse, warehouse_summary
+from extraction_assets.runner import INTERRUPTED
+
+HEARTBEAT_MS = 500  # the first pass starts after this long at most, and `--passes` / Ctrl-C are seen as often
+
+
+class InputFilter(DefaultFilter):
+    """What a pass reads (the default filter leaves out editors' swap files, VCS and cache folders), never the
+    warehouse's own files, should it live under a watched folder (its writes would start pass after pass)."""
+
+    def __init__(self, warehouse: Path | str) -> None:
+        super().__init__()
+        self._warehouse = None if is_lake(warehouse) else str(Path(warehouse).resolve())
+
+    def __call__(self, change: Change, path: str) -> bool:
+        if self._warehouse and str(Path(path).resolve()).startswith(self._warehouse):
+            return False
+        return super().__call__(change, path)
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    settings = settings_from_args(args)
+    instance = open_instance()
+    watched = [p for p in (settings.inbox, settings.prompts_dir) if Path(p).exists()]
+    console.print(f"watching {', '.join(str(p) for p in watched)}; warehouse {settings.warehouse} (Ctrl-C stops)")
+    passes = 0
+    changes = watch(
+        *watched,
+        watch_filter=InputFilter(settings.warehouse),
+        rust_timeout=HEARTBEAT_MS,
+        yield_on_timeout=True,
+        raise_interrupt=False,
+    )
+    for changed in changes:
+        if passes and not changed:
+            continue
+        passes += 1
+        what = f"{len(changed)} changed files" if passes > 1 else "bringing the warehouse up to date"
+        console.print(f"pass {passes}: {what}")
+        started = time.perf_counter()
+        results = run_with_progress(settings, args, instance)
+        outcome = "done" if print_steps(results) else "done with failures"
+        seconds = time.perf_counter() - started
+        console.print(f"pass {passes} {outcome} in {seconds:.2f} s; {_counts(settings.warehouse)}")
+        console.file.flush()
+        if any(step.skipped == INTERRUPTED for step in results):
+            return 130
+        if args.passes and passes >= args.passes:
+            return 0
+    return 130  # the watch ended on Ctrl-C
+
+
+def _counts(warehouse: Path) -> str:
+    with open_warehouse(warehouse, read_only=Path(warehouse).exists(), wait_seconds=READER_WAIT_S) as con:
+        summary = warehouse_summary(con)
+    return f"documents {summary['documents']}, items {summary['items']}, review queue {summary['review_queue']}"
