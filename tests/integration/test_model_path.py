@@ -425,14 +425,11 @@ def test_the_batch_sensor_starts_the_partition_when_its_batch_finished(model_set
     batch = _extractor(fake, llm_batch=True)
     _run(model_settings, batch, instance)
     resources = {"warehouse": WarehouseResource(path=str(model_settings.warehouse)), "extractor": batch}
-
-    def tick(resources: dict[str, object]) -> dg.SensorResult:
-        with dg.build_sensor_context(instance=instance, resources=resources) as context:  # the warehouse's lifecycle
-            return llm_batch_sensor(context)
-
-    in_progress = tick(resources)
+    in_progress = llm_batch_sensor(dg.build_sensor_context(instance=instance, resources=resources))
     assert in_progress.run_requests == [] and "in progress" in (in_progress.skip_reason.skip_message or "")
-    finished = tick(resources)
+    finished = llm_batch_sensor(dg.build_sensor_context(instance=instance, resources=resources))
     assert [r.partition_key for r in finished.run_requests] == [PULSE]
-    off = tick({**resources, "extractor": _extractor(fake)})
+    off = llm_batch_sensor(
+        dg.build_sensor_context(instance=instance, resources={**resources, "extractor": _extractor(fake)})
+    )
     assert off.run_requests == []

@@ -68,8 +68,7 @@ from extraction_assets.lib.settings import Settings
 defs = build_definitions(Settings())
 dg.Definitions.validate_loadable(defs)
 instance = dg.DagsterInstance.local_temp(tempfile.mkdtemp())
-with dg.build_sensor_context(instance=instance, resources=defs.resources) as context:  # the warehouse's lifecycle
-    sensor = schema_version_sensor(context)
+sensor = schema_version_sensor(dg.build_sensor_context(instance=instance, resources=defs.resources))
 instance.add_dynamic_partitions("schema_versions", ["pulse@v1"])
 at_two = datetime.datetime(2026, 12, 1, 2, tzinfo=datetime.timezone.utc)
 nightly = list(nightly_extract_schedule(dg.build_schedule_context(instance=instance, scheduled_execution_time=at_two)))
