@@ -18,6 +18,7 @@ from extraction_assets.defs.review.checks import audit_log_intact
 from extraction_assets.instance import open_instance, pool_turn, run_tags
 from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.settings import Settings
+from extraction_assets.lib.warehouse import give_back, is_lake
 
 INTERRUPTED = "interrupted (SIGINT)"
 STAGES = ("ingest", "extract", "queue")  # queue: the review queue, its own step when extraction is sharded
@@ -129,7 +130,7 @@ def run_pipeline(
     # the audit log is one chain for every version: checked once, with the last version's queue
     steps += [step for k in keys for step in extraction_steps(k, stages, shards, audit=k == keys[-1])]
     results: list[StepResult] = []
-    with _interruptible() as interrupted:
+    with _interruptible() as interrupted, _holding(settings):
         for name, selection, key in steps:
             if on_step:
                 on_step(name)
@@ -161,6 +162,17 @@ def extraction_steps(
     chosen = [keys[i] for i in (range(SHARDS) if shards is None else shards)]
     steps = [(f"extract {key}", dg.AssetSelection.groups("extraction"), key) for key in chosen if "extract" in stages]
     return steps + ([(f"queue {schema_key}", review, schema_key)] if "queue" in stages else [])
+
+
+@contextmanager
+def _holding(settings: Settings) -> Iterator[None]:
+    """The runs share this process's held warehouse file (one open, a warm cache, one checkpoint); given back at the
+    end, so the process does not keep it while it prints or exits."""
+    try:
+        yield
+    finally:
+        if not is_lake(settings.warehouse):
+            give_back(settings.warehouse)
 
 
 @contextmanager
@@ -207,18 +219,19 @@ def rerun_partition(
         instance.add_dynamic_partitions(partition_set, [schema_key])
     config = {"force": True, "confirm_overwrite": confirm_overwrite, "tenant": tenant}
     defs = build_definitions(settings)
-    steps = [
-        _step(
-            defs,
-            instance,
-            f"re-extract {key}",
-            selection,
-            key,
-            log_level,
-            ops_config={"extracted_items_and_evidence": config} if name.startswith("extract") else None,
-        )
-        for name, selection, key in extraction_steps(schema_key)
-    ]
+    with _holding(settings):
+        steps = [
+            _step(
+                defs,
+                instance,
+                f"re-extract {key}",
+                selection,
+                key,
+                log_level,
+                ops_config={"extracted_items_and_evidence": config} if name.startswith("extract") else None,
+            )
+            for name, selection, key in extraction_steps(schema_key)
+        ]
     return steps[0] if len(steps) == 1 else _combined(f"re-extract {schema_key}", steps)
 
 

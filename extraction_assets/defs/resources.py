@@ -6,40 +6,30 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import dagster as dg
-from pydantic import PrivateAttr
 
 from extraction_assets.lib.extraction import ExtractorChoice
 from extraction_assets.lib.settings import Settings
-from extraction_assets.lib.warehouse import HeldWarehouse, is_lake, open_warehouse
+from extraction_assets.lib.warehouse import held_warehouse, is_lake, open_warehouse
 
 if TYPE_CHECKING:
     import duckdb
 
 
 class WarehouseResource(dg.ConfigurableResource):
-    """The DuckDB file or DuckLake catalog (`path` as EXTRACTION_WAREHOUSE gives it). A run (or a step's process)
-    holds a DuckDB file open and lends each batch a cursor of it, giving the file back whenever another process
-    waits for it, between batches and after half a second idle (see `HeldWarehouse`), so readers still get in
-    between batches; outside a run, and for a DuckLake catalog, each batch opens its own connection."""
+    """The DuckDB file or DuckLake catalog (`path` as EXTRACTION_WAREHOUSE gives it). A process holds a DuckDB file
+    open and lends each batch a cursor of it, giving the file back whenever another process waits for it, between
+    batches, and after half a second idle (see `held_warehouse`), so readers still get in between batches; a
+    DuckLake catalog opens a connection per batch."""
 
     path: str
-    _held: HeldWarehouse | None = PrivateAttr(default=None)
-
-    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
-        if not is_lake(self.path):
-            self._held = HeldWarehouse(Path(self.path))
-
-    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
-        if self._held is not None:
-            self._held.close()
 
     @contextmanager
     def connect(self, read_only: bool = False) -> Iterator["duckdb.DuckDBPyConnection"]:
-        if self._held is not None:
-            with self._held.lease() as con:
+        if is_lake(self.path):
+            with open_warehouse(self.path, read_only=read_only) as con:
                 yield con
             return
-        with open_warehouse(Path(self.path), read_only=read_only) as con:
+        with held_warehouse(self.path).lease() as con:
             yield con
 
 

@@ -14,7 +14,8 @@ import dagster as dg
 import pytest
 
 from extraction_assets.defs.resources import WarehouseResource
-from extraction_assets.lib.warehouse import HeldWarehouse, open_warehouse, transaction
+from extraction_assets.lib.settings import Settings
+from extraction_assets.lib.warehouse import HeldWarehouse, give_back, held_warehouse, open_warehouse, transaction
 from extraction_assets.lib.warehouse.held import IDLE_S
 from extraction_assets.lib.warehouse.lock_wait import open_duckdb_file, readers_file
 
@@ -127,19 +128,28 @@ def test_another_process_gets_in_while_a_run_holds_the_file_batch_after_batch(he
     assert held.opened >= 2, "the run opened the file again after it"
 
 
-def test_a_run_holds_the_file_only_while_it_runs(tmp_path: Path) -> None:
+def test_every_run_of_a_process_shares_one_held_file_and_a_plain_open_borrows_it(tmp_path: Path) -> None:
     path = tmp_path / "w.duckdb"
-    opened: list[int] = []
 
     @dg.asset
     def two_batches(warehouse: WarehouseResource) -> None:
         for _ in range(2):
             with warehouse.connect(read_only=True) as con:
                 con.execute("SELECT count(*) FROM raw_documents")
-        assert warehouse._held is not None
-        opened.append(warehouse._held.opened)
 
-    result = dg.materialize([two_batches], resources={"warehouse": WarehouseResource(path=str(path))})
-    assert result.success
-    assert opened == [1]
-    open_duckdb_file(path, read_only=True, wait_seconds=0.5).close()  # given back at the end of the run
+    resources = {"warehouse": WarehouseResource(path=str(path))}
+    for _ in range(3):
+        assert dg.materialize([two_batches], resources=resources).success
+    held = held_warehouse(path)
+    assert held.opened == 1 and held.is_open, "three runs, six batches, one open"
+    with open_warehouse(path, read_only=True) as con:  # a read-only open of a file this process holds would fail
+        assert con.execute("SELECT count(*) FROM raw_documents").fetchall() == [(0,)]
+    give_back(path)
+    open_duckdb_file(path, read_only=True, wait_seconds=0.5).close()  # given back: anyone may open it
+
+
+def test_the_runner_gives_the_file_back_when_it_is_done(settings: Settings) -> None:
+    from extraction_assets.runner import run_pipeline
+
+    assert all(step.success for step in run_pipeline(settings, schema_keys=["pulse@v1"]))
+    assert not held_warehouse(settings.warehouse).is_open

@@ -42,7 +42,7 @@ from extraction_assets.lib.warehouse.extraction import (
     write_extraction_batch,
 )
 from extraction_assets.lib.warehouse.figures import extraction_figures, review_queue_figures, row_count
-from extraction_assets.lib.warehouse.held import HeldWarehouse
+from extraction_assets.lib.warehouse.held import HeldWarehouse, give_back, held_warehouse
 from extraction_assets.lib.warehouse.invariants import items_without_evidence
 from extraction_assets.lib.warehouse.lock_wait import READER_WAIT_S, WarehouseBusy
 from extraction_assets.lib.warehouse.ocr import evidence_regions
@@ -80,6 +80,8 @@ __all__ = [
     "evidence_regions",
     "extraction_figures",
     "file_stamps",
+    "give_back",
+    "held_warehouse",
     "insert_cache_entries",
     "insert_documents",
     "insert_rows",

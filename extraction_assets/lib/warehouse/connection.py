@@ -67,6 +67,14 @@ def connect(
 def open_warehouse(
     path: Path | str, read_only: bool = False, wait_seconds: float = WRITER_WAIT_S
 ) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection of its own, or, while this process holds the file (`held.py`), a cursor lent by the holder: a
+    second open of the same file in one process conflicts with the first when one is read-only, the other not."""
+    from extraction_assets.lib.warehouse.held import holding
+
+    if not is_lake(path) and (held := holding(path)) is not None:
+        with held.lease() as cursor:
+            yield cursor
+        return
     con = connect(path, read_only=read_only, wait_seconds=wait_seconds)
     try:
         yield con

@@ -1,15 +1,18 @@
-"""One DuckDB database kept open while a run works, lent batch by batch, and let go whenever someone else waits.
+"""One DuckDB database a process keeps open while it works, lent batch by batch, let go whenever someone else waits.
 
 Opening and closing the warehouse file costs about 22 ms (its catalog is read, and a write is checkpointed on
-close); a cursor of an open database costs 0.2 ms. An incremental run opens the file about forty times, so a run
-holds it open and lends each batch a cursor (`lease`). It gives the file back:
+close), and a fresh database reads its blocks cold; a cursor of an open database costs 0.2 ms. An incremental run
+of every schema version (seven Dagster runs) opened the file about forty times, so a process holds it open
+(`held_warehouse`: one holder per file, shared by every run and step of the process) and lends each batch a cursor
+(`lease`). It gives the file back:
 - as soon as another process waits for it (a reader or a writer that waits says so, see `lock_wait`), at the end of
   the lease in progress or, between leases, within `WATCH_S`;
-- after `IDLE_S` without a lease (a batch being scrubbed, a model call): a process that forgets to close it holds
-  the file no longer than that;
-- when the run ends (`close`).
+- after `IDLE_S` without a lease (a batch being scrubbed, a model call, the end of a run): no process holds the
+  file for longer than that without using it;
+- when its owner is done (`give_back`: the runner, at the end of `run_pipeline`).
 A lease is a read-write cursor whatever the caller asked for: a process cannot hold one DuckDB file both read-only
-and read-write, and what a batch reads is the same either way.
+and read-write, and what a batch reads is the same either way. For the same reason `open_warehouse` lends from the
+holder while it holds the file.
 """
 
 from __future__ import annotations
@@ -30,8 +33,33 @@ IDLE_S = 0.5  # no lease for this long: the file is given back (reopening costs 
 WATCH_S = 0.02  # between leases, how often the watcher looks for a process waiting for the file
 
 
+_HOLDERS: dict[Path, HeldWarehouse] = {}
+_HOLDERS_LOCK = threading.Lock()
+
+
+def held_warehouse(path: Path | str) -> HeldWarehouse:
+    """This process's holder of the DuckDB file `path` (created at the first call; it opens the file when lent)."""
+    key = Path(path).resolve()
+    with _HOLDERS_LOCK:
+        if key not in _HOLDERS:
+            _HOLDERS[key] = HeldWarehouse(key)
+        return _HOLDERS[key]
+
+
+def holding(path: Path | str) -> HeldWarehouse | None:
+    """The holder of `path` while this process holds it open, else None."""
+    held = _HOLDERS.get(Path(path).resolve())
+    return held if held is not None and held.is_open else None
+
+
+def give_back(path: Path | str) -> None:
+    """Close `path` if this process holds it (its next lease opens it again)."""
+    if (held := _HOLDERS.get(Path(path).resolve())) is not None:
+        held.close()
+
+
 class HeldWarehouse:
-    """The warehouse file of one run, opened at the first lease and given back as the module says."""
+    """The warehouse file of one process, opened at the first lease and given back as the module says."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -65,7 +93,7 @@ class HeldWarehouse:
                     self._give_back()
 
     def close(self) -> None:
-        """Give the file back for good (the run has ended); a later lease opens it again."""
+        """Give the file back now; a later lease opens it again."""
         with self._lock:
             self._give_back()
 
