@@ -29,7 +29,7 @@ from extraction_assets.lib.warehouse.lock_wait import others_wait
 if TYPE_CHECKING:
     import duckdb
 
-IDLE_S = 0.5  # no lease for this long: the file is given back (reopening costs ~22 ms)
+IDLE_S = 2.0  # no lease for this long: the file is given back (one that waits gets it within WATCH_S anyway)
 WATCH_S = 0.02  # between leases, how often the watcher looks for a process waiting for the file
 
 
