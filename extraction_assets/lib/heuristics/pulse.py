@@ -24,12 +24,14 @@ from extraction_assets.lib.heuristics.segments import (
     word_set_pattern,
 )
 from extraction_assets.lib.models import CandidateItem, ExtractionInput, Turn
+from extraction_assets.lib.schemas import SchemaVersion
 
 __all__ = [
     "CONFIDENCE_MAX",
     "CONFIDENCE_MIN",
     "MAX_ITEMS",
     "extract_pulse",
+    "extract_pulse_pack",
     "score_confidence",
 ]
 
@@ -315,6 +317,11 @@ def extract_pulse(doc: ExtractionInput) -> list[CandidateItem]:
     ranked_items = sorted(best.values(), key=lambda r: (-r[0], -r[1], -r[2]))[:MAX_ITEMS]
     ranked_items.sort(key=lambda r: (-r[1], -r[2]))
     return [r[3] for r in ranked_items]
+
+
+def extract_pulse_pack(doc: ExtractionInput, _schema: SchemaVersion) -> list[CandidateItem]:
+    """The pack's entry point (every pack's is `extract(doc, schema)`): pulse reads no option of its schema."""
+    return extract_pulse(doc)
 
 
 def _foretells_a_risk(norm: str, needles: set[str], risk_hits: list[_Hit]) -> bool:
