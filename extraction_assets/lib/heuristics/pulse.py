@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
+from functools import cached_property
 
 from extraction_assets.lib.heuristics.due_dates import parse_due_date
 from extraction_assets.lib.heuristics.segments import (
@@ -18,7 +19,7 @@ from extraction_assets.lib.heuristics.segments import (
     make_title,
     normalize_for_match,
     phrase_needle,
-    phrase_pattern,
+    phrase_source,
     segment_text,
     segment_turns,
     word_set_pattern,
@@ -231,9 +232,13 @@ _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 @dataclass(frozen=True)
 class _Keyword:
     label: str
-    pattern: re.Pattern[str]
+    source: str  # the pattern's source, compiled when a clause first holds the needle (most never do)
     needle: str  # a word every match contains: a clause without it is not searched
     report_match: bool = False
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        return re.compile(self.source)
 
 
 @dataclass(frozen=True)
@@ -252,9 +257,9 @@ def _build(table: dict[str, tuple[str, ...]]) -> tuple[_Keyword, ...]:
                 continue
             seen.add(phrase)
             if phrase == DEADLINE_KEYWORD:
-                keywords.append(_Keyword(phrase, re.compile(r"(?<!\w)" + _DEADLINE_RE + r"(?!\w)"), "by", True))
+                keywords.append(_Keyword(phrase, r"(?<!\w)" + _DEADLINE_RE + r"(?!\w)", "by", True))
             else:
-                keywords.append(_Keyword(phrase, phrase_pattern(phrase), phrase_needle(phrase)))
+                keywords.append(_Keyword(phrase, phrase_source(phrase), phrase_needle(phrase)))
     return tuple(keywords)
 
 
