@@ -63,13 +63,13 @@ def test_reading_an_inbox_without_pdfs_or_workbooks_loads_neither_reader_library
     assert _loaded_after(code, ("pypdf", "openpyxl")) == []
 
 
-def test_reading_plain_mail_does_not_load_the_html_parser(tmp_path) -> None:
-    """bs4 costs about 0.1 s to import: only a message with an HTML body needs it."""
+def test_reading_plain_mail_loads_neither_the_html_parser_nor_the_image_library(tmp_path) -> None:
+    """bs4 costs about 0.1 s to import, Pillow 20 ms: only a message with an HTML body, or a screenshot, needs it."""
     (tmp_path / "acme").mkdir()
     mail = "From: dana@example.com\nTo: sam@example.com\nSubject: Report\n\nDana will send the report by Friday.\n"
     (tmp_path / "acme" / "note.eml").write_text(mail, encoding="utf-8")
     code = f"from extraction_assets.lib.readers import read_inbox\nassert len(list(read_inbox({str(tmp_path)!r}))) == 1"
-    assert _loaded_after(code, ("bs4",)) == []
+    assert _loaded_after(code, ("bs4", "PIL")) == []
 
 
 def test_a_run_reads_versions_and_routing_rules_without_loading_a_pack(prompts) -> None:
