@@ -1,4 +1,6 @@
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -62,3 +64,29 @@ def test_the_run_output_says_what_the_model_cost_and_what_is_left_pending() -> N
         "7 documents pending, the next run continues"
     )
     assert "estimated cost" not in (_model_line({"model_calls": 1, "estimated_cost": "no prices configured"}) or "")
+
+
+def test_a_command_loads_with_the_collector_paused_then_frozen() -> None:
+    """No collection runs while a command's code loads, and none scans it afterwards; garbage that was waiting is
+    collected first, not frozen for good. In a fresh interpreter: a freeze lasts as long as the process."""
+    probe = """
+import gc, importlib, weakref
+from extraction_assets.commands.common import imported_for_good
+
+class Cycle:
+    def __init__(self):
+        self.me = self
+
+waiting = Cycle()
+gone = weakref.ref(waiting)
+del waiting
+starts = []
+gc.callbacks.append(lambda phase, info: starts.append(info["generation"]) if phase == "start" else None)
+with imported_for_good():
+    before = len(starts)
+    importlib.import_module("extraction_assets.runner")
+    during = len(starts) - before
+print(during, gc.get_freeze_count() > 100_000, gc.isenabled(), gone() is None)
+"""
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["0", "True", "True", "True"]

@@ -63,6 +63,41 @@ def test_reading_an_inbox_without_pdfs_or_workbooks_loads_neither_reader_library
     assert _loaded_after(code, ("pypdf", "openpyxl")) == []
 
 
+def test_reading_plain_mail_loads_neither_the_html_parser_nor_the_image_library(tmp_path) -> None:
+    """bs4 costs about 0.1 s to import, Pillow 20 ms: only a message with an HTML body, or a screenshot, needs it."""
+    (tmp_path / "acme").mkdir()
+    mail = "From: dana@example.com\nTo: sam@example.com\nSubject: Report\n\nDana will send the report by Friday.\n"
+    (tmp_path / "acme" / "note.eml").write_text(mail, encoding="utf-8")
+    code = f"from extraction_assets.lib.readers import read_inbox\nassert len(list(read_inbox({str(tmp_path)!r}))) == 1"
+    assert _loaded_after(code, ("bs4", "PIL")) == []
+
+
+def test_a_run_reads_versions_and_routing_rules_without_loading_a_pack(prompts) -> None:
+    """The extractor's versions and every schema's routing rules come from the pack registry alone: a run with
+    nothing new to extract loads no pack, and a pack (the e-mail pack alone is about 0.3 s) loads when it works."""
+    packs = [f"extraction_assets.lib.heuristics.{m}" for m in ("gates", "pulse", "interview", "receipt", "contract")]
+    packs += ["extraction_assets.lib.heuristics.email", "extraction_assets.lib.heuristics.generic", "cn2an", "bs4"]
+    code = (
+        "from pathlib import Path\n"
+        "from extraction_assets.lib.extraction import OrchestratedExtractor, rules_fingerprint\n"
+        "from extraction_assets.lib.schemas import discover_schemas\n"
+        f"found, _ = discover_schemas(Path({str(prompts)!r}))\n"
+        "assert found\n"
+        "for schema in found.values():\n"
+        "    assert OrchestratedExtractor().version(schema).startswith('heuristic-')\n"
+        "    rules_fingerprint(schema)\n"
+    )
+    assert _loaded_after(code, tuple(packs)) == []
+
+
+def test_the_interview_pack_loads_cn2an_only_for_a_chinese_numeral() -> None:
+    """cn2an costs about 0.15 s to import: an interview without Chinese numerals does not pay for it."""
+    code = "from extraction_assets.lib.heuristics.interview import parse_number\n"
+    code += "assert parse_number('about 300') == 300"
+    assert _loaded_after(code, ("cn2an",)) == []
+    assert _loaded_after(code + "\nassert parse_number('三百') == 300", ("cn2an",)) == ["cn2an"]
+
+
 def test_every_asset_check_says_what_it_checks(settings: Settings) -> None:
     specs = [spec for checks in build_definitions(settings).asset_checks or [] for spec in checks.check_specs]
     assert len(specs) >= 9

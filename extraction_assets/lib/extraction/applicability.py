@@ -60,7 +60,7 @@ def folder_kind(source_uri: str) -> str | None:
 
 def own_folders(schema: SchemaVersion) -> frozenset[str] | None:
     """The folder kinds and names that hold this schema's documents; None: it has no folders of its own."""
-    from extraction_assets.lib.heuristics import get_pack  # the packs (~1 s) load when a document is routed
+    from extraction_assets.lib.heuristics import get_pack  # the registry only: a pack loads when its gate runs
 
     declared = schema.applies_to.folders
     folders = declared if declared is not None else get_pack(schema.heuristic).folders
@@ -71,7 +71,7 @@ def own_folders(schema: SchemaVersion) -> frozenset[str] | None:
 
 def rules_fingerprint(schema: SchemaVersion) -> str:
     """What a routing decision depends on: a change re-routes the schema's documents, nothing else."""
-    from extraction_assets.lib.heuristics.gates import GATE_VERSION
+    from extraction_assets.lib.heuristics import GATE_VERSION
 
     rules = {
         "kinds": sorted(schema.document_kinds),

@@ -64,7 +64,7 @@ class HeuristicExtractor:
         return []
 
     def version(self, schema: SchemaVersion) -> str:
-        from extraction_assets.lib.heuristics import pack_version  # the packs (~1 s) load when first used
+        from extraction_assets.lib.heuristics import pack_version  # the registry only: no pack loads
 
         return pack_version(schema.heuristic)
 

@@ -126,7 +126,7 @@ class OrchestratedExtractor:
         return self.client is not None and not self.kill_switch and schema.orchestration != "heuristic_only"
 
     def version(self, schema: SchemaVersion) -> str:
-        from extraction_assets.lib.heuristics import pack_version  # the packs (~1 s) load when first used
+        from extraction_assets.lib.heuristics import pack_version  # the registry only: no pack loads
 
         pack = pack_version(schema.heuristic)
         if not self._model_active(schema):

@@ -4,60 +4,77 @@ Adding a pack means adding one module and one entry here; nothing else has to kn
 exist. Each pack carries a version: changing a pack's behaviour means bumping it, which makes
 the documents it extracted pending again. Each pack also says which documents are its kind: the
 folders they usually sit in (None: any folder) and a cheap content gate (`gates.py`).
+
+A pack's code is imported when it is first used (its `extract` or `gate`): a run's versions, folders and
+routing rules are read from this table alone, so a run with nothing new to extract imports no pack, and a run
+imports only the packs of the documents it extracts (the e-mail pack alone costs about a third of a second).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import import_module
+from typing import TYPE_CHECKING
 
-from extraction_assets.lib.heuristics.contract import extract_contract
-from extraction_assets.lib.heuristics.email import extract_email
-from extraction_assets.lib.heuristics.gates import (
-    Gate,
-    contract_gate,
-    email_gate,
-    generic_gate,
-    interview_gate,
-    pulse_gate,
-    receipt_gate,
-)
-from extraction_assets.lib.heuristics.generic import extract_generic
-from extraction_assets.lib.heuristics.interview import extract_interview
-from extraction_assets.lib.heuristics.pulse import extract_pulse
-from extraction_assets.lib.heuristics.receipt import extract_receipt
-from extraction_assets.lib.models import CandidateItem, ExtractionInput
-from extraction_assets.lib.schemas import SchemaVersion
+if TYPE_CHECKING:
+    from extraction_assets.lib.heuristics.gates import Gate
+    from extraction_assets.lib.models import CandidateItem, ExtractionInput
+    from extraction_assets.lib.schemas import SchemaVersion
 
-__all__ = ["HEURISTIC_PACKS", "HeuristicPack", "get_pack", "pack_version"]
+__all__ = ["GATE_VERSION", "HEURISTIC_PACKS", "HeuristicPack", "get_pack", "pack_version"]
+
+GATE_VERSION = "gates-v1"  # part of every routing decision: a change to `gates.py` re-routes, it does not re-extract
 
 
 @dataclass(frozen=True)
 class HeuristicPack:
     version: str
-    extract: Callable[[ExtractionInput, SchemaVersion], list[CandidateItem]]
-    gate: Gate
+    extractor: str  # "module:function" in this package: the pack's extract(doc, schema)
+    gate_name: str  # the function in `gates.py` that scores "is this my kind of document?"
     folders: tuple[str, ...] | None  # folder kinds its documents sit in; None: no folder is another schema's
+
+    @property
+    def extract(self) -> Callable[[ExtractionInput, SchemaVersion], list[CandidateItem]]:
+        module, _, function = self.extractor.partition(":")
+        return getattr(import_module(f"{__name__}.{module}"), function)  # type: ignore[no-any-return]
+
+    @property
+    def gate(self) -> Gate:
+        return getattr(import_module(f"{__name__}.gates"), self.gate_name)  # type: ignore[no-any-return]
 
 
 HEURISTIC_PACKS: dict[str, HeuristicPack] = {
     "pulse": HeuristicPack(
         version="heuristic-pulse-v2",
-        extract=lambda doc, _schema: extract_pulse(doc),
-        gate=pulse_gate,
+        extractor="pulse:extract_pulse_pack",
+        gate_name="pulse_gate",
         folders=("pulses", "chat", "meetings"),
     ),
     "interview": HeuristicPack(
-        version="heuristic-interview-v1", extract=extract_interview, gate=interview_gate, folders=("interviews",)
+        version="heuristic-interview-v1",
+        extractor="interview:extract_interview",
+        gate_name="interview_gate",
+        folders=("interviews",),
     ),
     "receipt": HeuristicPack(
-        version="heuristic-receipt-v2", extract=extract_receipt, gate=receipt_gate, folders=("receipts",)
+        version="heuristic-receipt-v2",
+        extractor="receipt:extract_receipt",
+        gate_name="receipt_gate",
+        folders=("receipts",),
     ),
     "contract": HeuristicPack(
-        version="heuristic-contract-v3", extract=extract_contract, gate=contract_gate, folders=("contracts",)
+        version="heuristic-contract-v3",
+        extractor="contract:extract_contract",
+        gate_name="contract_gate",
+        folders=("contracts",),
     ),
-    "email": HeuristicPack(version="heuristic-email-v1", extract=extract_email, gate=email_gate, folders=None),
-    "generic": HeuristicPack(version="heuristic-generic-v1", extract=extract_generic, gate=generic_gate, folders=()),
+    "email": HeuristicPack(
+        version="heuristic-email-v1", extractor="email:extract_email", gate_name="email_gate", folders=None
+    ),
+    "generic": HeuristicPack(
+        version="heuristic-generic-v1", extractor="generic:extract_generic", gate_name="generic_gate", folders=()
+    ),
 }
 
 

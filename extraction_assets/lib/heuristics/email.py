@@ -24,6 +24,7 @@ from extraction_assets.lib.heuristics.entities import (
     find_amounts,
     find_organisations,
     find_placeholders,
+    phrase_alternation,
     phrase_pattern,
 )
 from extraction_assets.lib.heuristics.segments import (
@@ -179,7 +180,11 @@ class _Keywords:
 
 
 def _keywords(phrases: tuple[str, ...]) -> _Keywords:
-    return _Keywords(phrase_pattern(phrases), frozenset(phrase_needle(p) for p in phrases if p.strip()))
+    return _Keywords(phrase_pattern(phrases), _needles(phrases))
+
+
+def _needles(phrases: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(phrase_needle(p) for p in phrases if p.strip())
 
 
 @dataclass(frozen=True)
@@ -313,8 +318,8 @@ _RULES: dict[str, _Rules] = {
     "intel": _Rules(_keywords(_INTEL_STRONG), _keywords(_INTEL_WEAK), _intel_applies),
     "promotions": _Rules(
         _Keywords(
-            regex.compile(f"{phrase_pattern(_PROMOTIONS_STRONG).pattern}|{_PERCENT_OFF.pattern}", regex.IGNORECASE),
-            _keywords(_PROMOTIONS_STRONG).needles | {"%"},  # both "30% off" forms hold a "%"
+            regex.compile(f"{phrase_alternation(_PROMOTIONS_STRONG)}|{_PERCENT_OFF.pattern}", regex.IGNORECASE),
+            _needles(_PROMOTIONS_STRONG) | {"%"},  # both "30% off" forms hold a "%"
         ),
         _keywords(_PROMOTIONS_WEAK),
         _promotions_applies,

@@ -23,6 +23,7 @@ __all__ = [
     "find_amounts",
     "find_organisations",
     "find_placeholders",
+    "phrase_alternation",
     "phrase_pattern",
 ]
 
@@ -165,6 +166,11 @@ def phrase_pattern(phrases: Iterable[str]) -> regex.Pattern[str]:
 
     Match it against `normalize_for_match` text: phrases are normalized the same way.
     """
+    return regex.compile(phrase_alternation(phrases))
+
+
+def phrase_alternation(phrases: Iterable[str]) -> str:
+    """The source of `phrase_pattern(phrases)`, to join into a larger pattern without compiling this one."""
     alternatives = []
     for phrase in sorted({normalize_for_match(p).strip() for p in phrases if p.strip()}, key=len, reverse=True):
         body = r"\s+".join(regex.escape(word) for word in phrase.split())
@@ -175,5 +181,5 @@ def phrase_pattern(phrases: Iterable[str]) -> regex.Pattern[str]:
         else:
             alternatives.append(rf"(?<!\w){body}(?!\w)")
     if not alternatives:
-        return regex.compile(r"(?!x)x")
-    return regex.compile("|".join(f"(?:{a})" for a in alternatives))
+        return r"(?!x)x"
+    return "|".join(f"(?:{a})" for a in alternatives)

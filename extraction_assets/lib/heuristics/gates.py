@@ -3,6 +3,7 @@
 A gate reads only what is cheap to read (the kind, the turns, the first few thousand characters, a handful
 of compiled patterns), so routing a document costs a small fraction of extracting it. Scores add up
 signals; a schema takes a document whose score reaches its `applies_to.min_score` (0.5 by default).
+A change here bumps `GATE_VERSION` in the pack registry (`__init__.py`): it re-routes, it does not re-extract.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from extraction_assets.lib.models import ExtractionInput
 from extraction_assets.lib.schemas import SchemaVersion
 
 Gate = Callable[[ExtractionInput, SchemaVersion], float]
-GATE_VERSION = "gates-v1"  # part of every routing decision: a change re-routes, it does not re-extract
 
 _HEAD = 4000  # characters a gate reads from the top of a document
 _QUESTION_END = re.compile(r"[?？]\s*$")

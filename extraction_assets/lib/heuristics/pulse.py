@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date
+from functools import cached_property
 
 from extraction_assets.lib.heuristics.due_dates import parse_due_date
 from extraction_assets.lib.heuristics.segments import (
@@ -18,18 +19,20 @@ from extraction_assets.lib.heuristics.segments import (
     make_title,
     normalize_for_match,
     phrase_needle,
-    phrase_pattern,
+    phrase_source,
     segment_text,
     segment_turns,
     word_set_pattern,
 )
 from extraction_assets.lib.models import CandidateItem, ExtractionInput, Turn
+from extraction_assets.lib.schemas import SchemaVersion
 
 __all__ = [
     "CONFIDENCE_MAX",
     "CONFIDENCE_MIN",
     "MAX_ITEMS",
     "extract_pulse",
+    "extract_pulse_pack",
     "score_confidence",
 ]
 
@@ -229,9 +232,13 @@ _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 @dataclass(frozen=True)
 class _Keyword:
     label: str
-    pattern: re.Pattern[str]
+    source: str  # the pattern's source, compiled when a clause first holds the needle (most never do)
     needle: str  # a word every match contains: a clause without it is not searched
     report_match: bool = False
+
+    @cached_property
+    def pattern(self) -> re.Pattern[str]:
+        return re.compile(self.source)
 
 
 @dataclass(frozen=True)
@@ -250,9 +257,9 @@ def _build(table: dict[str, tuple[str, ...]]) -> tuple[_Keyword, ...]:
                 continue
             seen.add(phrase)
             if phrase == DEADLINE_KEYWORD:
-                keywords.append(_Keyword(phrase, re.compile(r"(?<!\w)" + _DEADLINE_RE + r"(?!\w)"), "by", True))
+                keywords.append(_Keyword(phrase, r"(?<!\w)" + _DEADLINE_RE + r"(?!\w)", "by", True))
             else:
-                keywords.append(_Keyword(phrase, phrase_pattern(phrase), phrase_needle(phrase)))
+                keywords.append(_Keyword(phrase, phrase_source(phrase), phrase_needle(phrase)))
     return tuple(keywords)
 
 
@@ -315,6 +322,11 @@ def extract_pulse(doc: ExtractionInput) -> list[CandidateItem]:
     ranked_items = sorted(best.values(), key=lambda r: (-r[0], -r[1], -r[2]))[:MAX_ITEMS]
     ranked_items.sort(key=lambda r: (-r[1], -r[2]))
     return [r[3] for r in ranked_items]
+
+
+def extract_pulse_pack(doc: ExtractionInput, _schema: SchemaVersion) -> list[CandidateItem]:
+    """The pack's entry point (every pack's is `extract(doc, schema)`): pulse reads no option of its schema."""
+    return extract_pulse(doc)
 
 
 def _foretells_a_risk(norm: str, needles: set[str], risk_hits: list[_Hit]) -> bool:

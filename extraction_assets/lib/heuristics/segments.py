@@ -85,12 +85,18 @@ def phrase_pattern(phrase: str) -> re.Pattern[str]:
 
     CJK phrases get no word boundaries (the script has no spaces between words).
     """
+    return re.compile(phrase_source(phrase))
+
+
+def phrase_source(phrase: str) -> str:
+    """The source of ``phrase_pattern(phrase)``: to join into a larger pattern, or to compile when first needed
+    (compiling is most of what a pack's import costs)."""
     norm = normalize_for_match(phrase)
     parts = [r"\s+".join(re.escape(tok) for tok in part.split()) for part in norm.split(KEYWORD_GAP)]
     body = r"(?!\w).{1,60}?(?<!\w)".join(parts)
     if _CJK_CHAR_RE.search(norm):
-        return re.compile(body)
-    return re.compile(r"(?<!\w)" + body + r"(?!\w)")
+        return body
+    return r"(?<!\w)" + body + r"(?!\w)"
 
 
 def phrase_needle(phrase: str) -> str:
@@ -118,7 +124,7 @@ def word_set_pattern(words: Sequence[str]) -> re.Pattern[str]:
     """One alternation over ``words``, longest first, with the same boundary rules as ``phrase_pattern``."""
     if not words:
         return re.compile(r"(?!)")  # matches nothing
-    alternatives = sorted((phrase_pattern(w).pattern for w in words), key=len, reverse=True)
+    alternatives = sorted((phrase_source(w) for w in words), key=len, reverse=True)
     return re.compile("|".join(f"(?:{_literal_first(a)})" for a in alternatives))
 
 

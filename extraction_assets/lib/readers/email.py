@@ -16,8 +16,6 @@ from email.parser import BytesParser
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 
-from bs4 import BeautifulSoup
-
 from extraction_assets.lib.models import Document, ReadFailure
 from extraction_assets.lib.readers.email_body import body_parts, body_turns, is_forward
 from extraction_assets.lib.readers.record import RecordContext, Rejected, normalize_newlines
@@ -122,6 +120,8 @@ def _part_text(part: Message) -> str:
 
 def html_to_text(html: str) -> str:
     """Readable text from HTML: block elements become lines, inline markup does not split sentences."""
+    from bs4 import BeautifulSoup  # ~0.1 s to import: only an inbox with HTML mail pays for it
+
     soup = BeautifulSoup(html, "html.parser")
     for tag in soup(["script", "style", "head", "title"]):
         tag.decompose()

@@ -15,10 +15,12 @@ import warnings
 from dataclasses import dataclass
 from functools import cache
 from io import BytesIO
-
-from PIL import Image, UnidentifiedImageError
+from typing import TYPE_CHECKING
 
 from extraction_assets.lib.models import OcrWord
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 __all__ = ["OCR_LANGUAGES", "OcrError", "OcrText", "read_image"]
 
@@ -68,6 +70,8 @@ def _engine() -> tuple[str, str]:
 
 def _open(data: bytes) -> Image.Image:
     """The decoded image, refused before decoding when it is not PNG/JPEG or has too many pixels."""
+    from PIL import Image, UnidentifiedImageError  # ~20 ms to import: only an inbox with screenshots pays for it
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
