@@ -63,7 +63,42 @@ def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -
     with transaction(con):
         merge_rows(con, "raw_documents", rows)
         insert_ocr_words(con, docs)  # an image document's word boxes, stored with it
+        stamp_verified_documents(con, [d.doc_id for d in docs])
     return int(con.execute("SELECT count(*) FROM raw_documents").fetchone()[0]) - before  # type: ignore[index]
+
+
+# Fingerprints of what an ingest check verifies, in SQL: DuckDB's 64-bit `hash` costs about a tenth of `sha256`
+# over the same text, so recomputing it over every row is cheap. A row whose fingerprint still equals the one
+# stored with it (`checked_hash`) has not changed since it was verified; any change to a fingerprinted column
+# (barring a 64-bit collision) makes them differ, and the row is verified again.
+DOCUMENT_FINGERPRINT = "hash(doc_id, tenant_id, kind, text, metadata)"
+SCRUBBED_FINGERPRINT = "hash(text)"
+
+
+def is_content_hash(doc_id: str, tenant_id: str, kind: str, text: str, metadata: str | None) -> bool:
+    """Whether a stored document's id is the tenant-scoped hash of its kind, text and record identity."""
+    return Document.make_id(tenant_id, kind, text, json.loads(metadata) if metadata else None) == doc_id
+
+
+def stamp_verified_documents(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> None:
+    """Verify these stored documents' ids in Python and fingerprint the ones that hold, as stored.
+
+    The content verified is the content read here and fingerprinted in the same statement, so a stamp always
+    describes a row that passed; a row that does not pass gets none, and the check finds it.
+    """
+    rows = con.execute(
+        f"SELECT doc_id, tenant_id, kind, text, metadata, {DOCUMENT_FINGERPRINT} FROM raw_documents "
+        f"WHERE {by_rowid('raw_documents')}",
+        [list(doc_ids)],
+    ).fetchall()
+    verified = [(doc_id, fingerprint) for doc_id, *content, fingerprint in rows if is_content_hash(doc_id, *content)]
+    if verified:
+        con.execute(
+            f"""UPDATE raw_documents SET checked_hash = v.fingerprint
+                FROM (SELECT unnest(?) AS id, unnest(?) AS fingerprint) v
+                WHERE raw_documents.doc_id = v.id AND {DOCUMENT_FINGERPRINT} = v.fingerprint""",
+            [[d for d, _ in verified], [f for _, f in verified]],
+        )
 
 
 def insert_dead_letters(con: duckdb.DuckDBPyConnection, letters: Iterable[DeadLetter]) -> None:
@@ -170,7 +205,7 @@ def upsert_scrubbed(
 
     A re-scrubbed document's old vault entry is removed with it, so an entry always matches the stored text.
     The rows come from the scrub, which checked each text for unmasked values: the hash of that checked text
-    is stored with it (`checked_sha256`).
+    is stored with it (`checked_sha256`), and its fingerprint (`checked_hash`).
     """
     if not rows:
         return
@@ -192,6 +227,11 @@ def upsert_scrubbed(
     ]
     with transaction(con):
         merge_rows(con, "scrubbed_documents", values, update=[c for c in values[0] if c not in ("doc_id", "tenant_id")])
+        con.execute(  # the fingerprint of exactly the text the scrub checked
+            f"""UPDATE scrubbed_documents SET checked_hash = {SCRUBBED_FINGERPRINT}
+                WHERE {by_rowid("scrubbed_documents")} AND checked_sha256 = sha256(text)""",
+            [[r.doc_id for r in rows]],
+        )
         con.execute("DELETE FROM pii_vault WHERE doc_id IN (SELECT unnest(?))", [[r.doc_id for r in rows]])
         insert_rows(con, "pii_vault", [entry.row() for entry in sealed])
 
