@@ -208,6 +208,29 @@ def test_a_document_stored_under_an_id_that_is_not_its_hash_gets_no_fingerprint(
         assert invariants.ids_not_content_hashes(con) == ["made-up"]
 
 
+def test_a_row_another_writer_stored_under_the_same_id_is_not_fingerprinted_by_this_one(tmp_path: Path) -> None:
+    """The merge leaves a stored key alone: what this writer verified is not what is stored, so it stamps nothing."""
+    from extraction_assets.lib.models import Document
+    from extraction_assets.lib.warehouse import insert_documents
+
+    doc = Document(
+        doc_id=Document.make_id("acme", "text", "Hello"),
+        tenant_id="acme",
+        source_uri="acme/x.txt",
+        kind="text",
+        text="Hello",
+    )
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        con.execute(
+            "INSERT INTO raw_documents (doc_id, tenant_id, source_uri, kind, text, turns, metadata, char_count,"
+            " ingested_at) VALUES (?, 'acme', 'acme/x.txt', 'text', 'Hello, changed', '[]', '{}', 14, now())",
+            [doc.doc_id],
+        )
+        assert insert_documents(con, [doc]) == 0
+        assert con.execute("SELECT checked_hash FROM raw_documents").fetchall() == [(None,)]
+        assert invariants.ids_not_content_hashes(con) == [doc.doc_id]
+
+
 def test_quotes_after_emoji_cjk_and_combining_marks_are_compared_by_code_point(con) -> None:
     text = "Nhắc 👍🏽 lại: 会议 e\u0301tait prévu. Cash is short."
     start = text.index("Cash")

@@ -37,12 +37,19 @@ def stored_sources(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> di
     return dict(rows.fetchall())
 
 
+def _raw_count(con: duckdb.DuckDBPyConnection) -> int:
+    return int(con.execute("SELECT count(*) FROM raw_documents").fetchone()[0])  # type: ignore[index]
+
+
 @retry_conflicts
 def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -> int:
-    """Insert documents not yet stored; returns how many were new."""
+    """Insert documents not yet stored; returns how many were new.
+
+    Each new row whose id is its content hash (recomputed from the values written) is stored with its fingerprint
+    (`checked_hash`), so the id check need not recompute it while the row stays as written.
+    """
     if not docs:
         return 0
-    before = int(con.execute("SELECT count(*) FROM raw_documents").fetchone()[0])  # type: ignore[index]
     stamp = now()
     rows = [
         {
@@ -60,11 +67,24 @@ def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -
         }
         for d in docs
     ]
+    written: dict[str, dict[str, Any]] = {}
+    for row in rows:  # what the merge writes for a key given twice: its first row
+        written.setdefault(row["doc_id"], row)
     with transaction(con):
+        before = _raw_count(con)
         merge_rows(con, "raw_documents", rows)
         insert_ocr_words(con, docs)  # an image document's word boxes, stored with it
-        stamp_verified_documents(con, [d.doc_id for d in docs])
-    return int(con.execute("SELECT count(*) FROM raw_documents").fetchone()[0]) - before  # type: ignore[index]
+        inserted = _raw_count(con) - before  # this transaction's own rows: another writer's are not counted
+        if inserted == len(written):  # every key is a row just written, as `written` holds it
+            stamp_verified_documents(
+                con,
+                [
+                    doc_id
+                    for doc_id, r in written.items()
+                    if is_content_hash(doc_id, r["tenant_id"], r["kind"], r["text"], r["metadata"])
+                ],
+            )
+    return inserted
 
 
 # Fingerprints of what an ingest check verifies, in SQL: DuckDB's 64-bit `hash` costs about a tenth of `sha256`
@@ -81,23 +101,13 @@ def is_content_hash(doc_id: str, tenant_id: str, kind: str, text: str, metadata:
 
 
 def stamp_verified_documents(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> None:
-    """Verify these stored documents' ids in Python and fingerprint the ones that hold, as stored.
-
-    The content verified is the content read here and fingerprinted in the same statement, so a stamp always
-    describes a row that passed; a row that does not pass gets none, and the check finds it.
+    """Fingerprint these rows as they are stored: only rows the caller's transaction just wrote, with values whose
+    id it verified (a stamp must describe a row that passed; a row that did not gets none, and the check finds it).
     """
-    rows = con.execute(
-        f"SELECT doc_id, tenant_id, kind, text, metadata, {DOCUMENT_FINGERPRINT} FROM raw_documents "
-        f"WHERE {by_rowid('raw_documents')}",
-        [list(doc_ids)],
-    ).fetchall()
-    verified = [(doc_id, fingerprint) for doc_id, *content, fingerprint in rows if is_content_hash(doc_id, *content)]
-    if verified:
+    if doc_ids:
         con.execute(
-            f"""UPDATE raw_documents SET checked_hash = v.fingerprint
-                FROM (SELECT unnest(?) AS id, unnest(?) AS fingerprint) v
-                WHERE raw_documents.doc_id = v.id AND {DOCUMENT_FINGERPRINT} = v.fingerprint""",
-            [[d for d, _ in verified], [f for _, f in verified]],
+            f"UPDATE raw_documents SET checked_hash = {DOCUMENT_FINGERPRINT} WHERE {by_rowid('raw_documents')}",
+            [list(doc_ids)],
         )
 
 
@@ -227,9 +237,9 @@ def upsert_scrubbed(
     ]
     with transaction(con):
         merge_rows(con, "scrubbed_documents", values, update=[c for c in values[0] if c not in ("doc_id", "tenant_id")])
-        con.execute(  # the fingerprint of exactly the text the scrub checked
-            f"""UPDATE scrubbed_documents SET checked_hash = {SCRUBBED_FINGERPRINT}
-                WHERE {by_rowid("scrubbed_documents")} AND checked_sha256 = sha256(text)""",
+        con.execute(  # the text just written is the one the scrub checked: its fingerprint
+            f"UPDATE scrubbed_documents SET checked_hash = {SCRUBBED_FINGERPRINT} "
+            f"WHERE {by_rowid('scrubbed_documents')}",
             [[r.doc_id for r in rows]],
         )
         con.execute("DELETE FROM pii_vault WHERE doc_id IN (SELECT unnest(?))", [[r.doc_id for r in rows]])
