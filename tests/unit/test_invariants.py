@@ -17,7 +17,7 @@ def con(tmp_path: Path):
     with open_warehouse(tmp_path / "w.duckdb") as con:
         con.execute(
             "INSERT INTO raw_documents VALUES "
-            "('d1', 'acme', 'acme/x.txt', 'text', ?, '[]', NULL, NULL, '{}', 30, now())",
+            "('d1', 'acme', 'acme/x.txt', 'text', ?, '[]', NULL, NULL, '{}', 30, now(), NULL)",
             [TEXT],
         )
         for item_id, status, conf, reasons in [
@@ -129,6 +129,106 @@ def test_the_pii_check_searches_only_texts_changed_since_their_scrub(tmp_path: P
         assert invariants.unmasked_pii(con) == [] and searched == []
         con.execute("UPDATE scrubbed_documents SET text = 'Mail x@y.com' WHERE doc_id = 'd1'")
         assert invariants.unmasked_pii(con) == [("d1", "EMAIL")] and searched == ["Mail x@y.com"]
+
+
+def test_a_text_whose_fingerprint_still_matches_is_not_searched(tmp_path: Path, monkeypatch) -> None:
+    """The fingerprint alone clears a row: even one stored without the checked text's sha256 is skipped."""
+    from extraction_assets.lib.models import Document
+    from extraction_assets.lib.pii import scrub_document, scrubber
+    from extraction_assets.lib.warehouse import upsert_scrubbed
+
+    searched: list[str] = []
+    real = scrubber.find_unmasked
+    monkeypatch.setattr(scrubber, "find_unmasked", lambda text, *a, **k: searched.append(text) or real(text, *a, **k))
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        doc = Document(doc_id="d1", tenant_id="acme", source_uri="acme/1.txt", kind="text", text="Mail a@b.com now")
+        upsert_scrubbed(con, [scrub_document(doc)])
+        con.execute("UPDATE scrubbed_documents SET checked_sha256 = NULL")
+        assert invariants.unmasked_pii(con) == [] and searched == []
+        con.execute("UPDATE scrubbed_documents SET text = 'Mail x@y.com now'")  # an old row corrupted later
+        assert invariants.unmasked_pii(con) == [("d1", "EMAIL")] and searched == ["Mail x@y.com now"]
+
+
+@pytest.fixture
+def stored(tmp_path: Path, monkeypatch):
+    """Three read documents stored by the writer, and the ids the id check recomputes from then on."""
+    from extraction_assets.lib.models import Document
+    from extraction_assets.lib.warehouse import insert_documents
+
+    docs = []
+    for i, metadata in enumerate([{}, {"author": "Dana", "date": "2024-05-01"}, {"session_id": "s1"}]):
+        text = f"Note {i}: supplier delay."
+        doc_id = Document.make_id("acme", "text", text, metadata)
+        docs.append(
+            Document(
+                doc_id=doc_id, tenant_id="acme", source_uri=f"acme/{i}.txt", kind="text", text=text, metadata=metadata
+            )
+        )
+    recomputed: list[str] = []
+    real = invariants.is_content_hash
+    monkeypatch.setattr(
+        invariants, "is_content_hash", lambda doc_id, *content: recomputed.append(doc_id) or real(doc_id, *content)
+    )
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        insert_documents(con, docs)
+        yield con, recomputed
+
+
+def test_the_id_check_skips_documents_unchanged_since_they_were_stored(stored) -> None:
+    con, recomputed = stored
+    assert invariants.ids_not_content_hashes(con) == [] and recomputed == []
+
+
+@pytest.mark.parametrize(
+    "corruption",
+    [
+        "UPDATE raw_documents SET text = text || '!' WHERE source_uri = 'acme/1.txt'",
+        "UPDATE raw_documents SET metadata = '{\"author\": \"Eve\"}' WHERE source_uri = 'acme/1.txt'",
+        "UPDATE raw_documents SET tenant_id = 'other' WHERE source_uri = 'acme/1.txt'",
+        "UPDATE raw_documents SET kind = 'email' WHERE source_uri = 'acme/1.txt'",
+        "UPDATE raw_documents SET doc_id = 'forged' WHERE source_uri = 'acme/1.txt'",
+    ],
+)
+def test_an_old_document_corrupted_after_it_was_stored_is_found(stored, corruption: str) -> None:
+    con, recomputed = stored
+    con.execute(corruption)
+    (wrong,) = con.execute("SELECT doc_id FROM raw_documents WHERE source_uri = 'acme/1.txt'").fetchone()
+    assert invariants.ids_not_content_hashes(con) == [wrong] and recomputed == [wrong]
+
+
+def test_a_document_stored_under_an_id_that_is_not_its_hash_gets_no_fingerprint(tmp_path: Path) -> None:
+    from extraction_assets.lib.models import Document
+    from extraction_assets.lib.warehouse import insert_documents
+
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        insert_documents(
+            con, [Document(doc_id="made-up", tenant_id="acme", source_uri="acme/x.txt", kind="text", text="Hello")]
+        )
+        assert con.execute("SELECT checked_hash FROM raw_documents").fetchall() == [(None,)]
+        assert invariants.ids_not_content_hashes(con) == ["made-up"]
+
+
+def test_a_row_another_writer_stored_under_the_same_id_is_not_fingerprinted_by_this_one(tmp_path: Path) -> None:
+    """The merge leaves a stored key alone: what this writer verified is not what is stored, so it stamps nothing."""
+    from extraction_assets.lib.models import Document
+    from extraction_assets.lib.warehouse import insert_documents
+
+    doc = Document(
+        doc_id=Document.make_id("acme", "text", "Hello"),
+        tenant_id="acme",
+        source_uri="acme/x.txt",
+        kind="text",
+        text="Hello",
+    )
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        con.execute(
+            "INSERT INTO raw_documents (doc_id, tenant_id, source_uri, kind, text, turns, metadata, char_count,"
+            " ingested_at) VALUES (?, 'acme', 'acme/x.txt', 'text', 'Hello, changed', '[]', '{}', 14, now())",
+            [doc.doc_id],
+        )
+        assert insert_documents(con, [doc]) == 0
+        assert con.execute("SELECT checked_hash FROM raw_documents").fetchall() == [(None,)]
+        assert invariants.ids_not_content_hashes(con) == [doc.doc_id]
 
 
 def test_quotes_after_emoji_cjk_and_combining_marks_are_compared_by_code_point(con) -> None:

@@ -711,3 +711,34 @@ def test_an_xlsx_decompression_bomb_is_refused_before_it_is_inflated(tmp_path: P
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("xl/worksheets/sheet1.xml", b"\0" * (40 * 1024 * 1024))
     assert read_fail(path).reason.startswith("decompression bomb: xl/worksheets/sheet1.xml unpacks")
+
+
+def test_an_unchanged_inbox_costs_one_stat_per_file_from_the_folder_scan(tmp_path: Path, monkeypatch) -> None:
+    """The walk's own stat of each file is the one `needs_reading` is given: no file is stat'ed again, none opened
+    (resolving the link is its only extra stat)."""
+    import os
+
+    for i in range(3):
+        (tmp_path / "acme" / "notes").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "acme" / "notes" / f"{i}.txt").write_text(f"note {i}")
+    (tmp_path / "acme" / "link.txt").symlink_to(tmp_path / "acme" / "notes" / "0.txt")
+    expected = {
+        f"acme/notes/{i}.txt": (
+            os.stat(tmp_path / "acme" / "notes" / f"{i}.txt").st_size,
+            os.stat(tmp_path / "acme" / "notes" / f"{i}.txt").st_mtime_ns,
+        )
+        for i in range(3)
+    }
+    expected["acme/link.txt"] = expected["acme/notes/0.txt"]  # a link is judged by the file it reads
+    calls: list[str] = []
+    for name in ("stat", "open"):
+        real = getattr(os, name)
+        monkeypatch.setattr(os, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k))
+    asked: dict[str, tuple[int, int]] = {}
+
+    def unchanged(source_uri: str, size: int, mtime_ns: int) -> bool:
+        asked[source_uri] = (size, mtime_ns)
+        return False
+
+    assert list(read_inbox(tmp_path, needs_reading=unchanged)) == []
+    assert asked == expected and calls == ["stat"]

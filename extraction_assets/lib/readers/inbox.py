@@ -11,7 +11,7 @@ import errno
 import os
 import stat
 from collections.abc import Callable, Iterator
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from extraction_assets.lib.models import Document, ReadFailure
 from extraction_assets.lib.readers.email import read_email, read_mbox
@@ -64,8 +64,8 @@ def read_inbox(
     if not inbox.is_dir():
         yield ReadFailure(tenant_id=NO_TENANT, source_uri="", reason=f"inbox folder not found: {inbox.name}")
         return
-    for path, rel, problem in _walk(inbox):
-        parts = PurePosixPath(rel).parts
+    for path, rel, problem, info in _walk(inbox):
+        parts = rel.split("/")
         if problem is not None:
             tenant = parts[0] if len(parts) > 1 else NO_TENANT
             yield ReadFailure(tenant_id=tenant, source_uri=rel, reason=problem, skipped=problem in _SKIPPED)
@@ -73,73 +73,73 @@ def read_inbox(
             yield ReadFailure(tenant_id=NO_TENANT, source_uri=rel, reason="the inbox's own README", skipped=True)
         elif len(parts) < 2:
             yield ReadFailure(tenant_id=NO_TENANT, source_uri=rel, reason="file outside a tenant folder")
-        else:
-            if needs_reading is not None:
-                info = path.stat()
-                if not needs_reading(rel, info.st_size, info.st_mtime_ns):
-                    continue
-            yield from read_file(path, parts[0], rel, max_file_bytes)
+        elif needs_reading is None or needs_reading(rel, info.st_size, info.st_mtime_ns):
+            yield from read_file(Path(path), parts[0], rel, max_file_bytes)
 
 
-def _walk(root: Path) -> Iterator[tuple[Path, str, str | None]]:
-    """(path to read, POSIX path relative to root, problem or None) for every visible entry, sorted by relative path.
+# A file to read: its path (a link's real path), its POSIX path under the inbox, and its stat taken in the walk (an
+# unchanged inbox costs one stat per file); or an entry that is not read, with its problem and no stat.
+_Entry = tuple[str, str, None, os.stat_result] | tuple[str, str, str, None]
+
+
+def _walk(root: Path) -> Iterator[_Entry]:
+    """(path to read, POSIX path relative to root, problem or None, stat or None) for every visible entry, sorted by
+    relative path.
 
     Only regular files are read. A symbolic link is read only when its real path is a regular file inside
     its own tenant's folder; any other link, device, FIFO or socket is a problem, and its target is never
     opened. The path returned for a link is its real path, so the reader never follows a link itself.
     """
-    found: list[tuple[str, Path, str | None]] = []
-    stack = [root]
+    found: list[_Entry] = []
+    stack = [(str(root), "")]  # a folder, and its path under the root with a trailing slash
     while stack:
-        folder = stack.pop()
+        folder, prefix = stack.pop()
         try:
-            entries = list(folder.iterdir())
+            with os.scandir(folder) as scan:
+                entries = list(scan)
         except OSError as exc:
-            rel = folder.relative_to(root).as_posix()
-            found.append((rel, folder, f"unreadable folder: {_os_reason(exc)}"))
+            found.append((folder, prefix[:-1] or ".", f"unreadable folder: {_os_reason(exc)}", None))
             continue
         for entry in entries:
-            rel = entry.relative_to(root).as_posix()
+            rel = prefix + entry.name
             if entry.name.startswith("."):  # counted, never read (.git, .DS_Store, editor files)
-                found.append(
-                    (rel, entry, _HIDDEN_FOLDER if entry.is_dir() and not entry.is_symlink() else _HIDDEN_FILE)
-                )
+                hidden = _HIDDEN_FOLDER if entry.is_dir(follow_symlinks=False) else _HIDDEN_FILE
+                found.append((entry.path, rel, hidden, None))
                 continue
             try:
-                mode = entry.lstat().st_mode
-                if stat.S_ISLNK(mode):
-                    found.append(_link(root, entry, rel))
-                elif stat.S_ISDIR(mode):
-                    stack.append(entry)
-                elif stat.S_ISREG(mode):
-                    found.append((rel, entry, None))
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISLNK(info.st_mode):
+                    found.append(_link(root, entry.path, rel))
+                elif stat.S_ISDIR(info.st_mode):
+                    stack.append((entry.path, rel + "/"))
+                elif stat.S_ISREG(info.st_mode):
+                    found.append((entry.path, rel, None, info))
                 else:
-                    found.append((rel, entry, f"not a regular file ({_file_type(mode)})"))
+                    found.append((entry.path, rel, f"not a regular file ({_file_type(info.st_mode)})", None))
             except OSError as exc:
-                found.append((rel, entry, f"unreadable file: {_os_reason(exc)}"))
-    for rel, path, problem in sorted(found, key=lambda item: item[0]):
-        yield path, rel, problem
+                found.append((entry.path, rel, f"unreadable file: {_os_reason(exc)}", None))
+    yield from sorted(found, key=lambda item: item[1])
 
 
-def _link(root: Path, link: Path, rel: str) -> tuple[str, Path, str | None]:
+def _link(root: Path, link: str, rel: str) -> _Entry:
     """Where a symbolic link may be read from, or why not: only a regular file inside the link's tenant folder."""
-    parts = PurePosixPath(rel).parts
+    parts = rel.split("/")
     try:
-        target = Path(os.path.realpath(link, strict=True))
+        target = os.path.realpath(link, strict=True)
     except FileNotFoundError:
-        return rel, link, "broken symlink"
+        return link, rel, "broken symlink", None
     except OSError as exc:  # a loop, or a folder on the way that cannot be searched
         loop = exc.errno == errno.ELOOP or "loop" in str(exc).lower()
-        return rel, link, "symlink loop" if loop else f"unreadable symlink: {_os_reason(exc)}"
+        return link, rel, "symlink loop" if loop else f"unreadable symlink: {_os_reason(exc)}", None
     tenant_folder = Path(os.path.realpath(root / parts[0])) if len(parts) > 1 else None
-    if tenant_folder is None or not target.is_relative_to(tenant_folder):
-        return rel, link, "link outside the tenant folder"
-    mode = target.lstat().st_mode
-    if stat.S_ISDIR(mode):
-        return rel, link, "symlinked folder not followed"
-    if not stat.S_ISREG(mode):
-        return rel, link, f"link to something other than a regular file ({_file_type(mode)})"
-    return rel, target, None
+    if tenant_folder is None or not Path(target).is_relative_to(tenant_folder):
+        return link, rel, "link outside the tenant folder", None
+    info = os.lstat(target)
+    if stat.S_ISDIR(info.st_mode):
+        return link, rel, "symlinked folder not followed", None
+    if not stat.S_ISREG(info.st_mode):
+        return link, rel, f"link to something other than a regular file ({_file_type(info.st_mode)})", None
+    return target, rel, None, info
 
 
 def _file_type(mode: int) -> str:

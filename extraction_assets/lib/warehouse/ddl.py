@@ -42,6 +42,9 @@ DDL: tuple[str, ...] = (
     # the hash of the text that passed the unmasked-PII check when it was scrubbed: the asset check re-reads
     # only texts that changed since
     "ALTER TABLE scrubbed_documents ADD COLUMN IF NOT EXISTS checked_sha256 VARCHAR",
+    # cheap fingerprints of what an ingest check verified (documents.py): the checks skip rows that still match them
+    "ALTER TABLE scrubbed_documents ADD COLUMN IF NOT EXISTS checked_hash UBIGINT",
+    "ALTER TABLE raw_documents ADD COLUMN IF NOT EXISTS checked_hash UBIGINT",
     """CREATE TABLE IF NOT EXISTS extraction_status (
         doc_id VARCHAR NOT NULL,
         schema_version VARCHAR NOT NULL,

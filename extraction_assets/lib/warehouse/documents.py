@@ -37,12 +37,19 @@ def stored_sources(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> di
     return dict(rows.fetchall())
 
 
+def _raw_count(con: duckdb.DuckDBPyConnection) -> int:
+    return int(con.execute("SELECT count(*) FROM raw_documents").fetchone()[0])  # type: ignore[index]
+
+
 @retry_conflicts
 def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -> int:
-    """Insert documents not yet stored; returns how many were new."""
+    """Insert documents not yet stored; returns how many were new.
+
+    Each new row whose id is its content hash (recomputed from the values written) is stored with its fingerprint
+    (`checked_hash`), so the id check need not recompute it while the row stays as written.
+    """
     if not docs:
         return 0
-    before = int(con.execute("SELECT count(*) FROM raw_documents").fetchone()[0])  # type: ignore[index]
     stamp = now()
     rows = [
         {
@@ -60,10 +67,48 @@ def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -
         }
         for d in docs
     ]
+    written: dict[str, dict[str, Any]] = {}
+    for row in rows:  # what the merge writes for a key given twice: its first row
+        written.setdefault(row["doc_id"], row)
     with transaction(con):
+        before = _raw_count(con)
         merge_rows(con, "raw_documents", rows)
         insert_ocr_words(con, docs)  # an image document's word boxes, stored with it
-    return int(con.execute("SELECT count(*) FROM raw_documents").fetchone()[0]) - before  # type: ignore[index]
+        inserted = _raw_count(con) - before  # this transaction's own rows: another writer's are not counted
+        if inserted == len(written):  # every key is a row just written, as `written` holds it
+            stamp_verified_documents(
+                con,
+                [
+                    doc_id
+                    for doc_id, r in written.items()
+                    if is_content_hash(doc_id, r["tenant_id"], r["kind"], r["text"], r["metadata"])
+                ],
+            )
+    return inserted
+
+
+# Fingerprints of what an ingest check verifies, in SQL: DuckDB's 64-bit `hash` costs about a tenth of `sha256`
+# over the same text, so recomputing it over every row is cheap. A row whose fingerprint still equals the one
+# stored with it (`checked_hash`) has not changed since it was verified; any change to a fingerprinted column
+# (barring a 64-bit collision) makes them differ, and the row is verified again.
+DOCUMENT_FINGERPRINT = "hash(doc_id, tenant_id, kind, text, metadata)"
+SCRUBBED_FINGERPRINT = "hash(text)"
+
+
+def is_content_hash(doc_id: str, tenant_id: str, kind: str, text: str, metadata: str | None) -> bool:
+    """Whether a stored document's id is the tenant-scoped hash of its kind, text and record identity."""
+    return Document.make_id(tenant_id, kind, text, json.loads(metadata) if metadata else None) == doc_id
+
+
+def stamp_verified_documents(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> None:
+    """Fingerprint these rows as they are stored: only rows the caller's transaction just wrote, with values whose
+    id it verified (a stamp must describe a row that passed; a row that did not gets none, and the check finds it).
+    """
+    if doc_ids:
+        con.execute(
+            f"UPDATE raw_documents SET checked_hash = {DOCUMENT_FINGERPRINT} WHERE {by_rowid('raw_documents')}",
+            [list(doc_ids)],
+        )
 
 
 def insert_dead_letters(con: duckdb.DuckDBPyConnection, letters: Iterable[DeadLetter]) -> None:
@@ -170,7 +215,7 @@ def upsert_scrubbed(
 
     A re-scrubbed document's old vault entry is removed with it, so an entry always matches the stored text.
     The rows come from the scrub, which checked each text for unmasked values: the hash of that checked text
-    is stored with it (`checked_sha256`).
+    is stored with it (`checked_sha256`), and its fingerprint (`checked_hash`).
     """
     if not rows:
         return
@@ -192,6 +237,11 @@ def upsert_scrubbed(
     ]
     with transaction(con):
         merge_rows(con, "scrubbed_documents", values, update=[c for c in values[0] if c not in ("doc_id", "tenant_id")])
+        con.execute(  # the text just written is the one the scrub checked: its fingerprint
+            f"UPDATE scrubbed_documents SET checked_hash = {SCRUBBED_FINGERPRINT} "
+            f"WHERE {by_rowid('scrubbed_documents')}",
+            [[r.doc_id for r in rows]],
+        )
         con.execute("DELETE FROM pii_vault WHERE doc_id IN (SELECT unnest(?))", [[r.doc_id for r in rows]])
         insert_rows(con, "pii_vault", [entry.row() for entry in sealed])
 

@@ -11,9 +11,14 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from extraction_assets.lib.models import Document
 from extraction_assets.lib.offsets import OffsetMap
-from extraction_assets.lib.warehouse.documents import text_sha256
+from extraction_assets.lib.warehouse.documents import (
+    DOCUMENT_FINGERPRINT,
+    SCRUBBED_FINGERPRINT,
+    by_rowid,
+    is_content_hash,
+    text_sha256,
+)
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location; schemas (YAML) when read
     import duckdb
@@ -109,15 +114,27 @@ def unmasked_pii(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
     """Scrubbed documents in which an e-mail, card or phone number their tenant's policy masks can still be found.
 
     The scrubber's own detectors, region and kinds decide, on the raw text: what it keeps by rule is no finding.
-    A text that is still the one the scrub checked (`checked_sha256`, compared in SQL) is not searched again, nor
-    read: any other is.
+    Every row is looked at on every run, but cheaply: a text whose fingerprint (`checked_hash`, recomputed in
+    SQL over every row) is still the one stored with the text the scrub checked has not changed since and is
+    neither read nor searched. Any other text (changed, or written before fingerprints) is compared with the hash
+    of the checked text (`checked_sha256`) and searched when that differs too.
     """
-    from extraction_assets.lib.pii.scrubber import find_unmasked  # the detectors load with the check
+    changed = [
+        row[0]
+        for row in con.execute(
+            f"SELECT doc_id FROM scrubbed_documents WHERE checked_hash IS DISTINCT FROM {SCRUBBED_FINGERPRINT}"
+        ).fetchall()
+    ]
+    if not changed:
+        return []
+    from extraction_assets.lib.pii.scrubber import find_unmasked  # the detectors load when a text must be searched
 
     cursor = con.execute(
-        """SELECT s.doc_id, s.text, s.policy, s.offset_map, r.text, s.checked_sha256 FROM scrubbed_documents s
-           LEFT JOIN raw_documents r USING (doc_id)
-           WHERE s.checked_sha256 IS NULL OR s.checked_sha256 <> sha256(s.text) ORDER BY s.doc_id"""
+        f"""SELECT s.doc_id, s.text, s.policy, s.offset_map, r.text, s.checked_sha256 FROM scrubbed_documents s
+           LEFT JOIN (SELECT doc_id, text FROM raw_documents WHERE {by_rowid("raw_documents")}) r USING (doc_id)
+           WHERE s.{by_rowid("scrubbed_documents")}
+             AND (s.checked_sha256 IS NULL OR s.checked_sha256 <> sha256(s.text)) ORDER BY s.doc_id""",
+        [changed, changed],
     )
     found = []
     for doc_id, text, policy_json, offsets_json, raw, checked in _streamed(cursor):
@@ -132,13 +149,18 @@ def unmasked_pii(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
 
 
 def ids_not_content_hashes(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Documents whose id is not the tenant-scoped hash of their kind, text and record identity."""
-    cursor = con.execute("SELECT doc_id, tenant_id, kind, text, metadata FROM raw_documents")
-    return [
-        doc_id
-        for doc_id, tenant, kind, text, metadata in _streamed(cursor)
-        if Document.make_id(tenant, kind, text, json.loads(metadata) if metadata else None) != doc_id
-    ]
+    """Documents whose id is not the tenant-scoped hash of their kind, text and record identity.
+
+    Every row is looked at on every run, but cheaply: a row stored with a fingerprint (`checked_hash`, set when
+    its id was verified as it was stored) that its id and content still match is unchanged since it was verified,
+    and skipped. Any other row (changed since, rewritten by another writer, stored before fingerprints) has its
+    id recomputed in Python.
+    """
+    cursor = con.execute(
+        "SELECT doc_id, tenant_id, kind, text, metadata FROM raw_documents "
+        f"WHERE checked_hash IS DISTINCT FROM {DOCUMENT_FINGERPRINT}"
+    )
+    return [doc_id for doc_id, *content in _streamed(cursor) if not is_content_hash(doc_id, *content)]
 
 
 def _streamed(cursor: duckdb.DuckDBPyConnection) -> Iterator[tuple[Any, ...]]:
