@@ -11,6 +11,7 @@ the instance in DAGSTER_HOME when set (the UI shows its runs) or one kept for th
 from __future__ import annotations
 
 import argparse
+import gc
 import time
 from pathlib import Path
 
@@ -39,9 +40,26 @@ class InputFilter(DefaultFilter):
         return super().__call__(change, path)
 
 
+def warm_up() -> None:
+    """Load up front what a pass would load when its first document needs it (the heuristic packs and their gates,
+    the PII detectors, the readers, NumPy for the batch writes): a warm process pays it once, not in the first pass
+    after a file arrives. Then freeze it (`gc.freeze`): code loaded for good is never worth a collector's pass."""
+    import numpy  # noqa: F401
+
+    import extraction_assets.lib.pii.scrubber
+    import extraction_assets.lib.readers  # noqa: F401
+    from extraction_assets.lib.heuristics import HEURISTIC_PACKS
+
+    for pack in HEURISTIC_PACKS.values():
+        pack.extract, pack.gate  # noqa: B018  (the properties import the pack)
+    gc.collect()
+    gc.freeze()
+
+
 def cmd_watch(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     instance = open_instance()
+    warm_up()
     watched = [p for p in (settings.inbox, settings.prompts_dir) if Path(p).exists()]
     console.print(f"watching {', '.join(str(p) for p in watched)}; warehouse {settings.warehouse} (Ctrl-C stops)")
     passes = 0
