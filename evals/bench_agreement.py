@@ -12,6 +12,7 @@ The same figures through a local model, one that does disagree with the pack, ar
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from unittest import mock
 
 from evals.bench_inbox import evalsets_dir
@@ -38,6 +39,10 @@ def _without_agreement(
     return list(chosen)
 
 
+def dev_file(dataset: str) -> Path:
+    return evalsets_dir() / dataset / "dev.jsonl"
+
+
 def _top_bin(calibration: Calibration, top: float) -> str:
     """The reliability bin that holds the top of the model band, where agreement puts a value: is it that right?"""
     found = next((b for b in calibration.bins if b.low <= top < b.high or top == b.high == 1.0), None)
@@ -47,15 +52,20 @@ def _top_bin(calibration: Calibration, top: float) -> str:
 
 
 def scored_both_ways(
-    dataset: str, extractor: OrchestratedExtractor, limit: int | None = None, orchestration: str | None = None
+    dataset: str,
+    extractor: OrchestratedExtractor,
+    limit: int | None = None,
+    orchestration: str | None = None,
+    path: Path | None = None,
 ) -> tuple[SchemaVersion, EvalResult, EvalResult]:
-    """The dataset scored with agreement and without it (its first `limit` records, under `orchestration` instead
-    of the schema's own mode when given); the second run is answered from the extractor's cache."""
+    """The dataset scored with agreement and without it (its first `limit` records, of `path` instead of its
+    dev.jsonl, under `orchestration` instead of the schema's own mode when given); the second run is answered
+    from the extractor's cache."""
     entry = load_registry().entry(dataset)
     schema = load_schema(DEFAULT_PROMPTS, entry.schema_version)
     if orchestration is not None:
         schema = schema.model_copy(update={"orchestration": orchestration})
-    path = evalsets_dir() / dataset / "dev.jsonl"
+    path = path or dev_file(dataset)
     with_it = run_eval(entry, path, schema, extractor, limit=limit, samples=0)
     with mock.patch("extraction_assets.lib.extraction.orchestration.with_agreement", _without_agreement):
         without = run_eval(entry, path, schema, extractor, limit=limit, samples=0)

@@ -11,7 +11,7 @@ import pytest
 from evals.bench_inbox import EVALSETS_ENV
 from evals.eval_local_model import evaluate, parser, wait_until_ready
 from extraction_assets.fake_llm import FakeLLMServer
-from extraction_assets.lib.llm import LLMSettings
+from extraction_assets.lib.llm import LLMSettings, document_from_messages
 
 RECEIPTS = [
     (
@@ -59,3 +59,13 @@ def test_waiting_for_a_server_that_never_answers_gives_up_with_its_address() -> 
         port = sock.getsockname()[1]  # bound, never listening: connections are refused
         with pytest.raises(TimeoutError, match=f"127.0.0.1:{port}/v1/models"):
             wait_until_ready(f"http://127.0.0.1:{port}/v1", timeout_s=0.5)
+
+
+def test_shortest_asks_the_n_shortest_records(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(EVALSETS_ENV, str(_evalsets(tmp_path / "evalsets")))
+    args = parser().parse_args(["--dataset", "sroie", "--limit", "2", "--shortest", "--gguf", "unused.gguf"])
+    with FakeLLMServer() as fake:
+        figures = evaluate(args, LLMSettings(base_url=fake.base_url, model="fake-model", http_retries=0))
+        sent = [document_from_messages(body["messages"]) or "" for body in fake.requests]
+    assert len(sent) == 2 and not any("ACME TRADING" in text for text in sent), "the longest receipt is left out"
+    assert "shortest 2 records" in str(figures["measured_on"])
