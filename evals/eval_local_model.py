@@ -105,23 +105,24 @@ def run_figures(
     """Agreement's figures, and what the model answered, cost and took."""
     micro = next((f for f in with_it.fields if f.field == MICRO), None)
     figures = agreement_figures(label, schema, with_it, without)
+    for way, result in (("with", with_it), ("without", without)):
+        figures[f"{label}_accuracy_{way}_agreement"] = _accuracy(result.calibration) or "n/a"
+        figures[f"{label}_values_scored_{way}_agreement"] = result.calibration.points
+        figures[f"{label}_values_in_model_band_{way}_agreement"] = _in_band(result.calibration, schema)
+        figures[f"{label}_items_grounded_{way}_agreement"] = result.items_stored
     figures |= {
-        f"{label}_accuracy_with_agreement": _accuracy(with_it.calibration) or "n/a",
-        f"{label}_accuracy_without_agreement": _accuracy(without.calibration) or "n/a",
-        f"{label}_micro_f1": "n/a" if micro is None or micro.f1 is None else micro.f1,
-        f"{label}_values_in_model_band": _in_band(with_it.calibration, schema),
+        f"{label}_micro_f1_with_agreement": "n/a" if micro is None or micro.f1 is None else micro.f1,
         # each document is counted once per run (two runs: with agreement, then without, from the cache)
         f"{label}_documents_by_outcome": json.dumps(dict(extractor.outcomes), sort_keys=True),
         f"{label}_model_failures": json.dumps(dict(extractor.errors), sort_keys=True),
         f"{label}_items_proposed": with_it.items_proposed,
-        f"{label}_items_grounded": with_it.items_stored,
         f"{label}_items_dropped": with_it.items_dropped,
         f"{label}_requests": with_it.model_calls,
         f"{label}_prompt_tokens": with_it.prompt_tokens,
         f"{label}_completion_tokens": with_it.completion_tokens,
         f"{label}_chunks": with_it.chunks,
         f"{label}_seconds": round(seconds, 1),
-        f"{label}_requests_without_agreement": without.model_calls,  # 0: answered from the cache
+        f"{label}_requests_without_agreement": without.model_calls,  # answered from the cache, failures asked again
     }
     return figures
 

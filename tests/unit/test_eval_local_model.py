@@ -49,7 +49,10 @@ def test_every_document_is_asked_once_and_scored_with_and_without_agreement(
     assert json.loads(str(figures["sroie_documents_by_outcome"])) == {"model": 4}, "2 documents x 2 ways"
     assert figures["sroie_documents"] == 2 and figures["sroie_calibration_points"] > 0
     assert isinstance(figures["sroie_ece_with_agreement"], float)
-    assert figures["sroie_items_grounded"] + figures["sroie_items_dropped"] <= figures["sroie_items_proposed"] + 2
+    assert (
+        figures["sroie_items_grounded_with_agreement"] + figures["sroie_items_dropped"]
+        <= figures["sroie_items_proposed"] + 2
+    )
     assert figures["sroie_seconds"] > 0 and "model_first" in str(figures["measured_on"])
 
 
