@@ -57,10 +57,12 @@ def scored_both_ways(
     limit: int | None = None,
     orchestration: str | None = None,
     path: Path | None = None,
+    replay: OrchestratedExtractor | None = None,
 ) -> tuple[SchemaVersion, EvalResult, EvalResult]:
     """The dataset scored with agreement and without it (its first `limit` records, of `path` instead of its
     dev.jsonl, under `orchestration` instead of the schema's own mode when given); the second run is answered
-    from the extractor's cache."""
+    from the extractor's cache, or by `replay` (one that never asks again what failed, so both ways score the
+    same answers)."""
     entry = load_registry().entry(dataset)
     schema = load_schema(DEFAULT_PROMPTS, entry.schema_version)
     if orchestration is not None:
@@ -68,7 +70,7 @@ def scored_both_ways(
     path = path or dev_file(dataset)
     with_it = run_eval(entry, path, schema, extractor, limit=limit, samples=0)
     with mock.patch("extraction_assets.lib.extraction.orchestration.with_agreement", _without_agreement):
-        without = run_eval(entry, path, schema, extractor, limit=limit, samples=0)
+        without = run_eval(entry, path, schema, replay or extractor, limit=limit, samples=0)
     return schema, with_it, without
 
 
