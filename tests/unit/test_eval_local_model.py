@@ -53,7 +53,7 @@ def test_every_document_is_asked_once_and_scored_with_and_without_agreement(
         figures["sroie_items_grounded_with_agreement"] + figures["sroie_items_dropped"]
         <= figures["sroie_items_proposed"] + 2
     )
-    assert figures["sroie_seconds"] > 0 and "model_first" in str(figures["measured_on"])
+    assert figures["sroie_seconds"] >= 0 and "model_first" in str(figures["measured_on"])
 
 
 def test_the_way_without_agreement_never_asks_again_what_failed(
