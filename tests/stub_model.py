@@ -15,12 +15,15 @@ class StubModel:
     quotes `evidence` (it must be in the document); `fail` names what raises (`classify`, `modules`)."""
 
     def __init__(self, modules: list[str], evidence: str, fail: set[str] | None = None) -> None:
-        self.settings = SimpleNamespace(model="stub-model", max_concurrency=1, prices=None)
+        self.settings = SimpleNamespace(model="stub-model", max_concurrency=1, prices=None, schema_in_prompt=True)
         self.cache = MemoryCache()
         self.modules = modules
         self.evidence = evidence
         self.fail = fail or set()
         self.calls: list[str] = []
+
+    def input_chars_that_fit(self, messages: list[dict[str, str]]) -> int | None:
+        return None  # an endpoint whose context is unknown: the schema's max_input_chars decides
 
     def complete(
         self, messages: list[dict[str, str]], output: type[BaseModel], tags: Any = None, mode: Any = None

@@ -13,7 +13,13 @@ from extraction_assets.lib.extraction.extractors import Extractor
 from extraction_assets.lib.extraction.orchestration import OrchestratedExtractor
 from extraction_assets.lib.llm.budget import Prices
 from extraction_assets.lib.llm.client import LLMClient, LLMSettings
-from extraction_assets.lib.llm.local_model import LOCAL_EXTRA_BODY, LOCAL_MAX_TOKENS, local_base_url
+from extraction_assets.lib.llm.local_model import (
+    LOCAL_CONTEXT_TOKENS,
+    LOCAL_EXTRA_BODY,
+    LOCAL_MAX_TOKENS,
+    LOCAL_THREADS,
+    local_base_url,
+)
 from extraction_assets.lib.settings import Settings
 
 
@@ -24,6 +30,8 @@ class ExtractorChoice(BaseModel):
     llm_model: str | None = None
     llm_api_key: str | None = None
     llm_gguf: str | None = None
+    llm_gguf_context: int = LOCAL_CONTEXT_TOKENS  # the local server's context, prompt and answer
+    llm_gguf_threads: int = LOCAL_THREADS
     llm_mode: str = "json_schema"
     llm_timeout_s: float = 60.0
     llm_max_concurrency: int = 8
@@ -62,7 +70,7 @@ class ExtractorChoice(BaseModel):
     def llm_settings(self) -> LLMSettings | None:
         if self.llm_gguf:
             return LLMSettings(
-                base_url=local_base_url(self.llm_gguf),
+                base_url=local_base_url(self.llm_gguf, self.llm_gguf_context, self.llm_gguf_threads),
                 model=self.llm_model or Path(self.llm_gguf).stem,
                 mode="json_schema",  # the local server constrains decoding to the schema
                 timeout_s=self.llm_timeout_s,
@@ -71,6 +79,8 @@ class ExtractorChoice(BaseModel):
                 validation_retries=0,
                 max_tokens=LOCAL_MAX_TOKENS,
                 extra_body=LOCAL_EXTRA_BODY,
+                context_tokens=self.llm_gguf_context,  # chunks are sized to fit it; a request that cannot is refused
+                schema_in_prompt=False,  # the server's grammar holds the answer to the schema
                 refresh_cache=self.refresh_cache,
                 budget_tokens=self.llm_budget_tokens,
                 prices=self.prices(),

@@ -52,6 +52,10 @@ DEFAULT_MODEL_THRESHOLD = 0.70
 CHUNK_RETRIES = 1  # a chunk that failed is asked again this many times: losing it loses the whole document
 MAX_FOUND_IN_PROMPT = 40  # items of earlier passes listed in a later pass's request
 CLASSIFY = "Classify: list the modules that apply (or none)."
+# a chunk's longest task line, to size chunks for a small context (a later pass's list of found items is not
+# counted: a request it pushes over the context is refused by the client, with its reason)
+PART_TASK = "Extract the module_name record. This is part 100 of 100 of a long document: extract what this part says."
+MIN_CHUNK_CHARS = 500  # the schema's own lower bound: a context too small for this is refused request by request
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
 
@@ -190,12 +194,22 @@ class OrchestratedExtractor:
             stats=stats,
         )
 
+    def _chunks(self, doc: ExtractionInput, schema: SchemaVersion, output: type[BaseModel]) -> list[Chunk]:
+        """The document's chunks at the schema's `max_input_chars`, or smaller where the endpoint's known context
+        cannot hold a chunk that long with the prompt and the answer (a local model's few thousand tokens)."""
+        assert self.client is not None
+        empty = doc.model_copy(update={"text": ""})
+        schema_in_prompt = self.client.settings.schema_in_prompt
+        fits = self.client.input_chars_that_fit(build_messages(schema, empty, output, PART_TASK, schema_in_prompt))
+        limit = schema.max_input_chars if fits is None else max(min(schema.max_input_chars, fits), MIN_CHUNK_CHARS)
+        return document_chunks(doc, limit, schema.chunk_overlap_chars)
+
     def _ask(
         self, doc: ExtractionInput, schema: SchemaVersion, output: type[T], task: str | None = None
     ) -> tuple[T, CallStats]:
         """One request about a document: the schema's prompt and mode, tagged to be found in the cache again."""
         assert self.client is not None
-        messages = build_messages(schema, doc, output, task)
+        messages = build_messages(schema, doc, output, task, self.client.settings.schema_in_prompt)
         tags = {"schema_version": schema.key, "doc_id": doc.doc_id}
         return self.client.complete(messages, output, tags, mode=schema.llm_mode)
 
@@ -204,7 +218,7 @@ class OrchestratedExtractor:
     ) -> list[CandidateItem]:
         """Every chunk, every pass; a short document in one pass is exactly one request, as before chunks."""
         output = response_model(schema)
-        chunks = document_chunks(doc, schema.max_input_chars, schema.chunk_overlap_chars)
+        chunks = self._chunks(doc, schema, output)
         stats["chunks"] = stats.get("chunks", 0) + len(chunks)
         retries = CHUNK_RETRIES if len(chunks) > 1 else 0
 
@@ -269,7 +283,7 @@ class OrchestratedExtractor:
         stats: dict[str, float],
     ) -> ExtractorRun:
         """Each chunk is classified; a module is extracted from the chunks that name it, its records merged."""
-        chunks = document_chunks(doc, schema.max_input_chars, schema.chunk_overlap_chars)
+        chunks = self._chunks(doc, schema, response_model(schema))
         stats["chunks"] = stats.get("chunks", 0) + len(chunks)
         try:
             classified = self._each_chunk(doc, schema, chunks, response_model(schema), CLASSIFY, stats)

@@ -21,7 +21,14 @@ from pydantic import BaseModel, Field
 
 from extraction_assets.lib.llm.answer_size import bounded_http_client, reask_cap
 from extraction_assets.lib.llm.batch import BatchRequest
-from extraction_assets.lib.llm.budget import Deferred, Prices, TokenBudget, estimate_tokens
+from extraction_assets.lib.llm.budget import (
+    BYTES_PER_TOKEN,
+    COMPLETION_RESERVE,
+    Deferred,
+    Prices,
+    TokenBudget,
+    estimate_tokens,
+)
 from extraction_assets.lib.llm.response_models import schema_json
 from extraction_assets.lib.schemas import LLMMode as Mode
 
@@ -58,6 +65,9 @@ class LLMSettings(BaseModel):
     budget_tokens: int | None = Field(default=None, ge=0)  # a run's cap on prompt + completion tokens
     prices: Prices | None = None  # to report an estimated cost
     batch: bool = False  # uncached requests wait for a Batch API backfill instead of being sent (`batch.py`)
+    # the endpoint's context window (prompt and answer), when known: a request that cannot fit is refused unsent
+    context_tokens: int | None = Field(default=None, ge=256)
+    schema_in_prompt: bool = True  # False where the endpoint constrains decoding to the response schema
 
 
 class CallStats(BaseModel):
@@ -185,6 +195,7 @@ class LLMClient:
                 if "batch_id" in hit.get("response", {}):  # asking again would get the same batch answer
                     raise LLMError(f"the batch answer does not fit the schema: {str(exc)[:300]}") from exc
                 # an entry from another schema shape: ask the model again
+        self._check_fits(messages)
         if self.settings.batch:
             self._defer(key, mode, messages, output, tags or {})
         with self._in_flight:
@@ -239,6 +250,30 @@ class LLMClient:
             }
         )
         return parsed, stats
+
+    def input_chars_that_fit(self, messages: list[dict[str, str]]) -> int | None:
+        """How many characters of document text can join `messages` (a request without its document) within the
+        endpoint's context, answer included, by the budget's estimate; None when the context size is unknown."""
+        if self.settings.context_tokens is None:
+            return None
+        room = self.settings.context_tokens - estimate_tokens([m.get("content") or "" for m in messages], self._answer)
+        return max(room, 0) * BYTES_PER_TOKEN
+
+    @property
+    def _answer(self) -> int:
+        return self.settings.max_tokens or COMPLETION_RESERVE
+
+    def _check_fits(self, messages: list[dict[str, str]]) -> None:
+        """Refuse, before anything is sent, a request whose prompt and answer cannot fit the endpoint's context: a
+        server would reject it, cut the answer short, or spend minutes on a prompt it must then drop."""
+        if self.settings.context_tokens is None:
+            return
+        needed = estimate_tokens([m.get("content") or "" for m in messages], self._answer)
+        if needed > self.settings.context_tokens:
+            raise LLMError(
+                f"request not sent: about {needed} tokens with its answer, over the endpoint's context of "
+                f"{self.settings.context_tokens} tokens (chunk the document smaller: max_input_chars)"
+            )
 
     def _reserve(self, messages: list[dict[str, str]], output: type[BaseModel]) -> int:
         """Hold the request's estimated tokens in the run's budget (nothing to estimate without a budget)."""

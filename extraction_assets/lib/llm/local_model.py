@@ -11,12 +11,14 @@ import threading
 from pathlib import Path
 from typing import Any
 
-_servers: dict[str, tuple[Any, str]] = {}
+_servers: dict[tuple[str, int, int], tuple[Any, str]] = {}
 _lock = threading.Lock()
 
 # Small local models loop or ramble without these; llama.cpp-specific sampling options.
 LOCAL_EXTRA_BODY = {"repeat_penalty": 1.3, "repeat_last_n": 32, "cache_prompt": False}
 LOCAL_MAX_TOKENS = 512  # CPU generation is slow; a bounded answer keeps a document to seconds
+LOCAL_CONTEXT_TOKENS = 4096  # the server's context (prompt and answer); requests are sized to fit it
+LOCAL_THREADS = 2
 
 
 def _free_port() -> int:
@@ -25,13 +27,15 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def local_base_url(gguf: str | Path, n_ctx: int = 4096, threads: int = 2) -> str:
-    """Start (once per file) the in-process server and return its `/v1` base URL."""
+def local_base_url(gguf: str | Path, n_ctx: int = LOCAL_CONTEXT_TOKENS, threads: int = LOCAL_THREADS) -> str:
+    """Start (once per file, context and threads) the in-process server and return its `/v1` base URL; the server
+    is loaded and listening when this returns."""
     path = str(Path(gguf).resolve())
     if not Path(path).is_file():
         raise FileNotFoundError(f"GGUF model file not found: {gguf}")
     with _lock:
-        if path not in _servers:
+        key = (path, n_ctx, threads)
+        if key not in _servers:
             try:
                 import xllamacpp  # optional extra: pip install 'extraction-assets[local]'
             except ImportError as exc:
@@ -45,5 +49,5 @@ def local_base_url(gguf: str | Path, n_ctx: int = 4096, threads: int = 2) -> str
             params.port = _free_port()
             params.verbosity = -1  # quiet: llama.cpp logs to the same stderr as the pipeline
             server = xllamacpp.Server(params)
-            _servers[path] = (server, server.listening_address + "/v1")
-        return _servers[path][1]
+            _servers[key] = (server, server.listening_address + "/v1")
+        return _servers[key][1]

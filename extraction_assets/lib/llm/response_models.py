@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from extraction_assets.lib.models import CandidateItem
 from extraction_assets.lib.schemas import AttributeSpec, FieldSpec, SchemaVersion
 
-DATE_PATTERN = r"^\d{4}-\d{2}-\d{2}$"
+# digits as a class, not `\d`: llama.cpp's grammar cannot hold an answer to `\d` and let any string through
+DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 MAX_EVIDENCE_SPANS = 5
 
 
