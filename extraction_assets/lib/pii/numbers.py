@@ -150,14 +150,19 @@ def is_iban(compact: str) -> bool:
 
 
 def find_ibans(scan: Scan) -> list[Hit]:
+    """IBANs whose checksum holds. The greedy pattern can run on into the next word or the next IBAN ("... 6769
+    Thanks", "GB82 ... 32 GB82 ..."): the match is cut back, group by group, until the checksum holds, and the scan
+    goes on from where the IBAN ends (from the next word when none holds), so what the match ran into is read too."""
     hits: list[Hit] = []
-    for m in _IBAN.finditer(scan.text):
+    position = 0
+    while m := _IBAN.search(scan.text, position):
         value = m.group()
-        # A trailing word glued on by the greedy pattern ("... 6769 Thanks") is dropped until the checksum holds.
+        position = m.start() + 1
         while True:
             compact = _IBAN_SEPARATOR.sub("", value).upper()
             if is_iban(compact):
                 hits.append(Hit("IBAN", m.start(), m.start() + len(value), 1.0, value, compact))
+                position = m.start() + len(value)
                 break
             gap = [g.start() for g in _IBAN_SEPARATOR.finditer(value, 5)]
             if not gap:

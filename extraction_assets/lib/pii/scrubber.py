@@ -43,7 +43,7 @@ from extraction_assets.lib.pii.numbers import (
 )
 from extraction_assets.lib.pii.scan import Hit, Scan
 
-SCRUBBER_VERSION = "pii-v3"
+SCRUBBER_VERSION = "pii-v4"  # v4: an IBAN right after another one is masked too
 DEFAULT_REGION = "US"
 
 
