@@ -113,7 +113,9 @@ def test_whole_bench_inbox_in_four_parallel_shards_one_killed_mid_write_matches_
     others = [lake.worker("extract", shards=[shard]) for shard in range(1, SHARDS)]
     deadline = time.monotonic() + 600
     while _extracted_in_shard(lake.warehouse, Shard(0, SHARDS)) == 0:  # shard 0 has committed a batch: it is writing
-        assert victim.poll() is None, "shard 0 finished before it could be killed"
+        if victim.poll() is not None:
+            said = victim.stdout.read().decode(errors="replace")[-3000:] if victim.stdout else ""
+            raise AssertionError(f"shard 0 finished (exit {victim.returncode}) before it could be killed:\n{said}")
         assert time.monotonic() < deadline
         time.sleep(0.1)
     os.kill(victim.pid, signal.SIGKILL)

@@ -122,6 +122,11 @@ def _attach(lake: DuckLakeTarget) -> duckdb.DuckDBPyConnection:
     return database
 
 
+def on_lake(con: duckdb.DuckDBPyConnection) -> bool:
+    """Whether this connection reads and writes a DuckLake catalog (its default catalog is the lake)."""
+    return con.execute("SELECT current_database()").fetchall() == [(LAKE_NAME,)]
+
+
 def extension_folder() -> Path | None:
     """The `extensions` folder of the installed `duckdb-ext-*` wheels (signature-verified builds), if any."""
     try:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import TypeAdapter
 
 from extraction_assets.lib.models import DeadLetter, Document, ScrubbedDocument, Turn
-from extraction_assets.lib.warehouse.backend import retry_conflicts
+from extraction_assets.lib.warehouse.backend import on_lake, retry_conflicts
 from extraction_assets.lib.warehouse.connection import (
     insert_rows,
     merge_rows,
@@ -75,7 +75,7 @@ def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -
         merge_rows(con, "raw_documents", rows)
         insert_ocr_words(con, docs)  # an image document's word boxes, stored with it
         inserted = _raw_count(con) - before  # this transaction's own rows: another writer's are not counted
-        if inserted == len(written):  # every key is a row just written, as `written` holds it
+        if inserted == len(written) and not on_lake(con):  # every key is a row just written, as `written` holds it
             stamp_verified_documents(
                 con,
                 [
@@ -87,6 +87,9 @@ def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -
     return inserted
 
 
+# A DuckLake catalog stores no fingerprints: DuckLake gives the rows a transaction inserts and then updates the
+# transaction's own row ids (after the commit two rows share one), which breaks every later row-id fetch. Its rows
+# are verified in full on every run, as before fingerprints.
 # Fingerprints of what an ingest check verifies, in SQL: DuckDB's 64-bit `hash` costs about a tenth of `sha256`
 # over the same text, so recomputing it over every row is cheap. A row whose fingerprint still equals the one
 # stored with it (`checked_hash`) has not changed since it was verified; any change to a fingerprinted column
@@ -237,11 +240,12 @@ def upsert_scrubbed(
     ]
     with transaction(con):
         merge_rows(con, "scrubbed_documents", values, update=[c for c in values[0] if c not in ("doc_id", "tenant_id")])
-        con.execute(  # the text just written is the one the scrub checked: its fingerprint
-            f"UPDATE scrubbed_documents SET checked_hash = {SCRUBBED_FINGERPRINT} "
-            f"WHERE {by_rowid('scrubbed_documents')}",
-            [[r.doc_id for r in rows]],
-        )
+        if not on_lake(con):  # the text just written is the one the scrub checked: its fingerprint
+            con.execute(
+                f"UPDATE scrubbed_documents SET checked_hash = {SCRUBBED_FINGERPRINT} "
+                f"WHERE {by_rowid('scrubbed_documents')}",
+                [[r.doc_id for r in rows]],
+            )
         con.execute("DELETE FROM pii_vault WHERE doc_id IN (SELECT unnest(?))", [[r.doc_id for r in rows]])
         insert_rows(con, "pii_vault", [entry.row() for entry in sealed])
 
