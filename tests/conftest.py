@@ -1,13 +1,18 @@
-"""Shared fixtures: a private copy of the sample inbox and a warehouse under tmp_path for each test."""
+"""Shared fixtures: a private copy of the sample inbox, a warehouse under tmp_path, a fake model server."""
 
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, SAMPLE_INBOX, Settings
+
+if TYPE_CHECKING:
+    from extraction_assets.fake_llm import FakeLLMServer
 
 
 @pytest.fixture
@@ -41,3 +46,12 @@ def read_every_document(prompt_file: Path) -> None:
     for tests whose point is that every document goes through the model path."""
     text = prompt_file.read_text(encoding="utf-8")
     prompt_file.write_text(with_front_matter(text, 'applies_to:\n  paths: ["*"]\n'), encoding="utf-8")
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeLLMServer]:
+    """A fake OpenAI-compatible server on 127.0.0.1 for one test (a module may define its own `fake`)."""
+    from extraction_assets.fake_llm import FakeLLMServer
+
+    with FakeLLMServer() as server:
+        yield server

@@ -7,8 +7,6 @@ import threading
 import time
 from datetime import date
 
-import pytest
-
 from extraction_assets.fake_llm import FakeLLMServer
 from extraction_assets.lib.extraction import OrchestratedExtractor, extract_document, extract_stream, split_chunks
 from extraction_assets.lib.llm import LLMClient, LLMSettings, document_from_messages
@@ -37,12 +35,6 @@ def _long_document() -> Document:
         text=text,
         doc_date=date(2026, 11, 25),
     )
-
-
-@pytest.fixture
-def fake():
-    with FakeLLMServer() as server:
-        yield server
 
 
 def _extractor(fake: FakeLLMServer, **settings) -> OrchestratedExtractor:

@@ -34,12 +34,6 @@ def _document(paragraphs: int) -> Document:
     )
 
 
-@pytest.fixture
-def fake():
-    with FakeLLMServer() as server:
-        yield server
-
-
 def _client(fake: FakeLLMServer, **settings) -> LLMClient:
     config = {"base_url": fake.base_url, "model": "fake-model", "timeout_s": 5, "http_retries": 0, **settings}
     return LLMClient(LLMSettings(**config))

@@ -24,12 +24,6 @@ from extraction_assets.lib.llm.batch import jsonl
 from tests.unit.test_model_client import DOC, PULSE
 
 
-@pytest.fixture
-def fake():
-    with FakeLLMServer() as server:
-        yield server
-
-
 def _client(fake: FakeLLMServer, cache: MemoryCache | None = None, **kw) -> LLMClient:
     settings = LLMSettings(base_url=fake.base_url, model="fake-model", http_retries=0, batch=True, **kw)
     return LLMClient(settings, cache)

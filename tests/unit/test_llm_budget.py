@@ -28,12 +28,6 @@ from tests.unit.test_chunked_extraction import CHUNKED, _long_document
 from tests.unit.test_model_client import DOC, PULSE
 
 
-@pytest.fixture
-def fake():
-    with FakeLLMServer() as server:
-        yield server
-
-
 def _client(fake: FakeLLMServer, **kw) -> LLMClient:
     return LLMClient(LLMSettings(base_url=fake.base_url, model="fake-model", timeout_s=5, http_retries=0, **kw))
 

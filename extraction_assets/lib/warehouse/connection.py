@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from extraction_assets.lib.warehouse.backend import connect_lake, is_lake
 from extraction_assets.lib.warehouse.ddl import KEYS, TABLES, ensure_schema
+from extraction_assets.lib.warehouse.held import holding
 from extraction_assets.lib.warehouse.lock_wait import WRITER_WAIT_S, open_duckdb_file
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
@@ -69,8 +70,6 @@ def open_warehouse(
 ) -> Iterator[duckdb.DuckDBPyConnection]:
     """A connection of its own, or, while this process holds the file (`held.py`), a cursor lent by the holder: a
     second open of the same file in one process conflicts with the first when one is read-only, the other not."""
-    from extraction_assets.lib.warehouse.held import holding
-
     if not is_lake(path) and (held := holding(path)) is not None:
         with held.lease() as cursor:
             yield cursor
