@@ -16,9 +16,10 @@ from extraction_assets.definitions import build_definitions
 from extraction_assets.defs.partitions import POOL, SHARDS, extraction_keys, schema_versions
 from extraction_assets.defs.review.checks import audit_log_intact
 from extraction_assets.instance import open_instance, pool_turn, run_tags
-from extraction_assets.lib.schemas import discover_schemas
+from extraction_assets.lib.extraction import ExtractorChoice, rules_fingerprint
+from extraction_assets.lib.schemas import SchemaVersion, discover_schemas
 from extraction_assets.lib.settings import Settings
-from extraction_assets.lib.warehouse import give_back, is_lake
+from extraction_assets.lib.warehouse import give_back, is_lake, open_warehouse, partition_is_current
 
 INTERRUPTED = "interrupted (SIGINT)"
 STAGES = ("ingest", "extract", "queue")  # queue: the review queue, its own step when extraction is sharded
@@ -34,6 +35,7 @@ class StepResult:
     skipped: str | None = None  # why the step did not run (a blocking check of an earlier step failed)
     seconds: float = 0.0
     step_seconds: dict[str, float] = field(default_factory=dict)  # Dagster step (asset or check) -> wall seconds
+    current: bool = False  # not run: nothing new to route or extract, its queue in step (see `_current_versions`)
 
 
 def _step(
@@ -126,24 +128,56 @@ def run_pipeline(
     missing = [k for k in keys if not instance.has_dynamic_partition(partition_set, k)]
     if missing:
         instance.add_dynamic_partitions(partition_set, missing)
-    steps = [("ingest", dg.AssetSelection.groups("ingest"), None)] if "ingest" in stages else []
-    # the audit log is one chain for every version: checked once, with the last version's queue
-    steps += [step for k in keys for step in extraction_steps(k, stages, shards, audit=k == keys[-1])]
     results: list[StepResult] = []
     with _interruptible() as interrupted, _holding(settings):
-        for name, selection, key in steps:
-            if on_step:
-                on_step(name)
-            blocked = [check for earlier in results for check in earlier.failed_blocking_checks]
-            if interrupted.is_set():  # Ctrl-C stops the whole run, not only the step it fell in
-                results.append(StepResult(name=name, success=False, skipped=INTERRUPTED))
-                continue
-            if blocked:  # what failed a blocking check must not reach extraction (nor a model)
-                reason = f"blocking check failed: {', '.join(blocked)}"
-                results.append(StepResult(name=name, success=False, skipped=reason))
-                continue
-            results.append(_step(defs, instance, name, selection, key, log_level))
+
+        def run(steps: Sequence[tuple[str, dg.AssetSelection, str | None]]) -> None:
+            for name, selection, key in steps:
+                if on_step:
+                    on_step(name)
+                blocked = [check for earlier in results for check in earlier.failed_blocking_checks]
+                if interrupted.is_set():  # Ctrl-C stops the whole run, not only the step it fell in
+                    results.append(StepResult(name=name, success=False, skipped=INTERRUPTED))
+                    continue
+                if blocked:  # what failed a blocking check must not reach extraction (nor a model)
+                    reason = f"blocking check failed: {', '.join(blocked)}"
+                    results.append(StepResult(name=name, success=False, skipped=reason))
+                    continue
+                results.append(_step(defs, instance, name, selection, key, log_level))
+
+        if "ingest" in stages:
+            run([("ingest", dg.AssetSelection.groups("ingest"), None)])
+        whole = tuple(stages) == STAGES and shards is None and instance.is_ephemeral and not interrupted.is_set()
+        passed = all(r.success and not r.failed_blocking_checks for r in results)
+        current = _current_versions(settings, found, keys) if whole and passed else set()
+        active = [k for k in keys if k not in current]
+        for k in keys:
+            if k in current:
+                results.append(StepResult(name=f"extract {k}", success=True, current=True))
+            else:  # the audit log is one chain for every version: checked once, with the last version's run
+                run(extraction_steps(k, stages, shards, audit=k == active[-1]))
+        if keys and not active:  # every version current: the audit log is checked all the same
+            run([("check audit_log", dg.AssetSelection.checks(audit_log_intact), None)])
     return results
+
+
+def _current_versions(settings: Settings, schemas: dict[str, SchemaVersion], keys: Sequence[str]) -> set[str]:
+    """The versions a run would change nothing in (`partition_is_current`): not run at all. Only where nothing
+    keeps the runs (no DAGSTER_HOME): a kept instance gets every partition's run, so the UI never shows one stale
+    after new scrubbed documents, nor its automation runs it once more."""
+    extractor = ExtractorChoice.from_settings(settings).build()
+    with open_warehouse(settings.warehouse, read_only=True) as con:
+        return {
+            k
+            for k in keys
+            if partition_is_current(
+                con,
+                k,
+                schemas[k].document_kinds,
+                rules_fingerprint(schemas[k]),
+                extractor.version(schemas[k]),
+            )
+        }
 
 
 def extraction_steps(

@@ -97,6 +97,9 @@ def print_steps(results: list[StepResult]) -> bool:
             console.print(f"[red]SKIPPED[/] {step.name} ({step.skipped})")
             ok = False
             continue
+        if step.current:
+            console.print(f"[green]ok[/] {step.name}: current, not run (nothing new to route or extract)")
+            continue
         status = "[green]ok[/]" if step.success and not step.failed_checks else "[red]FAILED[/]"
         stages = ", ".join(f"{key} {seconds:.1f} s" for key, seconds in step.step_seconds.items())
         console.print(

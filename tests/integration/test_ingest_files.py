@@ -15,7 +15,7 @@ from extraction_assets.runner import run_pipeline
 
 
 def _ingest(settings: Settings, instance: dg.DagsterInstance) -> dict[str, object]:
-    (ingest, _) = run_pipeline(settings, schema_keys=["pulse@v1"], instance=instance)
+    ingest = run_pipeline(settings, schema_keys=["pulse@v1"], instance=instance)[0]
     assert ingest.success, ingest
     return ingest.metadata["raw_documents"]
 

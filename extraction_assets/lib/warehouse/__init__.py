@@ -21,6 +21,7 @@ from extraction_assets.lib.warehouse.connection import (
     table_counts,
     transaction,
 )
+from extraction_assets.lib.warehouse.currency import partition_is_current
 from extraction_assets.lib.warehouse.ddl import TABLES, ensure_schema
 from extraction_assets.lib.warehouse.documents import (
     documents_to_scrub,
@@ -96,6 +97,7 @@ __all__ = [
     "now",
     "open_batches",
     "open_warehouse",
+    "partition_is_current",
     "pending_extractions",
     "rebuild_review_queue",
     "record_batch",
