@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -115,3 +120,44 @@ def test_scrub_workers_run_at_a_lower_priority_than_the_run() -> None:
     with background_pool(1) as pool:
         niceness = pool.submit(os.nice, 0).result()
     assert niceness == min(os.nice(0) + WORKER_NICENESS, 19)
+
+
+_KILLED_RUN = """
+import sys, time
+from extraction_assets.lib.pii.parallel import background_pool
+pool = background_pool(2)
+busy = [pool.submit(time.sleep, 120) for _ in range(3)]  # both workers busy, one task queued
+while len(pool._processes) < 2:
+    time.sleep(0.05)
+print(*pool._processes, flush=True)
+time.sleep(120)
+"""
+
+
+def _gone(pid: int) -> bool:
+    """Ended: no such process, or a zombie nobody has reaped yet (in a container, nobody may)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state in ("Z", "X")
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="the kernel's parent-death signal is Linux's")
+def test_scrub_workers_end_when_their_run_is_killed() -> None:
+    """A run killed mid-scrub (SIGKILL, the out-of-memory killer) leaves no worker waiting on its queue for good."""
+    run = subprocess.Popen([sys.executable, "-c", _KILLED_RUN], stdout=subprocess.PIPE, text=True)
+    try:
+        assert run.stdout is not None
+        workers = [int(pid) for pid in run.stdout.readline().split()]
+        assert len(workers) == 2 and not any(_gone(pid) for pid in workers)
+    finally:
+        run.kill()
+        run.wait()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not all(_gone(pid) for pid in workers):
+        time.sleep(0.1)
+    left = [pid for pid in workers if not _gone(pid)]
+    for pid in left:  # the test's own clean-up; the assertion below says the pool did not do it
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"scrub workers outlived their killed run: {left}"

@@ -9,8 +9,11 @@ its priority."""
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import multiprocessing
 import os
+import signal
 from collections import deque
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -22,14 +25,37 @@ from extraction_assets.lib.pii.policy import PiiPolicy
 WORKER_NICENESS = 10  # added to the run's own niceness (Unix `nice`; 19 is the lowest priority)
 
 
-def _lower_priority() -> None:
-    """Each worker's first act: yield the CPU to interactive work."""
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies
+
+
+def _end_with_parent(parent: int) -> None:
+    """Have the kernel end this worker when the run that started it dies, however it dies (SIGKILL, the
+    out-of-memory killer): a worker holds both ends of its task queue, so it would otherwise wait on it for good.
+    Linux only; elsewhere the worker ends when its queue breaks, as before."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):  # no libc prctl (not Linux)
+        return
+    if os.getppid() != parent:  # the parent died before the request was made: nobody will signal
+        os._exit(1)
+
+
+def _start_worker(parent: int) -> None:
+    """Each worker's first acts: end with its run, and yield the CPU to interactive work."""
+    _end_with_parent(parent)
     os.nice(WORKER_NICENESS)
 
 
 def background_pool(workers: int) -> ProcessPoolExecutor:
-    """Spawned worker processes (the caller's threads and open files are not copied into them) at lower priority."""
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"), initializer=_lower_priority)
+    """Spawned worker processes (the caller's threads and open files are not copied into them) at lower priority,
+    ended by the kernel if the run dies."""
+    return ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_start_worker,
+        initargs=(os.getpid(),),
+    )
 
 
 def scrub_workers(documents: int, batch_size: int) -> int:
