@@ -3,7 +3,8 @@
 The inbox (`evals.bench_inbox`: Enron mail, SROIE receipts, CUAD contracts, QMSum meetings, the set
 repeated over three tenants) is run end to end in a child process, so the peak RSS is that process's
 own. Beside it, a bare scan of the same files with six plain regexes (e-mail, phone, card, IBAN, date,
-amount) gives the floor the pipeline is compared with. Then the same inbox plus 1% new documents is
+amount) gives the floor the pipeline is compared with. The same inbox is run once more unchanged (what a run
+costs when there is nothing new). Then the same inbox plus 1% new documents is
 run against the warehouse of the first run (the incremental cost), the same 1% once more through a warm
 `extraction-assets watch` on a copy of that warehouse (the cost of a pass, without process start and imports), and
 an inbox a third the size is run alone (peak RSS must not grow with the inbox). A part that fails is reported; the
@@ -44,6 +45,7 @@ SCAN_PATTERNS = tuple(
 )
 # A step line of `extraction-assets run`: "ok extract pulse@v1 in 12.3 s (extracted_items_and_evidence 11.9 s, ...)".
 _STEP_LINE = re.compile(r"^(?P<status>ok|FAILED) (?P<name>.+?) in (?P<seconds>[\d.]+) s \((?P<stages>[^)]*)\)")
+_CURRENT_LINE = re.compile(r"^ok extract \S+: current, not run")
 _STAGE = re.compile(r"(?P<key>[\w.@-]+) (?P<seconds>[\d.]+) s")
 
 
@@ -58,6 +60,7 @@ class RunFigures:
     steps: dict[str, float] = field(default_factory=dict)
     stages: dict[str, dict[str, float]] = field(default_factory=dict)
     failed: list[str] = field(default_factory=list)
+    current: int = 0  # schema versions reported current, not run
 
 
 def scan_seconds(paths: list[Path]) -> tuple[float, int]:
@@ -94,6 +97,7 @@ def run_offline(inbox: Path, warehouse: Path) -> RunFigures:
     cpu = round(usage.ru_utime + usage.ru_stime, 2)
     figures = RunFigures(round(seconds, 2), cpu, round(usage.ru_maxrss / 1024, 1), child.returncode)
     for line in lines:
+        figures.current += bool(_CURRENT_LINE.match(line.strip()))
         if m := _STEP_LINE.match(line.strip()):
             figures.steps[m["name"]] = float(m["seconds"])
             figures.stages[m["name"]] = {s["key"]: float(s["seconds"]) for s in _STAGE.finditer(m["stages"])}
@@ -244,6 +248,15 @@ def bench_throughput() -> Figures:
                     figures[f"ratio_{step.replace(' ', '_')}_over_scan"] = round(seconds / scan[0], 2)
             return figures
 
+        def unchanged_part() -> Figures:
+            """The same inbox again: every schema version is current, so only ingest and the audit check run."""
+            run = run_offline(inbox, warehouse)
+            figures = _run_figures("unchanged", run)
+            figures["unchanged_current_versions"] = run.current
+            if full:
+                figures["unchanged_fraction_of_full"] = round(run.seconds / full[0].seconds, 3)
+            return figures
+
         def arrive() -> None:
             """The new documents appear at once: built aside, their tenant's folder moved in (a pass that began
             with part of them would leave the rest to a pass the bench does not wait for)."""
@@ -283,6 +296,7 @@ def bench_throughput() -> Figures:
 
         _part(results, "scan", scan_part)
         _part(results, "pipeline", full_part)
+        _part(results, "unchanged", unchanged_part)
         _part(results, "watch", watch_part)
         _part(results, "incremental", incremental_part)
         _part(results, "small", flat_memory_part)
@@ -290,7 +304,8 @@ def bench_throughput() -> Figures:
         f"{documents} documents ({len(files)} eval records x {TENANTS} tenants, {results['inbox_mb']} MB) from "
         f"{data.name}/*/dev.jsonl; offline `extraction-assets run` (every schema version) in a child process; "
         f"scan = six regexes over the same files, median of {SCAN_ROUNDS}; incremental = +{new} documents "
-        f"(a new tenant) on the first run's warehouse; watch = the same documents through a warm "
+        f"(a new tenant) on the first run's warehouse; unchanged = the first inbox run again; "
+        f"watch = the same documents through a warm "
         f"`extraction-assets watch` on a copy of it; small = {len(files)} documents, one tenant"
     )
     return results
