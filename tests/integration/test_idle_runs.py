@@ -14,7 +14,7 @@ from extraction_assets.defs.resources import PipelineResource
 from extraction_assets.defs.sensors import schema_version_sensor
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import open_warehouse
-from extraction_assets.runner import run_pipeline
+from extraction_assets.runner import AUDIT_STEP, run_pipeline
 
 PULSE_STEP = "extract pulse@v1"
 
@@ -77,6 +77,10 @@ def test_unreadable_files_are_warned_about_once(settings: Settings) -> None:
     assert [w for w in _warnings(instance, third.run_id) if "unreadable" in w and "broken-later" in w]
 
 
+def _by_name(results: list, name: str):
+    return next(r for r in results if r.name == name)
+
+
 def _extraction_runs(instance: dg.DagsterInstance) -> list[str]:
     return [
         r.tags.get("dagster/partition", "")
@@ -106,6 +110,12 @@ def test_without_a_kept_instance_a_current_partition_is_not_run_again(settings: 
     ran = [r.name for r in third if r.name.startswith("extract ") and not r.current]
     assert PULSE_STEP in ran, "the new check-in is pulse@v1's to route and extract"
     assert all(r.success and not r.failed_checks for r in third)
+    assert "extraction_invariants" in _by_name(third, PULSE_STEP).step_seconds
+    # support_ticket@v1 reads notes too: its run routes the check-in away, stores nothing, so materializes nothing
+    routed_away = _by_name(third, "extract support_ticket@v1")
+    assert "extracted_items" not in routed_away.metadata and "review_queue" not in routed_away.metadata
+    assert list(routed_away.step_seconds) == ["extracted_items_and_evidence"], "no checks, no queue after it"
+    assert sum(AUDIT_STEP in r.step_seconds for r in third) == 1, "the audit log is checked once all the same"
 
 
 def test_a_queue_out_of_step_with_its_items_runs_its_partition_again(settings: Settings) -> None:

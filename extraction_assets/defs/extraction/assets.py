@@ -46,6 +46,7 @@ from extraction_assets.lib.warehouse import (
     extraction_figures,
     load_documents,
     load_scrubbed,
+    partition_is_current,
     pending_extractions,
     write_decisions,
     write_extraction_batch,
@@ -67,6 +68,12 @@ class ExtractionConfig(dg.Config):
         default=False, description="also overwrite accepted, rejected and human-corrected items"
     )
     tenant: str | None = Field(default=None, description="only this tenant's documents")
+    skip_unchanged: bool = Field(
+        default=False,
+        description="a run after whose routing the partition is current (nothing to extract, the queue in step "
+        "with the items: it only routed documents away) materializes nothing, so its checks and queue do not run; "
+        "the command-line runner sets it where nothing keeps the runs",
+    )
 
 
 def route_documents(
@@ -121,6 +128,7 @@ class Work:
     pending: list[str]
     rerun: RerunPreview
     figures: dict[str, Any] | None
+    current: bool = False  # routing left nothing to extract and the queue in step (asked for by skip_unchanged)
 
 
 def _extraction_spec(key: str, description: str) -> dg.AssetSpec:
@@ -132,6 +140,7 @@ def _extraction_spec(key: str, description: str) -> dg.AssetSpec:
         kinds={"duckdb", "python"},
         group_name="extraction",
         description=description,
+        skippable=True,  # see ExtractionConfig.skip_unchanged
     )
 
 
@@ -168,7 +177,12 @@ def extracted_items_and_evidence(
             pending_extractions(con, schema.key, kinds, version, tenant, force=config.force, routed=True)
         )
         figures = None if pending else extraction_figures(con, schema.key)
-        return Work(pending, preview_rerun(con, schema.key, tenant, pending), figures)
+        current = (
+            config.skip_unchanged
+            and not pending
+            and partition_is_current(con, schema.key, kinds, rules_fingerprint(schema), version)
+        )
+        return Work(pending, preview_rerun(con, schema.key, tenant, pending), figures, current)
 
     routed, planned = route_documents(context, warehouse, schema, config.tenant, shard, then=work)
     pending, rerun = planned.pending, planned.rerun
@@ -251,6 +265,9 @@ def extracted_items_and_evidence(
         context.log.warning(
             f"{schema.key}: {totals['pending']} documents left pending ({dict(tally.outcomes)}); the next run continues"
         )
+    if planned.current and not batch_figures:
+        context.log.info(f"{schema.key}: current after routing; not materialized, so no check or queue follows")
+        return
     this_run = {"run": "nothing to do"} if idle else run_figures(config, rerun, tally, routed, extract_seconds)
     if not idle:
         cost = estimated_cost(built.prices, totals["prompt_tokens"], totals["completion_tokens"])
