@@ -46,8 +46,8 @@ from extraction_assets.lib.warehouse import (
     extraction_figures,
     load_documents,
     load_scrubbed,
-    partition_is_current,
     pending_extractions,
+    queue_in_step,
     write_decisions,
     write_extraction_batch,
 )
@@ -177,11 +177,8 @@ def extracted_items_and_evidence(
             pending_extractions(con, schema.key, kinds, version, tenant, force=config.force, routed=True)
         )
         figures = None if pending else extraction_figures(con, schema.key)
-        current = (
-            config.skip_unchanged
-            and not pending
-            and partition_is_current(con, schema.key, kinds, rules_fingerprint(schema), version)
-        )
+        # routing has just decided every document it had to: with nothing pending, only the queue can be behind
+        current = config.skip_unchanged and not pending and queue_in_step(con, schema.key)
         return Work(pending, preview_rerun(con, schema.key, tenant, pending), figures, current)
 
     routed, planned = route_documents(context, warehouse, schema, config.tenant, shard, then=work)

@@ -21,7 +21,7 @@ from extraction_assets.lib.warehouse.connection import (
     table_counts,
     transaction,
 )
-from extraction_assets.lib.warehouse.currency import partition_is_current
+from extraction_assets.lib.warehouse.currency import partition_is_current, queue_in_step
 from extraction_assets.lib.warehouse.ddl import TABLES, ensure_schema
 from extraction_assets.lib.warehouse.documents import (
     documents_to_scrub,
@@ -99,6 +99,7 @@ __all__ = [
     "open_warehouse",
     "partition_is_current",
     "pending_extractions",
+    "queue_in_step",
     "rebuild_review_queue",
     "record_batch",
     "record_dead_letters",

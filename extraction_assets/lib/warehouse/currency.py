@@ -25,6 +25,11 @@ _QUEUE_OUT_OF_STEP = """SELECT EXISTS (
     )"""
 
 
+def queue_in_step(con: duckdb.DuckDBPyConnection, schema_version: str) -> bool:
+    """The partition's review queue holds exactly its needs_review items, each queued after the item's last change."""
+    return not con.execute(_QUEUE_OUT_OF_STEP, [schema_version, schema_version]).fetchone()[0]  # type: ignore[index]
+
+
 def partition_is_current(
     con: duckdb.DuckDBPyConnection, schema_version: str, kinds: Sequence[str], rules: str, extractor_version: str
 ) -> bool:
@@ -33,4 +38,4 @@ def partition_is_current(
         return False
     if pending_extractions(con, schema_version, kinds, extractor_version, routed=True):
         return False
-    return not con.execute(_QUEUE_OUT_OF_STEP, [schema_version, schema_version]).fetchone()[0]  # type: ignore[index]
+    return queue_in_step(con, schema_version)
