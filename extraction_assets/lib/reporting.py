@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 
-def _cell(value: object, width: int) -> str:
-    text = "" if value is None else str(value)
+def _cell(value: object, width: int, masked: Callable[[str], str]) -> str:
+    text = "" if value is None else masked(str(value))
     text = " ".join(text.split()).replace("|", "\\|")
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]], width: int = 80) -> str:
-    """A Markdown table with cells flattened to one line, pipes escaped and long values cut."""
+    """A Markdown table with cells masked (`pii.masked`), flattened to one line, pipes escaped and long values cut."""
     if not rows:
         return "_none_"
+    from extraction_assets.lib.pii.display import masked  # the detectors load with the first table, not the code
+
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(_cell(v, width) for v in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(_cell(v, width, masked) for v in row) + " |" for row in rows]
     return "\n".join(lines)

@@ -49,6 +49,7 @@ def _duplicate(doc: Document, first_source: str) -> DeadLetter:
 def raw_documents(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, pipeline: PipelineResource
 ) -> dg.MaterializeResult:
+    from extraction_assets.lib.pii import masked  # loaded per run, as the detectors are by the scrub step
     from extraction_assets.lib.readers import read_inbox  # loaded per run; pypdf, openpyxl with a first PDF or xlsx
 
     seen: dict[str, str] = {}  # id -> first source: documents are read, stored and let go a batch at a time
@@ -99,7 +100,7 @@ def raw_documents(
         total = row_count(con, "raw_documents")
     unreadable = [f for f in failures if not f.skipped]  # an unchanged file is not read again: warned about once
     for failure in unreadable:
-        context.log.warning(f"unreadable {failure.source_uri}: {failure.reason}")
+        context.log.warning(masked(f"unreadable {failure.source_uri}: {failure.reason}"))
     skipped = len(failures) - len(unreadable)
     context.log.info(f"read {len(seen)} documents, {inserted} new, {len(unreadable)} unreadable, {skipped} skipped")
     return dg.MaterializeResult(

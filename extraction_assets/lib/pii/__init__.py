@@ -1,6 +1,7 @@
 """PII scrubbing: the detectors and their registry, the tenant policy, the re-identification vault, batch scrubbing."""
 
 from extraction_assets.lib.pii.batch import scrub_batch, scrub_document, scrub_document_with_values
+from extraction_assets.lib.pii.display import masked
 from extraction_assets.lib.pii.numbers import is_card_number, is_snils
 from extraction_assets.lib.pii.parallel import scrub_in_workers, scrub_workers
 from extraction_assets.lib.pii.policy import BUNDLED_POLICY, PiiPolicy, PolicyEntry, TenantPolicy, load_policy
@@ -46,6 +47,7 @@ __all__ = [
     "key_from_env",
     "key_id",
     "load_policy",
+    "masked",
     "reidentify",
     "reveal",
     "scrub",

@@ -14,17 +14,15 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from extraction_assets.lib.models import ScrubbedDocument
-from extraction_assets.lib.offsets import OffsetMap
 from extraction_assets.lib.review.corrections import load_item
 from extraction_assets.lib.warehouse import load_scrubbed
 from extraction_assets.lib.warehouse.connection import rows_as_dicts
-from extraction_assets.lib.warehouse.documents import by_rowid
+from extraction_assets.lib.warehouse.documents import NOT_SCRUBBED, masked_quotes
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
     import duckdb
 
 ANY_STATUS = "any"
-NOT_SCRUBBED = "[not scrubbed: hidden]"  # a document without a scrubbed row shows nothing of its text
 
 
 class QueueRow(BaseModel):
@@ -125,44 +123,20 @@ def list_queue(
             max(limit, 0),
         ],
     )
-    quotes = _masked_quotes(con, [r for r in rows if r["first_span"]])
+    from extraction_assets.lib.pii.display import masked  # the detectors load on first use, not with the code
+
+    quotes = masked_quotes(con, [(r["item_id"], r["doc_id"], *r["first_span"]) for r in rows if r["first_span"]])
     return [
-        QueueRow.model_validate({**r, "reasons": json.loads(r["reasons"]), "evidence_quote": quotes.get(r["item_id"])})
-        for r in rows
-    ]
-
-
-def _masked_quotes(con: duckdb.DuckDBPyConnection, rows: list[dict[str, Any]]) -> dict[str, str]:
-    """Each row's first evidence span as the scrubbed text shows it, by item id.
-
-    Only the offset maps and the quotes are read: loading every listed document's whole scrubbed text to cut one
-    quote from each was most of a fresh `review list`'s time in the warehouse (megabytes for a page of 200 rows).
-    """
-    doc_ids = sorted({r["doc_id"] for r in rows})
-    maps = {
-        doc_id: OffsetMap.model_validate_json(raw)
-        for doc_id, raw in con.execute(
-            f"SELECT doc_id, offset_map FROM scrubbed_documents WHERE {by_rowid('scrubbed_documents')}", [doc_ids]
-        ).fetchall()
-    }
-    quotes = {r["item_id"]: NOT_SCRUBBED for r in rows if r["doc_id"] not in maps}
-    cuts = [
-        (r["item_id"], r["doc_id"], *maps[r["doc_id"]].to_scrubbed(*r["first_span"]))
-        for r in rows
-        if r["doc_id"] in maps
-    ]
-    if cuts:
-        items, docs, starts, ends = (list(column) for column in zip(*cuts, strict=True))
-        quotes.update(
-            con.execute(
-                f"""SELECT c.item_id, substr(s.text, c.start + 1, c.stop - c.start)
-                    FROM (SELECT unnest(?) AS item_id, unnest(?) AS doc_id, unnest(?) AS start, unnest(?) AS stop) c
-                    JOIN (SELECT doc_id, text FROM scrubbed_documents WHERE {by_rowid("scrubbed_documents")}) s
-                    USING (doc_id)""",
-                [items, docs, starts, ends, sorted(set(docs))],
-            ).fetchall()
+        QueueRow.model_validate(
+            {
+                **r,
+                "source_uri": masked(r["source_uri"]),  # a file may be named after a person
+                "reasons": json.loads(r["reasons"]),
+                "evidence_quote": quotes.get(r["item_id"]),
+            }
         )
-    return quotes
+        for r in rows
+    ]
 
 
 def highlight_segments(text: str, spans: list[tuple[int, int]]) -> list[Segment]:
@@ -190,6 +164,8 @@ def item_detail(
     Call it with `reveal=True` only through `reveal_item`, which audits the view. Offsets stay the stored
     raw-text ones; quotes and context are cut from the text shown.
     """
+    from extraction_assets.lib.pii.display import masked  # the detectors load on first use, not with the code
+
     item = load_item(con, tenant_id, ref)
     source_uri, kind, raw = con.execute(
         "SELECT source_uri, kind, text FROM raw_documents WHERE doc_id = ? AND tenant_id = ?",
@@ -218,7 +194,12 @@ def item_detail(
         )
     segments = highlight_segments(text, spans)
     return ItemDetail(
-        item=item, source_uri=source_uri, kind=kind, evidence=evidence, segments=segments, masked=not reveal
+        item=item,
+        source_uri=source_uri if reveal else masked(source_uri),
+        kind=kind,
+        evidence=evidence,
+        segments=segments,
+        masked=not reveal,
     )
 
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from extraction_assets.lib.warehouse.connection import rows_as_dicts
 from extraction_assets.lib.warehouse.ddl import TABLES
+from extraction_assets.lib.warehouse.documents import masked_quotes
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
     import duckdb
@@ -65,14 +66,24 @@ def extraction_figures(con: duckdb.DuckDBPyConnection, schema_version: str) -> d
             "SELECT outcome, count(*) FROM document_routing WHERE schema_version = ? GROUP BY 1 ORDER BY 1",
             schema_version,
         ),
-        "preview": rows_as_dicts(
-            con,
-            """SELECT i.item_type, i.title, i.confidence, i.status, e.quote, e.match_kind, e.turn_id
-               FROM extracted_items i JOIN evidence e USING (item_id)
-               WHERE i.schema_version = ? ORDER BY i.confidence DESC, i.item_id LIMIT 8""",
-            [schema_version],
-        ),
+        "preview": _preview_items(con, schema_version),
     }
+
+
+def _preview_items(con: duckdb.DuckDBPyConnection, schema_version: str) -> list[dict[str, Any]]:
+    """The partition's most confident items with their evidence as the scrubbed text shows it: the UI that shows
+    this preview has no sign-in, so never the stored (raw) quote."""
+    rows = rows_as_dicts(
+        con,
+        """SELECT i.item_type, i.title, i.confidence, i.status, e.evidence_id, i.doc_id, e.char_start, e.char_end,
+                  e.match_kind, e.turn_id
+           FROM extracted_items i JOIN evidence e USING (item_id)
+           WHERE i.schema_version = ? ORDER BY i.confidence DESC, i.item_id LIMIT 8""",
+        [schema_version],
+    )
+    quotes = masked_quotes(con, [(r["evidence_id"], r["doc_id"], r["char_start"], r["char_end"]) for r in rows])
+    shown = ("item_type", "title", "confidence", "status", "quote", "match_kind", "turn_id")
+    return [{key: quotes.get(r["evidence_id"]) if key == "quote" else r[key] for key in shown} for r in rows]
 
 
 def review_queue_figures(con: duckdb.DuckDBPyConnection, schema_version: str) -> dict[str, Any]:
