@@ -5,10 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from extraction_assets.lib.models import Document, ReadFailure
 from extraction_assets.lib.readers import RecordContext, read_file, read_inbox, read_mbox
 from extraction_assets.lib.readers import email as email_reader
+from extraction_assets.lib.readers.email import mbox_messages
 
 INVOICE = """Message-ID: <inv-1@northwind.test>
 Date: Fri, 27 Nov 2026 11:20:00 -0600
@@ -96,7 +99,7 @@ def test_a_reader_crash_costs_only_its_message(tmp_path: Path, monkeypatch: pyte
         return read_email(data, ctx)
 
     monkeypatch.setattr(email_reader, "read_email", reader)
-    results = read_mbox(path, RecordContext("acme", "acme/box.mbox"))
+    results = read_mbox(path.read_bytes(), RecordContext("acme", "acme/box.mbox"))
     assert isinstance(results[0], Document)
     assert isinstance(results[1], ReadFailure) and results[1].reason == "boom"
     assert results[1].source_uri == "acme/box.mbox#2"
@@ -108,3 +111,24 @@ def test_inbox_walk_reads_mbox_files(tmp_path: Path) -> None:
     docs = [r for r in read_inbox(tmp_path) if isinstance(r, Document)]
     assert [d.source_uri for d in docs] == ["acme/2026-11-30-box.mbox#1", "acme/2026-11-30-box.mbox#2"]
     assert {d.tenant_id for d in docs} == {"acme"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["From a@b Sat Jan 3 01:05:34 1996\n", "From: x\n", "\n", "body From here\n", "x"]), max_size=30
+    )
+)
+def test_the_split_of_a_mailbox_is_the_stdlib_split(lines: list[str]) -> None:
+    """The messages are cut from the bytes already read (the file is never opened again by name), as `mailbox` cuts."""
+    import mailbox
+    import tempfile
+
+    data = "".join(lines).encode()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "box.mbox"
+        path.write_bytes(data)
+        box = mailbox.mbox(path, create=False)
+        expected = [box.get_bytes(key) for key in box.keys()]
+        box.close()
+    assert mbox_messages(data) == expected

@@ -466,7 +466,7 @@ def test_unreadable_file_is_a_failure(tmp_path: Path) -> None:
 def test_os_error_while_reading_is_a_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = write(tmp_path, "ok.txt", "fine")
 
-    def boom(path: Path, limit: int) -> bytes:
+    def boom(path: Path, limit: int, *where: object) -> bytes:
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(readers, "_read_regular", boom)
@@ -627,6 +627,66 @@ def test_links_are_read_only_inside_their_own_tenant_folder(tmp_path: Path) -> N
     assert reasons["evil/loop-a.txt"] == reasons["evil/loop-b.txt"] == "symlink loop"
     assert reasons["evil/gone.txt"] == "broken symlink"
     assert reasons["stray-link.txt"] == "link outside the tenant folder"
+
+
+@pytest.mark.parametrize("name", ["board.txt", "box.mbox"])
+def test_a_folder_swapped_for_a_link_after_the_walk_does_not_lead_the_read_into_another_tenant(
+    tmp_path: Path, name: str
+) -> None:
+    """The walk saw evil/zz/<name> as a regular file; before it is read, evil/zz becomes a link to acme's folder."""
+    import shutil
+
+    inbox = tmp_path / "inbox"
+    secret = "From a@acme.test Mon Nov 30 09:00:00 2026\nSubject: board\n\nAcme's board pack: the margin is 31%.\n"
+    write(inbox, f"acme/notes/{name}", secret)
+    write(inbox, "evil/aa.txt", "Evil's first note.")
+    write(inbox, f"evil/zz/{name}", "From e@evil.test Mon Nov 30 09:00:00 2026\nSubject: x\n\nEvil's own.\n")
+    results = read_inbox(inbox)
+    first = next(r for r in results if r.source_uri == "evil/aa.txt")  # the walk is over: every entry was seen
+    assert isinstance(first, Document)
+    shutil.rmtree(inbox / "evil" / "zz")
+    (inbox / "evil" / "zz").symlink_to("../acme/notes")
+    rest = [r for r in results if r.tenant_id == "evil"]
+    assert not any(isinstance(r, Document) and "margin" in r.text for r in rest)
+    assert [(r.source_uri, r.reason) for r in rest if isinstance(r, ReadFailure)] == [
+        (f"evil/zz/{name}", "a folder on its path is no longer a folder (a link?): not followed")
+    ]
+
+
+def test_a_file_swapped_after_the_walk_is_refused(tmp_path: Path) -> None:
+    """A file renamed over the walked one (another tenant's content, linked or moved in) is not the file walked."""
+    import os
+
+    inbox = tmp_path / "inbox"
+    write(inbox, "evil/aa.txt", "Evil's first note.")
+    write(inbox, "evil/zz.txt", "Evil's own note.")
+    results = read_inbox(inbox)
+    next(results)
+    write(tmp_path, "other.txt", "Someone else's note.")
+    os.replace(tmp_path / "other.txt", inbox / "evil" / "zz.txt")
+    (rest,) = list(results)
+    assert (
+        isinstance(rest, ReadFailure) and rest.reason == "file replaced while the inbox was read (read again next run)"
+    )
+
+
+def test_a_hard_link_to_a_file_outside_its_tenant_folder_is_not_read(tmp_path: Path) -> None:
+    import os
+
+    inbox = tmp_path / "inbox"
+    write(inbox, "acme/secret.txt", "Acme's own note: the margin is 31%.")
+    outside = write(tmp_path, "outside.txt", "A file outside the inbox.")
+    write(inbox, "evil/own.txt", "Evil's own note.")
+    os.link(inbox / "acme" / "secret.txt", inbox / "evil" / "copy.txt")
+    os.link(outside, inbox / "evil" / "outside.txt")
+    os.link(inbox / "evil" / "own.txt", inbox / "evil" / "own-again.txt")  # both names in the tenant: read
+    results = list(read_inbox(inbox))
+    evil = [r for r in results if r.tenant_id == "evil"]
+    assert sorted(r.source_uri for r in evil if isinstance(r, Document)) == ["evil/own-again.txt", "evil/own.txt"]
+    reasons = {r.source_uri: r.reason for r in results if isinstance(r, ReadFailure)}
+    assert reasons["evil/copy.txt"] == reasons["evil/outside.txt"] == "hard link to a file outside the tenant folder"
+    # which name came first cannot be told: acme's name of the shared file is held back too, and said why
+    assert reasons["acme/secret.txt"] == "hard link to a file outside the tenant folder"
 
 
 def test_special_files_are_refused_without_being_opened_for_reading(tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ one unreadable message costs only itself.
 
 from __future__ import annotations
 
-import mailbox
 import re
 from datetime import date
 from email import errors as email_errors
@@ -14,7 +13,6 @@ from email import policy
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
 from email.utils import parsedate_to_datetime
-from pathlib import Path
 
 from extraction_assets.lib.models import Document, ReadFailure
 from extraction_assets.lib.readers.email_body import body_parts, body_turns, is_forward
@@ -147,30 +145,54 @@ def _email_date(value: str | None) -> date | None:
         return None
 
 
-def read_mbox(path: Path, ctx: RecordContext) -> list[Document | ReadFailure]:
+_MBOX_LINE = re.compile(rb"[^\n]*\n|[^\n]+\Z")
+
+
+def mbox_messages(data: bytes) -> list[bytes]:
+    """A mailbox's messages, split as the stdlib `mailbox.mbox` splits a file, from the bytes already read.
+
+    Every line that starts with "From " begins a message (the line itself is not part of it); the blank line
+    before it (or at the end) ends the previous one; text before the first "From " line belongs to no message.
+    Working on the bytes the inbox read from its open file means the mailbox is never opened again by name."""
+    messages: list[bytes] = []
+    current: list[bytes] | None = None
+
+    def close(lines: list[bytes]) -> None:
+        messages.append(b"".join(lines[:-1] if lines and lines[-1] == b"\n" else lines))
+
+    for match in _MBOX_LINE.finditer(data):
+        line = match.group()
+        if line.startswith(b"From "):
+            if current is not None:
+                close(current)
+            current = []
+        elif current is not None:
+            current.append(line)
+    if current is not None:
+        close(current)
+    return messages
+
+
+def read_mbox(data: bytes, ctx: RecordContext) -> list[Document | ReadFailure]:
     """Every message of the mailbox in file order, as `<file>.mbox#<n>` (n from 1), or a ReadFailure with its reason.
 
-    The stdlib `mailbox` module splits the file at its "From " lines; each message's bytes then go
-    through `read_email`, so a mailbox message and an `.eml` file give identical documents.
+    The file is split at its "From " lines (`mbox_messages`); each message's bytes then go through `read_email`,
+    so a mailbox message and an `.eml` file give identical documents.
     """
-    box = mailbox.mbox(path, create=False)
-    try:
-        keys = list(box.keys())
-        if not keys:
-            return [
-                ReadFailure(
-                    tenant_id=ctx.tenant_id,
-                    source_uri=ctx.source_uri,
-                    reason="mbox has no messages (no line starts with 'From ')",
-                )
-            ]
-        out: list[Document | ReadFailure] = []
-        for number, key in enumerate(keys, start=1):
-            uri = f"{ctx.source_uri}#{number}"
-            try:
-                out.append(read_email(box.get_bytes(key), RecordContext(ctx.tenant_id, uri, ctx.name_date)))
-            except Exception as exc:  # one unreadable message must not cost the others
-                out.append(ReadFailure(tenant_id=ctx.tenant_id, source_uri=uri, reason=str(exc) or type(exc).__name__))
-        return out
-    finally:
-        box.close()
+    messages = mbox_messages(data)
+    if not messages:
+        return [
+            ReadFailure(
+                tenant_id=ctx.tenant_id,
+                source_uri=ctx.source_uri,
+                reason="mbox has no messages (no line starts with 'From ')",
+            )
+        ]
+    out: list[Document | ReadFailure] = []
+    for number, message in enumerate(messages, start=1):
+        uri = f"{ctx.source_uri}#{number}"
+        try:
+            out.append(read_email(message, RecordContext(ctx.tenant_id, uri, ctx.name_date)))
+        except Exception as exc:  # one unreadable message must not cost the others
+            out.append(ReadFailure(tenant_id=ctx.tenant_id, source_uri=uri, reason=str(exc) or type(exc).__name__))
+    return out

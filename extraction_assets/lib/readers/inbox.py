@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -64,6 +65,7 @@ def read_inbox(
     if not inbox.is_dir():
         yield ReadFailure(tenant_id=NO_TENANT, source_uri="", reason=f"inbox folder not found: {inbox.name}")
         return
+    beneath = Path(os.path.realpath(inbox))
     for path, rel, problem, info in _walk(inbox):
         parts = rel.split("/")
         if problem is not None:
@@ -74,11 +76,12 @@ def read_inbox(
         elif len(parts) < 2:
             yield ReadFailure(tenant_id=NO_TENANT, source_uri=rel, reason="file outside a tenant folder")
         elif needs_reading is None or needs_reading(rel, info.st_size, info.st_mtime_ns):
-            yield from read_file(Path(path), parts[0], rel, max_file_bytes)
+            yield from read_file(Path(path), parts[0], rel, max_file_bytes, beneath=beneath, walked=info)
 
 
-# A file to read: its path (a link's real path), its POSIX path under the inbox, and its stat taken in the walk (an
-# unchanged inbox costs one stat per file); or an entry that is not read, with its problem and no stat.
+# A file to read: its path under the inbox's real path (a link's target), its POSIX path under the inbox, and its stat
+# taken in the walk (an unchanged inbox costs one stat per file); or an entry that is not read, with its problem and
+# no stat.
 _Entry = tuple[str, str, None, os.stat_result] | tuple[str, str, str, None]
 
 
@@ -88,7 +91,9 @@ def _walk(root: Path) -> Iterator[_Entry]:
 
     Only regular files are read. A symbolic link is read only when its real path is a regular file inside
     its own tenant's folder; any other link, device, FIFO or socket is a problem, and its target is never
-    opened. The path returned for a link is its real path, so the reader never follows a link itself.
+    opened. The path returned for a link is its target's, so the reader never follows a link itself. A file with
+    more hard links than names in its tenant's folder shares its content with a file elsewhere (another
+    tenant's, or outside the inbox): a problem too, since which name came first cannot be told.
     """
     found: list[_Entry] = []
     stack = [(str(root), "")]  # a folder, and its path under the root with a trailing slash
@@ -113,12 +118,26 @@ def _walk(root: Path) -> Iterator[_Entry]:
                 elif stat.S_ISDIR(info.st_mode):
                     stack.append((entry.path, rel + "/"))
                 elif stat.S_ISREG(info.st_mode):
-                    found.append((entry.path, rel, None, info))
+                    found.append((rel, rel, None, info))
                 else:
                     found.append((entry.path, rel, f"not a regular file ({_file_type(info.st_mode)})", None))
             except OSError as exc:
                 found.append((entry.path, rel, f"unreadable file: {_os_reason(exc)}", None))
-    yield from sorted(found, key=lambda item: item[1])
+    yield from sorted(_outside_hard_links(found), key=lambda item: item[1])
+
+
+def _outside_hard_links(found: list[_Entry]) -> list[_Entry]:
+    """The walk's entries, a file whose hard links are not all in its tenant's folder turned into a problem."""
+    names: Counter[tuple[str, int, int]] = Counter()
+    for path, rel, problem, info in found:
+        if problem is None and path == rel:  # a name, not a symbolic link to one
+            names[(rel.split("/")[0], info.st_dev, info.st_ino)] += 1  # type: ignore[union-attr]
+    return [
+        (path, rel, "hard link to a file outside the tenant folder", None)
+        if info is not None and info.st_nlink > names[(rel.split("/")[0], info.st_dev, info.st_ino)]
+        else (path, rel, problem, info)  # type: ignore[misc]
+        for path, rel, problem, info in found
+    ]
 
 
 def _link(root: Path, link: str, rel: str) -> _Entry:
@@ -131,7 +150,8 @@ def _link(root: Path, link: str, rel: str) -> _Entry:
     except OSError as exc:  # a loop, or a folder on the way that cannot be searched
         loop = exc.errno == errno.ELOOP or "loop" in str(exc).lower()
         return link, rel, "symlink loop" if loop else f"unreadable symlink: {_os_reason(exc)}", None
-    tenant_folder = Path(os.path.realpath(root / parts[0])) if len(parts) > 1 else None
+    real_root = Path(os.path.realpath(root))
+    tenant_folder = real_root / parts[0] if len(parts) > 1 else None
     if tenant_folder is None or not Path(target).is_relative_to(tenant_folder):
         return link, rel, "link outside the tenant folder", None
     info = os.lstat(target)
@@ -139,7 +159,7 @@ def _link(root: Path, link: str, rel: str) -> _Entry:
         return link, rel, "symlinked folder not followed", None
     if not stat.S_ISREG(info.st_mode):
         return link, rel, f"link to something other than a regular file ({_file_type(info.st_mode)})", None
-    return target, rel, None, info
+    return Path(target).relative_to(real_root).as_posix(), rel, None, info
 
 
 def _file_type(mode: int) -> str:
@@ -147,23 +167,52 @@ def _file_type(mode: int) -> str:
     return next((name for test, name in kinds if test(mode)), "block device" if stat.S_ISBLK(mode) else "special file")
 
 
-def _read_regular(path: Path, limit: int) -> bytes:
+def _read_regular(path: Path, limit: int, beneath: Path | None = None, walked: os.stat_result | None = None) -> bytes:
     """A regular file's bytes, opened without following a link, and never more than `limit` bytes read.
 
-    The checks are made on the open file (not on its name), so a file swapped for a link or a FIFO after
-    the inbox walk is refused too.
+    With `beneath`, `path` is relative to it and opened one folder at a time, none of them followed if it is a
+    link: a folder swapped for a link to another tenant's after the walk cannot lead the read there. `walked` is the
+    walk's stat of the file: an open file that is not the one the walk saw (swapped, or its name given to another
+    file) is refused. The other checks are made on the open file (not on its name), so a file swapped for a link
+    or a FIFO after the inbox walk is refused too.
     """
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    fd = _open_beneath(beneath, path) if beneath is not None else os.open(path, _FILE_FLAGS)
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
             raise _Refused(f"not a regular file ({_file_type(info.st_mode)})")
+        if walked is not None and (info.st_dev, info.st_ino) != (walked.st_dev, walked.st_ino):
+            raise _Refused("file replaced while the inbox was read (read again next run)")
         if info.st_size > limit:
             raise _Refused(f"file too large ({info.st_size} bytes, limit {limit})")
         data = handle.read(limit + 1)
     if len(data) > limit:  # it grew while we read
         raise _Refused(f"file too large (more than {limit} bytes)")
     return data
+
+
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK
+_FOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+
+
+def _open_beneath(root: Path, path: Path) -> int:
+    """A descriptor of `root / path`, each folder on the way opened from the one before it without following a link
+    (`O_NOFOLLOW` on the last component alone would follow a folder that became a link)."""
+    *folders, name = path.parts
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for folder in folders:
+            try:
+                inner = os.open(folder, _FOLDER_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise _Refused("a folder on its path is no longer a folder (a link?): not followed") from exc
+                raise
+            os.close(fd)
+            fd = inner
+        return os.open(name, _FILE_FLAGS, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 class _Refused(Exception):
@@ -176,9 +225,16 @@ class _Refused(Exception):
 
 
 def read_file(
-    path: Path, tenant_id: str, source_uri: str, max_file_bytes: int | None = None
+    path: Path,
+    tenant_id: str,
+    source_uri: str,
+    max_file_bytes: int | None = None,
+    beneath: Path | None = None,
+    walked: os.stat_result | None = None,
 ) -> list[Document | ReadFailure]:
-    """Read one file into Documents; every problem is returned as a ReadFailure, never raised."""
+    """Read one file into Documents; every problem is returned as a ReadFailure, never raised.
+
+    `beneath` and `walked`: see `_read_regular` (the inbox walk passes both)."""
     path = Path(path)
 
     def fail(reason: str) -> list[Document | ReadFailure]:
@@ -188,7 +244,7 @@ def read_file(
     if suffix not in SUPPORTED_EXTENSIONS:
         return fail(f"unsupported file type {suffix}" if suffix else "unsupported file type (no extension)")
     try:
-        data = _read_regular(path, max_file_bytes or MAX_FILE_BYTES)
+        data = _read_regular(path, max_file_bytes or MAX_FILE_BYTES, beneath, walked)
     except _Refused as exc:
         return fail(str(exc))
     except OSError as exc:
@@ -213,7 +269,7 @@ def read_file(
         if suffix == ".eml":
             return [read_email(data, ctx)]
         if suffix == ".mbox":
-            return read_mbox(path, ctx)
+            return read_mbox(data, ctx)
         text = decode_utf8(data)
         if not text.strip():
             raise Rejected("empty file (whitespace only)")
