@@ -50,6 +50,30 @@ def test_a_failing_document_is_dead_lettered_and_the_batch_goes_on(monkeypatch: 
     assert letter.doc_id == _doc("t", "boom a@b.com").doc_id
 
 
+def test_a_document_that_outlasts_its_budget_is_a_dead_letter_and_the_batch_goes_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A detector caught in one long match (a backtracking pattern in C) is stopped by the budget's alarm."""
+    import re
+
+    real = module.scrub_document_with_values
+    backtracking = re.compile(r"(?:x+x+)+y")
+
+    def stalls(doc: Document, policy):  # type: ignore[no-untyped-def]
+        if "stall" in doc.text:
+            backtracking.search("x" * 40)  # exponential: minutes, were it not stopped
+        return real(doc, policy)
+
+    monkeypatch.setattr(module, "scrub_document_with_values", stalls)
+    started = time.perf_counter()
+    batch = module.scrub_batch([_doc("t", "stall a@b.com"), _doc("t", "fine a@b.com")], PiiPolicy(), budget_s=0.3)
+    assert time.perf_counter() - started < 30  # the alarm, not the pattern, ended it
+    assert [row.text for row in batch.rows] == ["fine [EMAIL_1]"]
+    [letter] = batch.failures
+    assert letter.reason == "ScrubTooSlow: scrubbing took longer than its budget of 0.3 s"
+    assert letter.detail["scrubber_version"]
+
+
 def test_a_document_whose_scrub_fails_its_check_is_never_stored(monkeypatch: pytest.MonkeyPatch) -> None:
     real = module.scrub_document_with_values
 

@@ -387,6 +387,24 @@ def test_work_lists_come_in_the_order_the_documents_are_stored(tmp_path: Path) -
         assert pending_extractions(con, "pulse@v1", ["text"], "h1") == stored
 
 
+def test_a_document_whose_scrub_outlasted_its_budget_waits_for_a_new_scrubber_version(tmp_path: Path) -> None:
+    slow, other = _doc("a 1 MB subject"), _doc("a plain note")
+    too_slow = DeadLetter(
+        stage="scrub",
+        tenant_id="acme",
+        source_uri="acme/x.txt",
+        doc_id=slow.doc_id,
+        reason="ScrubTooSlow: scrubbing took longer than its budget of 20 s",
+        detail={"scrubber_version": "pii-v4+abc"},
+    )
+    crashed = too_slow.model_copy(update={"doc_id": other.doc_id, "reason": "RuntimeError: boom"})
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        insert_documents(con, [slow, other])
+        record_dead_letters(con, [too_slow, crashed])
+        assert documents_to_scrub(con, {"acme": "pii-v4+abc"}) == [other.doc_id]  # a crash is tried again
+        assert sorted(documents_to_scrub(con, {"acme": "pii-v5+abc"})) == sorted([slow.doc_id, other.doc_id])
+
+
 class _Recording:
     """A connection that records the statements run through it."""
 

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from extraction_assets.lib.models import DeadLetter, Document, ScrubbedDocument
+from extraction_assets.lib.pii.deadline import SCRUB_BUDGET_S, time_budget
 from extraction_assets.lib.pii.policy import PiiPolicy, TenantPolicy
 from extraction_assets.lib.pii.scrubber import find_unmasked, scrub
 from extraction_assets.lib.pii.vault import SealedMapping, seal
@@ -59,19 +60,23 @@ class ScrubBatch(BaseModel):
     per_tenant: Counter[str] = Field(default_factory=Counter)
 
 
-def scrub_batch(docs: Sequence[Document], policy: PiiPolicy, vault_key: bytes | None = None) -> ScrubBatch:
+def scrub_batch(
+    docs: Sequence[Document], policy: PiiPolicy, vault_key: bytes | None = None, budget_s: float = SCRUB_BUDGET_S
+) -> ScrubBatch:
+    """Each document scrubbed and checked within `budget_s` seconds (`deadline.time_budget`), or a dead letter."""
     batch = ScrubBatch()
     for doc in docs:
         tenant_policy = policy.for_tenant(doc.tenant_id)
         try:
-            row, values = scrub_document_with_values(doc, tenant_policy)
-            unmasked = (
-                find_unmasked(
-                    row.text, tenant_policy.region, tenant_policy.kinds, raw=doc.text, offset_map=row.offset_map
+            with time_budget(budget_s):
+                row, values = scrub_document_with_values(doc, tenant_policy)
+                unmasked = (
+                    find_unmasked(
+                        row.text, tenant_policy.region, tenant_policy.kinds, raw=doc.text, offset_map=row.offset_map
+                    )
+                    if row.offset_map.replacements
+                    else []  # nothing masked: the raw text, which the same detectors (more kinds) just found clean
                 )
-                if row.offset_map.replacements
-                else []  # nothing masked: the text is the raw text the same detectors (more kinds) just found clean
-            )
             if unmasked:  # never stored, so never extracted nor sent to a model
                 kinds = ", ".join(sorted({d.kind for d in unmasked}))
                 raise UnmaskedAfterScrub(f"{len(unmasked)} value(s) still readable after scrubbing ({kinds})")

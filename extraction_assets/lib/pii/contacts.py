@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Iterator
 from functools import cache
 
 import phonenumbers
@@ -48,8 +49,13 @@ _SPELLED_AT = re.compile(rf"(?i){_AT_WORD}")
 _SPELLED_DOT = re.compile(rf"(?i){_DOT_WORD}")
 # An address broken by a line wrap: the characters around a line break, joined and searched again.
 # Only a break after the "@" is joined: before it, the line above may end with anything (a phone, "=20").
+# The search starts at each "@" that a line break follows closely and looks back a bounded stretch for its local
+# part: a pattern that led with the local part's class backtracked over every long run of letters or digits
+# (quadratic: a 1 MB token stalled a whole scrub). Past `_LOCAL_REACH` characters no local part can match `_EMAIL`.
 _AROUND_WRAP = re.compile(rf"[{_LOCAL}.]+@[{_DOMAIN_CHAR}.-]*\r?\n[{_DOMAIN_CHAR}.-]+")
 _AT_NEAR_WRAP = re.compile(r"@[^\s@]{0,254}\n")
+_LOCAL_BEFORE = re.compile(rf"[{_LOCAL}.]+")
+_LOCAL_REACH = 256
 _LINE_BREAK = re.compile(r"\r?\n")
 
 
@@ -73,9 +79,23 @@ def find_emails(scan: Scan) -> list[Hit]:
     return hits
 
 
+def _wrapped_runs(text: str) -> Iterator[re.Match[str]]:
+    """Each stretch `local@domain-start<line break>domain-rest` around an "@" close before a line break, found in time
+    linear in the text: the local part is looked for in a bounded window before the "@"."""
+    for close_break in _AT_NEAR_WRAP.finditer(text):
+        at = close_break.start()
+        window = max(0, at - _LOCAL_REACH)
+        local = next((m for m in _LOCAL_BEFORE.finditer(text, window, at) if m.end() == at), None)
+        if local is None or (local.start() == window and window > 0 and _LOCAL_BEFORE.match(text, window - 1)):
+            continue  # nothing before the "@", or a run too long to be a local part
+        run = _AROUND_WRAP.match(text, local.start())
+        if run is not None:
+            yield run
+
+
 def _emails_across_wraps(text: str) -> list[Hit]:
     hits: list[Hit] = []
-    for run in _AROUND_WRAP.finditer(text):
+    for run in _wrapped_runs(text):
         brk = _LINE_BREAK.search(run.group())
         assert brk is not None
         before = run.group()[: brk.start()]

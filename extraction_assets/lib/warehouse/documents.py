@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from extraction_assets.lib.pii.vault import SealedMapping
 
+TOO_SLOW = "ScrubTooSlow"  # the reason a scrub that outlasted its budget starts with (`pii.deadline`)
 NOT_SCRUBBED = "[not scrubbed: hidden]"  # a document without a scrubbed row shows nothing of its text
 
 
@@ -196,8 +197,10 @@ def tenant_ids(con: duckdb.DuckDBPyConnection) -> list[str]:
 def documents_to_scrub(con: duckdb.DuckDBPyConnection, version_by_tenant: Mapping[str, str]) -> list[str]:
     """Documents never scrubbed, or scrubbed by another scrubber version than their tenant's policy gives.
 
-    A tenant missing from the mapping has no known version, so its documents are always pending. They come in
-    `STORED_ORDER`, so the scrubbed rows are stored in the raw rows' order too.
+    A tenant missing from the mapping has no known version, so its documents are always pending. A document whose
+    scrub outlasted its budget under the same scrubber version (its dead letter says so) is not pending: it would
+    cost every run the budget again; a new scrubber or policy version tries it again. They come in `STORED_ORDER`,
+    so the scrubbed rows are stored in the raw rows' order too.
     """
     tenants = list(version_by_tenant)
     return [
@@ -206,7 +209,11 @@ def documents_to_scrub(con: duckdb.DuckDBPyConnection, version_by_tenant: Mappin
             f"""SELECT r.doc_id FROM raw_documents r
                LEFT JOIN scrubbed_documents s USING (doc_id)
                LEFT JOIN (SELECT unnest(?) AS tenant_id, unnest(?) AS version) v ON v.tenant_id = r.tenant_id
-               WHERE s.doc_id IS NULL OR v.version IS NULL OR s.scrubber_version <> v.version
+               WHERE (s.doc_id IS NULL OR v.version IS NULL OR s.scrubber_version <> v.version)
+                 AND NOT EXISTS (
+                     SELECT 1 FROM dead_letters d
+                     WHERE d.doc_id = r.doc_id AND d.stage = 'scrub' AND d.reason LIKE '{TOO_SLOW}:%'
+                       AND json_extract_string(d.detail, '$.scrubber_version') = v.version)
                ORDER BY {STORED_ORDER}""",
             [tenants, [version_by_tenant[t] for t in tenants]],
         ).fetchall()

@@ -1,0 +1,51 @@
+"""Every detector takes time linear in its text, on long inputs of each shape a detector may choke on: a pattern
+that backtracks over a long run (the line-wrapped e-mail pattern did, over any long token) stalls a whole scrub.
+
+Measured as a ratio in one process, the median of three: four times the text must cost well under sixteen times
+the time (quadratic), whatever the machine's speed or load."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+import pytest
+
+from extraction_assets.lib.pii import scrub
+
+SHAPES: dict[str, Callable[[int], str]] = {
+    "a long token after a line-wrapped e-mail": lambda n: "Contact rita@northwind.com\nToken: " + "x" * n + "\n",
+    "a long token before an @ and a line break": lambda n: "x" * n + "@northwind\n.com",
+    "letters": lambda n: "a" * n,
+    "digits": lambda n: "1" * n,
+    "digits and spaces": lambda n: "1 " * (n // 2),
+    "digits and dashes": lambda n: "1-" * (n // 2),
+    "digits and dots": lambda n: "1." * (n // 2),
+    "digits and colons": lambda n: "1:" * (n // 2),
+    "plus-led numbers": lambda n: "+1 " * (n // 3),
+    "at signs": lambda n: "a@" * (n // 2),
+    "dots": lambda n: "a." * (n // 2),
+    "one address per line": lambda n: "a@b\n" * (n // 4),
+    "country codes and digits": lambda n: "DE89" * (n // 4),
+    "letters and digits": lambda n: "a1" * (n // 2),
+    "a long secret": lambda n: "password=" + "x" * n,
+    "bearer words": lambda n: "bearer " * (n // 7),
+    "spelled out addresses": lambda n: "a dot " * (n // 6),
+    "percent-encoded @": lambda n: "%40" * (n // 3),
+    "a long run of spaces": lambda n: "1" + " " * n + "1",
+}
+
+
+def _seconds(text: str) -> float:
+    started = time.perf_counter()
+    scrub(text)
+    return time.perf_counter() - started
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_scrub_time_grows_linearly(shape: str) -> None:
+    make = SHAPES[shape]
+    small, large = make(10_000), make(40_000)
+    ratios = [_seconds(large) / max(_seconds(small), 1e-4) for _ in range(3)]
+    assert statistics.median(ratios) < 9, ratios  # linear is 4, quadratic 16
