@@ -1,4 +1,4 @@
-"""Materialize the whole pipeline outside the UI: the same assets and checks, one run per partition."""
+"""Materialize the whole pipeline outside the UI: the same assets and checks, one Dagster run per pass."""
 
 from __future__ import annotations
 
@@ -13,36 +13,42 @@ from types import FrameType
 import dagster as dg
 
 from extraction_assets.definitions import build_definitions
-from extraction_assets.defs.partitions import POOL, SHARDS, extraction_keys, schema_versions
-from extraction_assets.defs.review.checks import audit_log_intact
+from extraction_assets.defs.extraction import checks as extraction_checks
+from extraction_assets.defs.partitions import (
+    POOL,
+    SHARDS,
+    extraction_keys,
+    partition_ranges,
+    range_tags,
+    schema_versions,
+)
 from extraction_assets.instance import open_instance, pool_turn, run_tags
-from extraction_assets.lib.extraction import ExtractorChoice, rules_fingerprint
-from extraction_assets.lib.schemas import SchemaVersion, discover_schemas
+from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.settings import Settings
-from extraction_assets.lib.warehouse import give_back, is_lake, open_warehouse, partition_is_current
+from extraction_assets.lib.warehouse import give_back, is_lake
 
 INTERRUPTED = "interrupted (SIGINT)"
-# where nothing keeps the runs, a version's run that only routed documents away materializes nothing (no checks,
-# no queue after it): the same reasoning as for a current version, inside the run
-SKIP_UNCHANGED: dict[str, dict[str, object]] = {"extracted_items_and_evidence": {"skip_unchanged": True}}
-AUDIT_STEP = "review_queue_audit_log_intact"  # the Dagster step of the audit log's check
 STAGES = ("ingest", "extract", "queue")  # queue: the review queue, its own step when extraction is sharded
+INGEST_ASSETS = ("raw_documents", "scrubbed_documents")
 
 
 @dataclass
 class StepResult:
+    """What one part of a run did: `ingest`, or `extract <version>` (its extraction, checks and review queue)."""
+
     name: str
     success: bool
     failed_checks: list[str] = field(default_factory=list)
     metadata: dict[str, dict[str, object]] = field(default_factory=dict)
     failed_blocking_checks: list[str] = field(default_factory=list)
-    skipped: str | None = None  # why the step did not run (a blocking check of an earlier step failed)
+    skipped: str | None = None  # why it did not run (a blocking check of an earlier step failed, Ctrl-C)
     seconds: float = 0.0
     step_seconds: dict[str, float] = field(default_factory=dict)  # Dagster step (asset or check) -> wall seconds
-    current: bool = False  # not run: nothing new to route or extract, its queue in step (see `_current_versions`)
+    held: str | None = None  # why its review queue was not rebuilt (a blocking check of its own failed)
+    run_id: str | None = None
 
 
-def _step(
+def _materialize(
     defs: dg.Definitions,
     instance: dg.DagsterInstance,
     name: str,
@@ -50,13 +56,13 @@ def _step(
     partition_key: str | None = None,
     log_level: str = "WARNING",
     ops_config: dict[str, dict[str, object]] | None = None,
-) -> StepResult:
+    tags: dict[str, str] | None = None,
+) -> dg.ExecuteInProcessResult:
     run_config: dict[str, object] = {"loggers": {"console": {"config": {"log_level": log_level}}}}
     if ops_config:
         run_config["ops"] = {op: {"config": config} for op, config in ops_config.items()}
-    started = time.perf_counter()
     with pool_turn(instance, POOL):  # a killed run's slot is given back; a waiting run sleeps
-        result = dg.materialize(
+        return dg.materialize(
             list(defs.assets or []) + list(defs.asset_checks or []),
             run_config=run_config,
             instance=instance,
@@ -64,31 +70,67 @@ def _step(
             selection=selection,
             partition_key=partition_key,
             raise_on_error=False,
-            tags={"extraction_assets/step": name, **run_tags()},
+            tags={"extraction_assets/step": name, **run_tags(), **(tags or {})},
         )
-    seconds = time.perf_counter() - started
+
+
+def _check_name(key: dg.AssetCheckKey) -> str:
+    return f"{key.asset_key.to_user_string()}:{key.name}"
+
+
+def _split(
+    defs: dg.Definitions,
+    instance: dg.DagsterInstance,
+    result: dg.ExecuteInProcessResult,
+    names: dict[str | None, str],
+    seconds: float = 0.0,
+) -> list[StepResult]:
+    """One run's events as the results of its parts: `names` maps a partition (None: the unpartitioned ingest) to
+    the name of its part. A part's metadata is its partition's materializations; its checks, its evaluations; its
+    seconds, the run's wall time; its step seconds, the run's Dagster steps (ingest's or the versions')."""
     blocking = {spec.key for checks in defs.asset_checks or [] for spec in checks.check_specs if spec.blocking}
-    failed_evaluations = [e for e in result.get_asset_check_evaluations() if not e.passed]
-    failed = [f"{e.asset_check_key.asset_key.to_user_string()}:{e.check_name}" for e in failed_evaluations]
-    failed_blocking = [
-        f"{e.asset_check_key.asset_key.to_user_string()}:{e.check_name}"
-        for e in failed_evaluations
-        if e.asset_check_key in blocking
-    ]
-    metadata = {
-        m.asset_key.to_user_string(): {k: v.value for k, v in m.metadata.items()}
-        for m in result.get_asset_materialization_events()
-        for m in [m.event_specific_data.materialization]  # type: ignore[union-attr]
+    blocking |= extraction_checks.BLOCKING  # gated per version by the review queue, not by Dagster
+    per_step = _step_seconds(instance, result.run_id)
+    steps = {
+        None: {k: v for k, v in per_step.items() if k.startswith(INGEST_ASSETS)},
+        "extract": {k: v for k, v in per_step.items() if not k.startswith(INGEST_ASSETS)},
     }
-    return StepResult(
-        name=name,
-        success=result.success,
-        failed_checks=failed,
-        metadata=metadata,
-        failed_blocking_checks=failed_blocking,
-        seconds=round(seconds, 3),
-        step_seconds=_step_seconds(instance, result.run_id),
-    )
+    parts = {
+        partition: StepResult(
+            name=name,
+            success=result.success,
+            run_id=result.run_id,
+            step_seconds=steps[None if partition is None else "extract"],
+            seconds=round(seconds, 3),
+        )
+        for partition, name in names.items()
+    }
+    for event in result.get_asset_materialization_events():
+        materialization = event.event_specific_data.materialization  # type: ignore[union-attr]
+        part = parts.get(materialization.partition)
+        if part is not None:
+            part.metadata[materialization.asset_key.to_user_string()] = {
+                k: v.value for k, v in materialization.metadata.items()
+            }
+    for evaluation in result.get_asset_check_evaluations():
+        part = parts.get(evaluation.partition) or parts.get(None)
+        if part is None or evaluation.passed:
+            continue
+        part.failed_checks.append(_check_name(evaluation.asset_check_key))
+        if evaluation.asset_check_key in blocking:
+            part.failed_blocking_checks.append(_check_name(evaluation.asset_check_key))
+    ingest = parts.get(None)
+    stopped = ingest.failed_blocking_checks if ingest else []
+    for partition, part in parts.items():
+        if partition is None:
+            part.success = not any(
+                e.is_step_failure for e in result.all_events if e.step_key and e.step_key.startswith(INGEST_ASSETS)
+            )
+        elif stopped:  # what failed a blocking check must not reach extraction (nor a model)
+            part.success, part.skipped = False, f"blocking check failed: {', '.join(stopped)}"
+        elif part.failed_blocking_checks and "review_queue" not in part.metadata:
+            part.held = f"review queue held: blocking check failed: {', '.join(part.failed_blocking_checks)}"
+    return list(parts.values())
 
 
 def _step_seconds(instance: dg.DagsterInstance, run_id: str) -> dict[str, float]:
@@ -115,7 +157,9 @@ def run_pipeline(
     stages: Sequence[str] = STAGES,
     shards: Sequence[int] | None = None,
 ) -> list[StepResult]:
-    """Ingest and scrub, then extract and queue for review under every (or the given) schema version.
+    """Ingest and scrub, then extract and queue for review under every (or the given) schema version: one Dagster
+    run for all of it (one per contiguous range of the versions asked for), each version with its own metadata and
+    check results. With EXTRACTION_SHARDS > 1, an ingest run and then a run per shard and a queue run per version.
 
     A worker of a fan-out runs a part of it: some `stages`, and with EXTRACTION_SHARDS > 1 only some `shards`.
     """
@@ -132,72 +176,89 @@ def run_pipeline(
     missing = [k for k in keys if not instance.has_dynamic_partition(partition_set, k)]
     if missing:
         instance.add_dynamic_partitions(partition_set, missing)
-    results: list[StepResult] = []
     with _interruptible() as interrupted, _holding(settings):
+        if SHARDS == 1 and "extract" in stages:
+            return _passes(defs, instance, keys, "ingest" in stages, on_step, log_level, interrupted)
+        return _sharded(defs, instance, keys, stages, shards, on_step, log_level, interrupted)
 
-        def run(
-            steps: Sequence[tuple[str, dg.AssetSelection, str | None]],
-            ops_config: dict[str, dict[str, object]] | None = None,
-        ) -> None:
-            for name, selection, key in steps:
-                if on_step:
-                    on_step(name)
-                blocked = [check for earlier in results for check in earlier.failed_blocking_checks]
-                if interrupted.is_set():  # Ctrl-C stops the whole run, not only the step it fell in
-                    results.append(StepResult(name=name, success=False, skipped=INTERRUPTED))
-                    continue
-                if blocked:  # what failed a blocking check must not reach extraction (nor a model)
-                    reason = f"blocking check failed: {', '.join(blocked)}"
-                    results.append(StepResult(name=name, success=False, skipped=reason))
-                    continue
-                results.append(_step(defs, instance, name, selection, key, log_level, ops_config))
 
-        if "ingest" in stages:
-            run([("ingest", dg.AssetSelection.groups("ingest"), None)])
-        whole = tuple(stages) == STAGES and shards is None and instance.is_ephemeral and not interrupted.is_set()
-        passed = all(r.success and not r.failed_blocking_checks for r in results)
-        current = _current_versions(settings, found, keys) if whole and passed else set()
-        active = [k for k in keys if k not in current]
-        for k in keys:
-            if k in current:
-                results.append(StepResult(name=f"extract {k}", success=True, current=True))
-            else:  # the audit log is one chain for every version: checked once, with the last version's run
-                run(extraction_steps(k, stages, shards, audit=k == active[-1]), SKIP_UNCHANGED if whole else None)
-        stopped = interrupted.is_set() or any(r.failed_blocking_checks or r.skipped for r in results)
-        if whole and keys and not stopped and not any(AUDIT_STEP in r.step_seconds for r in results):
-            # every version current, or the last one run only routed documents away: checked all the same
-            run([("check audit_log", dg.AssetSelection.checks(audit_log_intact), None)])
+def _passes(
+    defs: dg.Definitions,
+    instance: dg.DagsterInstance,
+    keys: Sequence[str],
+    with_ingest: bool,
+    on_step: Callable[[str], None] | None,
+    log_level: str,
+    interrupted: threading.Event,
+) -> list[StepResult]:
+    """The pass in one run: ingest and every version (a run per contiguous range of `keys`, ingest in the first)."""
+    versions = dg.AssetSelection.groups("extraction", "review")
+    results: list[StepResult] = []
+    for number, (start, end) in enumerate(partition_ranges(instance, keys)):
+        covered = [k for k in instance.get_dynamic_partitions(schema_versions.name or "") if k in keys]
+        span = covered[covered.index(start) : covered.index(end) + 1]
+        ingest = with_ingest and number == 0
+        names: dict[str | None, str] = {**({None: "ingest"} if ingest else {}), **{k: f"extract {k}" for k in span}}
+        if interrupted.is_set() or any(r.failed_blocking_checks for r in results if r.name == "ingest"):
+            reason = INTERRUPTED if interrupted.is_set() else "blocking check failed in ingest"
+            results += [StepResult(name=name, success=False, skipped=reason) for name in names.values()]
+            continue
+        if on_step:
+            on_step(f"ingest and {len(span)} versions" if ingest else f"{len(span)} versions")
+        selection = (dg.AssetSelection.groups("ingest") | versions) if ingest else versions
+        started = time.perf_counter()
+        result = _materialize(defs, instance, "pass", selection, log_level=log_level, tags=range_tags(start, end))
+        parts = _split(defs, instance, result, names, time.perf_counter() - started)
+        if interrupted.is_set():
+            for part in parts:
+                part.success, part.skipped = False, part.skipped or INTERRUPTED
+        results += parts
+    if not keys and with_ingest and not interrupted.is_set():  # no version to extract: the ingest alone
+        started = time.perf_counter()
+        result = _materialize(defs, instance, "ingest", dg.AssetSelection.groups("ingest"), log_level=log_level)
+        results += _split(defs, instance, result, {None: "ingest"}, time.perf_counter() - started)
     return results
 
 
-def _current_versions(settings: Settings, schemas: dict[str, SchemaVersion], keys: Sequence[str]) -> set[str]:
-    """The versions a run would change nothing in (`partition_is_current`): not run at all. Only where nothing
-    keeps the runs (no DAGSTER_HOME): a kept instance gets every partition's run, so the UI never shows one stale
-    after new scrubbed documents, nor its automation runs it once more."""
-    extractor = ExtractorChoice.from_settings(settings).build()
-    with open_warehouse(settings.warehouse, read_only=True) as con:
-        return {
-            k
-            for k in keys
-            if partition_is_current(
-                con,
-                k,
-                schemas[k].document_kinds,
-                rules_fingerprint(schemas[k]),
-                extractor.version(schemas[k]),
-            )
-        }
+def _sharded(
+    defs: dg.Definitions,
+    instance: dg.DagsterInstance,
+    keys: Sequence[str],
+    stages: Sequence[str],
+    shards: Sequence[int] | None,
+    on_step: Callable[[str], None] | None,
+    log_level: str,
+    interrupted: threading.Event,
+) -> list[StepResult]:
+    """With shards: an ingest run, then each version's shards (a run each: their parallelism is sharding's point)
+    and its review queue."""
+    results: list[StepResult] = []
+
+    def run(name: str, selection: dg.AssetSelection, key: str | None, partition: str | None) -> None:
+        if on_step:
+            on_step(name)
+        blocked = [check for earlier in results for check in earlier.failed_blocking_checks if earlier.name == "ingest"]
+        if interrupted.is_set() or blocked:
+            reason = INTERRUPTED if interrupted.is_set() else f"blocking check failed: {', '.join(blocked)}"
+            results.append(StepResult(name=name, success=False, skipped=reason))
+            return
+        started = time.perf_counter()
+        result = _materialize(defs, instance, name, selection, key, log_level)
+        results.extend(_split(defs, instance, result, {partition: name}, time.perf_counter() - started))
+
+    if "ingest" in stages:
+        run("ingest", dg.AssetSelection.groups("ingest"), None, None)
+    for key in keys:
+        for name, selection, partition_key in extraction_steps(key, stages, shards):
+            run(name, selection, partition_key, str(partition_key))
+    return results
 
 
 def extraction_steps(
-    schema_key: str, stages: Sequence[str] = STAGES, shards: Sequence[int] | None = None, audit: bool = True
+    schema_key: str, stages: Sequence[str] = STAGES, shards: Sequence[int] | None = None
 ) -> list[tuple[str, dg.AssetSelection, str]]:
-    """Extract and queue one schema version: one step, or with shards one step per shard, then its queue.
-
-    `audit=False` leaves out the audit log's check (it reads the whole log, the same for every version)."""
+    """Extract and queue one schema version: one step, or with shards one step per shard, then its queue."""
     review = dg.AssetSelection.groups("review")
-    if not audit:
-        review = review - dg.AssetSelection.checks(audit_log_intact)
     if SHARDS == 1:
         whole = (f"extract {schema_key}", dg.AssetSelection.groups("extraction") | review, schema_key)
         return [whole] if "extract" in stages else []
@@ -264,16 +325,22 @@ def rerun_partition(
     defs = build_definitions(settings)
     with _holding(settings):
         steps = [
-            _step(
+            step
+            for name, selection, key in extraction_steps(schema_key)
+            for step in _split(
                 defs,
                 instance,
-                f"re-extract {key}",
-                selection,
-                key,
-                log_level,
-                ops_config={"extracted_items_and_evidence": config} if name.startswith("extract") else None,
+                _materialize(
+                    defs,
+                    instance,
+                    f"re-extract {key}",
+                    selection,
+                    key,
+                    log_level,
+                    ops_config={"extracted_items_and_evidence": config} if name.startswith("extract") else None,
+                ),
+                {str(key): f"re-extract {key}"},
             )
-            for name, selection, key in extraction_steps(schema_key)
         ]
     return steps[0] if len(steps) == 1 else _combined(f"re-extract {schema_key}", steps)
 

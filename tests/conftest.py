@@ -55,3 +55,12 @@ def fake() -> Iterator[FakeLLMServer]:
 
     with FakeLLMServer() as server:
         yield server
+
+
+def covered(request: object) -> tuple[str, str]:
+    """The first and last schema-version partition a run request covers: its partition, or its range's ends."""
+    key = getattr(request, "partition_key", None)
+    if key is not None:
+        return str(key), str(key)
+    tags = getattr(request, "tags", {})
+    return tags["dagster/asset_partition_range_start"], tags["dagster/asset_partition_range_end"]

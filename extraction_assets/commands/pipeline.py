@@ -90,26 +90,51 @@ def run_with_progress(
 
 
 def print_steps(results: list[StepResult]) -> bool:
-    """One line per step (its seconds and its Dagster steps' seconds); whether every step ran and passed."""
+    """One line per part of the run (ingest, each version), then each Dagster run's steps and their seconds once;
+    whether every part ran and passed."""
     ok = True
-    for step in results:
+    for number, step in enumerate(results):
         if step.skipped:
             console.print(f"[red]SKIPPED[/] {step.name} ({step.skipped})")
             ok = False
             continue
-        if step.current:
-            console.print(f"[green]ok[/] {step.name}: current, not run (nothing new to route or extract)")
-            continue
-        status = "[green]ok[/]" if step.success and not step.failed_checks else "[red]FAILED[/]"
-        stages = ", ".join(f"{key} {seconds:.1f} s" for key, seconds in step.step_seconds.items())
+        passed = step.success and not step.failed_checks
+        status = "[green]ok[/]" if passed else "[red]FAILED[/]"
         console.print(
-            f"{status} {step.name} in {step.seconds:.1f} s ({stages})"
+            f"{status} {step.name}{_what(step.metadata)}"
             + (f" (failed checks: {', '.join(step.failed_checks)})" * bool(step.failed_checks))
         )
+        if step.held:
+            console.print(f"  [yellow]{step.held}[/]; the other versions went on")
         if line := _model_line(step.metadata.get("extracted_items", {})):
             console.print(f"  {line}")
-        ok = ok and step.success and not step.failed_checks
+        last_of_run = number + 1 == len(results) or results[number + 1].run_id != step.run_id
+        if last_of_run and step.step_seconds:
+            stages = ", ".join(f"{key} {seconds:.1f} s" for key, seconds in _run_seconds(results, step.run_id).items())
+            console.print(f"run {str(step.run_id)[:8]} in {step.seconds:.1f} s: {stages}")
+        ok = ok and passed
     return ok
+
+
+def _run_seconds(results: list[StepResult], run_id: str | None) -> dict[str, float]:
+    return {key: s for step in results if step.run_id == run_id for key, s in step.step_seconds.items()}
+
+
+def _what(metadata: dict[str, dict[str, Any]]) -> str:
+    """What a part changed, in a few words."""
+    items, scrubbed = metadata.get("extracted_items"), metadata.get("scrubbed_documents")
+    if scrubbed is not None:
+        raw = metadata.get("raw_documents", {})
+        return f": {raw.get('new_documents', 0)} new documents, {scrubbed.get('scrubbed_now', 0)} scrubbed"
+    if items is None:
+        return ""
+    if items.get("run") == "nothing to do":
+        return f": nothing new ({items.get('dagster/row_count', 0)} items)"
+    queue = metadata.get("review_queue", {}).get("dagster/row_count")
+    return (
+        f": {items.get('documents_processed', 0)} documents extracted, {items.get('items_stored', 0)} items stored"
+        + (f", {queue} to review" if queue is not None else "")
+    )
 
 
 def _model_line(figures: dict[str, Any]) -> str | None:

@@ -1,17 +1,33 @@
-"""Jobs: ingest (unpartitioned) and extract (one run per schema-version partition, for backfills).
+"""Jobs: a pass (ingest, then every schema version's extraction and review queue, in one run), ingest alone, and
+extraction alone (for backfills of versions, one run for all of them).
 
-With shards (EXTRACTION_SHARDS > 1) extract_job runs one shard of a version and review_job rebuilds the version's
-review queue from every shard (the automation sensor also does that after each shard's run).
+With shards (EXTRACTION_SHARDS > 1) a pass is an ingest run followed by one run per shard (their parallelism is
+the point of sharding): extract_job runs one shard of a version and review_job rebuilds the version's review queue
+from every shard (the automation sensor also does that after each shard's run).
 """
 
 import dagster as dg
 
-from extraction_assets.defs.partitions import SHARDS, extraction_partitions, schema_versions
+from extraction_assets.defs.partitions import (
+    SHARDS,
+    extraction_partitions,
+    partition_ranges,
+    range_tags,
+    schema_versions,
+)
 
 ingest_job = dg.define_asset_job(
     "ingest_job",
     selection=dg.AssetSelection.groups("ingest"),
     description="Read the inbox and scrub new documents.",
+)
+
+pass_job = dg.define_asset_job(
+    "pass_job",
+    selection=dg.AssetSelection.groups("ingest", "extraction", "review"),
+    partitions_def=schema_versions,
+    description="One pass in one run: read and scrub the inbox, then extract, check and queue for review under "
+    "every schema version of the run (each version with its own metadata and check results).",
 )
 
 extract_job = dg.define_asset_job(
@@ -20,7 +36,7 @@ extract_job = dg.define_asset_job(
     if SHARDS == 1
     else dg.AssetSelection.groups("extraction"),
     partitions_def=extraction_partitions,
-    description="Extract, ground and queue for review under one schema version; backfill it over versions."
+    description="Extract, ground and queue for review under schema versions; a backfill of many is one run."
     if SHARDS == 1
     else "Extract and ground one shard of one schema version; backfill it over versions and shards.",
 )
@@ -32,4 +48,20 @@ review_job = dg.define_asset_job(
     description="Rebuild the review queue of one schema version from the items of every shard.",
 )
 
-JOBS = [ingest_job, extract_job] if SHARDS == 1 else [ingest_job, extract_job, review_job]
+JOBS = [ingest_job, pass_job, extract_job] if SHARDS == 1 else [ingest_job, extract_job, review_job]
+
+
+def pass_requests(
+    instance: dg.DagsterInstance, run_key: str, tags: dict[str, str] | None = None
+) -> list[dg.RunRequest]:
+    """The run of a pass over every schema version the instance knows (one per contiguous range of them: one), or
+    an ingest run where there is none yet or where shards follow by automation."""
+    keys = instance.get_dynamic_partitions(schema_versions.name or "")
+    if SHARDS > 1 or not keys:
+        return [dg.RunRequest(run_key=run_key, job_name=ingest_job.name, tags=tags or {})]
+    return [
+        dg.RunRequest(
+            run_key=f"{run_key}:{start}..{end}", job_name=pass_job.name, tags={**range_tags(start, end), **(tags or {})}
+        )
+        for start, end in partition_ranges(instance, keys)
+    ]

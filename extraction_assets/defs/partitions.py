@@ -8,6 +8,7 @@ in the launch dialog) is refused before anything is written.
 """
 
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 
 import dagster as dg
@@ -44,7 +45,40 @@ def extraction_partition(key: str, shards: int = SHARDS) -> tuple[str, Shard]:
     if isinstance(key, dg.MultiPartitionKey):
         dimensions = key.keys_by_dimension
         return dimensions["schema_version"], Shard(int(dimensions["shard"]), shards)
+    if shards > 1:  # a run over many partitions lists their keys as strings, `schema_version|shard`
+        schema_version, _, shard = key.rpartition("|")
+        return schema_version, Shard(int(shard), shards)
     return key, ALL_DOCUMENTS
+
+
+# One run serves every schema version of a pass (Dagster's single-run backfill policy): each version keeps its own
+# materialization metadata and check results (`add_asset_metadata`, per-partition check evaluations). With shards,
+# each shard of a version is a run of its own: their parallelism is the point of sharding.
+warnings.filterwarnings("ignore", message="Parameter `backfill_policy` of function `asset` is currently in beta")
+BACKFILL = dg.BackfillPolicy.single_run() if SHARDS == 1 else dg.BackfillPolicy.multi_run(1)
+RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+
+
+def partition_ranges(instance: dg.DagsterInstance, keys: Sequence[str]) -> list[tuple[str, str]]:
+    """The fewest contiguous ranges of the instance's schema-version partitions (in their order) covering `keys`:
+    one run per range. Usually one: the versions of a pass are every version."""
+    wanted = set(keys)
+    ranges: list[tuple[str, str]] = []
+    start = end = None
+    for key in instance.get_dynamic_partitions(schema_versions.name or ""):
+        if key in wanted:
+            start, end = start or key, key
+        elif start and end:
+            ranges.append((start, end))
+            start = end = None
+    if start and end:
+        ranges.append((start, end))
+    return ranges
+
+
+def range_tags(start: str, end: str) -> dict[str, str]:
+    """The tags that make a run cover the partitions from `start` to `end`."""
+    return {RANGE_START: start, RANGE_END: end}
 
 
 def extraction_keys(schema_key: str) -> list[str]:

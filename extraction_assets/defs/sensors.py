@@ -1,19 +1,26 @@
 """Sensors at the edges: the prompt files are the partitions, and the inbox is where documents land. A new prompt
 file becomes a partition (and is extracted); a removed one retires its partition. A new or changed inbox file
-starts an ingest (`inbox_sensor`, off by default). Derived assets follow their upstream by automation conditions
-(see `automation.py`): extraction under every version follows the ingest."""
+starts a pass (`inbox_sensor`, off by default): one run that ingests, then extracts and queues under every version.
+Derived assets also follow their upstream by automation conditions (see `automation.py`), for what a person
+materializes by hand."""
 
 from pathlib import Path
 
 import dagster as dg
 
-from extraction_assets.defs.jobs import extract_job, ingest_job
-from extraction_assets.defs.partitions import extraction_keys, partition_key_of, schema_versions
+from extraction_assets.defs.jobs import JOBS, extract_job, pass_requests
+from extraction_assets.defs.partitions import SHARDS, extraction_keys, partition_key_of, range_tags, schema_versions
 from extraction_assets.defs.resources import PipelineResource
 from extraction_assets.lib.schemas import discover_schemas
 
 
-@dg.sensor(job=extract_job, minimum_interval_seconds=30, default_status=dg.DefaultSensorStatus.RUNNING)
+@dg.sensor(
+    job=extract_job,
+    minimum_interval_seconds=30,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="A new prompt file -> its schema-version partition and one run extracting it; a removed one -> its "
+    "partition retired (its results stay). On by default: it is how prompt files become partitions.",
+)
 def schema_version_sensor(context: dg.SensorEvaluationContext, pipeline: PipelineResource) -> dg.SensorResult:
     """Adding `prompts/<schema>/<version>.md` adds partition `<schema>@<version>` and extracts it; removing the file
     removes the partition key (its results stay in the warehouse, no run is started). A file that exists but does
@@ -33,14 +40,17 @@ def schema_version_sensor(context: dg.SensorEvaluationContext, pipeline: Pipelin
     if gone_keys:
         context.log.info(f"retiring {gone_keys}: their prompt files are gone (their results stay in the warehouse)")
         requests.append(schema_versions.build_delete_request(gone_keys))
-    return dg.SensorResult(
-        dynamic_partitions_requests=requests,
-        run_requests=[
+    # the new keys are added in this order, after the known ones: one range, one run (with shards, a run per shard)
+    runs = (
+        [dg.RunRequest(run_key=f"new-schema:{new_keys[0]}..{new_keys[-1]}", tags=range_tags(new_keys[0], new_keys[-1]))]
+        if new_keys and SHARDS == 1
+        else [
             dg.RunRequest(partition_key=part, run_key=f"new-schema:{part}")
             for key in new_keys
             for part in extraction_keys(key)
-        ],
+        ]
     )
+    return dg.SensorResult(dynamic_partitions_requests=requests, run_requests=runs)
 
 
 INBOX_TICK_SECONDS = 5
@@ -49,10 +59,12 @@ INBOX_PRIORITY = {"dagster/priority": "5"}
 
 
 @dg.sensor(
-    job=ingest_job,
+    jobs=JOBS,
     minimum_interval_seconds=INBOX_TICK_SECONDS,
     default_status=dg.DefaultSensorStatus.STOPPED,
-    description="A new, changed or removed inbox file -> an ingest run; extraction of every version follows it.",
+    description="A new, changed or removed inbox file -> one run of a pass: ingest, then every schema version's "
+    "extraction and review queue (with shards, an ingest run that the shards' runs follow). Off by default: the "
+    "15-minute schedule picks files up anyway; turn it on where new files should be read within seconds.",
 )
 def inbox_sensor(context: dg.SensorEvaluationContext, pipeline: PipelineResource) -> dg.SensorResult:
     """Every few seconds, one `stat` per inbox file (nothing is read): when the inbox differs from the last tick's,
@@ -65,4 +77,6 @@ def inbox_sensor(context: dg.SensorEvaluationContext, pipeline: PipelineResource
     if digest == context.cursor:
         return dg.SensorResult(skip_reason=f"no new or changed inbox files ({len(stamps)} files)")
     context.log.info(f"the inbox changed ({len(stamps)} files): ingest requested")
-    return dg.SensorResult(run_requests=[dg.RunRequest(run_key=f"inbox:{digest}", tags=INBOX_PRIORITY)], cursor=digest)
+    return dg.SensorResult(
+        run_requests=pass_requests(context.instance, f"inbox:{digest}", INBOX_PRIORITY), cursor=digest
+    )

@@ -54,6 +54,7 @@ def test_a_failed_pii_check_stops_automated_extraction(settings: Settings) -> No
 
 
 def test_ctrl_c_stops_the_whole_run_not_only_its_step(settings: Settings, monkeypatch) -> None:
+    """Dagster turns a SIGINT into a failed step and goes on: the runner starts no further run after it."""
     import contextlib
     import os
     import signal
@@ -62,37 +63,51 @@ def test_ctrl_c_stops_the_whole_run_not_only_its_step(settings: Settings, monkey
 
     ran: list[str] = []
 
-    def step(defs, instance, name, *args, **kwargs):
+    def materialize(defs, instance, name, *args, **kwargs):
         ran.append(name)
         with contextlib.suppress(KeyboardInterrupt):  # as Dagster does: the step fails, the caller goes on
             os.kill(os.getpid(), signal.SIGINT)
-        return runner.StepResult(name=name, success=False)
+        return real(defs, instance, name, dg.AssetSelection.groups("ingest"))
 
-    monkeypatch.setattr(runner, "_step", step)
-    results = run_pipeline(settings, schema_keys=[PULSE, "email@v1"], instance=dg.DagsterInstance.ephemeral())
-    assert ran == ["ingest"]
-    assert [r.skipped for r in results[1:]] == [runner.INTERRUPTED, runner.INTERRUPTED]
+    real = runner._materialize
+    monkeypatch.setattr(runner, "_materialize", materialize)
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("schema_versions", [PULSE, "contract@v1", "email@v1"])
+    results = run_pipeline(settings, schema_keys=[PULSE, "email@v1"], instance=instance)  # two ranges: two runs
+    assert ran == ["pass"]
+    assert {r.skipped for r in results if r.name.startswith("extract ")} == {runner.INTERRUPTED}
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # the previous handler is back
 
 
-def test_a_failed_blocking_extraction_check_stops_the_review_queue_and_each_check_reports_itself(
+def test_a_failed_blocking_extraction_check_holds_its_own_versions_queue_only_and_each_check_reports_itself(
     settings: Settings,
 ) -> None:
-    """The six extraction checks run as one step; each still has its own result, a blocking one still blocks, and
-    a run that selects one of them runs that one only."""
+    """The extraction checks are evaluated per version inside the run; a blocking one that fails holds back that
+    version's review queue while the other versions of the same run go on, and the run says which and why. A run
+    that selects one of the checks evaluates that one only."""
     instance = dg.DagsterInstance.ephemeral()
-    run_pipeline(settings, schema_keys=[PULSE], instance=instance)
+    run_pipeline(settings, schema_keys=[PULSE, "email@v1"], instance=instance)
     with duckdb.connect(str(settings.warehouse)) as con:
         con.execute(
-            "UPDATE evidence SET quote = quote || 'x' WHERE evidence_id = (SELECT min(evidence_id) FROM evidence)"
+            "UPDATE evidence SET quote = quote || 'x' WHERE evidence_id = "
+            "(SELECT min(evidence_id) FROM evidence WHERE schema_version = ?)",
+            [PULSE],
         )
         con.execute("DELETE FROM review_queue")
 
-    _, extract = run_pipeline(settings, schema_keys=[PULSE], instance=instance)
-    assert extract.failed_blocking_checks == ["grounded_evidence:quotes_match_source"]
-    assert "review_queue" not in extract.metadata  # blocked: not rebuilt after the failed check
+    steps = {s.name: s for s in run_pipeline(settings, schema_keys=[PULSE, "email@v1"], instance=instance)}
+    pulse, email = steps[f"extract {PULSE}"], steps["extract email@v1"]
+    assert pulse.failed_blocking_checks == ["grounded_evidence:quotes_match_source"]
+    assert pulse.held == "review queue held: blocking check failed: grounded_evidence:quotes_match_source"
+    assert "review_queue" not in pulse.metadata  # held: not rebuilt after the failed check
+    assert email.success and not email.failed_checks and "review_queue" in email.metadata
     with duckdb.connect(str(settings.warehouse), read_only=True) as con:
-        assert con.execute("SELECT count(*) FROM review_queue").fetchone() == (0,)
+        queued = dict(con.execute("SELECT schema_version, count(*) FROM review_queue GROUP BY 1").fetchall())
+    assert PULSE not in queued and queued.get("email@v1", 0) > 0
+    [run_id] = {s.run_id for s in steps.values()}
+    messages = [e.user_message for e in instance.all_logs(run_id)]
+    assert any(f"{PULSE}: review queue held, blocking checks failed" in m for m in messages)
+    assert not any("emitted no result" in m for m in messages)
 
     defs = build_definitions(settings)
     only = dg.AssetCheckKey(dg.AssetKey("extracted_items"), "items_per_document_capped")

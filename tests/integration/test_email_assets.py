@@ -13,6 +13,7 @@ from extraction_assets.defs.sensors import schema_version_sensor
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, Settings
 from extraction_assets.lib.warehouse import invariants, open_warehouse, rows_as_dicts
 from extraction_assets.runner import run_pipeline
+from tests.conftest import covered
 
 EMAIL = "email@v1"
 INVOICE = """Message-ID: <inv-7781@northwind.test>
@@ -162,7 +163,7 @@ def test_a_new_prompt_file_is_a_partition_extracted_offline(tmp_path: Path) -> N
     instance = dg.DagsterInstance.ephemeral()
     pipeline = PipelineResource(inbox=str(settings.inbox), prompts_dir=str(prompts))
     sensed = schema_version_sensor(dg.build_sensor_context(instance=instance, resources={"pipeline": pipeline}))
-    assert [r.partition_key for r in sensed.run_requests] == ["warranty_claim@v1"]
+    assert [covered(r) for r in sensed.run_requests] == [("warranty_claim@v1", "warranty_claim@v1")]
 
     results = run_pipeline(settings, schema_keys=["warranty_claim@v1"], instance=instance)
     assert all(r.success and not r.failed_checks for r in results), results

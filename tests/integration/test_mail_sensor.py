@@ -19,6 +19,7 @@ from extraction_assets.lib.extraction import OrchestratedExtractor
 from extraction_assets.lib.readers import MailCursor, mail_watch
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, Settings
 from extraction_assets.lib.warehouse import open_warehouse
+from tests.conftest import covered
 from tests.stub_model import StubModel
 
 EMAIL = "email@v1"
@@ -177,7 +178,7 @@ def test_a_message_appended_to_an_mbox_is_extracted_once(mail_settings: Settings
     loop.after_run = stopwatch
     asked = loop.tick()
     print(f"appended message's record stored {stored_at[0] - started:.1f} s after the tick that saw it began")
-    assert [r.partition_key for r in asked] == ["email@v1"]
+    assert [covered(r) for r in asked] == [("email@v1", "email@v1")]
     assert [module for module, _, attempts in _records_of(mail_settings, "<req-5521@brightline.test>")] == ["crm"]
     assert _records_of(mail_settings, "<promo-88@lumenhaus.test>") == before  # the earlier message: untouched
     assert loop.tick() == []

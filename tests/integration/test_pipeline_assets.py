@@ -17,6 +17,7 @@ from extraction_assets.lib.schemas import SchemaVersion, discover_schemas, load_
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import invariants, open_warehouse, rows_as_dicts, table_counts
 from extraction_assets.runner import run_pipeline
+from tests.conftest import covered
 
 PULSE = "pulse@v1"
 
@@ -113,7 +114,7 @@ def test_rerun_changes_nothing(settings: Settings) -> None:
     assert _metadata(results, "ingest", "raw_documents")["new_documents"] == 0
     assert _metadata(results, "ingest", "scrubbed_documents")["scrubbed_now"] == 0
     pulse = next(r for r in results if r.name == f"extract {PULSE}")
-    assert pulse.current and pulse.success, "nothing new: no run (a kept instance's idle run: test_idle_runs.py)"
+    assert pulse.success and pulse.metadata["extracted_items"]["run"] == "nothing to do"
 
 
 def test_new_file_is_the_only_work_on_the_next_run(settings: Settings) -> None:
@@ -273,7 +274,7 @@ def test_schema_sensor_adds_a_partition_for_a_new_prompt_file(settings: Settings
     v2 = (prompts / "pulse" / "v1.md").read_text(encoding="utf-8").replace("version: v1", "version: v2")
     (prompts / "pulse" / "v2.md").write_text(v2, encoding="utf-8")
     result = schema_version_sensor(dg.build_sensor_context(instance=instance, resources={"pipeline": pipeline}))
-    assert [r.partition_key for r in result.run_requests] == ["pulse@v2"]
+    assert [covered(r) for r in result.run_requests] == [("pulse@v2", "pulse@v2")]
     assert result.dynamic_partitions_requests[0].partition_keys == ["pulse@v2"]
 
 
@@ -314,7 +315,7 @@ def _check_automation(defs: dg.Definitions, instance: dg.DagsterInstance) -> Non
     assert again.total_requested == 0
 
 
-def test_nightly_schedule_requests_every_schema_version() -> None:
+def test_nightly_schedule_requests_every_schema_version_in_one_run() -> None:
     from datetime import datetime
 
     from extraction_assets.defs.schedules import nightly_extract_schedule
@@ -324,5 +325,5 @@ def test_nightly_schedule_requests_every_schema_version() -> None:
         instance.add_dynamic_partitions("schema_versions", [PULSE, "pulse@v2"])
         context = dg.build_schedule_context(instance=instance, scheduled_execution_time=datetime(2026, 11, 30, 2))
         requests = list(nightly_extract_schedule(context))
-    assert [r.partition_key for r in requests] == [PULSE, "pulse@v2"]
+    assert [covered(r) for r in requests] == [(PULSE, "pulse@v2")]  # every version in one run
     assert all("2026-11-30T02:00:00" in r.run_key for r in requests)

@@ -170,3 +170,41 @@ def test_two_backfills_of_different_versions_at_once_do_not_conflict(server: Pos
     for table, rows in expected.items():
         assert got[table] == rows, f"{table}: {len(got[table])} rows in the lake, {len(rows)} in the file"
     assert duplicate_keys(lake.warehouse) == {}
+
+
+def _cli_run(env: dict[str, str], inbox: Path) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "extraction_assets.cli", "run", "--inbox", str(inbox)],
+        env=env,
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done.stdout
+
+
+def test_the_command_line_with_four_shards_into_the_lake_or_a_file_matches_one_shard(
+    server: PostgresServer, tmp_path: Path
+) -> None:
+    """`EXTRACTION_SHARDS=4 extraction-assets run` itself (the sharded runner: an ingest run, a run per shard, a
+    queue run per version), into DuckLake on PostgreSQL with Dagster's storage there, and into a DuckDB file."""
+    inbox = _sample_inbox(tmp_path)
+    expected = _reference(tmp_path, inbox)
+    lake = _fan_out(server, tmp_path / "lake", "cli", inbox)
+    output = _cli_run(lake.env, inbox)
+    assert "FAILED" not in output and "SKIPPED" not in output
+    got = snapshot(lake.warehouse)
+    for table, rows in expected.items():
+        assert got[table] == rows, f"{table}: {len(got[table])} rows in the lake, {len(rows)} in the file"
+    versions = len(discover_schemas(DEFAULT_PROMPTS)[0])
+    assert _dagster_runs(server, "cli_dagster").get("SUCCESS", 0) == 1 + versions * SHARDS + versions
+
+    file = tmp_path / "sharded.duckdb"
+    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+    _cli_run({**env, "EXTRACTION_SHARDS": str(SHARDS), "EXTRACTION_WAREHOUSE": str(file)}, inbox)
+    got = snapshot(file)
+    for table, rows in expected.items():
+        assert got[table] == rows, f"{table}: {len(got[table])} rows in the sharded file, {len(rows)} in the file"

@@ -13,9 +13,12 @@ from extraction_assets.lib.readers import inbox_stamps, stamps_digest
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 
-def _tick(inbox: Path, cursor: str | None) -> dg.SensorResult:
+def _tick(inbox: Path, cursor: str | None, instance: dg.DagsterInstance | None = None) -> dg.SensorResult:
     pipeline = PipelineResource(inbox=str(inbox), prompts_dir=str(DEFAULT_PROMPTS))
-    return inbox_sensor(dg.build_sensor_context(cursor=cursor, resources={"pipeline": pipeline}))  # type: ignore[return-value]
+    context = dg.build_sensor_context(
+        cursor=cursor, resources={"pipeline": pipeline}, instance=instance or dg.DagsterInstance.ephemeral()
+    )
+    return inbox_sensor(context)  # type: ignore[return-value]
 
 
 def test_stamps_cover_the_tenants_files_only_and_change_with_them(tmp_path: Path) -> None:
@@ -43,3 +46,16 @@ def test_a_new_or_changed_file_asks_for_one_ingest_and_an_unchanged_inbox_skips(
     landed = _tick(tmp_path, first.cursor)
     assert len(landed.run_requests or []) == 1 and landed.cursor != first.cursor
     assert landed.run_requests[0].run_key != first.run_requests[0].run_key  # type: ignore[index]
+
+
+def test_a_landed_file_asks_for_one_run_of_a_pass_over_every_version(tmp_path: Path) -> None:
+    """Ingest and every schema version in one run: the range of the instance's version partitions."""
+    (tmp_path / "acme").mkdir()
+    (tmp_path / "acme" / "a.md").write_text("first")
+    instance = dg.DagsterInstance.ephemeral()
+    assert [r.job_name for r in _tick(tmp_path, None, instance).run_requests or []] == ["ingest_job"]  # no version yet
+    instance.add_dynamic_partitions("schema_versions", ["email@v1", "pulse@v1", "receipt@v1"])
+    [request] = _tick(tmp_path, None, instance).run_requests or []
+    assert request.job_name == "pass_job"
+    assert request.tags["dagster/asset_partition_range_start"] == "email@v1"
+    assert request.tags["dagster/asset_partition_range_end"] == "receipt@v1"

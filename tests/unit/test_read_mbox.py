@@ -129,6 +129,6 @@ def test_the_split_of_a_mailbox_is_the_stdlib_split(lines: list[str]) -> None:
         path = Path(folder) / "box.mbox"
         path.write_bytes(data)
         box = mailbox.mbox(path, create=False)
-        expected = [box.get_bytes(key) for key in box]
+        expected = [box.get_bytes(key) for key in box.iterkeys()]
         box.close()
     assert mbox_messages(data) == expected

@@ -16,9 +16,12 @@ import dagster as dg
 from pydantic import Field
 
 from extraction_assets.defs.automation import AFTER_UPSTREAM
+from extraction_assets.defs.check_results import materializations_of
+from extraction_assets.defs.extraction import checks
 from extraction_assets.defs.extraction.batches import store_finished_batches, submit_deferred
 from extraction_assets.defs.ingest.assets import scrubbed_documents
 from extraction_assets.defs.partitions import (
+    BACKFILL,
     EXTRACTION_POOL,
     extraction_partition,
     extraction_partitions,
@@ -47,13 +50,14 @@ from extraction_assets.lib.warehouse import (
     load_documents,
     load_scrubbed,
     pending_extractions,
-    queue_in_step,
     write_decisions,
     write_extraction_batch,
 )
 
 if TYPE_CHECKING:
     import duckdb
+
+    from extraction_assets.lib.extraction import Extractor
 
 T = TypeVar("T")
 ROUTE_BATCH = 500  # routing reads text only, and a gate is cheap
@@ -68,12 +72,6 @@ class ExtractionConfig(dg.Config):
         default=False, description="also overwrite accepted, rejected and human-corrected items"
     )
     tenant: str | None = Field(default=None, description="only this tenant's documents")
-    skip_unchanged: bool = Field(
-        default=False,
-        description="a run after whose routing the partition is current (nothing to extract, the queue in step "
-        "with the items: it only routed documents away) materializes nothing, so its checks and queue do not run; "
-        "the command-line runner sets it where nothing keeps the runs",
-    )
 
 
 def route_documents(
@@ -128,7 +126,6 @@ class Work:
     pending: list[str]
     rerun: RerunPreview
     figures: dict[str, Any] | None
-    current: bool = False  # routing left nothing to extract and the queue in step (asked for by skip_unchanged)
 
 
 def _extraction_spec(key: str, description: str) -> dg.AssetSpec:
@@ -140,7 +137,6 @@ def _extraction_spec(key: str, description: str) -> dg.AssetSpec:
         kinds={"duckdb", "python"},
         group_name="extraction",
         description=description,
-        skippable=True,  # see ExtractionConfig.skip_unchanged
     )
 
 
@@ -155,8 +151,11 @@ def _extraction_spec(key: str, description: str) -> dg.AssetSpec:
             "Table `evidence`: each item's quote with raw-text offsets, turn, match kind and strength.",
         ),
     ],
+    check_specs=checks.SPECS,
     partitions_def=extraction_partitions,
+    backfill_policy=BACKFILL,
     pool=EXTRACTION_POOL,
+    can_subset=True,
 )
 def extracted_items_and_evidence(
     context: dg.AssetExecutionContext,
@@ -164,11 +163,65 @@ def extracted_items_and_evidence(
     pipeline: PipelineResource,
     extractor: ExtractorResource,
     config: ExtractionConfig,
-):
-    """Items and their evidence are written in one transaction per batch, so neither exists without the other."""
-    schema_key, shard = extraction_partition(context.partition_key)
-    schema = schema_for_partition(pipeline.prompts_path, schema_key)
+) -> Iterator[dg.MaterializeResult | dg.AssetCheckEvaluation]:
+    """Every schema version of the run, one after the other, each written in one transaction per batch (items and
+    evidence never exist apart); then each version's metadata and check results, its own in the UI.
+
+    A version that fails does not stop the others; the step fails after them, so a retry or a re-execution runs
+    the step again, and the versions already done find nothing to do."""
     built = extractor.build()
+    partitions = list(context.partition_keys)
+    schemas: dict[str, SchemaVersion] = {}
+    failed: dict[str, Exception] = {}
+    for partition in partitions:
+        schema_key, shard = extraction_partition(partition)
+        try:
+            schemas[partition] = schema_for_partition(pipeline.prompts_path, schema_key)
+            items, evidence = _extract_partition(
+                context, warehouse, extractor, built, config, schemas[partition], shard
+            )
+        except Exception as exc:  # one version's failure must not cost the others their run
+            failed[partition] = exc
+            context.log.error(f"{partition}: extraction failed: {_reason(exc)}")
+            continue
+        context.add_asset_metadata(items, asset_key="extracted_items", partition_key=partition)
+        context.add_asset_metadata(evidence, asset_key="grounded_evidence", partition_key=partition)
+    if failed:
+        reasons = "; ".join(f"{partition}: {_reason(exc)}" for partition, exc in failed.items())
+        raise dg.Failure(
+            description=f"{len(failed)} of {len(partitions)} schema versions failed ({reasons}); what the others "
+            "committed stays, and a retry or re-execution extracts only what is left",
+            allow_retries=not all(isinstance(e, dg.Failure) and not e.allow_retries for e in failed.values()),
+        )
+    selected = context.selected_asset_keys
+    for key in ("extracted_items", "grounded_evidence"):
+        if dg.AssetKey(key) in selected:
+            yield dg.MaterializeResult(asset_key=key)
+    chosen = context.selected_asset_check_keys
+    if not chosen:
+        return
+    targets = {key.to_user_string(): materializations_of(context, key.to_user_string(), partitions) for key in selected}
+    found: list[dg.AssetCheckEvaluation] = []
+    with warehouse.connect(read_only=True) as con:
+        for partition in partitions:
+            found += checks.evaluations(con, schemas[partition], partition, chosen, targets)
+    yield from found  # the connection is closed before Dagster records them
+
+
+def _reason(exc: Exception) -> str:
+    return exc.description or "" if isinstance(exc, dg.Failure) else f"{type(exc).__name__}: {exc}"
+
+
+def _extract_partition(
+    context: dg.AssetExecutionContext,
+    warehouse: WarehouseResource,
+    extractor: ExtractorResource,
+    built: "Extractor",
+    config: ExtractionConfig,
+    schema: SchemaVersion,
+    shard: Shard,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Route, extract and commit one partition; its items' and its evidence's metadata."""
     version = built.version(schema)
 
     def work(con: "duckdb.DuckDBPyConnection") -> Work:
@@ -177,9 +230,7 @@ def extracted_items_and_evidence(
             pending_extractions(con, schema.key, kinds, version, tenant, force=config.force, routed=True)
         )
         figures = None if pending else extraction_figures(con, schema.key)
-        # routing has just decided every document it had to: with nothing pending, only the queue can be behind
-        current = config.skip_unchanged and not pending and queue_in_step(con, schema.key)
-        return Work(pending, preview_rerun(con, schema.key, tenant, pending), figures, current)
+        return Work(pending, preview_rerun(con, schema.key, tenant, pending), figures)
 
     routed, planned = route_documents(context, warehouse, schema, config.tenant, shard, then=work)
     pending, rerun = planned.pending, planned.rerun
@@ -187,7 +238,8 @@ def extracted_items_and_evidence(
     batch_figures: dict[str, int | str] = (
         dict(store_finished_batches(warehouse, batching, schema.key)) if batching else {}
     )
-    context.log.info(f"{schema.key}: {len(pending)} documents to extract with {version}")
+    if pending:
+        context.log.info(f"{schema.key}: {len(pending)} documents to extract with {version}")
     if rerun.need_confirmation and not config.confirm_overwrite:
         context.log.warning(f"{rerun.message}: kept, since the run was not confirmed (confirm_overwrite)")
     tally = ExtractionTally()
@@ -256,15 +308,10 @@ def extracted_items_and_evidence(
         ),
     }
     idle = not pending and not routed  # nothing new, changed or failed
-    if idle:
-        context.log.info(f"{schema.key}: nothing to do; the last run's figures stay the latest")
     if totals["pending"]:
         context.log.warning(
             f"{schema.key}: {totals['pending']} documents left pending ({dict(tally.outcomes)}); the next run continues"
         )
-    if planned.current and not batch_figures:
-        context.log.info(f"{schema.key}: current after routing; not materialized, so no check or queue follows")
-        return
     this_run = {"run": "nothing to do"} if idle else run_figures(config, rerun, tally, routed, extract_seconds)
     if not idle:
         cost = estimated_cost(built.prices, totals["prompt_tokens"], totals["completion_tokens"])
@@ -272,14 +319,8 @@ def extracted_items_and_evidence(
         this_run["budget_tokens"] = extractor.llm_budget_tokens or "no budget"
     if batch_figures:
         this_run["batch"] = dg.MetadataValue.json(batch_figures)
-    yield dg.MaterializeResult(asset_key="extracted_items", metadata={**partition_figures, **this_run})
-    yield dg.MaterializeResult(
-        asset_key="grounded_evidence",
-        metadata={
-            "dagster/row_count": figures["evidence"],
-            **({} if idle else {"evidence_written": totals["evidence"]}),
-        },
-    )
+    evidence = {"dagster/row_count": figures["evidence"], **({} if idle else {"evidence_written": totals["evidence"]})}
+    return {**partition_figures, **this_run}, evidence
 
 
 def run_figures(

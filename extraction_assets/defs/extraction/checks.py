@@ -1,24 +1,27 @@
 """Checks on extraction, per schema-version partition: every item has evidence, quotes match their source,
 confidences sit in their band, caps hold, statuses agree with reasons, and no evidence crosses tenants.
 
-Each check reads the schema version it runs for (the one just materialized, every shard of it), so a run costs
-what its partition holds, not what the whole warehouse holds; a backfill of every partition checks every row.
-The six are one step (`extraction_invariants`) reading through one connection: as six steps they cost a Dagster
-step and a warehouse connection each, most of an incremental run's checking. Each is still its own check, with
-its own key, description, blocking flag and result, and any subset of them can run alone.
+They are the extraction asset's own checks (`SPECS`), evaluated by its step right after each partition is
+materialized, through the connection that read the partition's figures: one run serves many partitions, and each
+partition gets its own result (an `AssetCheckEvaluation` tied to its materialization), shown per partition in the
+UI. Each check reads the schema version it is evaluated for (every shard of it), so a run costs what its partitions
+hold. Each is still its own check, with its own key, description, blocking flag and result, and any subset of them
+can be selected. A failed blocking check holds back its own version's review queue and nothing else.
 """
 
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import dagster as dg
+from dagster._core.definitions.asset_checks.asset_check_evaluation import (
+    AssetCheckEvaluationTargetMaterializationData,
+)
 
-from extraction_assets.defs.check_results import violations_result
-from extraction_assets.defs.partitions import POOL, extraction_partition, extraction_partitions
-from extraction_assets.defs.resources import PipelineResource, WarehouseResource
-from extraction_assets.lib.schemas import SchemaVersion, load_schema
+from extraction_assets.defs.check_results import violations_evaluation
+from extraction_assets.defs.partitions import extraction_partitions
+from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.warehouse import invariants
 
 if TYPE_CHECKING:
@@ -93,22 +96,37 @@ INVARIANTS = (
 )
 
 
-@dg.multi_asset_check(
-    specs=[
-        dg.AssetCheckSpec(
-            i.name, asset=i.asset, description=i.description, blocking=i.blocking, partitions_def=extraction_partitions
-        )
+SPECS = [
+    dg.AssetCheckSpec(
+        i.name,
+        asset=i.asset,
+        description=i.description + (" (blocking: a failure holds back this version's review queue)" * i.blocking),
+        # the gate is this version's own (`review/assets.py`): for Dagster a blocking check would stop every
+        # version of the run, and it gates only on results, never on the per-partition evaluations these yield
+        blocking=False,
+        partitions_def=extraction_partitions,
+    )
+    for i in INVARIANTS
+]
+BLOCKING = frozenset(i.key for i in INVARIANTS if i.blocking)
+
+
+def evaluations(
+    con: "duckdb.DuckDBPyConnection",
+    schema: SchemaVersion,
+    partition: str,
+    selected: Set[dg.AssetCheckKey],
+    targets: Mapping[str, Mapping[str, AssetCheckEvaluationTargetMaterializationData]],
+) -> list[dg.AssetCheckEvaluation]:
+    """The selected invariants of one partition, each tied to its asset's materialization of that partition in
+    `targets` (asset -> partition -> materialization)."""
+    return [
+        violations_evaluation(i.find(con, schema), i.what, i.key, partition, targets.get(i.asset, {}).get(partition))
         for i in INVARIANTS
-    ],
-    can_subset=True,
-    pool=POOL,
-    description="The extraction invariants of one partition, read through one warehouse connection.",
-)
-def extraction_invariants(
-    context: dg.AssetCheckExecutionContext, warehouse: WarehouseResource, pipeline: PipelineResource
-) -> Iterator[dg.AssetCheckResult]:
-    schema = load_schema(pipeline.prompts_path, extraction_partition(context.partition_key)[0])
-    selected = [i for i in INVARIANTS if i.key in context.selected_asset_check_keys]
-    with warehouse.connect(read_only=True) as con:
-        results = [violations_result(i.find(con, schema), i.what, i.key) for i in selected]
-    yield from results  # the connection is closed before Dagster records them
+        if i.key in selected
+    ]
+
+
+def blocking_failures(con: "duckdb.DuckDBPyConnection", schema: SchemaVersion) -> list[str]:
+    """The blocking invariants a schema version breaks now (for a queue rebuilt without its extraction's checks)."""
+    return [i.key.to_user_string() for i in INVARIANTS if i.blocking and i.find(con, schema)]

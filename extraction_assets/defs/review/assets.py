@@ -1,16 +1,48 @@
 """The review queue, partitioned by schema version: derived from the items that need a person, of every shard.
 
-It is rebuilt by itself after every extraction of its partition (an eager automation condition, while
-upstream blocking checks pass).
+It runs in the same run as its versions' extraction (one run per pass), every version of the run in one step, and
+materializes the partitions it rebuilt: a version whose extraction failed a blocking check in this run keeps its
+queue as it was, and the run says which version was held and why; the others go on. Rebuilt alone (from the UI, or
+after the shards of a version), a version's blocking checks are evaluated first. The audit log's check is one of
+its checks (`review/checks.py`): the log is one chain for every version, so it is checked once per run.
 """
+
+from collections.abc import Iterator
 
 import dagster as dg
 
 from extraction_assets.defs.automation import AFTER_UPSTREAM
-from extraction_assets.defs.partitions import EVERY_SHARD, POOL, schema_for_partition, schema_versions
+from extraction_assets.defs.extraction import checks as extraction_checks
+from extraction_assets.defs.partitions import (
+    BACKFILL,
+    EVERY_SHARD,
+    POOL,
+    SHARDS,
+    schema_for_partition,
+    schema_versions,
+)
 from extraction_assets.defs.resources import PipelineResource, WarehouseResource
+from extraction_assets.defs.review.checks import AUDIT_SPEC, audit_log_result
 from extraction_assets.lib.reporting import markdown_table
-from extraction_assets.lib.warehouse import rebuild_review_queue, review_queue_figures
+from extraction_assets.lib.warehouse import queue_in_step, rebuild_review_queue, review_queue_figures, row_count
+
+
+def _failed_in_run(context: dg.AssetExecutionContext) -> dict[str, list[str]] | None:
+    """The blocking extraction checks each partition failed in this run; None when the run evaluated none (the
+    queue runs without its extraction)."""
+    evaluations = [
+        entry.dagster_event.event_specific_data
+        for entry in context.instance.all_logs(context.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION)
+        if entry.dagster_event is not None
+    ]
+    blocking = [e for e in evaluations if e.asset_check_key in extraction_checks.BLOCKING]  # type: ignore[union-attr]
+    if not blocking:
+        return None
+    failed: dict[str, list[str]] = {}
+    for e in blocking:
+        if not e.passed:  # type: ignore[union-attr]
+            failed.setdefault(e.partition, []).append(e.asset_check_key.to_user_string())  # type: ignore[union-attr]
+    return failed
 
 
 @dg.asset(
@@ -19,25 +51,41 @@ from extraction_assets.lib.warehouse import rebuild_review_queue, review_queue_f
     kinds={"duckdb", "python"},
     pool=POOL,
     deps=[dg.AssetDep(key, partition_mapping=EVERY_SHARD) for key in ("extracted_items", "grounded_evidence")],
+    # in a pass it runs with its extraction; it follows an extraction that ran without it (automation, a shard's run)
     automation_condition=AFTER_UPSTREAM,
+    backfill_policy=BACKFILL if SHARDS == 1 else dg.BackfillPolicy.single_run(),
+    check_specs=[AUDIT_SPEC],
+    output_required=False,
     description="Items that need a person, with the rules that sent them there, most urgent first.",
 )
 def review_queue(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, pipeline: PipelineResource
-) -> dg.MaterializeResult:
-    key = schema_for_partition(pipeline.prompts_path, context.partition_key).key
-    with warehouse.connect() as con:
-        queued = rebuild_review_queue(con, key)
-        figures = review_queue_figures(con, key)
-    return dg.MaterializeResult(
-        metadata={
-            "dagster/row_count": queued,
-            "by_rule": dg.MetadataValue.json(figures["by_rule"]),
-            "items_by_status": dg.MetadataValue.json(figures["items_by_status"]),
-            "preview": dg.MetadataValue.md(
-                markdown_table(
-                    ["type", "title", "conf", "reasons", "source"], [list(r.values()) for r in figures["preview"]]
-                )
-            ),
-        }
-    )
+) -> Iterator[dg.AssetMaterialization | dg.AssetCheckResult]:
+    in_run = _failed_in_run(context)
+    for partition in context.partition_keys:
+        schema = schema_for_partition(pipeline.prompts_path, partition)
+        with warehouse.connect() as con:
+            held = in_run.get(partition, []) if in_run is not None else extraction_checks.blocking_failures(con, schema)
+            if held:
+                context.log.warning(f"{partition}: review queue held, blocking checks failed: {', '.join(held)}")
+                continue
+            # a queue in step with its items (every idle pass) is not written again
+            in_step = queue_in_step(con, schema.key)
+            queued = row_count(con, "review_queue", schema.key) if in_step else rebuild_review_queue(con, schema.key)
+            figures = review_queue_figures(con, schema.key)
+        yield dg.AssetMaterialization(
+            asset_key="review_queue",
+            partition=partition,
+            metadata={
+                "dagster/row_count": queued,
+                "by_rule": dg.MetadataValue.json(figures["by_rule"]),
+                "items_by_status": dg.MetadataValue.json(figures["items_by_status"]),
+                "preview": dg.MetadataValue.md(
+                    markdown_table(
+                        ["type", "title", "conf", "reasons", "source"], [list(r.values()) for r in figures["preview"]]
+                    )
+                ),
+            },
+        )
+    if AUDIT_SPEC.key in context.selected_asset_check_keys:
+        yield audit_log_result(context, warehouse)

@@ -21,7 +21,7 @@ from extraction_assets.lib.warehouse.connection import (
     table_counts,
     transaction,
 )
-from extraction_assets.lib.warehouse.currency import partition_is_current, queue_in_step
+from extraction_assets.lib.warehouse.currency import queue_in_step
 from extraction_assets.lib.warehouse.ddl import TABLES, ensure_schema
 from extraction_assets.lib.warehouse.documents import (
     documents_to_scrub,
@@ -97,7 +97,6 @@ __all__ = [
     "now",
     "open_batches",
     "open_warehouse",
-    "partition_is_current",
     "pending_extractions",
     "queue_in_step",
     "rebuild_review_queue",

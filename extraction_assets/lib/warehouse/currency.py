@@ -1,17 +1,11 @@
-"""Whether a schema version's partition is current: a run of it now would write nothing.
-
-That holds when no document of its kinds waits for a routing decision under its rules, none it takes waits for an
-extraction by this extractor, and its review queue holds exactly its needs_review items, each queued after the
-item's last change (a run killed between extraction and the queue's rebuild leaves a queue that is not).
+"""Whether a schema version's review queue is in step with its items: it holds exactly its needs_review items,
+each queued after the item's last change (a run killed between extraction and the queue's rebuild leaves a queue
+that is not). A queue in step is not written again by a pass with nothing new.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
-
-from extraction_assets.lib.warehouse.applicability import documents_to_route
-from extraction_assets.lib.warehouse.extraction import pending_extractions
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
     import duckdb
@@ -28,14 +22,3 @@ _QUEUE_OUT_OF_STEP = """SELECT EXISTS (
 def queue_in_step(con: duckdb.DuckDBPyConnection, schema_version: str) -> bool:
     """The partition's review queue holds exactly its needs_review items, each queued after the item's last change."""
     return not con.execute(_QUEUE_OUT_OF_STEP, [schema_version, schema_version]).fetchone()[0]  # type: ignore[index]
-
-
-def partition_is_current(
-    con: duckdb.DuckDBPyConnection, schema_version: str, kinds: Sequence[str], rules: str, extractor_version: str
-) -> bool:
-    """Nothing to route, nothing to extract and the queue in step with the items (see the module's docstring)."""
-    if documents_to_route(con, schema_version, kinds, rules):
-        return False
-    if pending_extractions(con, schema_version, kinds, extractor_version, routed=True):
-        return False
-    return queue_in_step(con, schema_version)
