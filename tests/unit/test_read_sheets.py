@@ -13,6 +13,7 @@ import pytest
 
 from extraction_assets.lib.models import Document, ReadFailure
 from extraction_assets.lib.readers import SheetError, csv_records, read_file, xlsx_records
+from extraction_assets.lib.readers.record import MAX_TEXT_CHARS
 
 QUESTIONS = ["Hôm nay bạn sẽ làm gì?", "Có rủi ro nào không?", "Bạn cần ai quyết định?"]
 LAN = ["Tôi sẽ gửi báo giá trước thứ hai tuần sau.", "Khách hủy đơn nếu giao trễ.", "Cần anh quyết định giá mới."]
@@ -213,3 +214,52 @@ def test_a_workbook_of_empty_sheets_is_a_failure(tmp_path: Path) -> None:
     (failure,) = _read(tmp_path, "empty.xlsx", _workbook({"A": [], "B": [[None, None]]}))
     assert isinstance(failure, ReadFailure)
     assert "no rows" in failure.reason
+
+
+def _one_string_on_every_row(rows: int) -> bytes:
+    """A workbook whose sheet refers `rows` times to one shared string of a million characters (just under the zip
+    checks' size floor). openpyxl writes inline strings, so the shared-string table and its references are added."""
+    import zipfile
+
+    workbook = openpyxl.Workbook()
+    workbook.active.append(["note"])
+    written = io.BytesIO()
+    workbook.save(written)
+    main = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+    strings = (
+        f'<sst xmlns="{main}" count="2" uniqueCount="2"><si><t>note</t></si><si><t>{"x" * 1_000_000}</t></si></sst>'
+    )
+    cells = "".join(f'<row r="{n}"><c r="A{n}" t="s"><v>1</v></c></row>' for n in range(2, rows + 2))
+    relation = (
+        '<Relationship Id="rIdStrings" Target="sharedStrings.xml" '
+        'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/sharedStrings"/>'
+    )
+    override = (
+        '<Override PartName="/xl/sharedStrings.xml" '
+        'ContentType="application/vnd.openxmlformats-officedocument.spreadsheetml.sharedStrings+xml"/>'
+    )
+    out = io.BytesIO()
+    with zipfile.ZipFile(written) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for entry in source.infolist():
+            part = source.read(entry).decode()
+            if entry.filename == "xl/worksheets/sheet1.xml":
+                part = part.replace("</row></sheetData>", "</row>" + cells + "</sheetData>")
+                part = part.replace('<dimension ref="A1:A1"', f'<dimension ref="A1:A{rows + 1}"')
+            elif entry.filename == "xl/_rels/workbook.xml.rels":
+                part = part.replace("</Relationships>", relation + "</Relationships>")
+            elif entry.filename == "[Content_Types].xml":
+                part = part.replace("</Types>", override + "</Types>")
+            target.writestr(entry.filename, part)
+        target.writestr("xl/sharedStrings.xml", strings)
+    return out.getvalue()
+
+
+def test_one_shared_string_referenced_by_every_row_is_capped_not_a_document_of_gigabytes(tmp_path: Path) -> None:
+    """A few KB of file that would become a document of 100 million characters: a dead letter with its reason."""
+    bomb = tmp_path / "acme" / "bomb.xlsx"
+    bomb.parent.mkdir()
+    bomb.write_bytes(_one_string_on_every_row(100))
+    assert bomb.stat().st_size < 100_000
+    [failure] = read_file(bomb, "acme", "acme/bomb.xlsx")
+    assert isinstance(failure, ReadFailure)
+    assert failure.reason == f"sheet text larger than {MAX_TEXT_CHARS} characters"

@@ -20,6 +20,7 @@ from extraction_assets.lib.readers.image import OcrError, read_image
 from extraction_assets.lib.readers.json_formats import read_json, read_jsonl
 from extraction_assets.lib.readers.pdf import PdfError, read_pdf
 from extraction_assets.lib.readers.record import (
+    MAX_TEXT_CHARS,
     RecordContext,
     Rejected,
     check_not_empty_or_binary,
@@ -253,6 +254,21 @@ def read_file(
         return fail(f"unreadable file: {_os_reason(exc)}")
 
     ctx = RecordContext(tenant_id=tenant_id, source_uri=source_uri, name_date=date_from_name(path.name))
+    return [_within_cap(r) for r in _documents(data, suffix, ctx, fail)]
+
+
+def _within_cap(record: Document | ReadFailure) -> Document | ReadFailure:
+    """Whatever the reader, no document longer than `MAX_TEXT_CHARS` (a dead letter instead)."""
+    if isinstance(record, Document) and len(record.text) > MAX_TEXT_CHARS:
+        reason = f"document text larger than {MAX_TEXT_CHARS} characters ({len(record.text)})"
+        return ReadFailure(tenant_id=record.tenant_id, source_uri=record.source_uri, reason=reason)
+    return record
+
+
+def _documents(
+    data: bytes, suffix: str, ctx: RecordContext, fail: Callable[[str], list[Document | ReadFailure]]
+) -> list[Document | ReadFailure]:
+    """The file's bytes through its format's reader."""
     try:
         if suffix == ".xlsx":  # a zip archive: binary by nature
             return sheet_documents(xlsx_records(data), ctx)

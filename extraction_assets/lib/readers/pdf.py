@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from io import BytesIO
 from typing import TYPE_CHECKING
 
+from extraction_assets.lib.readers.record import MAX_TEXT_CHARS
+
 if TYPE_CHECKING:  # pypdf (~0.3 s) loads with the first PDF, not with every inbox walk
     from pypdf import PdfReader
 
@@ -19,7 +21,6 @@ __all__ = ["PdfError", "PdfText", "read_pdf"]
 
 PAGE_BREAK = "\n\n"
 MAX_PAGES = 2000  # the longest contracts run to a few hundred pages
-MAX_TEXT_CHARS = 8 * 1024 * 1024  # text extracted from one PDF (a compressed stream can inflate a lot)
 logging.getLogger("pypdf").setLevel(logging.ERROR)  # malformed files are reported as dead letters, not log noise
 
 

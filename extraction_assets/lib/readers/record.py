@@ -18,6 +18,11 @@ UTF8_BOM = b"\xef\xbb\xbf"
 _ISO_DATE_IN_NAME = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 
 
+# The most text one file may become, whatever its format: a small file can inflate (a compressed PDF stream, one
+# shared string referenced by every row of a sheet), and a document this long is no inbox document.
+MAX_TEXT_CHARS = 8 * 1024 * 1024
+
+
 class Rejected(Exception):
     """A file (or record) is unusable; the message becomes the ReadFailure reason."""
 

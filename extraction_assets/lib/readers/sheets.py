@@ -17,14 +17,14 @@ from __future__ import annotations
 import csv
 import io
 import zipfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from typing import Any, Literal
 
 from extraction_assets.lib.models import Document, ReadFailure
 from extraction_assets.lib.readers.json_formats import chat_document, pulse_document
-from extraction_assets.lib.readers.record import RecordContext, Rejected
+from extraction_assets.lib.readers.record import MAX_TEXT_CHARS, RecordContext, Rejected
 
 Role = Literal["member", "date", "question", "answer", "time", "message"]
 
@@ -110,12 +110,23 @@ def xlsx_records(data: bytes) -> list[SheetRecord]:
         raise SheetError(f"not a readable Excel workbook ({type(exc).__name__}: {exc})") from None
     try:
         tables = [
-            _Table(sheet.title, _numbered([[_cell_text(v) for v in row] for row in sheet.iter_rows(values_only=True)]))
-            for sheet in workbook.worksheets
+            _Table(sheet.title, _numbered(_capped(sheet.iter_rows(values_only=True)))) for sheet in workbook.worksheets
         ]
     finally:
         workbook.close()
     return [record for table in tables for record in _sheet_records(table)]
+
+
+def _capped(rows: Iterable[Iterable[object]]) -> Iterator[list[str]]:
+    """The rows' cells as text, stopped once they hold more than `MAX_TEXT_CHARS` characters in all: one shared
+    string referenced by every row passes the zip checks and would become a document of gigabytes."""
+    total = 0
+    for row in rows:
+        cells = [_cell_text(v) for v in row]
+        total += sum(len(c) for c in cells)
+        if total > MAX_TEXT_CHARS:
+            raise SheetError(f"sheet text larger than {MAX_TEXT_CHARS} characters")
+        yield cells
 
 
 def _sheet_records(table: _Table) -> list[SheetRecord]:
