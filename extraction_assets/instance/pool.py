@@ -16,7 +16,6 @@ run in progress that uses the pool.
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
 import socket
@@ -30,6 +29,7 @@ from dagster._core.instance.config import PoolGranularity
 from dagster._core.storage.dagster_run import FINISHED_STATUSES, IN_PROGRESS_RUN_STATUSES
 
 from extraction_assets.instance.launcher import process_alive
+from extraction_assets.lib.warehouse.worker_lock import exclusive_turn
 
 logger = logging.getLogger("extraction_assets.instance")
 
@@ -102,22 +102,8 @@ def _pool_full(instance: dg.DagsterInstance, pool: str) -> set[str]:
 @contextmanager
 def _queue(home: Path, say: Callable[[str], None]) -> Iterator[None]:
     """One command-line run at a time launches its step: the others sleep on a file lock (no CPU)."""
-    with (home / TURN_LOCK).open("a+") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.seek(0)
-            holder = handle.read().strip() or "another process"
-            say(f"waiting for the run of {holder} to finish its step (pool turn)")
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        handle.seek(0)
-        handle.truncate()
-        handle.write(f"process {os.getpid()}")
-        handle.flush()
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    with exclusive_turn(home / TURN_LOCK, say, "to finish its step (pool turn)"):
+        yield
 
 
 @contextmanager

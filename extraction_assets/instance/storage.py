@@ -28,7 +28,7 @@ INIT_LOCK = ".extraction-assets-init.lock"
 def file_lock(path: Path) -> Iterator[None]:
     """An exclusive lock on `path` (created if missing); the kernel drops it when the process dies, even by SIGKILL."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as handle:
+    with os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT, 0o600), "r+") as handle:  # the owner's only
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield

@@ -169,3 +169,31 @@ def test_no_connection_is_open_while_a_batch_is_scrubbed(tmp_path: Path, monkeyp
     ingest = run_pipeline(settings, ["pulse@v1"], instance=dg.DagsterInstance.ephemeral())[0]
     assert ingest.success
     assert during_scrub and set(during_scrub) == {0}
+
+
+def test_two_runs_at_once_never_extract_the_same_documents(tmp_path: Path) -> None:
+    """Two `extraction-assets run` processes on one warehouse (a UI run and a command-line run, say), against a slow
+    model endpoint: the second waits for the first's partition, says whom it waits for, then finds nothing to do.
+    Every document is extracted once and the model is asked once per document's chunk."""
+    from extraction_assets.fake_llm import FakeLLMServer, Faults
+    from extraction_assets.runner import run_pipeline
+
+    inbox = tmp_path / "inbox"
+    shutil.copytree(SAMPLE_INBOX / "acme" / "pulses", inbox / "acme" / "pulses")
+    settings = Settings(warehouse=tmp_path / "w.duckdb", inbox=inbox, prompts_dir=DEFAULT_PROMPTS)
+    ingest = run_pipeline(settings, ["pulse@v1"], instance=dg.DagsterInstance.ephemeral(), stages=("ingest",))
+    assert ingest[0].success  # ingested once, first: both runs start with extraction
+    with FakeLLMServer(Faults(latency_ms=300)) as fake:
+        env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+        env |= {"EXTRACTION_LLM_BASE_URL": fake.base_url, "EXTRACTION_LLM_MODEL": "fake-model", "COLUMNS": "200"}
+        command = [sys.executable, "-m", "extraction_assets.cli", "run", "--schema", "pulse@v1"]
+        command += ["--inbox", str(inbox), "--warehouse", str(settings.warehouse), "--verbose"]
+        runs = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for _ in range(2)]
+        outputs = [run.communicate(timeout=300)[0].decode(errors="replace") for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], outputs
+    assert sum("which is extracting" in o or "to finish extracting pulse@v1" in o for o in outputs) == 1, outputs
+    import duckdb
+
+    with duckdb.connect(str(settings.warehouse), read_only=True) as con:
+        attempts = con.execute("SELECT max(attempts), count(*) FROM extraction_status").fetchone()
+    assert attempts is not None and attempts[0] == 1 and attempts[1] >= 4  # each document extracted once

@@ -49,6 +49,7 @@ from extraction_assets.lib.warehouse import (
     extraction_figures,
     load_documents,
     load_scrubbed,
+    one_worker,
     pending_extractions,
     write_decisions,
     write_extraction_batch,
@@ -177,9 +178,10 @@ def extracted_items_and_evidence(
         schema_key, shard = extraction_partition(partition)
         try:
             schemas[partition] = schema_for_partition(pipeline.prompts_path, schema_key)
-            items, evidence = _extract_partition(
-                context, warehouse, extractor, built, config, schemas[partition], shard
-            )
+            with one_worker(warehouse.path, str(partition), context.log.warning):  # whoever else launched a run
+                items, evidence = _extract_partition(
+                    context, warehouse, extractor, built, config, schemas[partition], shard
+                )
         except Exception as exc:  # one version's failure must not cost the others their run
             failed[partition] = exc
             context.log.error(f"{partition}: extraction failed: {_reason(exc)}")

@@ -61,6 +61,7 @@ from extraction_assets.lib.warehouse.sessions import (
 )
 from extraction_assets.lib.warehouse.shards import ALL_DOCUMENTS, Shard, shard_of
 from extraction_assets.lib.warehouse.summary import warehouse_summary
+from extraction_assets.lib.warehouse.worker_lock import one_worker
 
 __all__ = [
     "ALL_DOCUMENTS",
@@ -95,6 +96,7 @@ __all__ = [
     "load_session_rows",
     "load_session_state",
     "now",
+    "one_worker",
     "open_batches",
     "open_warehouse",
     "pending_extractions",
