@@ -8,6 +8,7 @@ import dagster as dg
 
 from extraction_assets.defs.resources import WarehouseResource
 from extraction_assets.lib.review import check_chain, keep_outside_head, read_outside_head, record_head
+from extraction_assets.lib.review.audit import OUTSIDE_HEAD_SUFFIX
 from extraction_assets.lib.warehouse import beside_warehouse, transaction
 
 AUDIT_SPEC = dg.AssetCheckSpec(
@@ -20,7 +21,7 @@ AUDIT_SPEC = dg.AssetCheckSpec(
 
 
 def audit_log_result(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    outside = beside_warehouse(warehouse.path, ".audit-head.json")
+    outside = beside_warehouse(warehouse.path, OUTSIDE_HEAD_SUFFIX)
     with warehouse.connect(read_only=True) as con:  # the whole log is read with readers sharing the file
         report = check_chain(con, read_outside_head(outside) if outside else None)
     recorded = False

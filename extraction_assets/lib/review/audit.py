@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code loc
     import duckdb
 
 GENESIS_HASH = "0" * 64
+OUTSIDE_HEAD_SUFFIX = ".audit-head.json"  # the head kept beside the warehouse
 AUDIT_KEY_ENV = "EXTRACTION_AUDIT_KEY"
 
 
@@ -171,6 +172,21 @@ def append_entry(
     return entry
 
 
+def advance_outside_head(con: duckdb.DuckDBPyConnection, entry: AuditEntry) -> None:
+    """Once the transaction that appended `entry` has committed: move the head kept outside the warehouse to it, so
+    deleting the newest rows (and restoring the item from its before-snapshot) shows at the next check, whether or
+    not a check ran in between. Only where the warehouse is a DuckDB file (a lake's head moves with its checks)."""
+    where = con.execute(
+        "SELECT path FROM duckdb_databases() WHERE database_name = current_database() AND type = 'duckdb'"
+    ).fetchone()
+    if not where or not where[0]:
+        return
+    path = Path(where[0]).with_name(Path(where[0]).name + OUTSIDE_HEAD_SUFFIX)
+    kept = read_outside_head(path)
+    if kept is None or kept.row_count < (entry.seq or 0):
+        _write_head(path, ChainHead(row_count=entry.seq or 0, head_hash=entry.row_hash))
+
+
 def item_history(con: duckdb.DuckDBPyConnection, tenant_id: str, item_id: str) -> list[AuditEntry]:
     """Every change to one item of one tenant, oldest first."""
     rows = rows_as_dicts(
@@ -261,7 +277,14 @@ def keep_outside_head(path: Path, report: ChainReport) -> bool:
     """Keep an intact chain's head outside the warehouse too (atomically replaced), for the next check."""
     if not report.intact or read_outside_head(path) == report.head:
         return False
-    partial = path.with_name(path.name + ".tmp")
-    partial.write_text(report.head.model_dump_json(), encoding="utf-8")
-    partial.replace(path)
+    _write_head(path, report.head)
     return True
+
+
+def _write_head(path: Path, head: ChainHead) -> None:
+    """Atomically replaced, readable by its owner only."""
+    partial = path.with_name(path.name + ".tmp")
+    partial.unlink(missing_ok=True)
+    with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as out:
+        out.write(head.model_dump_json())
+    partial.replace(path)

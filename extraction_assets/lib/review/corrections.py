@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from extraction_assets.lib.models import ItemStatus
-from extraction_assets.lib.review.audit import AuditEntry, append_entry, item_history
+from extraction_assets.lib.review.audit import AuditEntry, advance_outside_head, append_entry, item_history
 from extraction_assets.lib.warehouse.connection import now, rows_as_dicts, transaction
 from extraction_assets.lib.warehouse.review_queue import requeue_items
 
@@ -201,6 +201,7 @@ def apply_change(
             after=after,
             note=note,
         )
+    advance_outside_head(con, entry)
     return CorrectionResult(item_id=before["item_id"], action=action, before=before, after=after, audit=entry)
 
 

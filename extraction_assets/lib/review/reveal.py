@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from extraction_assets.lib.review.audit import AuditEntry, append_entry
+from extraction_assets.lib.review.audit import AuditEntry, advance_outside_head, append_entry
 from extraction_assets.lib.review.corrections import ReviewError
 from extraction_assets.lib.review.queries import ItemDetail, item_detail
 from extraction_assets.lib.warehouse.connection import transaction
@@ -42,4 +42,5 @@ def reveal_item(
             after=detail.item,
             note=note,
         )
+    advance_outside_head(con, entry)
     return detail, entry
