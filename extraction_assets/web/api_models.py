@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from extraction_assets.lib.review.corrections import MAX_NOTE_CHARS
+
 
 class EvidenceOut(BaseModel):
     """One evidence span of a field. The quote is shown scrubbed (placeholders for personal data); the offsets
@@ -88,7 +90,7 @@ class FieldPatch(BaseModel):
     value: Any = None
     normalized_value: Any = None
     status: Literal["accepted", "rejected", "needs_review"] | None = None
-    note: str | None = Field(default=None, description="why, for the audit trail")
+    note: str | None = Field(default=None, description="why, for the audit trail", max_length=MAX_NOTE_CHARS)
 
 
 class PatchOut(BaseModel):

@@ -107,6 +107,8 @@ async def _body(request: Request, model: type[BaseModel]) -> BaseModel | Respons
         return error("send a JSON body (Content-Type: application/json)", 415)
     try:
         return model.model_validate(json.loads(await request.body() or b"{}"))
+    except RecursionError:  # a body nested thousands of levels deep
+        return error("invalid request body: JSON nested too deeply", 400)
     except (json.JSONDecodeError, ValidationError) as exc:
         return error(f"invalid request body: {exc}", 422)
 

@@ -47,6 +47,7 @@ from extraction_assets.lib.review import (
 from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.warehouse import READER_WAIT_S, WarehouseBusy, open_warehouse
 from extraction_assets.web.interview_api import API_PREFIXES, error, interview_routes
+from extraction_assets.web.limits import BoundedBody
 from extraction_assets.web.openapi import openapi_document
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -263,6 +264,7 @@ def create_review_app(
         *(Route(f"/items/{{item_id}}/{a}", make_change(a), methods=["POST"]) for a in ("accept", "reject", "correct")),
     ]
     middleware = [
+        Middleware(BoundedBody),
         Middleware(TrustedHostMiddleware, allowed_hosts=list(allowed_hosts)),
         Middleware(BaseHTTPMiddleware, dispatch=_security_headers),
         Middleware(Authenticate, auth=auth, tenant_id=tenant_id),

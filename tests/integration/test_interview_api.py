@@ -207,3 +207,32 @@ def test_the_runtime_reads_a_sessions_coverage(api) -> None:
         assert http.get("/sessions/s-404/state").status_code == 404
     with _client(base, "rob") as rival:
         assert rival.get("/sessions/s-001/state").status_code == 403
+
+
+def test_oversized_or_deeply_nested_bodies_and_long_notes_are_refused_and_nothing_is_stored(api) -> None:
+    base, warehouse = api
+    with _client(base) as http:
+        spend = next(
+            f
+            for f in http.get("/sessions/s-001/extracted-fields").json()["fields"]
+            if f["field_name"] == "weekly_spend"
+        )
+        url = f"/extracted-fields/{spend['id']}"
+        huge = http.patch(url, json={"status": "accepted", "note": "x" * 2_000_000})
+        assert huge.status_code == 413
+        chunked = http.patch(
+            url, content=iter([b'{"note": "', b"x" * 400_000, b'"}']), headers={"Content-Type": "application/json"}
+        )
+        assert chunked.status_code == 413  # no length declared: counted as it streams in
+        deep = http.patch(url, content=b"[" * 100_000 + b"]" * 100_000, headers={"Content-Type": "application/json"})
+        assert deep.status_code in (400, 413) and "Traceback" not in deep.text
+        nested = http.patch(
+            url,
+            content=b'{"value": ' + b"[" * 20_000 + b"]" * 20_000 + b"}",
+            headers={"Content-Type": "application/json"},
+        )
+        assert nested.status_code == 400 and "nested too deeply" in nested.text
+        long_note = http.patch(url, json={"status": "accepted", "note": "x" * 5_000})
+        assert long_note.status_code == 422
+    with open_warehouse(warehouse) as con:
+        assert con.execute("SELECT count(*) FROM audit_log").fetchone() == (0,)

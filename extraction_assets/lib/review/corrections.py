@@ -137,6 +137,16 @@ def _type_problems(item: dict[str, Any], value: dict[str, Any], schemas: Mapping
     return type_violations(spec, value) if spec else []
 
 
+MAX_NOTE_CHARS = 2000  # a reason for the audit trail: stored for good, read by every audit check
+
+
+def bounded_note(note: str | None) -> str | None:
+    """A note the audit log may keep, or why not."""
+    if note is not None and len(note) > MAX_NOTE_CHARS:
+        raise InvalidCorrection(f"the note is {len(note)} characters long; at most {MAX_NOTE_CHARS} are kept")
+    return note
+
+
 def apply_change(
     con: duckdb.DuckDBPyConnection,
     tenant_id: str,
@@ -154,6 +164,7 @@ def apply_change(
     actor = actor.strip()
     if not actor:
         raise InvalidCorrection("who made the change is required (--by)")
+    note = bounded_note(note)
     asked = change.model_fields_set & set(_EDITABLE)
     if not asked:
         raise InvalidCorrection("nothing to change: give a value, a normalized value or a status")

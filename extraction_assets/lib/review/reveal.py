@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from extraction_assets.lib.review.audit import AuditEntry, advance_outside_head, append_entry
-from extraction_assets.lib.review.corrections import ReviewError
+from extraction_assets.lib.review.corrections import ReviewError, bounded_note
 from extraction_assets.lib.review.queries import ItemDetail, item_detail
 from extraction_assets.lib.warehouse.connection import transaction
 
@@ -30,6 +30,7 @@ def reveal_item(
     actor = actor.strip()
     if not actor:
         raise ReviewError("say who reveals the original text (a reviewer name)")
+    note = bounded_note(note)
     with transaction(con):
         detail = item_detail(con, tenant_id, ref, context_chars, reveal=True)
         entry = append_entry(
