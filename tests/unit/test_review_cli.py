@@ -127,7 +127,8 @@ def test_list_reads_on_an_80_column_terminal(review, monkeypatch) -> None:
 def test_an_unknown_tenant_is_an_error(review) -> None:
     for command in (["list"], ["show", review.ids["acme:risk"]]):
         code, out = review(*command, tenant="acne")
-        assert code == EXIT_INVALID and "unknown tenant 'acne'" in out["error"] and "acme, globex" in out["error"]
+        assert code == EXIT_INVALID and "unknown tenant 'acne'" in out["error"]
+        assert "acme" not in out["error"] and "globex" not in out["error"]  # no other tenant is named
 
 
 def test_an_unknown_rule_is_an_error_naming_the_rules(review) -> None:
