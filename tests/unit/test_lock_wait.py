@@ -177,3 +177,39 @@ def test_a_writer_lets_a_waiting_reader_in_first_and_never_waits_past_its_bound(
         assert 0.3 <= let_readers_in(warehouse, longest=0.3) < 1.5
     finally:
         os.close(other)
+
+
+STUCK_READER = (
+    "import fcntl, os, sys, time\n"
+    "handle = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)\n"
+    "fcntl.flock(handle, fcntl.LOCK_SH)\n"  # waits for the warehouse, then never takes it (Ctrl-Z)
+    "print('waiting', flush=True)\n"
+    "time.sleep(60)\n"
+)
+
+
+def test_a_reader_that_waits_and_never_takes_the_file_costs_a_bounded_time_and_is_named(
+    warehouse: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A `review list` suspended while it waits held the readers lock for good: every later batch of a run gave the
+    file back and waited for it. Past its bound it is named once and no longer waited for."""
+    from extraction_assets.lib.warehouse import lock_wait
+
+    monkeypatch.setattr(lock_wait, "STUCK_AFTER_S", 0.5)
+    stuck = subprocess.Popen([sys.executable, "-c", STUCK_READER, str(readers_file(warehouse))], stdout=subprocess.PIPE)
+    try:
+        assert stuck.stdout is not None and stuck.stdout.readline().strip() == b"waiting"
+        assert lock_wait.others_wait(warehouse), "a reader that has just begun to wait is let in"
+        time.sleep(0.6)
+        with caplog.at_level("WARNING", logger="extraction_assets.warehouse"):
+            assert not lock_wait.others_wait(warehouse)
+            assert not lock_wait.others_wait(warehouse)
+        assert [r.getMessage() for r in caplog.records] == [
+            f"process {stuck.pid} has waited for the warehouse for over 0.5 s without taking it (suspended?): "
+            "not giving the file back to it any more while it waits"
+        ]
+        assert let_readers_in(warehouse, longest=5) < 0.1
+    finally:
+        stuck.kill()
+        stuck.wait()
+    assert not lock_wait.others_wait(warehouse)

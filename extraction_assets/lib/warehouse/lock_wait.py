@@ -69,8 +69,51 @@ def _say_waiting(path: Path) -> int | None:
     return handle
 
 
+STUCK_AFTER_S = 5.0  # a process still waiting after this long is not taking the file (suspended, stopped)
+_first_seen: dict[int, float] = {}  # waiting process -> when this process first saw it wait
+_told: set[int] = set()
+
+
+def _waiting_processes(path: Path) -> set[int] | None:
+    """The processes holding the readers file's shared lock, from the kernel's lock table (None: it cannot tell)."""
+    try:
+        info = os.stat(readers_file(path))
+        with open("/proc/locks", encoding="ascii") as table:
+            rows = table.read().splitlines()
+    except OSError:
+        return None
+    where = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+    return {int(fields[4]) for fields in (row.split() for row in rows) if len(fields) > 5 and fields[5] == where}
+
+
+def _live_waiters(pids: set[int]) -> bool:
+    """Whether a waiting process is still worth yielding to: one that has waited longer than `STUCK_AFTER_S` had
+    gap after gap to get in and took none (a `review list` suspended with Ctrl-Z): yielding to it after every batch
+    made a run twelve times slower. It is named once, then not waited for while it keeps waiting."""
+    now = time.monotonic()
+    for gone in set(_first_seen) - pids:
+        del _first_seen[gone]
+        _told.discard(gone)
+    live = False
+    for pid in pids:
+        since = _first_seen.setdefault(pid, now)
+        if now - since < STUCK_AFTER_S:
+            live = True
+        elif pid not in _told:
+            _told.add(pid)
+            logger.warning(
+                f"process {pid} has waited for the warehouse for over {STUCK_AFTER_S:g} s without taking it "
+                "(suspended?): not giving the file back to it any more while it waits"
+            )
+    return live
+
+
 def others_wait(path: Path) -> bool:
-    """Whether another process waits for `path` now (holds the readers file's shared lock); one non-blocking test."""
+    """Whether another process waits for `path` now (holds the readers file's shared lock) and is still worth giving
+    the file back to (`_live_waiters`); where the kernel's lock table cannot be read, one non-blocking test."""
+    pids = _waiting_processes(path)
+    if pids is not None:
+        return _live_waiters(pids)
     try:
         handle = os.open(readers_file(path), os.O_RDONLY)
     except OSError:  # no one ever waited here
@@ -89,22 +132,12 @@ def let_readers_in(path: Path, longest: float = WRITER_YIELD_S) -> float:
 
     Only a reader blocked by this process could make it wait for nothing (a process opening a second connection
     while it holds the file), and that wait is bounded."""
-    try:
-        handle = os.open(readers_file(path), os.O_RDONLY)
-    except OSError:  # no reader ever waited here
-        return 0.0
     started = time.monotonic()
-    try:
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return time.monotonic() - started
-            except BlockingIOError:
-                if time.monotonic() - started >= longest:
-                    return time.monotonic() - started
-                time.sleep(0.01)
-    finally:
-        os.close(handle)  # closing drops the test lock at once
+    while others_wait(path):
+        if time.monotonic() - started >= longest:
+            break
+        time.sleep(0.01)
+    return time.monotonic() - started
 
 
 def open_duckdb_file(
