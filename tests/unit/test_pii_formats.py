@@ -257,3 +257,30 @@ def test_my_foreign_number_is_a_phone_word() -> None:
 def test_an_area_code_in_parentheses_belongs_to_the_number_after_it() -> None:
     # the last nine digits of this Brazilian mobile pass as a Vietnamese mobile on their own
     assert masked("Phone: (11) 96123-4567", region="VN") == [("PHONE", "(11) 96123-4567")]
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "value"),
+    [
+        ("Write to anna%2540example.org today", "EMAIL", "anna%2540example.org"),  # a double-encoded "@"
+        ("Write to anna&#64;example.org today", "EMAIL", "anna&#64;example.org"),
+        ("Write to anna&commat;example.org today", "EMAIL", "anna&commat;example.org"),
+        ("Write to an\u200bna@example.org today", "EMAIL", "an\u200bna@example.org"),  # a zero-width space inside
+        ("mail x @ example . org now", "EMAIL", "x @ example . org"),
+        ("Card 4111 1111 11\u200b11 1111 please", "CREDIT_CARD", "4111 1111 11\u200b11 1111"),
+        ("SSN 536\u201190\u20114312", "US_SSN", "536\u201190\u20114312"),  # non-breaking hyphens
+        ("SSN: 536-90-\n4312", "US_SSN", "536-90-\n4312"),  # wrapped
+        ("IBAN DE89 3704 0044\n0532 0130 00", "IBAN", "DE89 3704 0044\n0532 0130 00"),  # wrapped
+        ("> my card is 4111 1111\n> 1111 1111 thanks", "CREDIT_CARD", "4111 1111\n> 1111 1111"),  # in a quote
+        ("ИНН 7707083893", "RU_INN", "7707083893"),  # labelled, no company beside it
+    ],
+)
+def test_forms_that_hid_a_value_from_its_pattern_are_masked_where_they_stand(text: str, kind: str, value: str) -> None:
+    result = scrub(text)
+    assert [(d.kind, d.value) for d in result.detections] == [(kind, value)]
+    assert value not in result.text and f"[{kind}_1]" in result.text
+
+
+def test_a_time_written_with_a_doubled_colon_is_no_address() -> None:
+    assert scrub("В 23::00 по Москве, в 12::30 в Минске").detections == []  # seen in real news text
+    assert [d.kind for d in scrub("host fe80::1:2 and 2001:db8::ff00:42:8329").detections] == ["IP_ADDRESS"] * 2

@@ -34,6 +34,11 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "spelled out addresses": lambda n: "a dot " * (n // 6),
     "percent-encoded @": lambda n: "%40" * (n // 3),
     "a long run of spaces": lambda n: "1" + " " * n + "1",
+    "spaced at signs and dots": lambda n: "a @ b . " * (n // 8),
+    "zero-width characters": lambda n: "a\u200b1" * (n // 3),
+    "encoded at signs": lambda n: "a%2540b " * (n // 8),
+    "quoted lines": lambda n: "\n> 12" * (n // 5),
+    "wrapped digit groups": lambda n: "1234\n" * (n // 5),
 }
 
 

@@ -45,6 +45,15 @@ _SPELLED_EMAIL = re.compile(
     rf"[a-z0-9](?:[a-z0-9-]{{0,61}}[a-z0-9])?(?:(?:{_DOT_WORD})"
     rf"[a-z0-9](?:[a-z0-9-]{{0,61}}[a-z0-9])?)+(?![\w.])"
 )
+# Spaced out around a real "@" ("x @ example . org"): a space next to the "@" or a dot, and a last label of letters
+# (so "2 @ 3.50" is a price).
+_SPACED_EMAIL = re.compile(
+    r"(?<![\w.])[a-z0-9][a-z0-9._%+-]{0,63}(?:[^\S\n]+@[^\S\n]*|@[^\S\n]+)"
+    r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?[^\S\n]*\.[^\S\n]*)+[a-z]{2,24}(?![\w.])"
+    r"|(?<![\w.])[a-z0-9][a-z0-9._%+-]{0,63}@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?[^\S\n]*\.[^\S\n]*)*"
+    r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?[^\S\n]+\.[^\S\n]*[a-z]{2,24}(?![\w.])",
+    re.IGNORECASE,
+)
 _SPELLED_AT = re.compile(rf"(?i){_AT_WORD}")
 _SPELLED_DOT = re.compile(rf"(?i){_DOT_WORD}")
 # An address broken by a line wrap: the characters around a line break, joined and searched again.
@@ -72,6 +81,11 @@ def find_emails(scan: Scan) -> list[Hit]:
         )
         if "\n" in text and _AT_NEAR_WRAP.search(text) is not None:
             hits.extend(_emails_across_wraps(text))
+    if " @" in text or "@ " in text or " ." in text:
+        hits.extend(
+            Hit("EMAIL", m.start(), m.end(), 0.8, m.group(), "".join(m.group().split()).casefold())
+            for m in _SPACED_EMAIL.finditer(text)
+        )
     if "dot" in text or "DOT" in text or "Dot" in text:
         for m in _SPELLED_EMAIL.finditer(text):
             norm = _SPELLED_DOT.sub(".", _SPELLED_AT.sub("@", m.group(), count=1)).casefold()
@@ -387,8 +401,11 @@ def find_ips(scan: Scan) -> list[Hit]:
     if "::" in text or text.count(":") >= 6:  # six when an IPv4 tail takes the last two groups
         for m in _IPV6.finditer(text):
             part = m.group("address")
-            if len(_HEX_GROUP.findall(part)) < 2 or not any(c.isdigit() for c in part):
+            groups = _HEX_GROUP.findall(part)
+            if len(groups) < 2 or not any(c.isdigit() for c in part):
                 continue  # "::", "a::b" or "std::" are code or punctuation far more often than an address
+            if len(groups) == 2 and all(g.isdigit() and len(g) <= 2 for g in groups):
+                continue  # "23::00": a time with a doubled colon (seen in real news text), not an address
             try:
                 v6 = ipaddress.IPv6Address(part)
             except ValueError:

@@ -133,8 +133,11 @@ def _cards_across_wrap(text: str, brk: int) -> list[Hit]:
 
 # As people write them: the country code, the check digits and the BBAN, with spaces, dots or dashes anywhere
 # between characters (groups of any size, "NO 02 1503 ..."); lower case only when written compact.
-_IBAN = re.compile(r"(?<![A-Za-z0-9])(?:[A-Z]{2}[ .\-]?\d{2}|[a-z]{2}\d{2})(?:[ .\-]?[A-Za-z0-9]){8,30}(?![A-Za-z0-9])")
-_IBAN_SEPARATOR = re.compile(r"[ .\-]")
+# A line break counts as a separator: an IBAN wrapped in a narrow e-mail or a note (mod-97 keeps it strict).
+_IBAN = re.compile(
+    r"(?<![A-Za-z0-9])(?:[A-Z]{2}[ .\-]?\d{2}|[a-z]{2}\d{2})(?:(?:[ .\-]|\r?\n)?[A-Za-z0-9]){8,30}(?![A-Za-z0-9])"
+)
+_IBAN_SEPARATOR = re.compile(r"[ .\-\r\n]")
 _IBAN_MIN_CHARS = 15  # Norway's, the shortest in the registry
 
 
@@ -174,6 +177,8 @@ def find_ibans(scan: Scan) -> list[Hit]:
 # --- US SSN --------------------------------------------------------------------------------------------------------
 
 _SSN = re.compile(r"(?<![\w.-])(\d{3})([- .]?)(\d{2})\2(\d{4})(?![\w-]|\.\d)")
+# wrapped at a line break between its groups: masked after a label only
+_SSN_WRAPPED = re.compile(r"(?<![\w.-])(\d{3})([- .]?)(?:\r?\n[ \t]*)?(\d{2})\2(?:\r?\n[ \t]*)?(\d{4})(?![\w-]|\.\d)")
 _SSN_CONTEXT = re.compile(r"(?i)\bssn\b|\bss#|social[^\S\n]+security|\bsoc\.?[^\S\n]*sec\b")
 _SSN_WINDOW = 40
 
@@ -194,6 +199,10 @@ def find_ssns(scan: Scan) -> list[Hit]:
             hits.append(Hit("US_SSN", start, end, 0.95, m.group(), digits))
         elif m.group(2) == "-" and std_ssn.is_valid(digits) and not labelled_business_id(text, start):
             hits.append(Hit("US_SSN", start, end, 0.85, m.group(), digits))
+    if "\n" in text:
+        for m in _SSN_WRAPPED.finditer(text):
+            if "\n" in m.group() and near(_SSN_CONTEXT, text, m.start(), m.end(), _SSN_WINDOW):
+                hits.append(Hit("US_SSN", m.start(), m.end(), 0.9, m.group(), m.group(1) + m.group(3) + m.group(4)))
     return hits
 
 
@@ -243,20 +252,28 @@ def find_ru_snils(scan: Scan) -> list[Hit]:
     return hits
 
 
-_INN = re.compile(r"(?<![0-9A-Za-z])\d{2}(?:[ -]?\d{2}){5}(?![0-9A-Za-z]|[ -]\d)")
+_INN = re.compile(r"(?<![0-9A-Za-z])(?:\d{2}(?:[ -]?\d{2}){5}|\d{10})(?![0-9A-Za-z]|[ -]\d)")
 _INN_CONTEXT = re.compile(r"(?i)\bинн\b|\binn\b|налогоплательщик|taxpayer")
 _INN_HINTS = ("инн", "inn", "налогоплательщик", "taxpayer")
+# a company's own form before its number: a legal entity's 10-digit INN is a business id, readable
+_COMPANY_FORM = re.compile(r"(?i)(?<!\w)(?:ооо|оао|зао|пао|ао|нко|llc|ltd|jsc|gmbh)(?!\w)")
 
 
 def find_ru_inns(scan: Scan) -> list[Hit]:
-    """A person's INN: two check digits, yet one random 12-digit run in a hundred passes, so a label is needed."""
+    """A person's INN (12 digits, two check digits) or a labelled 10-digit one that no company form precedes: one
+    random run in a hundred passes the check digits, so a label is needed. The 10-digit number is a legal entity's
+    by its format, but one written with no company beside it may be anyone's: masked as an INN, on purpose."""
     if not scan.mentions(_INN_HINTS):
         return []
-    return [
-        Hit("RU_INN", m.start(), m.end(), 0.95, m.group(), digits_of(m.group()))
-        for m in _INN.finditer(scan.text)
-        if near(_INN_CONTEXT, scan.text, m.start(), m.end(), _ID_WINDOW) and ru_inn.is_valid(digits_of(m.group()))
-    ]
+    hits = []
+    for m in _INN.finditer(scan.text):
+        digits = digits_of(m.group())
+        if not near(_INN_CONTEXT, scan.text, m.start(), m.end(), _ID_WINDOW) or not ru_inn.is_valid(digits):
+            continue
+        if len(digits) == 10 and near(_COMPANY_FORM, scan.text, m.start(), m.end(), _ID_WINDOW):
+            continue
+        hits.append(Hit("RU_INN", m.start(), m.end(), 0.95, m.group(), digits))
+    return hits
 
 
 # Vietnam: the 12-digit citizen identity number (CCCD: province of birth, century and sex, birth year, serial)

@@ -42,8 +42,9 @@ from extraction_assets.lib.pii.numbers import (
     find_vn_national_ids,
 )
 from extraction_assets.lib.pii.scan import Hit, Scan
+from extraction_assets.lib.pii.view import View, detection_view
 
-SCRUBBER_VERSION = "pii-v4"  # v4: an IBAN right after another one is masked too
+SCRUBBER_VERSION = "pii-v5"  # v5: hidden forms undone before detection (`view.py`), linear wrapped e-mails
 DEFAULT_REGION = "US"
 
 
@@ -113,12 +114,14 @@ def _detect(text: str, region: str | None, kinds: frozenset[str]) -> list[Hit]:
     unknown = kinds - ALL_KINDS
     if unknown:
         raise ValueError(f"unknown PII kinds: {sorted(unknown)}; known: {sorted(ALL_KINDS)}")
-    scan = Scan(text=text, region=(region or DEFAULT_REGION).upper())
-    has_digits = _DIGIT.search(text) is not None
+    view = detection_view(text)
+    scan = Scan(text=view.text, region=(region or DEFAULT_REGION).upper())
+    has_digits = _DIGIT.search(view.text) is not None
     for detector in DETECTORS:
         if detector.kind in kinds and (has_digits or not detector.needs_digits):
             scan.hits.extend(detector.find(scan))
-    ranked = sorted(scan.hits, key=lambda h: (_PRIORITY[h.kind], h.start - h.end, h.start))
+    found = scan.hits if view.text is text else [_in_text(hit, text, view) for hit in scan.hits]
+    ranked = sorted(found, key=lambda h: (_PRIORITY[h.kind], h.start - h.end, h.start))
     starts: list[int] = []
     ends: list[int] = []
     kept: list[Hit] = []
@@ -130,6 +133,12 @@ def _detect(text: str, region: str | None, kinds: frozenset[str]) -> list[Hit]:
         ends.insert(i, hit.end)
         kept.insert(i, hit)
     return kept
+
+
+def _in_text(hit: Hit, text: str, view: View) -> Hit:
+    """A hit found in the view, as the span of the text it covers (the value as written, the view's norm)."""
+    start, end = view.to_raw(hit.start, hit.end)
+    return hit._replace(start=start, end=end, value=text[start:end])
 
 
 def _to_detection(hit: Hit) -> Detection:
