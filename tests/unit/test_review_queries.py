@@ -104,3 +104,19 @@ def test_rerun_preview_counts_what_would_be_overwritten_and_what_needs_confirmat
     assert (everyone.would_overwrite, everyone.need_confirmation, everyone.documents) == (2, 2, 2)
     assert (other_version.would_overwrite, other_version.need_confirmation) == (0, 0)
     assert (no_docs.would_overwrite, no_docs.need_confirmation) == (0, 0)
+
+
+def test_bidirectional_controls_in_stored_strings_are_shown_marked_never_raw(warehouse) -> None:
+    """A right-to-left override in a model's title would reorder what a reviewer reads ("pay 100" as "001 yap")."""
+    path, _ = warehouse
+    with open_warehouse(path) as con:
+        [row] = list_queue(con, "acme", limit=1)
+        con.execute(
+            "UPDATE extracted_items SET title = ?, value = ? WHERE item_id = ?",
+            ["pay \u202e001 USD\u202c now", '{"owner_name": "Dana\u2067x\u2069"}', row.item_id],
+        )
+        [again] = [r for r in list_queue(con, "acme", status="any", limit=500) if r.item_id == row.item_id]
+        detail = item_detail(con, "acme", row.item_id)
+    assert again.title == "pay ⟦U+202E⟧001 USD⟦U+202C⟧ now"
+    assert detail.item["title"] == again.title and detail.item["value"] == {"owner_name": "Dana⟦U+2067⟧x⟦U+2069⟧"}
+    assert not any(c in again.title + str(detail.model_dump()) for c in "\u202e\u202c\u2067\u2069")

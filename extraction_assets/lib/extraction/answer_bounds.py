@@ -23,7 +23,17 @@ _INJECTION = re.compile(
     r"\b(system prompt|developer message|you are now|act as)\b|</?\s*document\b|"
     r"\b(reveal|print|show)\b.{0,30}\b(prompt|instructions|secrets?|api key)\b"
 )
+# what reads as an order to the pipeline or to a reviewer, not as something the document says
+_ORDER = re.compile(
+    r"(?i)\b(approve|accept|mark|set|make|reject|delete|skip|trust)\b.{0,30}"
+    r"\b(every|all|everything|each|items?|status|confidence|review)\b|"
+    r"\bauto[- ]?(approved?|accepted)\b|^\W*(approved|accepted|verified)\b\s*:|\bconfidence\s*[:=]?\s*1(\.0+)?\b"
+)
 _SENTENCE_END = re.compile(r"[.!?\n]")
+_NUMBER = re.compile(r"\d(?:[\d,. ]*\d)?")
+_CONTENT_WORD = re.compile(r"[^\W\d_]{4,}")
+_PLACEHOLDER = re.compile(r"\[[A-Z][A-Z_]*_\d+\]")
+_SUPPORTED_SHARE = 1 / 3  # at least this share of a title's content words stand near its evidence
 
 
 def bounded_title(title: str) -> str:
@@ -66,13 +76,39 @@ def _sentence_around(text: str, start: int, end: int) -> str:
     return text[before[-1] if before else max(0, start - 400) : after.end() if after else end + 400]
 
 
+def unsupported(title: str, context: str) -> str | None:
+    """Why the evidence's sentences do not support a model's title, or None: a number of the title that they do
+    not hold ("pay 1,000,000 USD" beside evidence about a delivery date), or too few of its content words there."""
+    title = _PLACEHOLDER.sub(" ", title)
+    digits = "".join(ch for ch in context if ch.isdigit())
+    missing = [
+        n for n in _NUMBER.findall(title) if len(d := "".join(c for c in n if c.isdigit())) > 1 and d not in digits
+    ]
+    if missing:
+        return f"the title's {', '.join(missing)} is not in its evidence"
+    words = {w.casefold() for w in _CONTENT_WORD.findall(title)}
+    if len(words) >= 3:
+        near = context.casefold()
+        found = sum(w[:5] in near for w in words)
+        if found < len(words) * _SUPPORTED_SHARE:
+            return f"{len(words) - found} of the title's {len(words)} words are not near its evidence"
+    return None
+
+
 def suspicious(title: str, value: Any, evidence: list[EvidenceRecord], raw_text: str, instructions: str) -> list[str]:
-    """Review reasons for an answer that echoes the instructions or stands inside an injection-looking sentence."""
+    """Review reasons for a model's answer that echoes the instructions, reads as an order, stands inside an
+    injection-looking sentence, or says what its evidence does not support. What a model writes is data: it never
+    becomes a draft on its own say-so."""
     reasons = []
     answer = f"{title} {value}"
     echoed = _shingles(answer) & _instruction_shingles(instructions) if instructions else set()
+    context = " ".join(_sentence_around(raw_text, e.char_start, e.char_end) for e in evidence)
     if echoed or _INJECTION.search(answer):
         reasons.append("injection_suspected: the answer repeats the prompt's instructions or an instruction")
+    elif _ORDER.search(answer) and not _ORDER.search(context):
+        reasons.append("injection_suspected: the answer reads as an order to the pipeline or its reviewers")
     elif any(_INJECTION.search(_sentence_around(raw_text, e.char_start, e.char_end)) for e in evidence):
         reasons.append("injection_suspected: the evidence stands in an instruction-like sentence of the document")
+    if evidence and (why := unsupported(title, context)):
+        reasons.append(f"unsupported_by_evidence: {why}")
     return reasons

@@ -22,6 +22,7 @@ RULES = (
     "denied_by_speaker",
     "policy_always",
     "injection_suspected",  # a model's answer echoing its instructions or an instruction in the document
+    "unsupported_by_evidence",  # a model's title whose numbers or words its evidence's sentences do not hold
 )
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from extraction_assets.lib.models import ScrubbedDocument
+from extraction_assets.lib.review.controls import shown
 from extraction_assets.lib.review.corrections import load_item
 from extraction_assets.lib.warehouse import load_scrubbed
 from extraction_assets.lib.warehouse.connection import rows_as_dicts
@@ -128,12 +129,14 @@ def list_queue(
     quotes = masked_quotes(con, [(r["item_id"], r["doc_id"], *r["first_span"]) for r in rows if r["first_span"]])
     return [
         QueueRow.model_validate(
-            {
-                **r,
-                "source_uri": masked(r["source_uri"]),  # a file may be named after a person
-                "reasons": json.loads(r["reasons"]),
-                "evidence_quote": quotes.get(r["item_id"]),
-            }
+            shown(
+                {
+                    **r,
+                    "source_uri": masked(r["source_uri"]),  # a file may be named after a person
+                    "reasons": json.loads(r["reasons"]),
+                    "evidence_quote": quotes.get(r["item_id"]),
+                }
+            )
         )
         for r in rows
     ]
@@ -193,7 +196,7 @@ def item_detail(
             )
         )
     segments = highlight_segments(text, spans)
-    return ItemDetail(
+    detail = ItemDetail(
         item=item,
         source_uri=source_uri if reveal else masked(source_uri),
         kind=kind,
@@ -201,6 +204,7 @@ def item_detail(
         segments=segments,
         masked=not reveal,
     )
+    return ItemDetail.model_validate(shown(detail.model_dump()))  # bidirectional controls marked, never raw
 
 
 def queue_filters(con: duckdb.DuckDBPyConnection, tenant_id: str) -> tuple[list[str], list[str]]:
