@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -21,7 +22,11 @@ DATE_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 MAX_EVIDENCE_SPANS = 5
 
 
-@functools.cache
+_BASE_LOCK = threading.Lock()
+_BUILT_LOCK = threading.Lock()
+_BASE: list[type[BaseModel]] = []  # the one base, once built
+
+
 def response_base() -> type[BaseModel]:
     """Base of every top-level response model, built on first use (importing instructor imports openai, ~1 s).
 
@@ -29,7 +34,18 @@ def response_base() -> type[BaseModel]:
     request), and the JSON schema, which instructor rebuilds for every request, is built once per class.
     A fresh copy is returned (parsed from the stored JSON, much cheaper than a deep copy) because
     callers edit it.
+
+    Built once under a lock: `functools.cache` let threads calling it together each build a base of their own, and
+    models built on different bases then failed `super()` for the rest of the process.
     """
+    if not _BASE:
+        with _BASE_LOCK:
+            if not _BASE:
+                _BASE.append(_build_base())
+    return _BASE[0]
+
+
+def _build_base() -> type[BaseModel]:
     from instructor import ResponseSchema
 
     class ResponseBase(ResponseSchema):
@@ -149,7 +165,9 @@ def _memo(kind: str, schema: SchemaVersion, build: Callable[[], type[BaseModel]]
     """One class per schema version and purpose: building pydantic models per document would be waste."""
     key = (kind, schema.key, schema.content_sha256 or schema.model_dump_json())
     if key not in _built:
-        _built[key] = build()
+        with _BUILT_LOCK:  # threads asking at once get the same class
+            if key not in _built:
+                _built[key] = build()
     return _built[key]
 
 
