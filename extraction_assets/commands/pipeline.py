@@ -144,7 +144,8 @@ def _model_line(figures: dict[str, Any]) -> str | None:
         return None
     cost = figures.get("estimated_cost")
     line = (
-        f"model: {calls} calls, {figures.get('cache_hits', 0)} cached, "
+        f"model: {calls} calls, {figures.get('cache_hits', 0)} cached "
+        f"({figures.get('remembered_failures', 0)} remembered failures), "
         f"{figures.get('prompt_tokens', 0)} prompt + {figures.get('completion_tokens', 0)} completion tokens"
         + (f", estimated cost {cost:.4f}" if isinstance(cost, float) else "")
     )

@@ -157,6 +157,25 @@ def test_a_rerun_is_answered_from_the_cache(model_settings, fake, instance) -> N
     assert len(fake.requests) == 2 * calls
 
 
+def test_a_rerun_asks_nothing_again_also_for_answers_that_failed_validation(model_settings, fake, instance) -> None:
+    """Answers that failed after the re-asks are remembered under the same key as good ones: the rerun makes no
+    request (a budget is not spent on the same failures each night), falls back as before and counts them."""
+    fake.faults = Faults(schema_violation=True)
+    first = _run(model_settings, _extractor(fake), instance)
+    calls = len(fake.requests)
+    docs = _documents(model_settings)
+    assert calls >= docs and first["outcomes"] == {"fallback_used": docs}
+    _force_reextraction(model_settings)
+    again = _run(model_settings, _extractor(fake), instance)
+    assert len(fake.requests) == calls, "a remembered failure was asked again"
+    assert again["model_calls"] == 0 and again["remembered_failures"] == docs
+    assert again["outcomes"] == {"fallback_used": docs}
+    fake.faults = Faults()
+    _force_reextraction(model_settings)
+    fresh = _run(model_settings, _extractor(fake, refresh_cache=True), instance)
+    assert fresh["outcomes"] == {"model": docs} and len(fake.requests) == calls + docs
+
+
 @pytest.mark.parametrize(
     ("faults", "outcome", "min_requests_per_doc"),
     [

@@ -220,6 +220,36 @@ def test_client_raises_llm_error_for_bad_answers(fake: FakeLLMServer) -> None:
     fake.faults = Faults()
 
 
+def test_an_answer_that_failed_validation_is_remembered_and_a_transport_error_is_not(fake: FakeLLMServer) -> None:
+    """The same request would get the same invalid answer: it is not paid for again (a refresh asks again); a 500 or
+    a timeout is the endpoint's, so the next run asks."""
+    messages = build_messages(PULSE, DOC, items_model(PULSE))
+    failures: list[dict] = []
+    for faults, remembered in (
+        (Faults(schema_violation=True), True),
+        (Faults(invalid_json=True), True),
+        (Faults(server_error_every=1), False),
+    ):
+        fake.faults = faults
+        cache = MemoryCache()
+        client = _client(fake)
+        client.cache = cache
+        with pytest.raises(LLMError):
+            client.complete(messages, items_model(PULSE))
+        before = len(fake.requests)
+        with pytest.raises(LLMError) as again:
+            client.complete(messages, items_model(PULSE))
+        assert (len(fake.requests) == before) is remembered, faults
+        assert again.value.stats.remembered_failure is remembered
+        stored = cache.take_pending()
+        assert [bool(e["response"].get("failed")) for e in stored] == ([True] if remembered else [])
+        failures += stored
+    fake.faults = Faults()
+    refreshing = _client(fake, refresh_cache=True)
+    refreshing.cache = MemoryCache({e["request_hash"]: e for e in failures})
+    assert refreshing.complete(messages, items_model(PULSE))[1].calls == 1  # EXTRACTION_LLM_REFRESH_CACHE=1
+
+
 def test_orchestrator_versions_and_offline_behaviour(fake: FakeLLMServer) -> None:
     offline = OrchestratedExtractor(None)
     assert offline.version(PULSE) == offline.heuristic.version(PULSE)

@@ -352,6 +352,8 @@ def run_figures(
         "extract_seconds": seconds,
         "model_calls": totals["calls"],
         "cache_hits": totals["cache_hits"],
+        "remembered_failures": totals["remembered_failures"],  # answers that failed validation before: not asked
+        "chunks_per_document": round(totals["chunks"] / max(totals["documents"], 1), 2),
         "prompt_tokens": totals["prompt_tokens"],
         "completion_tokens": totals["completion_tokens"],
         "model_latency_ms": dg.MetadataValue.json(tally.latency_percentiles()),

@@ -54,10 +54,16 @@ def figure_rows(result: EvalResult) -> list[list[str]]:
         ["expected calibration error", f"{fmt(result.calibration.ece)} over {result.calibration.points} predictions"],
         ["latency per document (mean / p95)", f"{fmt(result.latency_ms_mean, 1)} / {fmt(result.latency_ms_p95, 1)} ms"],
         ["wall time", f"{result.wall_seconds:.1f} s"],
-        ["model calls / cache hits", f"{result.model_calls} / {result.cache_hits}"],
+        [
+            "model calls / cache hits (remembered failures)",
+            f"{result.model_calls} / {result.cache_hits} ({result.remembered_failures})",
+        ],
         ["tokens (prompt / completion)", f"{result.prompt_tokens} / {result.completion_tokens}"],
         ["estimated cost", "no prices configured" if result.estimated_cost is None else f"{result.estimated_cost:.4f}"],
-        ["chunks / documents pending (budget)", f"{result.chunks} / {result.documents_pending}"],
+        [
+            "chunks (per document) / documents pending (budget)",
+            f"{result.chunks} ({result.chunks / max(result.documents, 1):.2f}) / {result.documents_pending}",
+        ],
         *(
             [["micro recall per pass", " / ".join(fmt(r) for r in result.recall_per_pass)]]
             * bool(result.recall_per_pass)

@@ -104,6 +104,7 @@ class EvalResult(BaseModel):
     wall_seconds: float = 0.0
     model_calls: int = 0
     cache_hits: int = 0
+    remembered_failures: int = 0  # cached answers that had failed validation: not asked again
     prompt_tokens: int = 0
     completion_tokens: int = 0
     estimated_cost: float | None = None  # at the endpoint's configured prices; None without prices
@@ -216,7 +217,7 @@ class _Tally:
             ("documents", "failed", "pending", "invalid", "proposed", "stored", "dropped", "needs_review"), 0
         )
         self.cost: dict[str, int] = dict.fromkeys(
-            ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "chunks"), 0
+            ("calls", "cache_hits", "remembered_failures", "prompt_tokens", "completion_tokens", "chunks"), 0
         )
         self.models: set[str] = set()
         self.messages: list[str] = []
@@ -421,6 +422,7 @@ def _result(
         wall_seconds=round(wall_seconds, 2),
         model_calls=tally.cost["calls"],
         cache_hits=tally.cost["cache_hits"],
+        remembered_failures=tally.cost["remembered_failures"],
         prompt_tokens=tally.cost["prompt_tokens"],
         completion_tokens=tally.cost["completion_tokens"],
         estimated_cost=estimated_cost(

@@ -97,6 +97,7 @@ def merge(schema: SchemaVersion, heuristic: list[CandidateItem], model: list[Can
 def _add(total: dict[str, float], stats: CallStats) -> None:
     total["calls"] = total.get("calls", 0) + stats.calls
     total["cache_hits"] = total.get("cache_hits", 0) + int(stats.cached)
+    total["remembered_failures"] = total.get("remembered_failures", 0) + int(stats.remembered_failure)
     total["prompt_tokens"] = total.get("prompt_tokens", 0) + stats.prompt_tokens
     total["completion_tokens"] = total.get("completion_tokens", 0) + stats.completion_tokens
     total["latency_ms"] = total.get("latency_ms", 0) + stats.latency_ms

@@ -28,7 +28,15 @@ class ExtractionTally:
             self.counts["failed"] += outcome.status == "failed"
             self.counts["partial"] += outcome.status == "partial"
             self.counts["pending"] += outcome.status == "pending"
-            for key in ("calls", "cache_hits", "chunks", "chunk_retries", "prompt_tokens", "completion_tokens"):
+            for key in (
+                "calls",
+                "cache_hits",
+                "remembered_failures",
+                "chunks",
+                "chunk_retries",
+                "prompt_tokens",
+                "completion_tokens",
+            ):
                 self.counts[key] += int(outcome.stats.get(key, 0))
             if outcome.stats.get("calls"):
                 self.latencies_ms.append(float(outcome.stats.get("latency_ms", 0.0)))

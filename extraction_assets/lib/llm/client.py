@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from extraction_assets.lib.llm.answer_size import bounded_http_client, reask_cap
 from extraction_assets.lib.llm.batch import BatchRequest
@@ -74,6 +74,7 @@ class CallStats(BaseModel):
     """What one logical request cost: model calls made (0 when cached), tokens and time."""
 
     cached: bool = False
+    remembered_failure: bool = False  # a cached answer that failed validation before: not asked again
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -189,6 +190,8 @@ class LLMClient:
         mode = mode or self.settings.mode
         key = request_hash(self.settings.model, mode, messages, output)
         if not self.settings.refresh_cache and (hit := self.cache.get(key)) is not None:
+            if (failed := hit.get("response", {}).get("failed")) is not None:
+                raise LLMError(f"remembered failure: {failed}", CallStats(cached=True, remembered_failure=True))
             try:
                 return output.model_validate(hit["response"]["parsed"]), CallStats(cached=True)
             except (KeyError, ValueError) as exc:
@@ -233,23 +236,37 @@ class LLMClient:
         except Exception as exc:  # provider, transport, JSON and validation errors alike
             _settle(stats, usage, started)
             self.budget.settle(estimate, stats.prompt_tokens + stats.completion_tokens)
-            raise LLMError(f"{type(exc).__name__}: {str(exc)[:500]}", stats) from exc
+            reason = f"{type(exc).__name__}: {str(exc)[:500]}"
+            if answer_failed(exc):  # the same request would get the same answer: remembered like a good one
+                self.cache.put(self._entry(key, mode, messages, {"failed": reason}, stats, tags))
+            raise LLMError(reason, stats) from exc
         _settle(stats, usage, started)
         self.budget.settle(estimate, stats.prompt_tokens + stats.completion_tokens)
-        self.cache.put(
-            {
-                "request_hash": key,
-                "model": self.settings.model,
-                "mode": mode,
-                "request": {"messages": messages},
-                "response": {"parsed": parsed.model_dump(mode="json"), "raw": _dump(completion)},
-                "prompt_tokens": stats.prompt_tokens,
-                "completion_tokens": stats.completion_tokens,
-                "latency_ms": stats.latency_ms,
-                **tags,
-            }
-        )
+        answer = {"parsed": parsed.model_dump(mode="json"), "raw": _dump(completion)}
+        self.cache.put(self._entry(key, mode, messages, answer, stats, tags))
         return parsed, stats
+
+    def _entry(
+        self,
+        key: str,
+        mode: Mode,
+        messages: list[dict[str, str]],
+        response: dict[str, Any],
+        stats: CallStats,
+        tags: dict[str, str],
+    ) -> dict[str, Any]:
+        """An `llm_cache` row: the request, what came back (an answer, or why none was valid), its cost."""
+        return {
+            "request_hash": key,
+            "model": self.settings.model,
+            "mode": mode,
+            "request": {"messages": messages},
+            "response": response,
+            "prompt_tokens": stats.prompt_tokens,
+            "completion_tokens": stats.completion_tokens,
+            "latency_ms": stats.latency_ms,
+            **tags,
+        }
 
     def input_chars_that_fit(self, messages: list[dict[str, str]]) -> int | None:
         """How many characters of document text can join `messages` (a request without its document) within the
@@ -313,6 +330,23 @@ class LLMClient:
         with self._lock:
             deferred, self.deferred = list(self.deferred.values()), {}
             return deferred
+
+
+def answer_failed(exc: BaseException) -> bool:
+    """Whether the model answered and no answer was valid after the re-asks (invalid JSON, a schema violation, an
+    answer cut at its token bound): asking the same request again would pay for the same failure. A provider or
+    transport error (timeout, 429, 5xx, refused connection) is not: the next run asks again."""
+    import openai
+    from instructor.core.exceptions import IncompleteOutputException
+
+    answered = False
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, openai.APIError | TimeoutError | ConnectionError):
+            return False
+        answered = answered or isinstance(seen, ValidationError | json.JSONDecodeError | IncompleteOutputException)
+        seen = seen.__cause__ or seen.__context__
+    return answered
 
 
 def _settle(stats: CallStats, usage: list[Any], started: float) -> None:
