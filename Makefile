@@ -10,7 +10,7 @@ DAGSTER_HOME_DIR := $(DATA)/dagster
 WAREHOUSE ?= $(DATA)/warehouse.duckdb
 RUN_ENV := DAGSTER_HOME=$(DAGSTER_HOME_DIR) EXTRACTION_WAREHOUSE=$(WAREHOUSE)
 
-.PHONY: setup ocr-engine demo test ui bench lint clean dagster-home
+.PHONY: setup ocr-engine demo test test-fast ui bench lint clean dagster-home
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,9 +51,16 @@ dagster-home:
 demo: $(DEMO_STAMP) dagster-home  ## run every asset on the bundled sample inbox, offline
 	$(RUN_ENV) $(BIN)/extraction-assets run
 
+# unit tests share the cores (a process each, file by file); integration tests start servers, processes and timed
+# waits of their own, so they run one at a time after them
+PYTEST_WORKERS ?= auto
 test: setup  ## the whole test suite (what CI runs): the code location loads, then every test
 	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(BIN)/dg check defs
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -m "not integration" -n $(PYTEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -m integration
+
+test-fast: $(STAMP)  ## the unit tests only, on every core: what a developer runs between changes
+	$(BIN)/python -m pytest -m "not integration" -n $(PYTEST_WORKERS) --dist loadfile
 
 ui: $(DEMO_STAMP) dagster-home  ## the Dagster UI on the same warehouse
 	$(RUN_ENV) $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000

@@ -15,6 +15,16 @@ if TYPE_CHECKING:
     from extraction_assets.fake_llm import FakeLLMServer
 
 
+INTEGRATION = Path(__file__).parent / "integration"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under tests/integration is marked `integration` (`make test-fast` leaves them out)."""
+    for item in items:
+        if INTEGRATION in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.integration)
+
+
 @pytest.fixture
 def inbox(tmp_path: Path) -> Path:
     target = tmp_path / "inbox"

@@ -60,7 +60,7 @@ def test_the_run_output_says_what_the_model_cost_and_what_is_left_pending() -> N
         }
     )
     assert line == (
-        "model: 3 calls, 1 cached, 900 prompt + 120 completion tokens, estimated cost 0.0012; "
+        "model: 3 calls, 1 cached (0 remembered failures), 900 prompt + 120 completion tokens, estimated cost 0.0012; "
         "7 documents pending, the next run continues"
     )
     assert "estimated cost" not in (_model_line({"model_calls": 1, "estimated_cost": "no prices configured"}) or "")
