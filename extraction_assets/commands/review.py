@@ -61,7 +61,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     correct = decision("correct", "change an item's value, normalized value or status")
     correct.add_argument("--value", help='the corrected value as JSON, e.g. \'{"owner_name": "Linh"}\'')
     correct.add_argument("--normalized-value", dest="normalized_value", help="the normalized value as JSON")
-    correct.add_argument("--status", choices=("accepted", "rejected", "needs_review"), help="the new status")
+    correct.add_argument(
+        "--status",
+        choices=("accepted", "rejected", "needs_review"),
+        help="the new status (a corrected value without one leaves the item accepted)",
+    )
+    correct.add_argument(
+        "--replace",
+        action="store_true",
+        help="--value is the whole new value (by default it changes the fields it names)",
+    )
     item_action("history", "cmd_history", "every change to an item: when, who, before and after")
     preview = action("rerun-preview", "cmd_rerun_preview", "what re-extracting a schema version would overwrite")
     preview.add_argument("--schema", required=True, help="the schema version, e.g. pulse@v1")

@@ -24,6 +24,7 @@ from extraction_assets.commands.review import (
 )
 from extraction_assets.lib.review import (
     AUTH_ENV,
+    REVEAL,
     AuditEntry,
     Authenticator,
     Change,
@@ -41,6 +42,7 @@ from extraction_assets.lib.review import (
     load_auth,
     new_token,
     preview_rerun,
+    provenance,
     reveal_item,
 )
 from extraction_assets.lib.settings import Settings
@@ -114,7 +116,9 @@ def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
             what = Text(f"{r.item_type}: ", style="bold")
             what.append(r.title)
             what.append(f"\n{', '.join(r.rules) or '-'} · {r.source_uri}", style="dim")
-            table.add_row(r.item_id[:8], f"{r.confidence:.2f}", r.status, what)
+            table.add_row(
+                r.item_id[:8], "person" if r.extracted_by == "human" else f"{r.confidence:.2f}", r.status, what
+            )
         console.print(table)
 
     _emit(args, [r.model_dump() for r in rows], render)
@@ -136,7 +140,7 @@ def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
         for label, value in (
             ("item", item["item_id"]),
             ("schema / type", f"{item['schema_version']} / {item['item_type']}"),
-            ("status", f"{item['status']} (extracted by {item['extracted_by']}, confidence {item['confidence']:.2f})"),
+            ("status", f"{item['status']} ({provenance(item)})"),
             ("value", json.dumps(item["value"], ensure_ascii=False)),
             ("normalized", json.dumps(item["normalized_value"], ensure_ascii=False)),
             ("reasons", "\n".join(item["review_reasons"]) or "-"),
@@ -176,6 +180,8 @@ def _change(args: argparse.Namespace) -> tuple[Change, corrections.Action]:
         fields["normalized_value"] = _json_arg("--normalized-value", args.normalized_value)
     if args.status:
         fields["status"] = args.status
+    if args.replace:
+        fields["replace"] = True
     return Change(**fields), "correct"
 
 
@@ -203,7 +209,8 @@ def cmd_change(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _history_table(entries: list[AuditEntry]) -> Table:
-    table = Table(title=f"{len(entries)} changes")
+    reveals = sum(e.action == REVEAL for e in entries)  # a view of the original text changes nothing
+    table = Table(title=f"{len(entries) - reveals} changes, {reveals} reveals")
     for column in ("#", "when (UTC)", "who", "action", "change", "note"):
         table.add_column(column, overflow="fold")
     for e in entries:

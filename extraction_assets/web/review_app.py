@@ -41,6 +41,7 @@ from extraction_assets.lib.review import (
     corrections,
     item_detail,
     list_queue,
+    provenance,
     queue_filters,
     reveal_item,
 )
@@ -150,6 +151,7 @@ def create_review_app(
     templates = Jinja2Templates(env=Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True))
     templates.env.filters["pretty"] = _pretty
     templates.env.filters["compact"] = _compact
+    templates.env.globals["provenance"] = provenance
 
     def base(request: Request) -> dict[str, Any]:
         return {"tenant": tenant_id, "reviewer": request.state.principal.name, "token": token}

@@ -101,7 +101,7 @@ def test_correct_value_and_normalized_value(warehouse) -> None:
         ).fetchone()
     assert result.item_id == item_id, "a unique prefix resolves to the item"
     assert '"owner_name": "Linh"' in value and '"2026-12-05"' in normalized
-    assert status == "draft", "a value correction without a status keeps the status"
+    assert status == "accepted", "a person's value is a decided one: a correction without a status accepts it"
     assert result.audit.changes()["value"] == (
         {"due_date": "2026-12-04"},
         {"due_date": "2026-12-05", "owner_name": "Linh"},
@@ -196,3 +196,28 @@ def test_a_person_may_fill_a_required_placeholder_without_breaking_the_evidence_
         value = con.execute("SELECT value FROM extracted_items WHERE item_id = ?", [item_id]).fetchone()[0]
         assert items_without_evidence(con) == []
     assert value == '{"value": "Monday"}', "a bare value fills a single-value field"
+
+
+def test_a_correction_changes_the_fields_it_names_and_no_longer_speaks_as_the_machine(warehouse) -> None:
+    """`--value '{"owner_name": "Linh"}'` used to wipe due_date and the rest; and the item kept its machine reasons
+    and confidence as if the machine still vouched for the value."""
+    path, ids = warehouse
+    item_id = ids["acme:commitment"]
+    with open_warehouse(path) as con:
+        con.execute(
+            "UPDATE extracted_items SET value = ?, review_reasons = ?, reasoning_summary = ?, status = 'needs_review' "
+            "WHERE item_id = ?",
+            [
+                '{"due_date": "2026-12-04", "owner_name": "Dana", "severity": "high"}',
+                '["below_threshold: confidence 0.60 < 0.70"]',
+                "owner is Dana",
+                item_id,
+            ],
+        )
+        apply_change(con, "acme", item_id, Change(value={"owner_name": "Linh"}), "ana", "correct")
+        item = corrections.load_item(con, "acme", item_id)
+        assert item["value"] == {"due_date": "2026-12-04", "owner_name": "Linh", "severity": "high"}
+        assert item["review_reasons"] == [] and item["reasoning_summary"] == "value set by ana"
+        assert item["status"] == "accepted" and corrections.provenance(item) == "set by ana"
+        apply_change(con, "acme", item_id, Change(value={"owner_name": "Linh"}, replace=True), "ana", "correct")
+        assert corrections.load_item(con, "acme", item_id)["value"] == {"owner_name": "Linh"}

@@ -91,7 +91,8 @@ def test_rerun_preview_counts_what_would_be_overwritten_and_what_needs_confirmat
     with open_warehouse(path) as con:
         before = preview_rerun(con, SCHEMA, "acme")
         corrections.accept(con, "acme", ids["acme:risk"], "ana")
-        corrections.apply_change(con, "acme", ids["acme:commitment"], corrections.Change(value={}), "ben", "correct")
+        change = corrections.Change(value={}, replace=True, status="draft")  # a person's value, left a draft
+        corrections.apply_change(con, "acme", ids["acme:commitment"], change, "ben", "correct")
         after = preview_rerun(con, SCHEMA, "acme")
         everyone = preview_rerun(con, SCHEMA)
         other_version = preview_rerun(con, "pulse@v2", "acme")

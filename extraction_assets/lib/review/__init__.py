@@ -30,6 +30,7 @@ from extraction_assets.lib.review.corrections import (
     ReviewError,
     apply_change,
     history,
+    provenance,
 )
 from extraction_assets.lib.review.label_studio import export_tasks, import_annotations, label_config, utf16_offset
 from extraction_assets.lib.review.queries import ANY_STATUS, highlight_segments, item_detail, list_queue, queue_filters
@@ -69,6 +70,7 @@ __all__ = [
     "new_token",
     "os_user",
     "preview_rerun",
+    "provenance",
     "queue_filters",
     "read_outside_head",
     "record_head",

@@ -64,6 +64,7 @@ class Change(BaseModel):
     value: Any = None
     normalized_value: Any = None
     status: ItemStatus | None = None
+    replace: bool = False  # the value given is the whole value; by default it changes the fields it names only
 
 
 class CorrectionResult(BaseModel):
@@ -85,6 +86,14 @@ def snapshot(row: Mapping[str, Any]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
+
+
+def provenance(item: Mapping[str, Any]) -> str:
+    """Who the item's value comes from, as the page and the command line say it: a person's value has no machine
+    confidence to show."""
+    if item.get("extracted_by") == "human":
+        return f"set by {item.get('updated_by') or 'a person'}"
+    return f"extracted by {item.get('extracted_by')}, confidence {float(item.get('confidence') or 0):.2f}"
 
 
 def resolve_item_id(con: duckdb.DuckDBPyConnection, tenant_id: str, ref: str) -> str:
@@ -120,10 +129,11 @@ def check_transition(current: str, new: str) -> None:
         raise InvalidCorrection(f"status {current} cannot become {new} (allowed from {current}: {allowed})")
 
 
-def _new_value(item: dict[str, Any], given: Any) -> dict[str, Any]:
-    """Values are objects; a single-value field (`{"value": ...}`) also takes the bare value."""
+def _new_value(item: dict[str, Any], given: Any, replace: bool = False) -> dict[str, Any]:
+    """Values are objects; a single-value field (`{"value": ...}`) also takes the bare value. An object changes the
+    fields it names and keeps the others (`replace`: it is the whole new value)."""
     if isinstance(given, dict):
-        return given
+        return dict(given) if replace else {**item["value"], **given}
     if set(item["value"]) == {"value"}:
         return {"value": given}
     raise InvalidCorrection(f"value must be a JSON object such as {json.dumps(item['value'], ensure_ascii=False)}")
@@ -172,12 +182,17 @@ def apply_change(
         before = load_item(con, tenant_id, ref)
         after = dict(before)
         if "value" in asked:
-            after["value"] = _new_value(before, change.value)
+            after["value"] = _new_value(before, change.value, change.replace)
         if "normalized_value" in asked:
             after["normalized_value"] = change.normalized_value
-        if "status" in asked and change.status != before["status"]:
-            check_transition(before["status"], str(change.status))
-            after["status"] = change.status
+        corrected = after["value"] != before["value"] or after["normalized_value"] != before["normalized_value"]
+        # a person's value is a decided one: a correction without a status leaves the item accepted
+        status = change.status if "status" in asked else ("accepted" if corrected else before["status"])
+        if status != before["status"]:
+            check_transition(before["status"], str(status))
+            after["status"] = status
+        if corrected:  # what the machine said of its own value no longer describes the item
+            after.update(review_reasons=[], reasoning_summary=f"value set by {actor}")
         if "value" in asked or after["status"] == "accepted":  # an accepted value must fit its type and enum
             problems = _type_problems(before, after["value"], schemas or {})
             if problems:
@@ -188,13 +203,16 @@ def apply_change(
         after.update(extracted_by="human", updated_by=actor, updated_at=stamp.isoformat())
         con.execute(
             """UPDATE extracted_items SET value = ?, normalized_value = ?, status = ?, extracted_by = 'human',
-                 updated_by = ?, updated_at = ? WHERE tenant_id = ? AND item_id = ?""",
+                 review_reasons = ?, reasoning_summary = ?, updated_by = ?, updated_at = ?
+               WHERE tenant_id = ? AND item_id = ?""",
             [
                 json.dumps(after["value"], ensure_ascii=False, sort_keys=True),
                 None
                 if after["normalized_value"] is None
                 else json.dumps(after["normalized_value"], ensure_ascii=False),
                 after["status"],
+                json.dumps(after["review_reasons"], ensure_ascii=False),
+                after["reasoning_summary"],
                 actor,
                 stamp,
                 tenant_id,
