@@ -19,5 +19,7 @@ automation_sensor = dg.AutomationConditionSensorDefinition(
     target=dg.AssetSelection.all(),
     default_status=dg.DefaultSensorStatus.RUNNING,
     minimum_interval_seconds=30,
-    description="Materializes derived assets when their automation condition says so (after upstream updates).",
+    description="Materializes derived assets when their automation condition says so: what a person materialized "
+    "by hand is followed (extraction after new scrubbed documents, a queue after its extraction). A pass leaves it "
+    "nothing to do; turn it off to have only passes run.",
 )

@@ -1,10 +1,10 @@
-"""Mail as it arrives (seed 001's live pipeline): a sensor watches the inbox's mail files and, when one appears
+"""Mail as it arrives: a sensor watches the inbox's mail files and, when one appears
 or an mbox grows, runs ingest, scrubbing and extraction of each mail schema version (one that reads e-mail only,
 such as `email@v1`). Schemas that read e-mail among other kinds follow the new documents by automation
 (`automation.py`), as they follow any ingest.
 
 The cursor (`lib/readers/mail_watch.py`) advances past a file only when its runs succeeded and stored every
-message in full. Seed 001's failure table, in this pipeline's terms: a failed classification is a dead letter
+message in full. The failure rules, in this pipeline's terms: a failed classification is a dead letter
 with its reason and the cursor advances; a failed module extraction leaves the document `partial` (the pack's
 record is kept, the document is extracted again), so the file is given back and asked for again next run, and
 its records, keyed by Message-ID, are replaced rather than added.
@@ -71,7 +71,7 @@ def _batch_complete(instance: dg.DagsterInstance, key: str, batch: "Batch", now:
     minimum_interval_seconds=TICK_SECONDS,
     default_status=dg.DefaultSensorStatus.STOPPED,
     description="New .eml files and grown .mbox files -> one run for the schema versions that read e-mail only. Off "
-    "by default: turn it on where mail should be extracted within seconds of arriving (seed 001's live pipeline).",
+    "by default: turn it on where mail should be extracted within seconds of arriving.",
 )
 def mail_sensor(context: dg.SensorEvaluationContext, pipeline: PipelineResource) -> dg.SensorResult:
     """Every few seconds: settle the batches that finished, then ask for runs for the mail that is new."""

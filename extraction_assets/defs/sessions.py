@@ -108,7 +108,11 @@ def sessions_fingerprint(sessions_dir: Path) -> str:
 
 
 @dg.sensor(
-    job=session_job, minimum_interval_seconds=SESSION_POLL_SECONDS, default_status=dg.DefaultSensorStatus.RUNNING
+    job=session_job,
+    minimum_interval_seconds=SESSION_POLL_SECONDS,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="Every 5 s: a live interview session file that grew or changed status runs session_job (light, "
+    "checkpoint and post-session extraction). Skips when no session changed.",
 )
 def session_sensor(context: dg.SensorEvaluationContext, pipeline: PipelineResource) -> dg.SensorResult:
     """Every few seconds: a session file that grew, changed status or appeared starts a `session_job` run."""

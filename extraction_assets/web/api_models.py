@@ -1,4 +1,4 @@
-"""The interview API's request and response bodies (seed 004, section 6.1); the OpenAPI description is built from
+"""The interview API's request and response bodies; the OpenAPI description is built from
 these same models, so what is validated and what is documented cannot drift apart."""
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class FieldStateOut(BaseModel):
 
 
 class SessionStateOut(BaseModel):
-    """What the interview runtime reads to decide what to ask next (seed 004 FR-06-1)."""
+    """What the interview runtime reads to decide what to ask next."""
 
     session_id: str
     tenant_id: str

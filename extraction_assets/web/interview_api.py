@@ -1,4 +1,4 @@
-"""The interview API (seed 004, section 6.1) on the review server: a session's fields with their evidence, a
+"""The interview API on the review server: a session's fields with their evidence, a
 correction, a re-extraction under a schema version, a field's history; and, for the interview runtime, a live
 session's field coverage (`session_state`). JSON only.
 

@@ -122,3 +122,9 @@ def test_sensors_run_by_themselves_and_schedules_wait_to_be_turned_on(settings: 
     assert schedules == dict.fromkeys(
         ("ingest_every_15_minutes", "nightly_extract_all_versions"), dg.DefaultScheduleStatus.STOPPED
     )
+
+
+def test_every_sensor_and_schedule_says_what_it_does(settings: Settings) -> None:
+    defs = build_definitions(settings)
+    described = {s.name: (s.description or "").strip() for s in [*(defs.sensors or []), *(defs.schedules or [])]}
+    assert len(described) == 8 and [name for name, text in described.items() if len(text) < 40] == []

@@ -76,7 +76,13 @@ def submit_deferred(warehouse: WarehouseResource, client: LLMClient, schema_key:
     }
 
 
-@dg.sensor(job=extract_job, minimum_interval_seconds=60, default_status=dg.DefaultSensorStatus.RUNNING)
+@dg.sensor(
+    job=extract_job,
+    minimum_interval_seconds=60,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+    description="With EXTRACTION_LLM_BATCH=1: polls the open Batch API batches; a finished one starts its "
+    "partition's extraction, which stores the answers. Skips, saying why, when batch mode is off.",
+)
 def llm_batch_sensor(
     context: dg.SensorEvaluationContext, warehouse: WarehouseResource, extractor: ExtractorResource
 ) -> dg.SensorResult:

@@ -7,7 +7,7 @@
   a model failure keeps the pack's result and records the error.
 - `classify_then_extract`: one classification call, then one record call per module; a
   failed classification fails the document (dead-lettered with its reason); a failed module call falls back
-  to the pack's record for that module and the document is extracted again next run (seed 001: a failed
+  to the pack's record for that module and the document is extracted again next run (a failed
   module extraction is retried), its records keyed by Message-ID so the retry replaces them.
 In `model_first` and `heuristic_first`, a field the pack and the model both answer is settled by their
 agreement (`agreement.py`).

@@ -1,7 +1,7 @@
 """Screenshots (`.png`, `.jpg`) through OCR: Tesseract (Debian's `tesseract-ocr`, called through pytesseract)
 reads the image, its words become the document's text, and every word keeps its box in the image.
 
-The chaos import (seed 000) brings screenshots of chats and sheets. The OCR text is the document's text like
+The chaos import brings screenshots of chats and sheets. The OCR text is the document's text like
 any other, so scrubbing, grounding and offsets work unchanged; each word's box (pixels) and offsets into the
 text are kept (`OcrWord`, table `ocr_words`), so a piece of evidence can also name the image region it came
 from. Bounded like the other readers: the file size limit of the inbox, a pixel limit checked from the header

@@ -3,7 +3,7 @@
 The cursor keeps each mail file (`.eml`, `.mbox`) as it was when its mail was last extracted in full
 (size and modification time), and the files each requested run is reading. A file moves to `done` only when
 its run succeeded and stored every message in full; a run that failed, or that left a message to be retried
-(a module's record fell back: seed 001's "retried next run without advancing"), gives its files back, so the
+(a module's record fell back: retried next run without advancing), gives its files back, so the
 next tick asks again. Finding the files costs one `stat` per inbox file, through the inbox walk itself (the
 same tenant, hidden-file and symbolic-link rules as ingest); nothing is read here.
 """

@@ -1,4 +1,4 @@
-"""A live session's three extractions, as the interview runs (seed 004, FR-06-1..3).
+"""A live session's three extractions, as the interview runs.
 
 - After each new respondent turn, lightweight extraction updates `session_state` (coverage and confidence per
   field); it never writes an item, and when it fails the session goes on (the error is kept on the session row).
