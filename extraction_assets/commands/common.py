@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
@@ -14,7 +15,9 @@ from rich.console import Console
 
 from extraction_assets.lib.settings import Settings
 
-console = Console()
+# a terminal wraps at its width; a pipe or a file gets whole lines (rich would cut them at 80 columns), unless
+# COLUMNS says otherwise
+console = Console() if sys.stdout.isatty() or "COLUMNS" in os.environ else Console(width=1000, soft_wrap=True)
 EXIT_BUSY = 75  # EX_TEMPFAIL: try again later
 
 

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -83,7 +84,7 @@ def run_with_progress(
             schema_keys=args.schema or None,
             instance=instance,
             on_step=on_step,
-            log_level="DEBUG" if args.verbose else "WARNING",
+            log_level="DEBUG" if args.verbose else "ERROR",  # warnings are the report's own lines
         )
         progress.update(task, total=len(results), completed=len(results), description="done")
     return results
@@ -104,6 +105,8 @@ def print_steps(results: list[StepResult]) -> bool:
             f"{status} {step.name}{_what(step.metadata)}"
             + (f" (failed checks: {', '.join(step.failed_checks)})" * bool(step.failed_checks))
         )
+        for line in step.metadata.get("raw_documents", {}).get("unreadable_lines", []):  # type: ignore[union-attr]
+            console.print(f"  [yellow]dead letter[/] {escape(str(line))}")
         if step.held:
             console.print(f"  [yellow]{step.held}[/]; the other versions went on")
         if line := _model_line(step.metadata.get("extracted_items", {})):

@@ -6,6 +6,7 @@ checks pass) and for a new schema version. In batch mode (`EXTRACTION_LLM_BATCH=
 of its partition's finished batches, then extracts what the cache answers, then submits what is missing as
 one batch (see `batches.py`); the documents waiting on a batch stay pending."""
 
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -178,7 +179,7 @@ def extracted_items_and_evidence(
         schema_key, shard = extraction_partition(partition)
         try:
             schemas[partition] = schema_for_partition(pipeline.prompts_path, schema_key)
-            with one_worker(warehouse.path, str(partition), context.log.warning):  # whoever else launched a run
+            with one_worker(warehouse.path, str(partition), lambda said: _say(context, said)):  # whoever launched
                 items, evidence = _extract_partition(
                     context, warehouse, extractor, built, config, schemas[partition], shard
                 )
@@ -208,6 +209,12 @@ def extracted_items_and_evidence(
         for partition in partitions:
             found += checks.evaluations(con, schemas[partition], partition, chosen, targets)
     yield from found  # the connection is closed before Dagster records them
+
+
+def _say(context: dg.AssetExecutionContext, message: str) -> None:
+    """In the run's log, and on the terminal of a command-line run (whose console shows errors only)."""
+    context.log.warning(message)
+    logging.getLogger("extraction_assets.warehouse").warning(message)
 
 
 def _reason(exc: Exception) -> str:

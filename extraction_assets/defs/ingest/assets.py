@@ -119,6 +119,8 @@ def raw_documents(
             "unreadable": dg.MetadataValue.md(
                 markdown_table(["source", "reason"], [[f.source_uri, f.reason] for f in unreadable[:20]])
             ),
+            # the same, one line each, for the command line's report (masked like every shown text)
+            "unreadable_lines": dg.MetadataValue.json([masked(f"{f.source_uri}: {f.reason}") for f in unreadable[:50]]),
         }
     )
 
