@@ -11,13 +11,28 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 
 from extraction_assets.lib.settings import Settings
 
-# a terminal wraps at its width; a pipe or a file gets whole lines (rich would cut them at 80 columns), unless
-# COLUMNS says otherwise
-console = Console() if sys.stdout.isatty() or "COLUMNS" in os.environ else Console(width=1000, soft_wrap=True)
+
+class _Console(Console):
+    """A terminal wraps at its width; a pipe or a file gets whole lines (rich would cut them at 80 columns), unless
+    `COLUMNS` says otherwise (read at each print, as rich reads it)."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        measured = Console.size.fget(self)  # type: ignore[attr-defined]
+        if not self.is_terminal and "COLUMNS" not in os.environ:
+            return ConsoleDimensions(1000, measured.height)
+        return measured
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+
+
+console = _Console()
 EXIT_BUSY = 75  # EX_TEMPFAIL: try again later
 
 

@@ -23,9 +23,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     review = subparsers.add_parser("review", help="work through a tenant's review queue (list, show, accept, ...)")
     actions = review.add_subparsers(dest="action", required=True)
 
-    def action(name: str, handler: str, help: str) -> argparse.ArgumentParser:
+    def action(name: str, handler: str, help: str, tenant: bool = True) -> argparse.ArgumentParser:
         parser = actions.add_parser(name, help=help)
-        parser.add_argument("--tenant", required=True, help="the tenant (inbox folder) whose items you review")
+        if tenant:
+            parser.add_argument("--tenant", required=True, help="the tenant (inbox folder) whose items you review")
+        else:
+            parser.add_argument("--tenant", help="only this tenant (default: every tenant that has a reviewer)")
         parser.add_argument("--json", action="store_true", help="print JSON for scripts")
         parser.add_argument("--prompts", dest="prompts_dir", help="prompt files folder (default: EXTRACTION_PROMPTS)")
         add_warehouse_option(parser)
@@ -86,8 +89,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     imported = action("import", "cmd_import", "apply a Label Studio JSON export's annotations as corrections")
     imported.add_argument("file", help="the JSON export of the Label Studio project")
     imported.add_argument("--by", help=BY_HELP + "; the annotator is named in the note")
-    serve = action("serve", "cmd_serve", "the review page on http://127.0.0.1:PORT/")
+    serve = action("serve", "cmd_serve", "the review page and the interview API on http://127.0.0.1:PORT/", False)
     serve.add_argument("--host", default="127.0.0.1", choices=("127.0.0.1", "localhost"), help="local only")
     serve.add_argument("--port", type=int, default=8765)
+    reviewer = action(
+        "add-reviewer", "cmd_add_reviewer", "set up a reviewer in one step: a token, written (hashed) for the server"
+    )
+    reviewer.add_argument("--name", required=True, help="the reviewer's name, recorded in the audit log")
     token = action("token", "cmd_token", "a new sign-in token for a reviewer or an API caller (only its hash is kept)")
     token.add_argument("--name", required=True, help="the reviewer's name, recorded in the audit log")

@@ -45,6 +45,7 @@ from extraction_assets.lib.review import (
     provenance,
     reveal_item,
 )
+from extraction_assets.lib.review.auth import add_reviewer, auth_path
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import READER_WAIT_S, open_warehouse, tenant_ids
 
@@ -312,28 +313,48 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    """One server: the review page and the interview API, for one tenant or for every tenant that has a reviewer
+    (each reviewer sees their own tenant only)."""
     import uvicorn
 
-    with _warehouse(args, settings):  # the tenant is known
-        pass
-    from extraction_assets.web.review_app import create_review_app
-
     auth = load_auth()
-    signers = [p.name for p in auth.principals if p.tenant == args.tenant]
-    if not signers:
+    if args.tenant:
+        with _warehouse(args, settings):  # the tenant is known
+            pass
+    tenants = [args.tenant] if args.tenant else sorted({p.tenant for p in auth.principals})
+    signers = {t: [p.name for p in auth.principals if p.tenant == t] for t in tenants}
+    if not any(signers.values()):
         raise ReviewError(
-            f"nobody can sign in for tenant {args.tenant!r}: add a reviewer to ${AUTH_ENV} "
-            f"(extraction-assets review token --tenant {args.tenant} --name NAME prints the entry)"
+            f"nobody can sign in{f' for tenant {args.tenant!r}' if args.tenant else ''}: set one up with "
+            f"extraction-assets review add-reviewer --tenant {args.tenant or 'T'} --name NAME"
         )
     from extraction_assets.lib.extraction import ExtractorChoice  # the interview API extracts: its stack loads here
+    from extraction_assets.web.review_app import create_server_app
 
     extractor = ExtractorChoice.from_settings(settings).build()
-    app = create_review_app(settings.warehouse, args.tenant, settings.prompts_dir, Authenticator(auth), extractor)
-    console.print(
-        f"review page and interview API for tenant [bold]{args.tenant}[/]: http://{args.host}:{args.port}/ "
-        f"(sign in as {', '.join(signers)}; API description at /openapi.json; Ctrl-C stops it)"
-    )
+    served = [t for t in tenants if signers[t]]
+    app = create_server_app(settings.warehouse, served, settings.prompts_dir, Authenticator(auth), extractor)
+    console.print(f"review page and interview API: http://{args.host}:{args.port}/ (Ctrl-C stops it)")
+    for tenant in served:
+        console.print(f"  tenant [bold]{tenant}[/]: sign in as {', '.join(signers[tenant])}")
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return EXIT_OK
+
+
+def cmd_add_reviewer(args: argparse.Namespace, settings: Settings) -> int:
+    """A reviewer set up in one step: a new token, its hash written into the reviewers' file; how to sign in."""
+    with _warehouse(args, settings):  # the tenant is known
+        pass
+    path = auth_path()
+    token = add_reviewer(path, args.name, args.tenant)
+
+    def render() -> None:
+        console.print(Text(f"{args.name} may review tenant {args.tenant} (written to {path}; only the token's hash)."))
+        console.print(Text(f"token (shown once, keep it secret): {token}"))
+        console.print(Text("start the server:  extraction-assets review serve"))
+        console.print(Text(f"then open http://127.0.0.1:8765/ and sign in: user {args.name}, password the token"))
+
+    _emit(args, {"name": args.name, "tenant": args.tenant, "token": token, "file": str(path)}, render)
     return EXIT_OK
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
+from starlette.types import Receive, Scope, Send
 
 from extraction_assets.lib.extraction import RULES, Extractor, ExtractorChoice
 from extraction_assets.lib.review import (
@@ -272,3 +273,35 @@ def create_review_app(
         Middleware(Authenticate, auth=auth, tenant_id=tenant_id),
     ]
     return Starlette(routes=routes, middleware=middleware, exception_handlers={WarehouseBusy: _busy})
+
+
+class TenantDispatch:
+    """One server for several tenants: each request goes to the app of the tenant its credentials belong to, so a
+    reviewer sees their own tenant only (each app still refuses another tenant's principal, 403). A request that
+    proves nobody reaches the first app, which answers 401 (or serves `/openapi.json`)."""
+
+    def __init__(self, apps: Mapping[str, Starlette], auth: Authenticator) -> None:
+        self.apps = dict(apps)
+        self.auth = auth
+        self.first = next(iter(self.apps.values()))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        app = self.first
+        if scope["type"] == "http":
+            header = dict(scope.get("headers") or []).get(b"authorization")
+            principal = self.auth.from_header(header.decode("latin-1")) if header else None
+            app = self.apps.get(principal.tenant, self.first) if principal else self.first
+        await app(scope, receive, send)
+
+
+def create_server_app(
+    warehouse: Path,
+    tenants: Sequence[str],
+    prompts_dir: Path,
+    auth: Authenticator,
+    extractor: Extractor | None = None,
+    allowed_hosts: Sequence[str] = LOCAL_HOSTS,
+) -> Starlette | TenantDispatch:
+    """The review page and the interview API for `tenants`: one tenant's app, or a dispatch over several."""
+    apps = {t: create_review_app(warehouse, t, prompts_dir, auth, extractor, allowed_hosts) for t in tenants}
+    return apps[tenants[0]] if len(apps) == 1 else TenantDispatch(apps, auth)

@@ -12,6 +12,7 @@ from extraction_assets.lib.review import history
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 from extraction_assets.lib.warehouse import open_warehouse
 from extraction_assets.web.review_app import create_review_app
+from tests import review_seed
 from tests.review_seed import HOSTILE, basic_auth, review_auth, seed, signed_in
 
 BASE = "http://127.0.0.1"
@@ -129,3 +130,22 @@ def test_every_page_needs_a_reviewer_of_this_tenant(site) -> None:
     assert client.get("/", auth=None, headers={"Authorization": "Bearer acme-linh-token-0001"}).status_code == 200
     with open_warehouse(path) as con:
         assert con.execute("SELECT count(*) FROM audit_log").fetchone() == (0,)
+
+
+def test_one_server_serves_several_tenants_each_reviewer_seeing_only_theirs(tmp_path: Path) -> None:
+    from extraction_assets.web.review_app import create_server_app
+
+    path = tmp_path / "w.duckdb"
+    ids = seed(path)
+    app = create_server_app(path, ["acme", "globex"], DEFAULT_PROMPTS, review_auth())
+    ana = signed_in(TestClient(app, base_url=BASE), "ana")
+    acme_page = ana.get("/")
+    assert acme_page.status_code == 200 and ids["acme:risk"] in acme_page.text
+    assert ids["globex:commitment"] not in acme_page.text
+    assert ana.get(f"/items/{ids['globex:commitment']}").status_code == 404  # another tenant's item: not found
+    [(gus, tenant)] = [key for key in review_seed.TOKENS if key[1] == "globex"][:1]
+    globex = signed_in(TestClient(app, base_url=BASE), gus, tenant)
+    page = globex.get("/")
+    assert page.status_code == 200 and ids["acme:risk"] not in page.text
+    assert TestClient(app, base_url=BASE).get("/").status_code == 401  # nobody signed in
+    assert TestClient(app, base_url=BASE).get("/openapi.json").status_code == 200

@@ -203,3 +203,21 @@ def test_each_command_opens_the_warehouse_once(review, monkeypatch) -> None:
     opened.clear()
     code, _ = review("accept", review.ids["acme:risk"])
     assert code == 0 and opened == [False]
+
+
+def test_a_reviewer_is_set_up_in_one_command_and_can_sign_in(review, tmp_path: Path, monkeypatch) -> None:
+    """`review add-reviewer` writes the token's hash (the file readable by its owner only) and says how to sign in."""
+    import stat
+
+    target = tmp_path / "auth" / "review-auth.yaml"
+    monkeypatch.setenv(auth.AUTH_ENV, str(target))
+    code, said = review("add-reviewer", "--name", "linh")
+    assert code == 0 and said["file"] == str(target) and said["tenant"] == "acme"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600 and said["token"] not in target.read_text()
+    signed = auth.Authenticator(auth.load_auth()).by_token(said["token"])
+    assert signed == auth.Principal(name="linh", tenant="acme")
+    code, _ = review("add-reviewer", "--name", "linh")  # a new token replaces the old one
+    assert code == 0 and auth.Authenticator(auth.load_auth()).by_token(said["token"]) is None
+    assert [p.name for p in auth.load_auth().principals] == ["linh"]
+    code, text = review("add-reviewer", "--name", "ana", as_json=False)
+    assert "extraction-assets review serve" in str(text) and "sign in: user ana" in str(text)

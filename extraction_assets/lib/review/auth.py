@@ -72,13 +72,21 @@ def new_token() -> str:
     return secrets.token_urlsafe(32)
 
 
+DEFAULT_AUTH_PATH = Path(".data") / "review-auth.yaml"  # where `review add-reviewer` writes without the variable
+
+
+def auth_path() -> Path:
+    """The reviewers' file: `$EXTRACTION_REVIEW_AUTH`, else `.data/review-auth.yaml` (what `make` runs beside)."""
+    configured = os.environ.get(AUTH_ENV, "").strip()
+    return Path(configured) if configured else DEFAULT_AUTH_PATH
+
+
 def load_auth(path: Path | None = None) -> AuthConfig:
-    """The configuration file (default: `$EXTRACTION_REVIEW_AUTH`); none configured means nobody can sign in."""
+    """The configuration file (default: `auth_path()`); none there means nobody can sign in."""
     if path is None:
-        configured = os.environ.get(AUTH_ENV, "").strip()
-        if not configured:
+        path = auth_path()
+        if not os.environ.get(AUTH_ENV, "").strip() and not path.exists():
             return AuthConfig()
-        path = Path(configured)
     import yaml  # here: the review commands that only read load no YAML parser
 
     try:
@@ -137,3 +145,22 @@ def cli_actor(on_behalf_of: str | None, config: AuthConfig) -> tuple[str, str | 
             f"(cli_administrators in ${AUTH_ENV})"
         )
     return on_behalf_of.strip(), f"entered by administrator {user}"
+
+
+def add_reviewer(path: Path, name: str, tenant: str) -> str:
+    """A new token for `name` in `tenant`, its hash written into the reviewers' file (created readable by its owner
+    only; a reviewer already there gets the new token instead of the old one); the token, to show once."""
+    import yaml
+
+    config = load_auth(path) if path.exists() else AuthConfig()
+    token = new_token()
+    kept = [p for p in config.principals if (p.name, p.tenant) != (name, tenant)]
+    entry = PrincipalEntry(name=name, tenant=tenant, token_sha256=hash_token(token))
+    data = config.model_copy(update={"principals": [*kept, entry]}).model_dump()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".tmp")
+    partial.unlink(missing_ok=True)
+    with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as out:
+        yaml.safe_dump(data, out, sort_keys=False, allow_unicode=True)
+    partial.replace(path)
+    return token
