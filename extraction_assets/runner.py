@@ -194,9 +194,7 @@ def _passes(
     """The pass in one run: ingest and every version (a run per contiguous range of `keys`, ingest in the first)."""
     versions = dg.AssetSelection.groups("extraction", "review")
     results: list[StepResult] = []
-    for number, (start, end) in enumerate(partition_ranges(instance, keys)):
-        covered = [k for k in instance.get_dynamic_partitions(schema_versions.name or "") if k in keys]
-        span = covered[covered.index(start) : covered.index(end) + 1]
+    for number, span in enumerate(partition_ranges(instance, keys)):
         ingest = with_ingest and number == 0
         names: dict[str | None, str] = {**({None: "ingest"} if ingest else {}), **{k: f"extract {k}" for k in span}}
         if interrupted.is_set() or any(r.failed_blocking_checks for r in results if r.name == "ingest"):
@@ -207,7 +205,7 @@ def _passes(
             on_step(f"ingest and {len(span)} versions" if ingest else f"{len(span)} versions")
         selection = (dg.AssetSelection.groups("ingest") | versions) if ingest else versions
         started = time.perf_counter()
-        result = _materialize(defs, instance, "pass", selection, log_level=log_level, tags=range_tags(start, end))
+        result = _materialize(defs, instance, "pass", selection, log_level=log_level, tags=range_tags(span))
         parts = _split(defs, instance, result, names, time.perf_counter() - started)
         if interrupted.is_set():
             for part in parts:

@@ -12,6 +12,7 @@ from extraction_assets.defs.partitions import (
     SHARDS,
     extraction_partitions,
     partition_ranges,
+    range_name,
     range_tags,
     schema_versions,
 )
@@ -61,7 +62,7 @@ def pass_requests(
         return [dg.RunRequest(run_key=run_key, job_name=ingest_job.name, tags=tags or {})]
     return [
         dg.RunRequest(
-            run_key=f"{run_key}:{start}..{end}", job_name=pass_job.name, tags={**range_tags(start, end), **(tags or {})}
+            run_key=f"{run_key}:{range_name(span)}", job_name=pass_job.name, tags={**range_tags(span), **(tags or {})}
         )
-        for start, end in partition_ranges(instance, keys)
+        for span in partition_ranges(instance, keys)
     ]

@@ -20,6 +20,7 @@ from extraction_assets.defs.partitions import (
     extraction_keys,
     extraction_partitions,
     partition_ranges,
+    range_name,
     range_tags,
     schema_versions,
 )
@@ -99,7 +100,7 @@ def mail_sensor(context: dg.SensorEvaluationContext, pipeline: PipelineResource)
     # one run over the mail versions (their ranges among the known ones); a run per partition where some are only
     # being added, or with shards
     targets: list[tuple[str, str | None, dict[str, str]]] = (
-        [(f"{a}..{b}", None, range_tags(a, b)) for a, b in partition_ranges(context.instance, keys)]
+        [(range_name(span), None, range_tags(span)) for span in partition_ranges(context.instance, keys)]
         if SHARDS == 1 and not missing
         else [(str(part), part, {}) for key in keys for part in extraction_keys(key)]
     )

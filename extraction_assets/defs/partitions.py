@@ -59,26 +59,27 @@ BACKFILL = dg.BackfillPolicy.single_run() if SHARDS == 1 else dg.BackfillPolicy.
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
 
 
-def partition_ranges(instance: dg.DagsterInstance, keys: Sequence[str]) -> list[tuple[str, str]]:
-    """The fewest contiguous ranges of the instance's schema-version partitions (in their order) covering `keys`:
-    one run per range. Usually one: the versions of a pass are every version."""
+def partition_ranges(instance: dg.DagsterInstance, keys: Sequence[str]) -> list[list[str]]:
+    """The fewest contiguous runs of the instance's schema-version partitions (in their order) covering `keys`, each
+    the keys it spans: one Dagster run per range. Usually one: the versions of a pass are every version."""
     wanted = set(keys)
-    ranges: list[tuple[str, str]] = []
-    start = end = None
+    ranges: list[list[str]] = [[]]
     for key in instance.get_dynamic_partitions(schema_versions.name or ""):
         if key in wanted:
-            start, end = start or key, key
-        elif start and end:
-            ranges.append((start, end))
-            start = end = None
-    if start and end:
-        ranges.append((start, end))
-    return ranges
+            ranges[-1].append(key)
+        elif ranges[-1]:
+            ranges.append([])
+    return [span for span in ranges if span]
 
 
-def range_tags(start: str, end: str) -> dict[str, str]:
-    """The tags that make a run cover the partitions from `start` to `end`."""
-    return {RANGE_START: start, RANGE_END: end}
+def range_tags(span: Sequence[str]) -> dict[str, str]:
+    """The tags that make a run cover the partitions of `span` (its first to its last key)."""
+    return {RANGE_START: span[0], RANGE_END: span[-1]}
+
+
+def range_name(span: Sequence[str]) -> str:
+    """A range as run keys name it: `first..last`."""
+    return f"{span[0]}..{span[-1]}"
 
 
 def extraction_keys(schema_key: str) -> list[str]:

@@ -4,7 +4,14 @@ documents). Each is one run (with shards, one run per shard of the nightly pass)
 import dagster as dg
 
 from extraction_assets.defs.jobs import extract_job, ingest_job, pass_job, pass_requests
-from extraction_assets.defs.partitions import SHARDS, extraction_keys, partition_ranges, range_tags, schema_versions
+from extraction_assets.defs.partitions import (
+    SHARDS,
+    extraction_keys,
+    partition_ranges,
+    range_name,
+    range_tags,
+    schema_versions,
+)
 
 
 def _stamp(context: dg.ScheduleEvaluationContext) -> str:
@@ -38,8 +45,8 @@ def nightly_extract_schedule(context: dg.ScheduleEvaluationContext) -> list[dg.R
     keys = context.instance.get_dynamic_partitions(schema_versions.name or "")
     if SHARDS == 1:
         return [
-            dg.RunRequest(run_key=f"nightly-{stamp}:{start}..{end}", tags=range_tags(start, end))
-            for start, end in partition_ranges(context.instance, keys)
+            dg.RunRequest(run_key=f"nightly-{stamp}:{range_name(span)}", tags=range_tags(span))
+            for span in partition_ranges(context.instance, keys)
         ]
     return [
         dg.RunRequest(partition_key=part, run_key=f"nightly-{stamp}:{part}")

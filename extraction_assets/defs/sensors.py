@@ -9,7 +9,14 @@ from pathlib import Path
 import dagster as dg
 
 from extraction_assets.defs.jobs import JOBS, extract_job, pass_requests
-from extraction_assets.defs.partitions import SHARDS, extraction_keys, partition_key_of, range_tags, schema_versions
+from extraction_assets.defs.partitions import (
+    SHARDS,
+    extraction_keys,
+    partition_key_of,
+    range_name,
+    range_tags,
+    schema_versions,
+)
 from extraction_assets.defs.resources import PipelineResource
 from extraction_assets.lib.schemas import discover_schemas
 
@@ -42,7 +49,7 @@ def schema_version_sensor(context: dg.SensorEvaluationContext, pipeline: Pipelin
         requests.append(schema_versions.build_delete_request(gone_keys))
     # the new keys are added in this order, after the known ones: one range, one run (with shards, a run per shard)
     runs = (
-        [dg.RunRequest(run_key=f"new-schema:{new_keys[0]}..{new_keys[-1]}", tags=range_tags(new_keys[0], new_keys[-1]))]
+        [dg.RunRequest(run_key=f"new-schema:{range_name(new_keys)}", tags=range_tags(new_keys))]
         if new_keys and SHARDS == 1
         else [
             dg.RunRequest(partition_key=part, run_key=f"new-schema:{part}")

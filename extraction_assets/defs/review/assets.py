@@ -14,10 +14,8 @@ import dagster as dg
 from extraction_assets.defs.automation import AFTER_UPSTREAM
 from extraction_assets.defs.extraction import checks as extraction_checks
 from extraction_assets.defs.partitions import (
-    BACKFILL,
     EVERY_SHARD,
     POOL,
-    SHARDS,
     schema_for_partition,
     schema_versions,
 )
@@ -53,7 +51,7 @@ def _failed_in_run(context: dg.AssetExecutionContext) -> dict[str, list[str]] | 
     deps=[dg.AssetDep(key, partition_mapping=EVERY_SHARD) for key in ("extracted_items", "grounded_evidence")],
     # in a pass it runs with its extraction; it follows an extraction that ran without it (automation, a shard's run)
     automation_condition=AFTER_UPSTREAM,
-    backfill_policy=BACKFILL if SHARDS == 1 else dg.BackfillPolicy.single_run(),
+    backfill_policy=dg.BackfillPolicy.single_run(),  # its partitions are versions, never shards: always one run
     check_specs=[AUDIT_SPEC],
     output_required=False,
     description="Items that need a person, with the rules that sent them there, most urgent first.",
