@@ -20,6 +20,7 @@ from pathlib import Path
 import dagster as dg
 
 from extraction_assets.defs.partitions import EXTRACTION_POOL
+from extraction_assets.lib.private_files import open_private
 
 INIT_LOCK = ".extraction-assets-init.lock"
 
@@ -28,7 +29,7 @@ INIT_LOCK = ".extraction-assets-init.lock"
 def file_lock(path: Path) -> Iterator[None]:
     """An exclusive lock on `path` (created if missing); the kernel drops it when the process dies, even by SIGKILL."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT, 0o600), "r+") as handle:  # the owner's only
+    with os.fdopen(open_private(path), "r+") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield

@@ -3,6 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
+
+
+def map_strings(value: Any, change: Callable[[str], str]) -> Any:
+    """A JSON-like value with `change` applied to every string in it (keys included), its shape kept."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, dict):
+        return {map_strings(k, change): map_strings(v, change) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [map_strings(v, change) for v in value]
+    return value
 
 
 def _cell(value: object, width: int, masked: Callable[[str], str]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from extraction_assets.lib.pii.scrubber import scrub
+from extraction_assets.lib.reporting import map_strings
 
 
 def masked(text: str) -> str:
@@ -18,10 +19,4 @@ def masked(text: str) -> str:
 
 def masked_value(value: Any) -> Any:
     """A JSON-like value with every string in it `masked` (keys included), its shape kept."""
-    if isinstance(value, str):
-        return masked(value)
-    if isinstance(value, dict):
-        return {masked_value(k): masked_value(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [masked_value(v) for v in value]
-    return value
+    return map_strings(value, masked)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from extraction_assets.lib.models import stable_id
+from extraction_assets.lib.private_files import write_private
 from extraction_assets.lib.warehouse.connection import now, rows_as_dicts
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
@@ -282,9 +283,4 @@ def keep_outside_head(path: Path, report: ChainReport) -> bool:
 
 
 def _write_head(path: Path, head: ChainHead) -> None:
-    """Atomically replaced, readable by its owner only."""
-    partial = path.with_name(path.name + ".tmp")
-    partial.unlink(missing_ok=True)
-    with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as out:
-        out.write(head.model_dump_json())
-    partial.replace(path)
+    write_private(path, head.model_dump_json())

@@ -29,6 +29,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
+from extraction_assets.lib.private_files import write_private
+
 AUTH_ENV = "EXTRACTION_REVIEW_AUTH"
 _HEX64 = frozenset("0123456789abcdef")
 
@@ -158,9 +160,5 @@ def add_reviewer(path: Path, name: str, tenant: str) -> str:
     entry = PrincipalEntry(name=name, tenant=tenant, token_sha256=hash_token(token))
     data = config.model_copy(update={"principals": [*kept, entry]}).model_dump()
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".tmp")
-    partial.unlink(missing_ok=True)
-    with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "w", encoding="utf-8") as out:
-        yaml.safe_dump(data, out, sort_keys=False, allow_unicode=True)
-    partial.replace(path)
+    write_private(path, yaml.safe_dump(data, sort_keys=False, allow_unicode=True))
     return token

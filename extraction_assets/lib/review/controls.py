@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from extraction_assets.lib.reporting import map_strings
+
 _BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -15,12 +17,10 @@ def _mark(found: re.Match[str]) -> str:
     return f"⟦U+{ord(found.group()):04X}⟧"
 
 
+def _marked(text: str) -> str:
+    return _BIDI.sub(_mark, text) if _BIDI.search(text) else text
+
+
 def shown(value: Any) -> Any:
     """`value` with every bidirectional control in its strings (keys included) made visible, its shape kept."""
-    if isinstance(value, str):
-        return _BIDI.sub(_mark, value) if _BIDI.search(value) else value
-    if isinstance(value, dict):
-        return {shown(k): shown(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [shown(v) for v in value]
-    return value
+    return map_strings(value, _marked)

@@ -24,6 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from extraction_assets.lib.private_files import open_private
+
 if TYPE_CHECKING:
     import duckdb
 
@@ -62,7 +64,7 @@ def readers_file(path: Path) -> Path:
 def _say_waiting(path: Path) -> int | None:
     """A shared lock on the readers file, held until this process is in (None where the folder is read-only)."""
     try:
-        handle = os.open(readers_file(path), os.O_RDWR | os.O_CREAT, 0o600)  # the owner's only
+        handle = open_private(readers_file(path))
     except OSError:
         return None
     fcntl.flock(handle, fcntl.LOCK_SH)  # waits only for a writer's test of the lock, never for a writer's work

@@ -13,14 +13,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from extraction_assets.lib.private_files import open_private
 from extraction_assets.lib.warehouse.backend import beside_warehouse
 
 _UNSAFE = re.compile(r"[^\w@.-]")
-
-
-def open_private(path: os.PathLike[str] | str, flags: int = os.O_RDWR) -> int:
-    """A lock file's descriptor, created readable and writable by its owner only."""
-    return os.open(path, flags | os.O_CREAT, 0o600)
 
 
 @contextmanager
