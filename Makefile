@@ -63,7 +63,7 @@ test-fast: $(STAMP)  ## the unit tests only, on every core: what a developer run
 	$(BIN)/python -m pytest -m "not integration" -n $(PYTEST_WORKERS) --dist loadfile
 
 ui: $(DEMO_STAMP) dagster-home  ## the Dagster UI on the same warehouse
-	$(RUN_ENV) $(BIN)/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+	$(RUN_ENV) $(BIN)/extraction-assets ui --host 127.0.0.1 --port 3000
 
 bench: setup  ## benchmarks: prints a table, writes .data/bench/results.json (BENCH_ARGS="--only throughput": one group)
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'

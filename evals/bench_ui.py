@@ -6,8 +6,9 @@ date) launched with `dagster asset materialize --partition-range` against a Dags
 `DAGSTER_HOME` that holds the shipped `dagster.yaml` (one run for every partition, as a backfill launches it); and the
 UI's backfill through a running daemon, with the runs that follow it by themselves (`daemon_backfill`).
 
-`new_file_latency_s`: a real `dagster-daemon` (sensors on, as `make ui` runs it, and `inbox_sensor` started) watches
-an up-to-date warehouse; a new file lands in the inbox. The figure is the time from landing until the file's document
+`new_file_latency_s`: the product's daemon (`instance/daemon.py`, sensors on, as `make ui` runs it, and `inbox_sensor`
+started) watches an up-to-date warehouse; a new file lands in the inbox. The figure is the time from landing until the
+file's document
 is extracted under every schema version that takes it, the ingest run being asked for by the inbox sensor and the
 extraction runs by the automation sensor alone; `new_file_ingested_s` is the time until its document is stored.
 """
@@ -17,11 +18,13 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -47,6 +50,12 @@ def _seconds(command: Sequence[str], env: Mapping[str, str] | None = None) -> fl
 
 def _median(command: Sequence[str], runs: int) -> float:
     return round(statistics.median(_seconds(command) for _ in range(runs)), 2)
+
+
+def _median_of(figures: Sequence[float | str]) -> float | str:
+    """The median of the figures measured, or the first failure's words."""
+    failed = [figure for figure in figures if isinstance(figure, str)]
+    return failed[0] if failed else round(statistics.median(figures), 1)
 
 
 def _instance_env(home: Path, warehouse: Path, inbox: Path) -> dict[str, str]:
@@ -82,7 +91,7 @@ def _runs(home: Path) -> list[tuple[str, bool]]:
 
 def _daemon(env: Mapping[str, str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [str(BIN / "dagster-daemon"), "run", "-w", "workspace.yaml"],
+        [str(BIN / "python"), "-m", "extraction_assets.instance.daemon", "run", "-w", "workspace.yaml"],
         cwd=PROJECT_DIR,
         env=dict(env),
         stdout=subprocess.DEVNULL,
@@ -199,6 +208,52 @@ def new_file_latency_seconds(root: Path, timeout_s: float = 900) -> tuple[float 
         _stop(daemon)
 
 
+def ui_start_stop_seconds(root: Path) -> tuple[float | str, float | str]:
+    """`extraction-assets ui` (what `make ui` runs): seconds until the page answers with the code location loaded,
+    then from SIGTERM until every process of it has ended."""
+    port = _free_port()
+    env = _instance_env(root / "dagster", root / "warehouse.duckdb", SAMPLE_INBOX)
+    started = time.perf_counter()
+    ui = subprocess.Popen(
+        [str(BIN / "extraction-assets"), "ui", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        answered: float | str = "not loaded within 180 s"
+        while time.perf_counter() - started < 180 and ui.poll() is None:
+            if _location_loaded(port):
+                answered = round(time.perf_counter() - started, 1)
+                break
+            time.sleep(0.2)
+        stopping = time.perf_counter()
+        ui.terminate()
+        ui.wait(timeout=120)
+        return answered, round(time.perf_counter() - stopping, 1)
+    except subprocess.TimeoutExpired:
+        ui.kill()
+        return answered, "did not stop within 120 s"
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _location_loaded(port: int) -> bool:
+    query = b'{"query": "{ workspaceOrError { ... on Workspace { locationEntries { loadStatus } } } }"}'
+    request = urllib.request.Request(
+        f"http://127.0.0.1:{port}/graphql", data=query, headers={"content-type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=2) as answer:
+            return b'"LOADED"' in answer.read()
+    except OSError:
+        return False
+
+
 def bench_ui(runs: int = 3) -> Figures:
     partitions = sorted(discover_schemas(DEFAULT_PROMPTS)[0])
     load_s = _median([sys.executable, "-c", "import extraction_assets.definitions"], runs)
@@ -210,7 +265,13 @@ def bench_ui(runs: int = 3) -> Figures:
         backfill = daemon_backfill(Path(tmp), partitions)
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         ingested, latency = new_file_latency_seconds(Path(tmp))
+    starts = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
+            starts.append(ui_start_stop_seconds(Path(tmp)))
     return {
+        "ui_answers_s": _median_of([answered for answered, _ in starts]),
+        "ui_stops_s": _median_of([stopped for _, stopped in starts]),
         **backfill,
         "dagster_import_s": dagster_s,
         "code_location_load_s": load_s,
@@ -227,6 +288,8 @@ def bench_ui(runs: int = 3) -> Figures:
             "running daemon, until its runs finished, then the runs that followed within 75 s (follow_up_runs); "
             "dagster_import_s: "
             "`import dagster` alone (the floor of the load); new_file_latency_s: one new note landing, ingest asked "
-            "for by the inbox sensor, extraction under every version by the daemon's automation sensor"
+            "for by the inbox sensor, extraction under every version by the daemon's automation sensor; ui_answers_s "
+            f"/ ui_stops_s: median of {runs} `extraction-assets ui` starts until the page answers with the code "
+            "location loaded, and from SIGTERM until it has ended"
         ),
     }

@@ -1,6 +1,6 @@
-"""Runs of the UI under a real `dagster-daemon` and the shipped `dagster.yaml`: a run waiting for the `duckdb` pool
-stays queued (no process, no spinning), and a run whose worker is killed is failed by run monitoring, which gives
-the pool to the next run."""
+"""Runs of the UI under the daemon `make ui` runs (`instance/daemon.py`) and the shipped `dagster.yaml`: a run
+waiting for the `duckdb` pool stays queued (no process, no spinning), and a run whose worker is killed is failed by
+run monitoring, which gives the pool to the next run."""
 
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ def home(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
 
 def _daemon(root: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [str(BIN / "dagster-daemon"), "run", "-w", str(root / "workspace.yaml")],
+        [str(BIN / "python"), "-m", "extraction_assets.instance.daemon", "run", "-w", str(root / "workspace.yaml")],
         env=env,
         cwd=root,
         stdout=subprocess.DEVNULL,

@@ -1,0 +1,35 @@
+"""The UI's daemon looks for backfills every few seconds: Dagster's backfill loop still reads the interval it sets."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+from dagster._daemon import backfill, controller
+
+from extraction_assets.instance import daemon
+
+
+def test_the_backfill_loop_reads_the_interval_at_each_start() -> None:
+    source = inspect.getsource(backfill.execute_backfill_iteration_loop)
+    assert "from dagster._daemon.controller import DEFAULT_DAEMON_INTERVAL_SECONDS" in source
+    assert "DEFAULT_DAEMON_INTERVAL_SECONDS - loop_duration" in source
+    assert controller.DEFAULT_DAEMON_INTERVAL_SECONDS == 30  # Dagster's own, untouched outside the daemon process
+
+
+def test_main_sets_the_interval_before_dagster_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[int] = []
+    monkeypatch.setenv("EXTRACTION_BACKFILL_POLL_S", "3")
+    monkeypatch.setattr(controller, "DEFAULT_DAEMON_INTERVAL_SECONDS", 30)
+    monkeypatch.setattr("dagster._daemon.cli.main", lambda: seen.append(controller.DEFAULT_DAEMON_INTERVAL_SECONDS))
+    daemon.main()
+    assert seen == [3]
+
+
+@pytest.mark.parametrize(("value", "expected"), [(None, daemon.BACKFILL_POLL_S), ("0", 1), ("7", 7)])
+def test_poll_seconds(monkeypatch: pytest.MonkeyPatch, value: str | None, expected: int) -> None:
+    if value is None:
+        monkeypatch.delenv("EXTRACTION_BACKFILL_POLL_S", raising=False)
+    else:
+        monkeypatch.setenv("EXTRACTION_BACKFILL_POLL_S", value)
+    assert daemon.poll_seconds() == expected
