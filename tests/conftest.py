@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
-from collections.abc import Iterator
+import signal
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +25,31 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if INTEGRATION in Path(str(item.path)).parents:
             item.add_marker(pytest.mark.integration)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
+    """A Ctrl-C ends the session with pytest's one line, also in a test that runs the pipeline in-process: there
+    Dagster's own handler takes the interrupt as a failed step (the handler before it is not called), the run goes
+    on, and the test fails with pages of tracebacks and the next one starts. The kernel still writes every signal to
+    the wakeup file, whatever handler Python runs; a SIGINT found there after the test ends the session."""
+    read_end, write_end = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        previous = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    except ValueError:  # not the main thread: no signal comes here
+        os.close(read_end), os.close(write_end)
+        return (yield)
+    try:
+        return (yield)
+    finally:
+        signal.set_wakeup_fd(previous)
+        try:
+            received = os.read(read_end, 512)
+        except BlockingIOError:
+            received = b""
+        os.close(read_end), os.close(write_end)
+        if signal.SIGINT in received:
+            raise KeyboardInterrupt from None
 
 
 @pytest.fixture

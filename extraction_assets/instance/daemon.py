@@ -1,12 +1,13 @@
 """The Dagster daemon the UI runs with (`extraction-assets ui`): Dagster's own, looking for requested backfills every
-few seconds instead of every 30.
+2 s instead of every 30, and at its sensors every second instead of every 5.
 
 Dagster's backfill daemon sleeps a fixed 30 s between two looks (`DEFAULT_DAEMON_INTERVAL_SECONDS`, no setting in
 `dagster.yaml`), so a backfill launched from the UI waits 15 s on average, up to 30 s, before its one run is
 submitted, and then a second look to be marked done: most of what a user waits for a backfill with nothing to do.
-A look is two queries of the run storage. The value is read by the loop at each start (an import inside the
-function), so setting it before the daemon starts is enough; a Dagster upgrade that stops reading it fails the unit
-test beside this module, not silently.
+A look is two queries of the run storage. Likewise the sensor loop sleeps 5 s between two looks, so a sensor due
+every 5 s (the inbox's) ticked every 5 to 10 s; a look at a sensor not yet due reads its state alone. Both values
+are read by the loops at each turn, so setting them before the daemon starts is enough; a Dagster upgrade that stops
+reading them fails the unit test of this module, not silently.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import os
 
 BACKFILL_POLL_S = 2  # seconds between two looks for requested backfills (EXTRACTION_BACKFILL_POLL_S)
+SENSOR_LOOP_S = 1  # seconds between two looks at the sensors (each ticks at its own minimum interval)
 
 
 def poll_seconds() -> int:
@@ -21,10 +23,11 @@ def poll_seconds() -> int:
 
 
 def main() -> None:
-    from dagster._daemon import controller
+    from dagster._daemon import controller, sensor
     from dagster._daemon.cli import main as dagster_daemon
 
     controller.DEFAULT_DAEMON_INTERVAL_SECONDS = poll_seconds()
+    sensor.MIN_INTERVAL_LOOP_TIME = SENSOR_LOOP_S
     dagster_daemon()
 
 

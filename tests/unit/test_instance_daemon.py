@@ -1,11 +1,11 @@
-"""The UI's daemon looks for backfills every few seconds: Dagster's backfill loop still reads the interval it sets."""
+"""The UI's daemon looks for backfills and at sensors more often: Dagster's loops still read the values it sets."""
 
 from __future__ import annotations
 
 import inspect
 
 import pytest
-from dagster._daemon import backfill, controller
+from dagster._daemon import backfill, controller, sensor
 
 from extraction_assets.instance import daemon
 
@@ -17,13 +17,23 @@ def test_the_backfill_loop_reads_the_interval_at_each_start() -> None:
     assert controller.DEFAULT_DAEMON_INTERVAL_SECONDS == 30  # Dagster's own, untouched outside the daemon process
 
 
+def test_the_sensor_loop_reads_its_sleep_at_each_turn() -> None:
+    source = inspect.getsource(sensor.execute_sensor_iteration_loop)
+    assert "MIN_INTERVAL_LOOP_TIME - loop_duration" in source
+    assert sensor.MIN_INTERVAL_LOOP_TIME == 5
+
+
 def test_main_sets_the_interval_before_dagster_starts(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[int] = []
     monkeypatch.setenv("EXTRACTION_BACKFILL_POLL_S", "3")
     monkeypatch.setattr(controller, "DEFAULT_DAEMON_INTERVAL_SECONDS", 30)
-    monkeypatch.setattr("dagster._daemon.cli.main", lambda: seen.append(controller.DEFAULT_DAEMON_INTERVAL_SECONDS))
+    monkeypatch.setattr(sensor, "MIN_INTERVAL_LOOP_TIME", 5)
+    monkeypatch.setattr(
+        "dagster._daemon.cli.main",
+        lambda: seen.extend([controller.DEFAULT_DAEMON_INTERVAL_SECONDS, sensor.MIN_INTERVAL_LOOP_TIME]),
+    )
     daemon.main()
-    assert seen == [3]
+    assert seen == [3, daemon.SENSOR_LOOP_S]
 
 
 @pytest.mark.parametrize(("value", "expected"), [(None, daemon.BACKFILL_POLL_S), ("0", 1), ("7", 7)])
