@@ -104,6 +104,11 @@ def test_full_run_fills_every_table_and_keeps_invariants(settings: Settings) -> 
     items_meta = _metadata(results, f"extract {PULSE}", "extracted_items")
     assert items_meta["items_stored"] == pulse_items
     assert "preview" in items_meta
+    # every version in one table on each version's materialization; no model figures offline (plots of zeros)
+    versions = {record.data["version"]: record.data for record in items_meta["versions"].records}
+    assert set(versions) == set(discover_schemas(settings.prompts_dir)[0])
+    assert versions[PULSE]["items"] == pulse_items and versions[PULSE]["documents_failed"] == 0
+    assert not {"model_calls", "cache_hits", "prompt_tokens", "chunks", "estimated_cost"} & set(items_meta)
 
 
 def test_rerun_changes_nothing(settings: Settings) -> None:

@@ -52,6 +52,7 @@ from extraction_assets.lib.warehouse import (
     load_scrubbed,
     one_worker,
     pending_extractions,
+    versions_summary,
     write_decisions,
     write_extraction_batch,
 )
@@ -175,6 +176,7 @@ def extracted_items_and_evidence(
     partitions = list(context.partition_keys)
     schemas: dict[str, SchemaVersion] = {}
     failed: dict[str, Exception] = {}
+    done: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
     for partition in partitions:
         schema_key, shard = extraction_partition(partition)
         try:
@@ -187,7 +189,14 @@ def extracted_items_and_evidence(
             failed[partition] = exc
             context.log.error(f"{partition}: extraction failed: {_reason(exc)}")
             continue
-        context.add_asset_metadata(items, asset_key="extracted_items", partition_key=partition)
+        done[partition] = items, evidence
+    if done:
+        with warehouse.connect(read_only=True) as con:
+            versions = versions_table(versions_summary(con))
+    for partition, (items, evidence) in done.items():
+        context.add_asset_metadata(
+            {**items, "versions": versions}, asset_key="extracted_items", partition_key=partition
+        )
         context.add_asset_metadata(evidence, asset_key="grounded_evidence", partition_key=partition)
     if failed:
         reasons = "; ".join(f"{partition}: {_reason(exc)}" for partition, exc in failed.items())
@@ -209,6 +218,22 @@ def extracted_items_and_evidence(
         for partition in partitions:
             found += checks.evaluations(con, schemas[partition], partition, chosen, targets)
     yield from found  # the connection is closed before Dagster records them
+
+
+def versions_table(rows: list[dict[str, Any]]) -> dg.TableMetadataValue:
+    """Every schema version in one table, on each partition's materialization: the asset's overview shows the
+    latest partition's figures, and this table beside them. Counts and version keys only: nothing to mask."""
+    columns = [dg.TableColumn("version", "string"), dg.TableColumn("last_extracted", "string")] + [
+        dg.TableColumn(name, "int")
+        for name in ("documents_read", "items", "needs_review", "accepted", "documents_failed")
+    ]
+    records = [
+        dg.TableRecord(
+            {**row, "last_extracted": f"{row['last_extracted']:%Y-%m-%d %H:%M}" if row["last_extracted"] else "-"}
+        )
+        for row in rows
+    ]
+    return dg.MetadataValue.table(records, dg.TableSchema(columns))
 
 
 def _say(context: dg.AssetExecutionContext, message: str) -> None:
@@ -322,7 +347,8 @@ def _extract_partition(
             f"{schema.key}: {totals['pending']} documents left pending ({dict(tally.outcomes)}); the next run continues"
         )
     this_run = {"run": "nothing to do"} if idle else run_figures(config, rerun, tally, routed, extract_seconds)
-    if not idle:
+    if not idle and built.model:  # offline these are all zero: no plot of them
+        this_run.update(model_figures(tally))
         cost = estimated_cost(built.prices, totals["prompt_tokens"], totals["completion_tokens"])
         this_run["estimated_cost"] = cost if cost is not None else "no prices configured"
         this_run["budget_tokens"] = extractor.llm_budget_tokens or "no budget"
@@ -342,8 +368,6 @@ def run_figures(
         "routed_now": dg.MetadataValue.json(routed),
         "documents_failed": totals["failed"],
         "documents_pending": totals["pending"],
-        "chunks": totals["chunks"],
-        "chunk_retries": totals["chunk_retries"],
         "documents_partial": totals["partial"],  # stored, a part failed: extracted again next run
         "items_proposed": totals["proposed"],
         "items_stored": totals["items"],
@@ -357,9 +381,18 @@ def run_figures(
         "overwritten_with_confirmation": rerun.need_confirmation if config.confirm_overwrite else 0,
         "outcomes": dg.MetadataValue.json(dict(tally.outcomes)),
         "extract_seconds": seconds,
+    }
+
+
+def model_figures(tally: ExtractionTally) -> dict[str, object]:
+    """What this run asked of the model (on the model path only: offline each would be a plot of zeros)."""
+    totals = tally.counts
+    return {
         "model_calls": totals["calls"],
         "cache_hits": totals["cache_hits"],
         "remembered_failures": totals["remembered_failures"],  # answers that failed validation before: not asked
+        "chunks": totals["chunks"],
+        "chunk_retries": totals["chunk_retries"],
         "chunks_per_document": round(totals["chunks"] / max(totals["documents"], 1), 2),
         "prompt_tokens": totals["prompt_tokens"],
         "completion_tokens": totals["completion_tokens"],

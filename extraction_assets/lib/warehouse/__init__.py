@@ -42,7 +42,12 @@ from extraction_assets.lib.warehouse.extraction import (
     pending_extractions,
     write_extraction_batch,
 )
-from extraction_assets.lib.warehouse.figures import extraction_figures, review_queue_figures, row_count
+from extraction_assets.lib.warehouse.figures import (
+    extraction_figures,
+    review_queue_figures,
+    row_count,
+    versions_summary,
+)
 from extraction_assets.lib.warehouse.held import HeldWarehouse, give_back, held_warehouse
 from extraction_assets.lib.warehouse.invariants import items_without_evidence
 from extraction_assets.lib.warehouse.lock_wait import READER_WAIT_S, WarehouseBusy
@@ -121,6 +126,7 @@ __all__ = [
     "upsert_scrubbed",
     "upsert_session",
     "upsert_session_document",
+    "versions_summary",
     "waiting_request_hashes",
     "warehouse_summary",
     "write_checkpoint",

@@ -107,3 +107,33 @@ def review_queue_figures(con: duckdb.DuckDBPyConnection, schema_version: str) ->
             [schema_version],
         ),
     }
+
+
+def versions_summary(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    """One row per schema version the warehouse holds: what the asset overview shows beside the latest partition's
+    own figures, so every version is seen at once."""
+    return rows_as_dicts(
+        con,
+        """WITH versions AS (
+                   SELECT schema_version FROM document_applicability
+                   UNION SELECT schema_version FROM extracted_items),
+               taken AS (
+                   SELECT schema_version, count(*) FILTER (WHERE taken) AS documents_read
+                   FROM document_applicability GROUP BY 1),
+               items AS (
+                   SELECT schema_version, count(*) AS items,
+                          count(*) FILTER (WHERE status = 'needs_review') AS needs_review,
+                          count(*) FILTER (WHERE status = 'accepted') AS accepted
+                   FROM extracted_items GROUP BY 1),
+               status AS (
+                   SELECT schema_version, count(*) FILTER (WHERE status = 'failed') AS documents_failed,
+                          max(updated_at) AS last_extracted
+                   FROM extraction_status GROUP BY 1)
+               SELECT v.schema_version AS version, coalesce(t.documents_read, 0) AS documents_read,
+                      coalesce(i.items, 0) AS items, coalesce(i.needs_review, 0) AS needs_review,
+                      coalesce(i.accepted, 0) AS accepted, coalesce(s.documents_failed, 0) AS documents_failed,
+                      s.last_extracted
+               FROM versions v LEFT JOIN taken t USING (schema_version) LEFT JOIN items i USING (schema_version)
+               LEFT JOIN status s USING (schema_version)
+               ORDER BY 1""",
+    )
