@@ -12,6 +12,7 @@ product's (`instance/daemon.py`): it looks for backfills every few seconds.
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import socket
 import subprocess
@@ -20,8 +21,6 @@ import tempfile
 import time
 from pathlib import Path
 from types import FrameType
-
-import yaml
 
 from extraction_assets.commands.common import console
 
@@ -75,7 +74,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     processes: dict[str, subprocess.Popen[bytes]] = {}
     folder = tempfile.TemporaryDirectory(prefix="extraction-ui-")
     workspace = Path(folder.name) / "workspace.yaml"
-    workspace.write_text(yaml.safe_dump({"load_from": [LOCATION]}))
+    workspace.write_text(json.dumps({"load_from": [LOCATION]}))  # JSON is YAML; no YAML parser for --help
     try:
         webserver = ["dagster_webserver", "-h", args.host, "-p", str(args.port), "-w", str(workspace)]
         _start("webserver", webserver, processes)

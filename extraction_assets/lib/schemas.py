@@ -95,6 +95,16 @@ class Applicability(BaseModel):
     min_score: float = Field(default=0.5, ge=0.0, le=1.0)  # the gate's score a document needs
 
 
+class FewShotExample(BaseModel):
+    """A short text and the answer expected from it (the JSON the model replies), shown to the model before each
+    document it reads (`lib/llm/examples.py`); checked when the file loads. Sent as written: no personal data."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text: str = Field(min_length=1, max_length=4000)
+    expected: dict[str, Any]
+
+
 class SchemaVersion(BaseModel):
     """A parsed prompt file; `key` is its partition key."""
 
@@ -115,6 +125,7 @@ class SchemaVersion(BaseModel):
     model_band: ConfidenceBand = ConfidenceBand(low=0.85, high=0.90)
     fields: list[FieldSpec]
     options: dict[str, Any] = Field(default_factory=dict)
+    examples: list[FewShotExample] = Field(default_factory=list, max_length=5)  # few-shot, for the model path
     instructions: str = ""
     source_path: str = ""
     content_sha256: str = ""
@@ -171,9 +182,17 @@ def parse_schema_text(text: str, source: str = "<string>") -> SchemaVersion:
     meta["source_path"] = source
     meta["content_sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
     try:
-        return SchemaVersion.model_validate(meta)
+        schema = SchemaVersion.model_validate(meta)
     except ValidationError as exc:
         raise SchemaError(f"{source}: {exc}") from exc
+    if schema.examples:
+        from extraction_assets.lib.llm.examples import ExampleError, example_answers  # pydantic models of the schema
+
+        try:
+            example_answers(schema)
+        except ExampleError as exc:
+            raise SchemaError(f"{source}: {exc}") from exc
+    return schema
 
 
 def load_schema_file(path: Path) -> SchemaVersion:

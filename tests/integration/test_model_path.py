@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -250,7 +251,7 @@ def test_injected_text_stays_inside_the_boundary_and_is_only_data(model_settings
     fake.faults = Faults(echo_injection=True)
     _run(model_settings, _extractor(fake), instance)
     request = next(r for r in fake.requests if "Ignore previous instructions" in json.dumps(r))
-    system, user = request["messages"][0]["content"], request["messages"][1]["content"]
+    system, user = request["messages"][0]["content"], request["messages"][-1]["content"]
     other = next(r for r in fake.requests if r is not request)
     assert system == other["messages"][0]["content"]  # the document changed nothing outside its tags
     opening = user.index("<document-")
@@ -270,9 +271,12 @@ def test_injected_text_stays_inside_the_boundary_and_is_only_data(model_settings
 
 
 def _variant(prompts: Path, key: str, **front: str) -> str:
-    """A copy of pulse@v1 under another schema name with some front-matter lines replaced."""
+    """A copy of pulse@v1 under another schema name with some front-matter lines replaced (without pulse's
+    examples for another shape: their answers are items)."""
     name, version = key.split("@")
     text = (prompts / "pulse" / "v1.md").read_text(encoding="utf-8").replace("schema: pulse", f"schema: {name}")
+    if "shape" in front:
+        text = re.sub(r"^examples:.*?(?=^---$)", "", text, flags=re.DOTALL | re.MULTILINE)
     text = text.replace("version: v1", f"version: {version}")
     for field, value in front.items():
         lines = [line for line in text.splitlines() if not line.startswith(f"{field}:")]
@@ -305,7 +309,7 @@ def test_classify_then_extract_routes_then_extracts_one_record_per_module(model_
     meta = _run(model_settings, _extractor(fake), instance, key)
     docs = _documents(model_settings)
     assert meta["outcomes"] == {"model": docs}
-    classify = [r for r in fake.requests if r["messages"][1]["content"].startswith("Classify")]
+    classify = [r for r in fake.requests if r["messages"][-1]["content"].startswith("Classify")]
     assert len(classify) == docs
     items = _items(model_settings, key)
     assert items, meta

@@ -70,7 +70,7 @@ def test_a_short_document_is_still_one_request_with_the_default_task(fake: FakeL
     whole = CHUNKED.model_copy(update={"max_input_chars": 100_000})
     extract_document(doc, scrubbed, whole, _extractor(fake))
     assert len(fake.requests) == 1
-    assert fake.requests[0]["messages"][1]["content"].startswith("Extract pulse data.\n")
+    assert fake.requests[0]["messages"][-1]["content"].startswith("Extract pulse data.\n")
 
 
 def _track_in_flight(fake: FakeLLMServer, jitter_s: float = 0.0) -> list[int]:
@@ -158,7 +158,7 @@ def test_a_second_pass_lists_what_was_found_and_adds_no_duplicate(fake: FakeLLMS
     first_calls = len(fake.requests)
     two = extract_document(doc, scrubbed, CHUNKED.model_copy(update={"extraction_passes": 2}), _extractor(fake))
     assert len(fake.requests) - first_calls == 2 * first_calls
-    assert "Pass 2: these were found already" in fake.requests[-1]["messages"][1]["content"]
+    assert "Pass 2: these were found already" in fake.requests[-1]["messages"][-1]["content"]
     assert sorted(i.item_id for i in two.items) == sorted(i.item_id for i in one.items)
 
 
@@ -169,7 +169,7 @@ def test_classify_then_extract_classifies_each_chunk_and_merges_each_modules_rec
     chunks = split_chunks(scrubbed.text, routed.max_input_chars, routed.chunk_overlap_chars)
     outcome = extract_document(doc, scrubbed, routed, _extractor(fake))
     assert outcome.outcome == "model"
-    tasks = [r["messages"][1]["content"].split("\n", 2)[:2] for r in fake.requests]
+    tasks = [r["messages"][-1]["content"].split("\n", 2)[:2] for r in fake.requests]
     classified = [t for t in tasks if t[0].startswith("Classify")]
     assert len(classified) == len(chunks)
     parts = [f"This is part {n + 1} of {len(chunks)} of a long document" for n in range(len(chunks))]

@@ -73,7 +73,7 @@ def test_the_schema_stays_out_of_the_prompt_where_the_endpoint_holds_the_answer_
     output = response_model(PULSE)
     extract_document(doc, scrubbed, PULSE, OrchestratedExtractor(_client(fake, schema_in_prompt=False)))
     extract_document(doc, scrubbed, PULSE, OrchestratedExtractor(_client(fake)))
-    without, with_schema = (body["messages"][1]["content"] for body in fake.requests)
+    without, with_schema = (body["messages"][-1]["content"] for body in fake.requests)
     assert schema_json(output) in with_schema and schema_json(output) not in without
     assert fake.requests[0]["response_format"]["type"] == "json_schema", "the endpoint still gets the schema"
 

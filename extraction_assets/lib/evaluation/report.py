@@ -44,6 +44,7 @@ def figure_rows(result: EvalResult) -> list[list[str]]:
     return [
         ["documents", f"{result.documents} ({result.documents_failed} failed, {result.records_invalid} invalid lines)"],
         ["extractor", f"{result.extractor}; model {result.model or 'none'}"],
+        ["few-shot examples in the prompt", str(result.examples) if result.examples else "none"],
         [
             "items proposed / stored / dropped",
             f"{result.items_proposed} / {result.items_stored} / {result.items_dropped}",

@@ -110,6 +110,7 @@ class EvalResult(BaseModel):
     estimated_cost: float | None = None  # at the endpoint's configured prices; None without prices
     documents_pending: int = 0  # left unextracted by the token budget (their gold counts as missed)
     chunks: int = 0  # model requests' chunks (a document longer than max_input_chars is several)
+    examples: int = 0  # few-shot examples in the schema version's prompt file (shown to a model before each document)
     recall_per_pass: list[float | None] = Field(default_factory=list)  # micro recall after pass 1, 2, ...
     notes: list[str] = Field(default_factory=list)
     messages: list[str] = Field(default_factory=list)
@@ -430,6 +431,7 @@ def _result(
         ),
         documents_pending=totals["pending"],
         chunks=tally.cost["chunks"],
+        examples=len(schema.examples) if schema is not None else 0,
         notes=[NOTES[entry.mode]] if entry.mode in NOTES else [],
         messages=tally.messages,
         samples=(tally.with_gold + tally.without_gold)[:samples],

@@ -12,6 +12,7 @@ import re
 
 from pydantic import BaseModel
 
+from extraction_assets.lib.llm.examples import example_messages
 from extraction_assets.lib.llm.response_models import schema_json
 from extraction_assets.lib.models import ExtractionInput, stable_id
 from extraction_assets.lib.schemas import SchemaVersion
@@ -69,6 +70,7 @@ def build_messages(
     )
     return [
         {"role": "system", "content": system},
+        *example_messages(schema, output),
         {
             "role": "user",
             "content": _user_message(doc, task or f"Extract {schema.schema_name} data.", output, schema_in_prompt),

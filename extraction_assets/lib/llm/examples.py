@@ -1,0 +1,101 @@
+"""Few-shot examples of a prompt file (front matter `examples`): checked when the file loads, and shown to the model
+before the document as earlier turns of the conversation (a user turn with the example's text, an assistant turn
+with the answer expected from it), the message form instructor and the OpenAI protocol take.
+
+An example is part of the prompt: it is in the file (so in the prompt's hash and the schema version), in every
+request it goes into (so in the request's cache key) and in the tokens a request is budgeted for.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ValidationError
+
+from extraction_assets.lib.llm.response_models import module_model, response_model
+
+if TYPE_CHECKING:
+    from extraction_assets.lib.schemas import FewShotExample, SchemaVersion
+
+EXAMPLE_TAG = "example"  # not the documents' boundary tags (`document-<nonce>`): an example is never the document
+_answers: dict[tuple[str, str], list[dict[type[BaseModel], BaseModel]]] = {}
+_LOCK = threading.Lock()
+
+
+class ExampleError(ValueError):
+    """An example whose answer does not validate, or whose evidence is not in its own text."""
+
+
+def _answers_of(schema: SchemaVersion, example: FewShotExample) -> dict[type[BaseModel], BaseModel]:
+    """The example's answer for each request it can be shown with: the schema's one response model, or for shape
+    `records` the classification and each module's record."""
+    output = response_model(schema)  # for shape `records`, the classification
+    if schema.shape != "records":
+        return {output: output.model_validate(example.expected)}
+    classification = output
+    answers: dict[type[BaseModel], BaseModel] = {
+        classification: classification.model_validate({"modules": list(example.expected)})
+    }
+    for module, record in example.expected.items():
+        model = module_model(schema, module)
+        answers[model] = model.model_validate(record)
+    return answers
+
+
+def _spans(value: Any) -> Iterator[str]:
+    """Every evidence span of an answer (`evidence_span` of an item, `evidence_spans` of a field or record)."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if key == "evidence_span" and isinstance(inner, str):
+                yield inner
+            elif key == "evidence_spans" and isinstance(inner, list):
+                yield from (span for span in inner if isinstance(span, str))
+            else:
+                yield from _spans(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _spans(inner)
+
+
+def example_answers(schema: SchemaVersion) -> list[dict[type[BaseModel], BaseModel]]:
+    """Each example's answers, checked: raises ExampleError naming the example (1-based) on the first bad one."""
+    key = (schema.key, schema.content_sha256 or schema.model_dump_json())
+    if key in _answers:
+        return _answers[key]
+    checked = []
+    for number, example in enumerate(schema.examples, 1):
+        try:
+            answers = _answers_of(schema, example)
+        except (ValidationError, KeyError) as exc:
+            raise ExampleError(f"example {number}: its expected answer does not fit the schema: {exc}") from exc
+        for answer in answers.values():
+            for span in _spans(answer.model_dump(mode="json")):
+                if span not in example.text:
+                    raise ExampleError(f"example {number}: evidence span {span!r} is not in its text verbatim")
+        checked.append(answers)
+    with _LOCK:
+        _answers[key] = checked
+    return checked
+
+
+def example_messages(schema: SchemaVersion, output: type[BaseModel]) -> list[dict[str, str]]:
+    """The turns that show the examples answering the request `output` is the answer of (none for another
+    request, such as a session's light check)."""
+    messages = []
+    for example, answers in zip(schema.examples, example_answers(schema), strict=True):
+        answer = answers.get(output)
+        if answer is None:
+            continue
+        messages.append(
+            {"role": "user", "content": f"Example document:\n<{EXAMPLE_TAG}>\n{example.text}\n</{EXAMPLE_TAG}>"}
+        )
+        messages.append(
+            {
+                "role": "assistant",
+                "content": json.dumps(answer.model_dump(mode="json", exclude_unset=True), ensure_ascii=False),
+            }
+        )
+    return messages
