@@ -81,7 +81,8 @@ class _Responder:
 
     def answer(self, messages: list[dict[str, Any]], faults: Faults) -> dict[str, Any]:
         system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")
-        user = next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
+        # the document's turn is the last user message (few-shot examples come before it)
+        user = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), "")
         key = _SCHEMA_KEY.search(system)
         schema = self.schema(key.group(1)) if key else None
         text = document_from_messages(messages) or ""

@@ -100,3 +100,19 @@ def test_every_bundled_schema_has_examples_and_their_texts_hold_no_personal_data
     for schema in schemas.values():
         for example in schema.examples:
             assert scrub(example.text).text == example.text, (schema.key, example.text)
+
+
+def test_the_fake_endpoint_answers_the_document_not_the_example() -> None:
+    from extraction_assets.fake_llm import Faults, _Responder
+
+    schema = discover_schemas(DEFAULT_PROMPTS)[0]["email@v1"]
+    newsletter = ExtractionInput(
+        doc_id="d2",
+        tenant_id="t",
+        kind="email",
+        text="Subject: Newsletter\n\nThis week's headlines: prices fell; a new store opened downtown.",
+    )
+    messages = build_messages(schema, newsletter, response_model(schema), task="Classify this e-mail.")
+    assert messages[1]["content"].startswith("Example document:")
+    answer = _Responder(DEFAULT_PROMPTS).answer(messages, Faults())
+    assert "finance" not in answer["modules"], "the example's module is not the document's"
