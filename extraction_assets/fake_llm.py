@@ -30,6 +30,7 @@ from pydantic import BaseModel
 
 from extraction_assets.lib.heuristics import get_pack
 from extraction_assets.lib.llm import document_from_messages
+from extraction_assets.lib.llm.prompting import TAG_PREFIX
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
 from extraction_assets.lib.schemas import SchemaVersion, discover_schemas
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
@@ -81,8 +82,10 @@ class _Responder:
 
     def answer(self, messages: list[dict[str, Any]], faults: Faults) -> dict[str, Any]:
         system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")
-        # the document's turn is the last user message (few-shot examples come before it)
-        user = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), "")
+        # the document's turn: the user message holding its boundary tag (few-shot examples come before it, and a
+        # client's mode may add a user message after it)
+        users = [str(m.get("content") or "") for m in messages if m.get("role") == "user"]
+        user = next((u for u in users if f"<{TAG_PREFIX}-" in u), users[0] if users else "")
         key = _SCHEMA_KEY.search(system)
         schema = self.schema(key.group(1)) if key else None
         text = document_from_messages(messages) or ""
