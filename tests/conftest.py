@@ -32,7 +32,10 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
     """A Ctrl-C ends the session with pytest's one line, also in a test that runs the pipeline in-process: there
     Dagster's own handler takes the interrupt as a failed step (the handler before it is not called), the run goes
     on, and the test fails with pages of tracebacks and the next one starts. The kernel still writes every signal to
-    the wakeup file, whatever handler Python runs; a SIGINT found there after the test ends the session."""
+    the wakeup file, whatever handler Python runs; a SIGINT found there after the test ends the session (unless
+    the test sends one itself: marker `sends_sigint`)."""
+    if item.get_closest_marker("sends_sigint"):
+        return (yield)
     read_end, write_end = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         previous = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)

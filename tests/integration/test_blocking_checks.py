@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dagster as dg
 import duckdb
+import pytest
 
 from extraction_assets.definitions import build_definitions
 from extraction_assets.lib.settings import Settings
@@ -53,6 +54,7 @@ def test_a_failed_pii_check_stops_automated_extraction(settings: Settings) -> No
     assert not result.get_requested_partitions(dg.AssetKey("review_queue"))
 
 
+@pytest.mark.sends_sigint
 def test_ctrl_c_stops_the_whole_run_not_only_its_step(settings: Settings, monkeypatch) -> None:
     """Dagster turns a SIGINT into a failed step and goes on: the runner starts no further run after it."""
     import contextlib
