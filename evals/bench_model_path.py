@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import socket
 import subprocess
 import sys
 import tempfile
@@ -23,6 +22,7 @@ import dagster as dg
 
 from extraction_assets.lib.llm import LLMClient, LLMSettings, build_messages, response_model
 from extraction_assets.lib.models import ExtractionInput
+from extraction_assets.lib.ports import free_port
 from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, Settings
 from extraction_assets.lib.warehouse import open_warehouse
@@ -67,12 +67,6 @@ def _write_pulses(inbox: Path, count: int, seed: int = 11) -> None:
         path = inbox / tenant / "pulses" / f"p{n:04d}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(pulse, ensure_ascii=False), encoding="utf-8")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _requests_seen(base: str) -> int:
@@ -157,7 +151,7 @@ def _timed_run(settings: Settings, base: str) -> tuple[float, float, int, float 
 
 
 def bench_model_path() -> dict[str, float | int | str]:
-    port = _free_port()
+    port = free_port()
     fake = subprocess.Popen(
         [
             sys.executable,

@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -28,6 +27,8 @@ import urllib.request
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from extraction_assets.instance.daemon import command as daemon_command
+from extraction_assets.lib.ports import free_port
 from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, PACKAGE_DIR, PROJECT_DIR, SAMPLE_INBOX
 from extraction_assets.lib.warehouse import open_warehouse
@@ -91,7 +92,7 @@ def _runs(home: Path) -> list[tuple[str, bool]]:
 
 def _daemon(env: Mapping[str, str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [str(BIN / "python"), "-m", "extraction_assets.instance.daemon", "run", "-w", "workspace.yaml"],
+        daemon_command("workspace.yaml"),
         cwd=PROJECT_DIR,
         env=dict(env),
         stdout=subprocess.DEVNULL,
@@ -211,7 +212,7 @@ def new_file_latency_seconds(root: Path, timeout_s: float = 900) -> tuple[float 
 def ui_start_stop_seconds(root: Path) -> tuple[float | str, float | str]:
     """`extraction-assets ui` (what `make ui` runs): seconds until the page answers with the code location loaded,
     then from SIGTERM until every process of it has ended."""
-    port = _free_port()
+    port = free_port()
     env = _instance_env(root / "dagster", root / "warehouse.duckdb", SAMPLE_INBOX)
     started = time.perf_counter()
     ui = subprocess.Popen(
@@ -234,12 +235,6 @@ def ui_start_stop_seconds(root: Path) -> tuple[float | str, float | str]:
     except subprocess.TimeoutExpired:
         ui.kill()
         return answered, "did not stop within 120 s"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _location_loaded(port: int) -> bool:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -18,6 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from extraction_assets.lib.ports import free_port
 
 SERVER_USER = "postgres"
 
@@ -59,12 +60,6 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _as_server_user(command: list[str]) -> list[str]:
     return ["runuser", "-u", SERVER_USER, "--", *command] if os.geteuid() == 0 else command
 
@@ -85,7 +80,7 @@ def running_postgres(databases: tuple[str, ...] = ()) -> Iterator[PostgresServer
         record = pwd.getpwnam(SERVER_USER)
         for path in (folder, sockets):
             os.chown(path, record.pw_uid, record.pw_gid)
-    port = _free_port()
+    port = free_port()
     options = f"-h 127.0.0.1 -p {port} -k {sockets} -c fsync=off -c max_connections=200"
     try:
         _run([str(binaries / "initdb"), "-D", str(data), "-U", user, "-A", "trust", "-E", "UTF8"])

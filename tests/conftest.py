@@ -38,19 +38,20 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, object, object]:
         return (yield)
     read_end, write_end = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        previous = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
-    except ValueError:  # not the main thread: no signal comes here
-        os.close(read_end), os.close(write_end)
-        return (yield)
+        previous: int | None = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+    except ValueError:  # not the main thread: no signal is written here
+        previous = None
     try:
         return (yield)
     finally:
-        signal.set_wakeup_fd(previous)
+        if previous is not None:
+            signal.set_wakeup_fd(previous)
         try:
             received = os.read(read_end, 512)
-        except BlockingIOError:
+        except BlockingIOError:  # nothing was written
             received = b""
-        os.close(read_end), os.close(write_end)
+        os.close(read_end)
+        os.close(write_end)
         if signal.SIGINT in received:
             raise KeyboardInterrupt from None
 

@@ -65,10 +65,12 @@ def _stop_all(processes: dict[str, subprocess.Popen[bytes]]) -> None:
 
 def _start(name: str, command: list[str], processes: dict[str, subprocess.Popen[bytes]]) -> None:
     # a session of its own: a terminal's Ctrl-C comes to this process alone, which stops the others in order
-    processes[name] = subprocess.Popen([sys.executable, "-m", *command], start_new_session=True)
+    processes[name] = subprocess.Popen(command, start_new_session=True)
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
+    from extraction_assets.instance.daemon import command as daemon_command  # the instance package loads Dagster
+
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, _raise_stop)  # also where the shell that started us ignores SIGINT
     processes: dict[str, subprocess.Popen[bytes]] = {}
@@ -76,11 +78,11 @@ def cmd_ui(args: argparse.Namespace) -> int:
     workspace = Path(folder.name) / "workspace.yaml"
     workspace.write_text(json.dumps({"load_from": [LOCATION]}))  # JSON is YAML; no YAML parser for --help
     try:
-        webserver = ["dagster_webserver", "-h", args.host, "-p", str(args.port), "-w", str(workspace)]
-        _start("webserver", webserver, processes)
+        serve = ["-h", args.host, "-p", str(args.port), "-w", str(workspace)]
+        _start("webserver", [sys.executable, "-m", "dagster_webserver", *serve], processes)
         _wait_listening(args.host, args.port, processes["webserver"])
         console.print(f"Dagster UI at [bold]http://{args.host}:{args.port}[/] (Ctrl+C to stop)")
-        _start("daemon", ["extraction_assets.instance.daemon", "run", "-w", str(workspace)], processes)
+        _start("daemon", daemon_command(workspace), processes)
         while True:
             for name, process in processes.items():
                 if process.poll() is not None:

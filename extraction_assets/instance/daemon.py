@@ -13,9 +13,16 @@ reading them fails the unit test of this module, not silently.
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 BACKFILL_POLL_S = 2  # seconds between two looks for requested backfills (EXTRACTION_BACKFILL_POLL_S)
 SENSOR_LOOP_S = 1  # seconds between two looks at the sensors (each ticks at its own minimum interval)
+
+
+def command(workspace: Path | str) -> list[str]:
+    """How to start this daemon on a workspace file, with this process's Python."""
+    return [sys.executable, "-m", __name__, "run", "-w", str(workspace)]
 
 
 def poll_seconds() -> int:

@@ -18,6 +18,7 @@ import dagster as dg
 import pytest
 
 from extraction_assets.instance import open_instance
+from extraction_assets.instance.daemon import command as daemon_command
 from extraction_assets.instance.launcher import run_worker_pid
 from extraction_assets.lib.settings import PACKAGE_DIR
 
@@ -62,7 +63,7 @@ def home(tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
 
 def _daemon(root: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [str(BIN / "python"), "-m", "extraction_assets.instance.daemon", "run", "-w", str(root / "workspace.yaml")],
+        daemon_command(root / "workspace.yaml"),
         env=env,
         cwd=root,
         stdout=subprocess.DEVNULL,

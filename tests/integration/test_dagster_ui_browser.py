@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from extraction_assets.lib.ports import free_port
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, PACKAGE_DIR, SAMPLE_INBOX, Settings
 from extraction_assets.runner import run_pipeline
 from tests.integration.test_review_browser import CHROMIUM, CHROMIUM_FLAGS  # skips this module without Chromium
@@ -30,12 +30,6 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is inst
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = "pulse@v1"
 ERROR_TEXTS = ("Something went wrong", "An error occurred", "Unexpected error", "GraphQL error", "Traceback")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +43,7 @@ def webserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     settings = Settings(warehouse=tmp / "w.duckdb", inbox=inbox, prompts_dir=DEFAULT_PROMPTS)
     with dg.DagsterInstance.from_config(str(home)) as instance:
         assert all(step.success for step in run_pipeline(settings, [SCHEMA], instance=instance))
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("EXTRACTION_")} | {
         "DAGSTER_HOME": str(home),
         "EXTRACTION_WAREHOUSE": str(settings.warehouse),

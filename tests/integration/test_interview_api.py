@@ -4,7 +4,6 @@ person's decision, history, and attempts on another tenant's session and fields.
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -15,6 +14,7 @@ import pytest
 import uvicorn
 
 from extraction_assets.lib.extraction import ExtractorChoice
+from extraction_assets.lib.ports import free_port
 from extraction_assets.lib.review import AuthConfig, Authenticator, hash_token
 from extraction_assets.lib.sessions import HeuristicLight, SessionEnv, sync_sessions
 from extraction_assets.lib.warehouse import open_warehouse
@@ -22,12 +22,6 @@ from extraction_assets.web.review_app import create_review_app
 from tests.session_seed import TURNS, whole_session, with_objectives
 
 TOKENS = {"mei": ("lanting", "lanting-api-token-1"), "rob": ("rival", "rival-api-token-2")}
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.fixture
@@ -47,7 +41,7 @@ def api(tmp_path: Path, prompts: Path) -> Iterator[tuple[str, Path]]:
     assert all(r.final_items for r in sync_sessions(lambda: open_warehouse(warehouse), env))
     principals = [{"name": n, "tenant": t, "token_sha256": hash_token(tok)} for n, (t, tok) in TOKENS.items()]
     auth = Authenticator(AuthConfig.model_validate({"principals": principals}))
-    port = _free_port()
+    port = free_port()
     app = create_review_app(warehouse, "lanting", prompts, auth)
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)

@@ -6,7 +6,6 @@ Playwright; never a browser download. Skipped, with the reason, where Chromium i
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 import uvicorn
 
+from extraction_assets.lib.ports import free_port
 from extraction_assets.lib.review import history
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 from extraction_assets.lib.warehouse import open_warehouse
@@ -40,18 +40,12 @@ if not CHROMIUM.exists():
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is installed by `pip install -e .[dev]`")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, Path, dict[str, str]]]:
     """The review page of tenant acme on 127.0.0.1, served from a thread of this test."""
     path = tmp_path / "w.duckdb"
     ids = seed(path)
-    port = _free_port()
+    port = free_port()
     app = create_review_app(path, "acme", DEFAULT_PROMPTS, review_auth())
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)

@@ -6,22 +6,17 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from pathlib import Path
 
+from extraction_assets.lib.ports import free_port
+
 BIN = Path(sys.executable).parent
 
 QUERY = b'{"query": "{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus } } } }"}'
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def _locations(port: int) -> list[dict[str, str]]:
@@ -45,7 +40,7 @@ def _children(pid: int) -> set[int]:
 
 
 def test_the_ui_loads_and_stops_on_sigterm(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("EXTRACTION_", "DAGSTER_"))} | {
         "DAGSTER_HOME": str(tmp_path / "dagster"),
         "EXTRACTION_WAREHOUSE": str(tmp_path / "warehouse.duckdb"),

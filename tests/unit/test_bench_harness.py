@@ -53,9 +53,9 @@ def test_waiting_for_the_fake_outlasts_a_slow_start() -> None:
         "    def log_message(self, *a): pass\n"
         "http.server.HTTPServer(('127.0.0.1', int(__import__('sys').argv[1])), H).serve_forever()\n"
     )
-    from evals.bench_model_path import _free_port
+    from extraction_assets.lib.ports import free_port
 
-    port = _free_port()
+    port = free_port()
     slow = subprocess.Popen([sys.executable, "-c", script, str(port)])
     try:
         waited = wait_until_serving(slow, f"http://127.0.0.1:{port}/v1", timeout_s=60)

@@ -6,10 +6,11 @@
 
 from __future__ import annotations
 
-import socket
 import threading
 from pathlib import Path
 from typing import Any
+
+from extraction_assets.lib.ports import free_port
 
 _servers: dict[tuple[str, int, int], tuple[Any, str]] = {}
 _lock = threading.Lock()
@@ -19,12 +20,6 @@ LOCAL_EXTRA_BODY = {"repeat_penalty": 1.3, "repeat_last_n": 32, "cache_prompt": 
 LOCAL_MAX_TOKENS = 512  # CPU generation is slow; a bounded answer keeps a document to seconds
 LOCAL_CONTEXT_TOKENS = 4096  # the server's context (prompt and answer); requests are sized to fit it
 LOCAL_THREADS = 2
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def local_base_url(gguf: str | Path, n_ctx: int = LOCAL_CONTEXT_TOKENS, threads: int = LOCAL_THREADS) -> str:
@@ -46,7 +41,7 @@ def local_base_url(gguf: str | Path, n_ctx: int = LOCAL_CONTEXT_TOKENS, threads:
             params.cpuparams.n_threads = threads
             params.cpuparams_batch.n_threads = threads
             params.hostnames = ["127.0.0.1"]
-            params.port = _free_port()
+            params.port = free_port()
             params.verbosity = -1  # quiet: llama.cpp logs to the same stderr as the pipeline
             server = xllamacpp.Server(params)
             _servers[key] = (server, server.listening_address + "/v1")
