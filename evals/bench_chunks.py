@@ -1,11 +1,12 @@
 """Long documents in chunks: the CUAD dev contracts and the QMSum dev meetings through the fake endpoint.
 
-For each dataset: requests and tokens per document with the schema's chunks (`max_input_chars` 12000,
-overlap 400) against one whole-document request, and whether every gold span lies inside at least one chunk
-(a span longer than a chunk cannot, and is counted apart). Chunks are cut as extraction cuts them: at the
-document's own turns where it has them (a transcript's lines). The fake answers with the schema's heuristic pack
-and counts a token per four characters, so token figures compare the two ways of asking, not a real model.
-The model is asked for every document (`model_first`), whatever the schema's own mode.
+For each dataset and chunk size: requests and tokens per document in chunks against one whole-document request,
+and whether the evidence an item would quote lies whole in at least one chunk: for QMSum every turn inside a
+gold evidence span or topic (a turn is what an item quotes; a topic segment runs to thousands of characters and
+is no evidence), for CUAD every gold clause span. Chunks are cut as extraction cuts them: at the document's own
+turns where it has them (a transcript's lines). The fake answers with the schema's heuristic pack and counts a
+token per four characters, so token figures compare the two ways of asking, not a real model. The model is asked
+for every document (`model_first`), whatever the schema's own mode.
 """
 
 from __future__ import annotations
@@ -23,15 +24,13 @@ from extraction_assets.lib.pii import scrub_document
 from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
-# (dataset, schema, chunk settings): the defaults, and for meetings, whose gold evidence runs to thousands of
-# characters (turn ranges: median 2,899; topics: median 7,389, 10% over 19,000), wider chunks with the widest
-# overlap a schema allows (a quarter of a chunk), up to the 48,000 characters (about 12,000 tokens) a schema for
-# long transcripts on a long-context model would set
+# (dataset, schema, chunk size): the default (12,000 characters, about 3,000 tokens), half of it (what an 8k-token
+# endpoint leaves beside the contract schema's prompt and answer) and twice it; overlap at the default, 400
+SIZES = (12_000, 6_000, 24_000)
 RUNS = [
-    ("cuad", "contract@v1", {}),
-    ("qmsum_meetings", "pulse@v1", {}),
-    ("qmsum_meetings", "pulse@v1", {"max_input_chars": 24_000, "chunk_overlap_chars": 6_000}),
-    ("qmsum_meetings", "pulse@v1", {"max_input_chars": 48_000, "chunk_overlap_chars": 12_000}),
+    (dataset, schema, size)
+    for dataset, schema in (("cuad", "contract@v1"), ("qmsum_meetings", "pulse@v1"))
+    for size in SIZES
 ]
 WHOLE = 10_000_000  # max_input_chars that keeps every document whole
 
@@ -48,37 +47,39 @@ def gold_spans(value: Any) -> Iterator[tuple[int, int]]:
             yield from gold_spans(inner)
 
 
-def spans_by_part(gold: dict[str, Any]) -> Iterator[tuple[str, int, int]]:
-    """Every gold span with the part of the record it belongs to (QMSum: `items`, the queries' evidence turns, and
-    `topics`, the topic segments; CUAD: `categories`), since how long they run differs by part."""
-    for part, value in gold.items():
-        for start, end in gold_spans(value):
-            yield part, start, end
+def evidence_targets(dataset: str, gold: dict[str, Any], turns: list[tuple[int, int]]) -> set[tuple[int, int]]:
+    """What must lie whole in a chunk, in the gold's offsets: CUAD's clause spans; QMSum's turns inside a gold
+    span (each turn once)."""
+    spans = set(gold_spans(gold))
+    if dataset == "cuad":
+        return spans
+    return {(ts, te) for s, e in spans for ts, te in turns if s <= ts and te <= e}
 
 
-def _measure(
-    dataset: str, schema_key: str, chunking: dict[str, int], fake: FakeLLMServer
-) -> dict[str, float | int | str]:
+def _measure(dataset: str, schema_key: str, size: int, fake: FakeLLMServer) -> dict[str, float | int | str]:
     entry = load_registry().entry(dataset)
-    chunked = load_schema(DEFAULT_PROMPTS, schema_key).model_copy(update={"orchestration": "model_first", **chunking})
+    chunked = load_schema(DEFAULT_PROMPTS, schema_key).model_copy(
+        update={"orchestration": "model_first", "max_input_chars": size}
+    )
     whole = chunked.model_copy(update={"max_input_chars": WHOLE})
     settings = LLMSettings(base_url=fake.base_url, model="fake-model", http_retries=0, refresh_cache=True)
     figures: dict[str, list[int]] = {k: [] for k in ("requests", "tokens", "whole_tokens", "chars")}
-    parts: dict[str, list[int]] = {}  # part -> [spans, in a chunk, longer than a chunk]
+    reach = [0, 0, 0]  # targets, whole in a chunk, longer than a chunk
     for record in read_gold(evalsets_dir() / dataset / "dev.jsonl", None):
         if isinstance(record, str):
             continue
         doc = gold_document(entry, record)
         scrubbed = scrub_document(doc)
-        chunks = document_chunks(extraction_input(doc, scrubbed), chunked.max_input_chars, chunked.chunk_overlap_chars)
-        for part, start, end in spans_by_part(record.gold):
+        part = extraction_input(doc, scrubbed)
+        chunks = document_chunks(part, chunked.max_input_chars, chunked.chunk_overlap_chars)
+        turns = [scrubbed.offset_map.to_raw(t.start, t.end) for t in part.turns]
+        for start, end in evidence_targets(dataset, record.gold, turns):
             s, e = scrubbed.offset_map.to_scrubbed(start, end)
-            counts = parts.setdefault(part, [0, 0, 0])
-            counts[0] += 1
+            reach[0] += 1
             if e - s > chunked.max_input_chars:
-                counts[2] += 1
+                reach[2] += 1
             elif any(c.start <= s and e <= c.end for c in chunks):
-                counts[1] += 1
+                reach[1] += 1
         for schema, requests_key, tokens_key in ((chunked, "requests", "tokens"), (whole, None, "whole_tokens")):
             outcome = extract_document(doc, scrubbed, schema, OrchestratedExtractor(LLMClient(settings)))
             stats = outcome.stats
@@ -87,6 +88,7 @@ def _measure(
                 figures[requests_key].append(int(stats.get("calls", 0)))
         figures["chars"].append(len(scrubbed.text))
     tokens, whole_tokens = sum(figures["tokens"]), sum(figures["whole_tokens"])
+    what = "gold_spans" if dataset == "cuad" else "gold_evidence_turns"
     return {
         "documents": len(figures["chars"]),
         "chars_median": int(statistics.median(figures["chars"])),
@@ -96,23 +98,20 @@ def _measure(
         "tokens_per_document_mean": round(tokens / len(figures["tokens"])),
         "whole_document_tokens_per_document_mean": round(whole_tokens / len(figures["whole_tokens"])),
         "chunk_token_overhead": round(tokens / whole_tokens - 1, 4),
-        "gold_spans": sum(c[0] for c in parts.values()),
-        "gold_spans_in_a_chunk": sum(c[1] for c in parts.values()),
-        "gold_spans_longer_than_a_chunk": sum(c[2] for c in parts.values()),
-        **{f"gold_spans_{part}_in_a_chunk": f"{c[1]}/{c[0]} ({c[2]} longer than a chunk)" for part, c in parts.items()},
+        f"{what}_whole_in_a_chunk": f"{reach[1]}/{reach[0] - reach[2]} ({reach[2]} longer than a chunk)",
+        f"{what}_whole_in_a_chunk_share": round(reach[1] / max(reach[0] - reach[2], 1), 4),
     }
 
 
 def bench_chunks() -> dict[str, float | int | str]:
     flat: dict[str, float | int | str] = {}
     with FakeLLMServer() as fake:
-        for dataset, key, chunking in RUNS:
-            label = dataset + "".join(f"_{v}" for v in chunking.values())
-            flat |= {f"{label}_{name}": value for name, value in _measure(dataset, key, chunking, fake).items()}
+        for dataset, key, size in RUNS:
+            flat |= {f"{dataset}_{size}_{name}": value for name, value in _measure(dataset, key, size, fake).items()}
     flat["measured_on"] = (
         "the dev.jsonl of cuad (contract@v1) and qmsum_meetings (pulse@v1), model_first through the in-process fake "
-        "endpoint (tokens = characters / 4), default chunks (max_input_chars 12000, overlap 400; qmsum also "
-        "24000 / 6000 and 48000 / 12000, the figures named so) against one whole-document request; gold spans mapped "
+        "endpoint (tokens = characters / 4), chunks of max_input_chars 12000 (the default), 6000 and 24000 "
+        "(overlap 400, the default), each named so, against one whole-document request; gold spans and turns mapped "
         "to scrubbed offsets"
     )
     return flat

@@ -22,7 +22,7 @@ class StubModel:
         self.fail = fail or set()
         self.calls: list[str] = []
 
-    def input_chars_that_fit(self, messages: list[dict[str, str]]) -> int | None:
+    def input_chars_that_fit(self, messages: list[dict[str, str]], assumed_context: int | None = None) -> int | None:
         return None  # an endpoint whose context is unknown: the schema's max_input_chars decides
 
     def complete(

@@ -120,6 +120,9 @@ class SchemaVersion(BaseModel):
     max_items: int = Field(default=10, ge=1, le=1000)
     max_input_chars: int = Field(default=12_000, ge=500)  # a longer document goes to the model in chunks
     chunk_overlap_chars: int = Field(default=400, ge=0)  # text two neighbouring chunks share
+    # the context window of the endpoint this schema is written for, where `EXTRACTION_LLM_CONTEXT_TOKENS` does
+    # not say it: chunks are cut smaller than `max_input_chars` when the prompt and answer would not fit beside it
+    context_tokens: int | None = Field(default=None, ge=256)
     extraction_passes: int = Field(default=1, ge=1, le=5)  # later passes re-ask for what was missed
     heuristic_band: ConfidenceBand = ConfidenceBand(low=0.60, high=0.80)
     model_band: ConfidenceBand = ConfidenceBand(low=0.85, high=0.90)

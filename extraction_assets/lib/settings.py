@@ -29,6 +29,7 @@ class Settings(BaseModel):
     llm_mode: str = "json_schema"
     llm_timeout_s: float = 60.0
     llm_max_concurrency: int = 8
+    llm_context_tokens: int | None = None  # the endpoint's context window: chunks are sized to fit it
     llm_disabled: bool = False
     llm_refresh_cache: bool = False
     llm_budget_tokens: int | None = None  # a run's cap on model tokens; the rest stays pending for the next run
@@ -61,6 +62,7 @@ class Settings(BaseModel):
             "llm_mode": pick("EXTRACTION_LLM_MODE"),
             "llm_timeout_s": pick("EXTRACTION_LLM_TIMEOUT"),
             "llm_max_concurrency": pick("EXTRACTION_LLM_CONCURRENCY"),
+            "llm_context_tokens": pick("EXTRACTION_LLM_CONTEXT_TOKENS"),
             "llm_disabled": pick("EXTRACTION_LLM_DISABLED"),
             "llm_refresh_cache": pick("EXTRACTION_LLM_REFRESH_CACHE"),
             "llm_budget_tokens": pick("EXTRACTION_LLM_BUDGET_TOKENS"),

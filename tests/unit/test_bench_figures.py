@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from evals.bench_agreement import _top_bin
-from evals.bench_chunks import spans_by_part
+from evals.bench_chunks import evidence_targets
 from extraction_assets.lib.evaluation.metrics import calibration
 
 
-def test_gold_spans_are_counted_by_the_part_of_the_record_they_belong_to() -> None:
+def test_what_must_lie_whole_in_a_chunk_is_a_cuad_span_or_a_qmsum_turn_inside_a_gold_span() -> None:
     gold = {
-        "items": [{"evidence": [{"turns": [1, 3], "start": 10, "end": 50}]}],
-        "topics": [{"topic": "budget", "evidence": [{"start": 0, "end": 400}, {"start": 400, "end": 900}]}],
+        "items": [{"evidence": [{"turns": [1, 2], "start": 10, "end": 50}]}],
+        "topics": [{"topic": "budget", "evidence": [{"start": 0, "end": 400}]}],
         "domain": "Product",
     }
-    assert list(spans_by_part(gold)) == [("items", 10, 50), ("topics", 0, 400), ("topics", 400, 900)]
+    turns = [(0, 9), (10, 30), (31, 50), (51, 399), (401, 500)]
+    assert evidence_targets("qmsum_meetings", gold, turns) == {(0, 9), (10, 30), (31, 50), (51, 399)}
+    assert evidence_targets("cuad", gold, turns) == {(10, 50), (0, 400)}
 
 
 def test_the_top_bin_of_the_model_band_says_how_often_its_values_are_right() -> None:

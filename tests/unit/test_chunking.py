@@ -1,8 +1,10 @@
-"""Chunks: cut at paragraph, speaker, turn, then sentence boundaries, with overlap, never in a placeholder; merged."""
+"""Chunks: a transcript cut at turns only, prose at paragraph then sentence boundaries, with overlap, never in a
+placeholder; merged."""
 
 from __future__ import annotations
 
 import itertools
+import random
 
 import pytest
 
@@ -72,6 +74,49 @@ def test_a_transcript_is_cut_where_the_speaker_changes_and_an_overlap_starts_at_
         assert after.start in turn_starts and after.start < before.end, "the overlap is whole turns"
     plain = split_chunks(text, 2000, 150)
     assert any(c.end not in speaker_changes for c in plain[:-1]), "without turns, sentence ends are cuts as well"
+
+
+def _uneven_transcript(seed: int, turns: int, longest: int) -> tuple[str, list[Turn]]:
+    """Turns of one to `longest` characters by alternating speakers, sentences of about 40 characters."""
+    rng = random.Random(seed)
+    text, spans = "", []
+    for n in range(turns):
+        speaker = "Ann" if n % 2 else "Bao"
+        words, length = f"{speaker}: ", rng.randint(10, longest)
+        while len(words) < length:
+            words += f"Point {len(words)} of turn {n} is made. "
+        words = words.rstrip()[:longest]
+        spans.append(Turn(turn_id=f"l{n}", start=len(text), end=len(text) + len(words), speaker=speaker))
+        text += words + "\n"
+    return text, spans
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_every_turn_no_longer_than_a_chunk_is_whole_in_one(seed: int) -> None:
+    max_chars = 3000
+    text, turns = _uneven_transcript(seed, 120, max_chars)  # turns from a line to a whole chunk long
+    chunks = split_chunks(text, max_chars, 400, turns)
+    assert chunks[0].start == 0 and chunks[-1].end == len(text)
+    assert all(len(c.text) <= max_chars for c in chunks)
+    for before, after in itertools.pairwise(chunks):
+        assert after.start <= before.end, "nothing between two chunks is left out"
+    for turn in turns:
+        assert any(c.start <= turn.start and turn.end <= c.end for c in chunks), f"{turn.turn_id} cut in two"
+
+
+def test_a_turn_longer_than_a_chunk_is_cut_at_sentence_ends_and_the_next_turn_is_whole() -> None:
+    long_turn = "Ann: " + " ".join(f"Sentence {n} of a very long turn." for n in range(200))
+    short_turn = "Bao: A short answer."
+    text = long_turn + "\n" + short_turn + "\n"
+    turns = [
+        Turn(turn_id="l0", start=0, end=len(long_turn), speaker="Ann"),
+        Turn(turn_id="l1", start=len(long_turn) + 1, end=len(long_turn) + 1 + len(short_turn), speaker="Bao"),
+    ]
+    chunks = split_chunks(text, 2000, 200, turns)
+    assert len(chunks) > 3
+    for chunk in chunks[:-1]:
+        assert chunk.text.rstrip().endswith("."), "inside the long turn, a cut falls after a sentence"
+    assert any(short_turn in c.text for c in chunks)
 
 
 def test_no_cut_splits_a_placeholder() -> None:

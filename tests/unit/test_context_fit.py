@@ -9,13 +9,14 @@ import pytest
 
 from extraction_assets.fake_llm import FakeLLMServer
 from extraction_assets.lib.extraction import OrchestratedExtractor, extract_document
+from extraction_assets.lib.extraction.factory import ExtractorChoice
 from extraction_assets.lib.llm import LLMClient, LLMError, LLMSettings, build_messages, response_model
 from extraction_assets.lib.llm.budget import estimate_tokens
 from extraction_assets.lib.llm.response_models import DATE_PATTERN, schema_json
 from extraction_assets.lib.models import Document, ExtractionInput
 from extraction_assets.lib.pii import scrub_document
 from extraction_assets.lib.schemas import load_schema
-from extraction_assets.lib.settings import DEFAULT_PROMPTS
+from extraction_assets.lib.settings import DEFAULT_PROMPTS, Settings
 
 PULSE = load_schema(DEFAULT_PROMPTS, "pulse@v1").model_copy(update={"max_items": 100})
 CONTEXT = 2048
@@ -55,6 +56,30 @@ def test_a_long_document_is_cut_into_chunks_that_fit_the_known_context(fake: Fak
     fake.requests.clear()
     extract_document(doc, scrubbed, PULSE, OrchestratedExtractor(unknown))
     assert len(fake.requests) == 1, "without a known context the schema's max_input_chars decides, as before"
+
+
+def test_the_context_comes_from_the_environment_else_from_the_schemas_front_matter(fake: FakeLLMServer) -> None:
+    doc = _document(120)
+    scrubbed = scrub_document(doc)
+    choice = ExtractorChoice.from_settings(
+        Settings.from_env(
+            {
+                "EXTRACTION_LLM_BASE_URL": fake.base_url,
+                "EXTRACTION_LLM_MODEL": "fake-model",
+                "EXTRACTION_LLM_CONTEXT_TOKENS": str(CONTEXT),
+            }
+        )
+    )
+    assert choice.llm_settings().context_tokens == CONTEXT
+    from_env = extract_document(doc, scrubbed, PULSE, choice.build())
+    assumed = PULSE.model_copy(update={"context_tokens": CONTEXT})
+    from_schema = extract_document(doc, scrubbed, assumed, OrchestratedExtractor(_client(fake)))
+    assert from_env.stats["chunks"] > 1 and from_schema.stats["chunks"] == from_env.stats["chunks"]
+    wide = PULSE.model_copy(update={"context_tokens": 100_000})
+    narrow_endpoint = extract_document(
+        doc, scrubbed, wide, OrchestratedExtractor(_client(fake, context_tokens=CONTEXT))
+    )
+    assert narrow_endpoint.stats["chunks"] == from_env.stats["chunks"], "the endpoint's own context wins"
 
 
 def test_a_request_that_cannot_fit_the_context_is_refused_before_it_is_sent(fake: FakeLLMServer) -> None:

@@ -1,12 +1,12 @@
 """Long scrubbed documents -> overlapping chunks a model can read whole, cut where a reader would pause.
 
-A document longer than the schema's `max_input_chars` is cut at the strongest break in the second half of the
-window: the last paragraph break, else the last change of speaker, else the last turn start (turns as the reader
-found them: transcript lines, chat messages, e-mail parts), else the last sentence end, else the last space;
-never inside a PII placeholder (`[PHONE_1]` stays whole). Each next chunk starts `chunk_overlap_chars` before
-the previous end, moved back to the start of the turn it falls in when that turn started no more than another
-overlap earlier (a turn is read whole), else forward to a sentence or word start, so a statement cut by one
-boundary is whole in the next chunk. Offsets are those of the scrubbed text, so a chunk's quote is grounded in
+The evidence an item quotes is a turn or a sentence, so a document with turns (transcript lines, chat and session
+messages, e-mail parts, as the reader found them) is cut between turns only, at a change of speaker where one
+falls in the window's second half: a turn no longer than a chunk is never cut. Prose, and a turn longer than a
+chunk alone, is cut at the last paragraph break of the window's second half, else sentence end, else space; never
+inside a PII placeholder (`[PHONE_1]` stays whole). Each next chunk starts `chunk_overlap_chars` before the
+previous end: at the first whole turn there that leaves room for the turn after the cut to be read whole, or in
+prose at a sentence (else word) start. Offsets are those of the scrubbed text, so a chunk's quote is grounded in
 the whole document and mapped to raw offsets as any other quote.
 """
 
@@ -39,8 +39,10 @@ class Chunk:
 
 
 class _Cuts:
-    """Positions a chunk may end at (after a paragraph break, at a change of speaker, at a turn start, after a
-    sentence end, after a space), by preference."""
+    """Where a chunk may end and the next begin. A document with turns (a transcript's lines, a session's
+    messages, an e-mail's parts) is cut at turn starts only, a change of speaker preferred; prose at a paragraph
+    break, else a sentence end, else a space; a turn longer than a chunk alone is cut as prose is. No cut splits a
+    placeholder."""
 
     def __init__(self, text: str, turns: Sequence[Turn] = ()) -> None:
         blocked = [m.span() for m in _PLACEHOLDER.finditer(text)]
@@ -48,15 +50,15 @@ class _Cuts:
         self._blocked = blocked
         ordered = sorted(turns, key=lambda t: t.start)
         self.turn_starts = sorted({t.start for t in ordered if 0 < t.start < len(text)})
+        self._turn_ends = [t.end for t in ordered]  # by start, as `_starts`
+        self._starts = [t.start for t in ordered]
+        self._boundaries = sorted({t.start for t in ordered} | set(self._turn_ends))
+        boundaries = [b for b in self._boundaries if 0 < b < len(text)]
         changes = itertools.pairwise(ordered)
         speakers = sorted({t.start for before, t in changes if t.speaker != before.speaker and t.start < len(text)})
-        self.levels = [
-            self._ends(_PARAGRAPH, text),
-            speakers,
-            self.turn_starts,
-            self._ends(_SENTENCE, text),
-            self._ends(_SPACE, text),
-        ]
+        self.turn_levels = [speakers, boundaries] if boundaries else []
+        self.prose_levels = [self._ends(_PARAGRAPH, text), self._ends(_SENTENCE, text), self._ends(_SPACE, text)]
+        self.length = len(text)
 
     def _ends(self, pattern: re.Pattern[str], text: str) -> list[int]:
         return [m.end() for m in pattern.finditer(text) if not self.inside_placeholder(m.end())]
@@ -72,25 +74,36 @@ class _Cuts:
             return self._blocked[i][1] if forward else self._blocked[i][0]
         return pos
 
-    def last_cut(self, low: int, high: int) -> int | None:
-        """The preferred cut in (low, high]: the last paragraph break, else sentence end, else space."""
-        for ends in self.levels:
-            i = bisect.bisect_right(ends, high) - 1
-            if i >= 0 and ends[i] > low:
-                return ends[i]
-        return None
+    def cut(self, start: int, done: int, max_chars: int) -> int:
+        """Where the chunk starting at `start` ends: after `done` (the previous chunk's end: each chunk reads
+        something new) and within `max_chars`, at the last preferred cut of the window's second half; with turns,
+        at any later turn start rather than inside a turn; else as prose; else at the limit."""
+        limit = start + max_chars
+        low = max(start + int(max_chars * MIN_FILL), done)
+        for levels, floor in ((self.turn_levels, low), (self.turn_levels[-1:], done), (self.prose_levels, low)):
+            for ends in levels:
+                i = bisect.bisect_right(ends, limit) - 1
+                if i >= 0 and ends[i] > floor:
+                    return ends[i]
+        end = self.outside_placeholder(limit, forward=False)
+        return end if end > done else self.outside_placeholder(limit, forward=True)  # a placeholder held whole
 
-    def overlap_start(self, wanted: int, earliest: int, high: int) -> int | None:
-        """Where an overlap begins: the start of the turn `wanted` falls in, if it is not before `earliest`, else
-        the first sentence (else word) start in [wanted, high)."""
-        i = bisect.bisect_right(self.turn_starts, wanted) - 1
-        if i >= 0 and self.turn_starts[i] >= earliest:
-            return self.turn_starts[i]
-        for ends in self.levels[3:]:
+    def next_start(self, end: int, overlap: int, max_chars: int, start: int) -> int:
+        """Where the chunk after one ending at `end` begins, `overlap` earlier: at the first whole turn that leaves
+        room for the turn at `end` to be read whole too (else at `end`), or in prose (or inside a long turn) at the
+        first sentence (else word) start of the overlap."""
+        wanted = max(end - overlap, start + 1)
+        at = bisect.bisect_left(self._boundaries, end)
+        if at < len(self._boundaries) and self._boundaries[at] == end:  # between turns
+            following = bisect.bisect_left(self._starts, end)
+            following_end = self._turn_ends[following] if following < len(self._starts) else self.length
+            i = bisect.bisect_left(self.turn_starts, max(wanted, following_end - max_chars))
+            return self.turn_starts[i] if i < len(self.turn_starts) and self.turn_starts[i] <= end else end
+        for ends in self.prose_levels[1:]:
             i = bisect.bisect_left(ends, wanted)
-            if i < len(ends) and ends[i] < high:
+            if i < len(ends) and ends[i] < end:
                 return ends[i]
-        return None
+        return self.outside_placeholder(wanted, forward=True)
 
 
 def document_chunks(doc: ExtractionInput, max_chars: int, overlap: int) -> list[Chunk]:
@@ -105,22 +118,12 @@ def split_chunks(text: str, max_chars: int, overlap: int, turns: Sequence[Turn] 
     overlap = min(overlap, max_chars // 4)  # as the schema allows: each chunk moves on by a quarter of the limit
     cuts = _Cuts(text, turns)
     spans: list[tuple[int, int]] = []
-    start = 0
-    while True:
-        if len(text) - start <= max_chars:
-            spans.append((start, len(text)))
-            break
-        limit = start + max_chars
-        end = cuts.last_cut(start + int(max_chars * MIN_FILL), limit)
-        if end is None:
-            end = cuts.outside_placeholder(limit, forward=False)
-            if end <= start:  # a placeholder as long as the window: keep it whole
-                end = cuts.outside_placeholder(limit, forward=True)
+    start = done = 0
+    while len(text) - start > max_chars:
+        end = cuts.cut(start, done, max_chars)
         spans.append((start, end))
-        wanted = max(end - overlap, start + 1)
-        earliest = max(end - 2 * overlap, start + max_chars // 4)  # a whole turn, still moving on
-        next_start = cuts.overlap_start(wanted, earliest, end)
-        start = next_start if next_start is not None else cuts.outside_placeholder(wanted, forward=True)
+        start, done = cuts.next_start(end, overlap, max_chars, start), end
+    spans.append((start, len(text)))
     return [Chunk(i, len(spans), s, e, text[s:e]) for i, (s, e) in enumerate(spans)]
 
 

@@ -35,6 +35,7 @@ class ExtractorChoice(BaseModel):
     llm_mode: str = "json_schema"
     llm_timeout_s: float = 60.0
     llm_max_concurrency: int = 8
+    llm_context_tokens: int | None = None  # the endpoint's context (prompt and answer); None: not known
     llm_http_retries: int = 4
     refresh_cache: bool = False
     kill_switch: bool = False
@@ -53,6 +54,8 @@ class ExtractorChoice(BaseModel):
             llm_mode=settings.llm_mode,
             llm_timeout_s=settings.llm_timeout_s,
             llm_max_concurrency=settings.llm_max_concurrency,
+            llm_context_tokens=settings.llm_context_tokens,
+            llm_gguf_context=settings.llm_context_tokens or LOCAL_CONTEXT_TOKENS,
             refresh_cache=settings.llm_refresh_cache,
             kill_switch=settings.llm_disabled,
             llm_budget_tokens=settings.llm_budget_tokens,
@@ -95,6 +98,7 @@ class ExtractorChoice(BaseModel):
             timeout_s=self.llm_timeout_s,
             max_concurrency=self.llm_max_concurrency,
             http_retries=self.llm_http_retries,
+            context_tokens=self.llm_context_tokens,
             refresh_cache=self.refresh_cache,
             budget_tokens=self.llm_budget_tokens,
             prices=self.prices(),

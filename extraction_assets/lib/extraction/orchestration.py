@@ -196,12 +196,14 @@ class OrchestratedExtractor:
         )
 
     def _chunks(self, doc: ExtractionInput, schema: SchemaVersion, output: type[BaseModel]) -> list[Chunk]:
-        """The document's chunks at the schema's `max_input_chars`, or smaller where the endpoint's known context
-        cannot hold a chunk that long with the prompt and the answer (a local model's few thousand tokens)."""
+        """The document's chunks at the schema's `max_input_chars`, or smaller where the endpoint's context
+        (`EXTRACTION_LLM_CONTEXT_TOKENS`, a local model's, else the schema's `context_tokens`) cannot hold a chunk
+        that long with the prompt and the answer."""
         assert self.client is not None
         empty = doc.model_copy(update={"text": ""})
         schema_in_prompt = self.client.settings.schema_in_prompt
-        fits = self.client.input_chars_that_fit(build_messages(schema, empty, output, PART_TASK, schema_in_prompt))
+        messages = build_messages(schema, empty, output, PART_TASK, schema_in_prompt)
+        fits = self.client.input_chars_that_fit(messages, schema.context_tokens)
         limit = schema.max_input_chars if fits is None else max(min(schema.max_input_chars, fits), MIN_CHUNK_CHARS)
         return document_chunks(doc, limit, schema.chunk_overlap_chars)
 

@@ -268,12 +268,14 @@ class LLMClient:
             **tags,
         }
 
-    def input_chars_that_fit(self, messages: list[dict[str, str]]) -> int | None:
+    def input_chars_that_fit(self, messages: list[dict[str, str]], assumed_context: int | None = None) -> int | None:
         """How many characters of document text can join `messages` (a request without its document) within the
-        endpoint's context, answer included, by the budget's estimate; None when the context size is unknown."""
-        if self.settings.context_tokens is None:
+        endpoint's context (else the `assumed_context` a schema names), answer included, by the budget's
+        estimate; None when neither is known."""
+        context = self.settings.context_tokens or assumed_context
+        if context is None:
             return None
-        room = self.settings.context_tokens - estimate_tokens([m.get("content") or "" for m in messages], self._answer)
+        room = context - estimate_tokens([m.get("content") or "" for m in messages], self._answer)
         return max(room, 0) * BYTES_PER_TOKEN
 
     @property
