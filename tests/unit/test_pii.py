@@ -406,6 +406,11 @@ FRAGMENTS = [
     seps=[" "] * 8,
     region="US",
 )
+@example(  # found by this test: "(202) 555-0143 (202)" was read as one run, lending the next number its area code
+    parts=["Phone: 0612 345 678", "a@x.com", "(202) 555-0143", "(202) 555-0143"],
+    seps=[" "] * 8,
+    region="VN",
+)
 @given(
     parts=st.lists(st.sampled_from(FRAGMENTS), max_size=8),
     seps=st.lists(st.sampled_from([" ", ", ", "\n", " and "]), min_size=8, max_size=8),

@@ -157,7 +157,12 @@ _E164 = phonenumbers.PhoneNumberFormat.E164
 _WHITESPACE = re.compile(r"\s")
 
 # A phone-shaped run: optional +, 7 to 15 digits with at most two separators between neighbours.
-_PHONE_SHAPE = re.compile(r"(?<![0-9A-Za-z_+.,/-])\+?\(?\d(?:[ .\-()]{0,2}\d){6,14}\)?(?![0-9A-Za-z_]|[.,/-]?\d)")
+# An opening parenthesis only starts a number, or follows its country code or trunk prefix ("+44 (0) 20 ...",
+# "8 (912) 345-67-89"): one further inside the run starts the next number ("(202) 555-0143 (202) 555-0188" is
+# two), which would otherwise lend it its area code.
+_PHONE_SHAPE = re.compile(
+    r"(?<![0-9A-Za-z_+.,/-])(?:\+?\d{1,4}[ .\-]{0,2}\(|\+|\()?\d(?:[ .\-)]{0,2}\d){6,14}\)?(?![0-9A-Za-z_]|[.,/-]?\d)"
+)
 _PHONE_CONTEXT = re.compile(
     r"(?i)\b(?:phones?|telephone|tel|mobile|mob|cell|cellphone|fax|desk|call(?:s|ed|ing)?|ring|dial(?:led|ing)?"
     r"|sms|text(?:ed|ing)?|whatsapp|viber|zalo|telegram|wechat|hotline|helpline|contact|reach|answer(?:s|ed|ing)?"

@@ -44,7 +44,7 @@ from extraction_assets.lib.pii.numbers import (
 from extraction_assets.lib.pii.scan import Hit, Scan
 from extraction_assets.lib.pii.view import View, detection_view
 
-SCRUBBER_VERSION = "pii-v5"  # v5: hidden forms undone before detection (`view.py`), linear wrapped e-mails
+SCRUBBER_VERSION = "pii-v6"  # v6: a "(" inside a phone-shaped run starts the next number; v5: hidden forms undone
 DEFAULT_REGION = "US"
 
 
