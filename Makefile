@@ -72,6 +72,7 @@ bench: setup  ## benchmarks: prints a table, writes .data/bench/results.json (BE
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 clean:
 	rm -rf $(DATA)

@@ -144,7 +144,7 @@ def bench_pii(data: Path | None = None, picture: Path | None = Path(".data/bench
         figures["presidio_docs_per_s"] = round(their_rate, 1)
         figures["speedup_vs_presidio"] = round(our_rate / their_rate, 1)
         figures["kinds_f2_at_least_presidio"] = sum(
-            our_scores[k].f_beta >= their_scores[k].f_beta for k in VALIDATED_KINDS
+            (our_scores[k].f_beta or 0.0) >= (their_scores[k].f_beta or 0.0) for k in VALIDATED_KINDS
         )
         note = f"Presidio analyzer defaults on spaCy {SPACY_MODEL}, score threshold 0"
     if picture is not None:

@@ -28,7 +28,7 @@ def _extraction_rows(run: FanOut) -> int:
 
     with open_warehouse(run.warehouse, read_only=True) as con:
         return sum(
-            int(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0])  # type: ignore[index]
+            int(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0])  # type: ignore[index,misc]
             for t in ("extracted_items", "evidence", "extraction_status")
         )
 
@@ -73,11 +73,11 @@ def bench_scale_out() -> Figures:
                 create_database(server, database)
             run = fan_out(server, root / name, f"{name}_catalog", f"{name}_dagster", shards, inbox, DEFAULT_PROMPTS)
             figures |= _measure(run, shards, name, documents)
-        base = figures["lake_1_shards_extract_s"]
+        base = float(figures["lake_1_shards_extract_s"])
         for shards in SHARD_COUNTS[1:]:
             figures[f"speedup_lake_{shards}_shards_over_1"] = round(
-                base / figures[f"lake_{shards}_shards_extract_s"], 2
-            )  # type: ignore[operator]
+                base / float(figures[f"lake_{shards}_shards_extract_s"]), 2
+            )
         figures["ratio_lake_1_shard_over_duckdb_file"] = round(base / figures["duckdb_file_extract_s"], 2)  # type: ignore[operator]
     figures["measured_on"] = (
         f"bench inbox of {documents} documents, every schema version, offline heuristics; {os.cpu_count()} cores; "

@@ -56,7 +56,7 @@ def _median(command: Sequence[str], runs: int) -> float:
 def _median_of(figures: Sequence[float | str]) -> float | str:
     """The median of the figures measured, or the first failure's words."""
     failed = [figure for figure in figures if isinstance(figure, str)]
-    return failed[0] if failed else round(statistics.median(figures), 1)
+    return failed[0] if failed else round(statistics.median(f for f in figures if not isinstance(f, str)), 1)
 
 
 def _instance_env(home: Path, warehouse: Path, inbox: Path) -> dict[str, str]:

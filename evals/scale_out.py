@@ -74,7 +74,7 @@ def finish(workers: Sequence[subprocess.Popen[bytes]]) -> None:
     for worker in workers:
         output, _ = worker.communicate()
         if worker.returncode != 0:
-            failed.append(f"{worker.args} exited {worker.returncode}:\n{output.decode(errors='replace')[-4000:]}")
+            failed.append(f"{worker.args!s} exited {worker.returncode}:\n{output.decode(errors='replace')[-4000:]}")
     if failed:
         raise RuntimeError("\n\n".join(failed))
 

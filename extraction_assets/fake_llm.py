@@ -187,7 +187,7 @@ class FakeLLMServer:
     @property
     def base_url(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host!s}:{port}/v1"
 
     def configure(self, **faults: Any) -> None:
         self.faults = self.faults.model_copy(update=faults)
@@ -399,8 +399,8 @@ class FakeLLMServer:
                     self._send(200, fake.faults.model_dump())
                     return
                 if self.path.rstrip("/") == "/v1/batches":
-                    status, payload = fake.create_batch(body)
-                    self._send(status, payload)
+                    status, created = fake.create_batch(body)
+                    self._send(status, created)
                     return
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, {"error": {"message": "not found"}})

@@ -63,7 +63,7 @@ def _materialize(
         run_config["ops"] = {op: {"config": config} for op, config in ops_config.items()}
     with pool_turn(instance, POOL):  # a killed run's slot is given back; a waiting run sleeps
         return dg.materialize(
-            list(defs.assets or []) + list(defs.asset_checks or []),
+            [*(defs.assets or []), *(defs.asset_checks or [])],  # type: ignore[list-item]  # no cacheable assets
             run_config=run_config,
             instance=instance,
             resources=defs.resources,
@@ -256,13 +256,14 @@ def extraction_steps(
     schema_key: str, stages: Sequence[str] = STAGES, shards: Sequence[int] | None = None
 ) -> list[tuple[str, dg.AssetSelection, str]]:
     """Extract and queue one schema version: one step, or with shards one step per shard, then its queue."""
-    review = dg.AssetSelection.groups("review")
+    review: dg.AssetSelection = dg.AssetSelection.groups("review")
+    extraction: dg.AssetSelection = dg.AssetSelection.groups("extraction")
     if SHARDS == 1:
-        whole = (f"extract {schema_key}", dg.AssetSelection.groups("extraction") | review, schema_key)
+        whole = (f"extract {schema_key}", extraction | review, schema_key)
         return [whole] if "extract" in stages else []
     keys = extraction_keys(schema_key)
     chosen = [keys[i] for i in (range(SHARDS) if shards is None else shards)]
-    steps = [(f"extract {key}", dg.AssetSelection.groups("extraction"), key) for key in chosen if "extract" in stages]
+    steps = [(f"extract {key}", extraction, key) for key in chosen if "extract" in stages]
     return steps + ([(f"queue {schema_key}", review, schema_key)] if "queue" in stages else [])
 
 
@@ -319,7 +320,7 @@ def rerun_partition(
     partition_set = schema_versions.name or ""
     if not instance.has_dynamic_partition(partition_set, schema_key):
         instance.add_dynamic_partitions(partition_set, [schema_key])
-    config = {"force": True, "confirm_overwrite": confirm_overwrite, "tenant": tenant}
+    config: dict[str, object] = {"force": True, "confirm_overwrite": confirm_overwrite, "tenant": tenant}
     defs = build_definitions(settings)
     with _holding(settings):
         steps = [

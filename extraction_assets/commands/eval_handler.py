@@ -36,12 +36,12 @@ def _print_result(result: EvalResult) -> None:
     for field, _compare, *figures in field_rows(result):
         table.add_row(field, *figures)
     console.print(table)
-    figures = Table(show_header=False)
-    figures.add_column("figure")
-    figures.add_column("value")
+    summary = Table(show_header=False)
+    summary.add_column("figure")
+    summary.add_column("value")
     for name, value in figure_rows(result):
-        figures.add_row(name, value)
-    console.print(figures)
+        summary.add_row(name, value)
+    console.print(summary)
     for note in result.notes:
         console.print(f"[yellow]note:[/] {note}")
     for message in result.messages:

@@ -105,7 +105,8 @@ def print_steps(results: list[StepResult]) -> bool:
             f"{status} {step.name}{_what(step.metadata)}"
             + (f" (failed checks: {', '.join(step.failed_checks)})" * bool(step.failed_checks))
         )
-        for line in step.metadata.get("raw_documents", {}).get("unreadable_lines", []):  # type: ignore[union-attr]
+        unreadable: Any = step.metadata.get("raw_documents", {}).get("unreadable_lines", [])
+        for line in unreadable:
             console.print(f"  [yellow]dead letter[/] {escape(str(line))}")
         if step.held:
             console.print(f"  [yellow]{step.held}[/]; the other versions went on")

@@ -27,6 +27,9 @@ def stable_id(*parts: object, length: int = 24) -> str:
     return digest.hexdigest()[:length]
 
 
+RoutingOutcome = Literal["auto_approve", "manual_review", "deep_analysis"]
+
+
 class Turn(BaseModel):
     """One speaker turn (or pulse answer slot) with its span in the document text."""
 
@@ -219,7 +222,7 @@ class ItemRecord(BaseModel):
 class RoutingDecision(BaseModel):
     """Seed 003's routing of one document under one schema version, with what it was decided from."""
 
-    outcome: Literal["auto_approve", "manual_review", "deep_analysis"]
+    outcome: RoutingOutcome
     weighted_confidence: float
     flags: list[str] = Field(default_factory=list)  # clause fields found that call for deep analysis
     missing_fields: list[str] = Field(default_factory=list)  # weighted fields without a grounded value

@@ -75,7 +75,7 @@ class Settings(BaseModel):
             "session_light_model": pick("EXTRACTION_SESSION_LIGHT_MODEL"),
             "shards": pick("EXTRACTION_SHARDS"),
         }
-        return cls(**{k: v for k, v in values.items() if v is not None})
+        return cls.model_validate({k: v for k, v in values.items() if v is not None})
 
     def llm_api_key(self, env: Mapping[str, str] | None = None) -> str | None:
         """The endpoint's key, read from its variable when needed, so no configuration object holds it."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
@@ -23,6 +23,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from extraction_assets.lib.review import (
+    Action,
     Change,
     ItemNotFound,
     NothingToChange,
@@ -94,15 +95,18 @@ def field_out(detail: Any, session_id: str) -> ExtractedFieldOut:
                 char_start=ev.char_start,
                 char_end=ev.char_end,
                 evidence_type=ev.evidence_type,
-                strength=ev.strength,  # type: ignore[arg-type]
-                match_kind=ev.match_kind,  # type: ignore[arg-type]
+                strength=ev.strength,
+                match_kind=ev.match_kind,
             )
             for ev in detail.evidence
         ],
     )
 
 
-async def _body(request: Request, model: type[BaseModel]) -> BaseModel | Response:
+B = TypeVar("B", bound=BaseModel)
+
+
+async def _body(request: Request, model: type[B]) -> B | Response:
     if request.headers.get("content-type", "").split(";")[0].strip() != "application/json":
         return error("send a JSON body (Content-Type: application/json)", 415)
     try:
@@ -166,7 +170,7 @@ def interview_routes(
         given = body.model_fields_set - {"note"}
         change = Change(**{k: getattr(body, k) for k in given})
         only_status = given == {"status"} and body.status in ("accepted", "rejected")
-        action = ("accept" if body.status == "accepted" else "reject") if only_status else "correct"
+        action: Action = ("accept" if body.status == "accepted" else "reject") if only_status else "correct"
         with open_warehouse(warehouse) as con:
             try:
                 done = apply_change(con, tenant_id, item_ref, change, principal.name, action, body.note, schemas)

@@ -1,6 +1,7 @@
 """Evaluation assets: each schema version scored against the registry's gold data, then all versions compared."""
 
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 from pydantic import Field
@@ -73,7 +74,7 @@ def eval_report(
     built = extractor.build(batch=False)
     out_dir = reports_dir(warehouse)
     results: list[EvalResult] = []
-    metadata: dict[str, object] = {}
+    metadata: dict[str, Any] = {}
     for entry in entries:
         if schema is None and entry.mode != "entity_spans":
             messages.append(f"dataset {entry.name!r} skipped: {schema_problem}")
@@ -149,7 +150,7 @@ def eval_comparison(context: dg.AssetExecutionContext, warehouse: WarehouseResou
         comparisons = compare_versions(latest_metrics(con))
         history = micro_history(con)
     context.log.info(f"{len(comparisons)} datasets, {len(history)} runs in the history")
-    metadata: dict[str, object] = {
+    metadata: dict[str, Any] = {
         "datasets": len(comparisons),
         "configurations": sum(len(c.columns) for c in comparisons),
         "comparison": dg.MetadataValue.md(comparison_markdown(comparisons)),

@@ -346,7 +346,9 @@ def _extract_partition(
         context.log.warning(
             f"{schema.key}: {totals['pending']} documents left pending ({dict(tally.outcomes)}); the next run continues"
         )
-    this_run = {"run": "nothing to do"} if idle else run_figures(config, rerun, tally, routed, extract_seconds)
+    this_run: dict[str, Any] = (
+        {"run": "nothing to do"} if idle else run_figures(config, rerun, tally, routed, extract_seconds)
+    )
     if not idle and built.model:  # offline these are all zero: no plot of them
         this_run.update(model_figures(tally))
         cost = estimated_cost(built.prices, totals["prompt_tokens"], totals["completion_tokens"])
@@ -360,7 +362,7 @@ def _extract_partition(
 
 def run_figures(
     config: ExtractionConfig, rerun: RerunPreview, tally: ExtractionTally, routed: dict[str, int], seconds: float
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """What this run did. A run that found nothing to do leaves them out, so the UI's latest values and plots of
     these figures stay those of the last run that did something."""
     totals = tally.counts
@@ -384,7 +386,7 @@ def run_figures(
     }
 
 
-def model_figures(tally: ExtractionTally) -> dict[str, object]:
+def model_figures(tally: ExtractionTally) -> dict[str, Any]:
     """What this run asked of the model (on the model path only: offline each would be a plot of zeros)."""
     totals = tally.counts
     return {

@@ -33,13 +33,13 @@ def _failed_in_run(context: dg.AssetExecutionContext) -> dict[str, list[str]] | 
         for entry in context.instance.all_logs(context.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION)
         if entry.dagster_event is not None
     ]
-    blocking = [e for e in evaluations if e.asset_check_key in extraction_checks.BLOCKING]  # type: ignore[union-attr]
+    blocking = [e for e in evaluations if e.asset_check_key in extraction_checks.BLOCKING]
     if not blocking:
         return None
     failed: dict[str, list[str]] = {}
     for e in blocking:
-        if not e.passed:  # type: ignore[union-attr]
-            failed.setdefault(e.partition, []).append(e.asset_check_key.to_user_string())  # type: ignore[union-attr]
+        if not e.passed:
+            failed.setdefault(e.partition, []).append(e.asset_check_key.to_user_string())
     return failed
 
 

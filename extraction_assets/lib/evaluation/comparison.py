@@ -87,10 +87,10 @@ def compare_versions(rows: Sequence[dict[str, Any]]) -> list[DatasetComparison]:
             cell = Cell(precision=r["precision"], recall=r["recall"], f1=r["f1"], support=r["support"])
             fields[r["field"]][index[(r["schema_version"], r["extractor_version"], r["model"])]] = cell
         for cells in fields.values():
-            for i, cell in enumerate(cells):
+            for i, current in enumerate(cells):
                 previous = _previous(columns, cells, i)
-                if cell is not None and previous is not None:
-                    cell.delta = {m: _delta(getattr(cell, m), getattr(previous, m)) for m in METRICS}
+                if current is not None and previous is not None:
+                    current.delta = {m: _delta(getattr(current, m), getattr(previous, m)) for m in METRICS}
         comparisons.append(DatasetComparison(dataset=dataset, columns=columns, fields=fields))
     return comparisons
 

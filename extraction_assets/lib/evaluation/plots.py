@@ -51,7 +51,11 @@ def reliability_png(bins: Sequence[ReliabilityBin], title: str) -> bytes:
     )
     axes.bar_label(bars, labels=[str(b.count) for b in filled], fontsize=7)
     axes.plot(
-        [b.mean_confidence for b in filled], [b.accuracy for b in filled], "o", color="#c00000", label="mean confidence"
+        [b.mean_confidence or 0.0 for b in filled],
+        [b.accuracy or 0.0 for b in filled],
+        "o",
+        color="#c00000",
+        label="mean confidence",
     )
     axes.set(xlim=(0, 1), ylim=(0, 1.05), xlabel="confidence", ylabel="share correct", title=title)
     axes.legend(loc="upper left", fontsize=7)

@@ -345,7 +345,7 @@ def _run_eval(
     started = time.perf_counter()
     timed = _Timed(extractor) if extractor is not None and not scrubber_only else None
     done = 0
-    for batch in batched(list(_records(path, limit, tally)), EVAL_BATCH):  # type: ignore[arg-type]
+    for batch in batched(list(_records(path, limit, tally)), EVAL_BATCH):
         docs = [gold_document(entry, record) for record in batch]
         outcomes: list[ExtractionOutcome | None]
         scrub_ms: list[float] = []
@@ -364,7 +364,7 @@ def _run_eval(
                 tick = time.perf_counter()
                 scrubbed[doc.doc_id] = scrub_document(doc)
                 scrub_ms.append((time.perf_counter() - tick) * 1000)
-            extracted = extract_documents(docs, scrubbed, schema, timed)  # type: ignore[arg-type]
+            extracted = extract_documents(docs, scrubbed, schema, timed)
             if cache is not None:
                 cache.store(timed.take_cache_entries())
             predictions = [_item_predictions(o) for o in extracted]

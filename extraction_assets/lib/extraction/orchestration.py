@@ -83,6 +83,7 @@ def merge(schema: SchemaVersion, heuristic: list[CandidateItem], model: list[Can
     for spec in schema.fields:
         h = max((c for c in heuristic if c.item_type == spec.name), key=lambda c: c.confidence, default=None)
         m = max((c for c in model if c.item_type == spec.name), key=lambda c: c.confidence, default=None)
+        chosen: CandidateItem | None
         if spec.type == "boolean" and h is not None and m is not None:
             chosen = h if h.value.get("value") or not m.value.get("value") else m
         elif h is None or (m is not None and h.confidence < spec.confidence_threshold):

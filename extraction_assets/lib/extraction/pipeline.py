@@ -252,7 +252,7 @@ def extract_document(
     A model request the run may not send (budget spent, or waiting in a batch) leaves the document pending:
     nothing of it is written but the answers it already obtained, which the next run reuses from the cache.
     """
-    base = {
+    base: dict[str, Any] = {
         "doc_id": doc.doc_id,
         "tenant_id": doc.tenant_id,
         "schema_version": schema.key,

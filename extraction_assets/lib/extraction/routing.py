@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from extraction_assets.lib.models import ItemRecord, RoutingDecision
+from extraction_assets.lib.models import ItemRecord, RoutingDecision, RoutingOutcome
 from extraction_assets.lib.schemas import SchemaVersion
 
 __all__ = ["RoutingPolicy", "route_document"]
@@ -74,6 +74,7 @@ def route_document(schema: SchemaVersion, items: Sequence[ItemRecord]) -> Routin
     missing = [name for name in counted if name not in best]
     flags = [flag for flag in policy.deep_analysis_flags if flag in best and best[flag].value.get("value") is True]
     reasons: list[str] = []
+    outcome: RoutingOutcome
     if confidence < policy.review_below:
         outcome = "manual_review"
         reasons.append(f"weighted confidence {confidence:.2f} < {policy.review_below:.2f}")

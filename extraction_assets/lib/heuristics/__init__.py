@@ -37,11 +37,11 @@ class HeuristicPack:
     @property
     def extract(self) -> Callable[[ExtractionInput, SchemaVersion], list[CandidateItem]]:
         module, _, function = self.extractor.partition(":")
-        return getattr(import_module(f"{__name__}.{module}"), function)  # type: ignore[no-any-return]
+        return getattr(import_module(f"{__name__}.{module}"), function)
 
     @property
     def gate(self) -> Gate:
-        return getattr(import_module(f"{__name__}.gates"), self.gate_name)  # type: ignore[no-any-return]
+        return getattr(import_module(f"{__name__}.gates"), self.gate_name)
 
 
 HEURISTIC_PACKS: dict[str, HeuristicPack] = {

@@ -10,17 +10,16 @@ no module yields no record. Confidence stays in the heuristic band [0.60, 0.80].
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import Any, TypeVar
 
 import regex
 
 from extraction_assets.lib.heuristics.due_dates import parse_due_date
 from extraction_assets.lib.heuristics.entities import (
     Found,
-    Money,
     find_amounts,
     find_organisations,
     find_placeholders,
@@ -448,13 +447,16 @@ def _is_person(name: Found) -> bool:
     )
 
 
-def _first(found: list[tuple[Found, Segment]]) -> tuple[Found, Segment] | None:
+F = TypeVar("F", bound=Found)
+
+
+def _first(found: list[tuple[F, Segment]]) -> tuple[F, Segment] | None:
     return found[0] if found else None
 
 
 def _in_clauses(
-    finder: Callable[[str, int, int], list[Found]], email: _Email, clauses: list[Segment]
-) -> list[tuple[Found, Segment]]:
+    finder: Callable[[str, int, int], Sequence[F]], email: _Email, clauses: list[Segment]
+) -> list[tuple[F, Segment]]:
     """Every value the finder reads inside the clauses, with the clause holding it."""
     return [(value, clause) for clause in clauses for value in finder(email.text, clause.start, clause.end)]
 
@@ -465,7 +467,7 @@ def _phones(text: str, start: int, end: int) -> list[Found]:
 
 def _finance(email: _Email, signals: _Signals, record: _Record) -> None:
     clauses = email.clauses
-    amounts = [(m, c) for m, c in _in_clauses(find_amounts, email, clauses) if isinstance(m, Money)]
+    amounts = _in_clauses(find_amounts, email, clauses)
     money = (
         next((a for a in amounts if _TOTAL_WORDS.search(normalize_for_match(a[1].text))), None)
         or next((a for a in amounts if a[1] in signals.clauses), None)

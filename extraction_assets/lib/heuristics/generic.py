@@ -12,9 +12,9 @@ are the values found, and their evidence maps back to the raw text.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import regex
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -22,7 +22,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from extraction_assets.lib.heuristics.due_dates import parse_due_date
 from extraction_assets.lib.heuristics.entities import (
     Found,
-    Money,
     find_amounts,
     find_organisations,
     find_placeholders,
@@ -111,9 +110,12 @@ def _clauses(doc: ExtractionInput) -> list[Segment]:
     return segment_turns(doc.text, doc.turns) if doc.turns else segment_text(doc.text)
 
 
+F = TypeVar("F", bound=Found)
+
+
 def _spans(
-    finder: Callable[[str, int, int], list[Found]], doc: ExtractionInput, clauses: list[Segment]
-) -> Iterator[tuple[Found, Segment]]:
+    finder: Callable[[str, int, int], Sequence[F]], doc: ExtractionInput, clauses: list[Segment]
+) -> Iterator[tuple[F, Segment]]:
     for clause in clauses:
         for found in finder(doc.text, clause.start, clause.end):
             yield found, clause
@@ -126,7 +128,6 @@ def _dates(doc: ExtractionInput, clauses: list[Segment], _rule: GenericRule, _sp
 def _amounts(doc: ExtractionInput, clauses: list[Segment], _rule: GenericRule, spec: FieldSpec) -> list[_Hit]:
     hits = []
     for found, clause in _spans(find_amounts, doc, clauses):
-        assert isinstance(found, Money)
         value: Any = found.text if spec.type == "string" else found.amount
         hits.append(_Hit(value=value, clause=clause, span=found, extra={"currency": found.currency}))
     return hits

@@ -14,6 +14,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from extraction_assets.lib.heuristics.fields import FULL, GUESS, PARTIAL, field_candidate
 from extraction_assets.lib.heuristics.printed_values import find_dates, parse_amount, scan_view
@@ -296,9 +297,9 @@ def _total(lines: list[_Line], amounts: list[_Amount]) -> tuple[_Amount, float] 
         if _NOT_TOTAL.search(line.text):
             continue
         rank = next((r for pattern, r in _TOTAL_LABELS if pattern.search(line.text)), 0)
-        amount = _amount_for_label(lines, by_line, number) if rank else None
-        if amount is not None and amount.value > 0:
-            candidates.append((rank + rounded, number, amount))
+        labelled = _amount_for_label(lines, by_line, number) if rank else None
+        if labelled is not None and labelled.value > 0:
+            candidates.append((rank + rounded, number, labelled))
     settled, paid = _settled(lines, by_line)
     if settled is None and paid is not None:
         candidates = [(rank + 2 * (amount.value == paid), n, amount) for rank, n, amount in candidates]
@@ -431,7 +432,7 @@ def extract_receipt(doc: ExtractionInput, schema: SchemaVersion) -> list[Candida
         labelled = [d for d in dates if "date" in view[max(0, d.start - 40) : d.start]]
         mention, factor = (labelled[0], FULL) if labelled else (dates[0], PARTIAL)
         printed = doc.text[mention.start : mention.end]
-        value = {"value": mention.value.isoformat(), "as_printed": printed}
+        value: dict[str, Any] = {"value": mention.value.isoformat(), "as_printed": printed}
         candidates.append(field_candidate(schema, "date", value, printed, mention.start, factor, printed))
     total = _total(lines, amounts)
     if total is not None:

@@ -79,4 +79,5 @@ def bounded_http_client(max_bytes: int = MAX_RESPONSE_BYTES) -> Any:
     import openai
 
     http = sys.modules[type(openai.DefaultHttpxClient()).__mro__[1].__module__.partition(".")[0]]  # httpx or httpx2
-    return openai.DefaultHttpxClient(transport=_BoundedTransport(http.HTTPTransport(), max_bytes))
+    bounded = _BoundedTransport(http.HTTPTransport(), max_bytes)  # a BaseTransport of whichever httpx openai uses
+    return openai.DefaultHttpxClient(transport=bounded)  # type: ignore[arg-type]

@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from pydantic import BaseModel
 
 if TYPE_CHECKING:
     import openai
 
-ENDPOINT = "/v1/chat/completions"
-COMPLETION_WINDOW = "24h"
+ENDPOINT: Final = "/v1/chat/completions"
+COMPLETION_WINDOW: Final = "24h"
 FINISHED = frozenset({"completed", "expired", "cancelled", "failed"})  # nothing more will be answered
 _FENCED = re.compile(r"```(?:json)?\s*(\{.*\})\s*```", re.DOTALL)
 

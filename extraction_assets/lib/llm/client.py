@@ -224,14 +224,16 @@ class LLMClient:
         hooks.on("completion:kwargs", reask_cap(len(messages)))  # a re-ask never sends a huge answer back
         started = time.perf_counter()
         try:
+            limits: dict[str, Any] = {"max_tokens": self.settings.max_tokens} if self.settings.max_tokens else {}
             parsed, completion = self._instructor(mode).chat.completions.create_with_completion(
                 model=self.settings.model,
-                messages=[dict(m) for m in messages],  # instructor appends re-ask turns and edits turns in place
+                # instructor appends re-ask turns and edits turns in place; a turn is a plain role/content dict
+                messages=[dict(m) for m in messages],  # type: ignore[misc]
                 response_model=output,
                 max_retries=self.settings.validation_retries,
                 hooks=hooks,
                 extra_body=self.settings.extra_body or None,
-                **({"max_tokens": self.settings.max_tokens} if self.settings.max_tokens else {}),
+                **limits,
             )
         except Exception as exc:  # provider, transport, JSON and validation errors alike
             _settle(stats, usage, started)

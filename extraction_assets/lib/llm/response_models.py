@@ -60,13 +60,14 @@ def _build_base() -> type[BaseModel]:
 
 @functools.cache
 def _json_schema(cls: type[BaseModel], args: tuple[Any, ...], kwargs: tuple[tuple[str, Any], ...]) -> str:
-    return json.dumps(super(response_base(), cls).model_json_schema(*args, **dict(kwargs)), ensure_ascii=False)
+    schema = super(response_base(), cls).model_json_schema(*args, **dict(kwargs))  # type: ignore[misc]  # pydantic's
+    return json.dumps(schema, ensure_ascii=False)
 
 
 def _python_type(spec: AttributeSpec | FieldSpec) -> Any:
     """The Python type a value of this spec must have; always optional (null means 'not in the text')."""
     if spec.enum_options:
-        return Literal[tuple(spec.enum_options)] | None  # type: ignore[valid-type]
+        return Literal[tuple(spec.enum_options)] | None
     return {
         "string": str | None,
         "number": float | None,
@@ -105,10 +106,10 @@ def items_model(schema: SchemaVersion) -> type[BaseModel]:
         confidence=(float, Field(ge=0.0, le=1.0)),
         **{name: _field(spec) for name, spec in attributes.items()},
     )
-    return create_model(  # type: ignore[call-overload]
+    return create_model(
         _name(schema, "Items"),
         __base__=response_base(),
-        items=(list[item], Field(default_factory=list, max_length=schema.max_items)),
+        items=(list[item], Field(default_factory=list, max_length=schema.max_items)),  # type: ignore[valid-type]
     )
 
 
@@ -116,7 +117,7 @@ def fields_model(schema: SchemaVersion) -> type[BaseModel]:
     """Shape `fields`: one optional entry per field, each with its value, evidence and reasoning."""
     entries = {}
     for spec in schema.fields:
-        entry = create_model(  # type: ignore[call-overload]
+        entry = create_model(
             _name(schema, f"Field{spec.name.title().replace('_', '')}"),
             __config__=ConfigDict(extra="ignore"),
             value=_field(spec),
@@ -131,7 +132,7 @@ def fields_model(schema: SchemaVersion) -> type[BaseModel]:
 def classification_model(schema: SchemaVersion) -> type[BaseModel]:
     """Shape `records`, step one: which modules (record types) apply to the document."""
     names = tuple(f.name for f in schema.fields)
-    return create_model(  # type: ignore[call-overload]
+    return create_model(
         _name(schema, "Classification"),
         __base__=response_base(),
         modules=(list[Literal[names]], Field(default_factory=list, max_length=len(names))),  # type: ignore[valid-type]

@@ -26,8 +26,8 @@ class _CredentialPattern(NamedTuple):
 
 
 # Every provider key below starts with one of these (lower-cased).
-_PROVIDER_KEY_HINTS = ("sk-", "sk_", "rk_", "akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")
-_PROVIDER_KEY_HINTS += ("glpat-", "xox", "aiza", "eyj")
+_PROVIDER_KEY_HINTS: tuple[str, ...] = ("sk-", "sk_", "rk_", "akia", "asia", "ghp_", "gho_", "ghu_", "ghs_", "ghr_")
+_PROVIDER_KEY_HINTS += ("github_pat_", "glpat-", "xox", "aiza", "eyj")
 
 _CREDENTIAL_PATTERNS: tuple[_CredentialPattern, ...] = (
     # PEM private key blocks (a truncated paste is masked to the end of the text).

@@ -69,8 +69,9 @@ def read_inbox(
     beneath = Path(os.path.realpath(inbox))
     for path, rel, problem, info in _walk(inbox):
         parts = rel.split("/")
-        if problem is not None:
+        if problem is not None or info is None:  # a walked file without a problem always has its stat
             tenant = parts[0] if len(parts) > 1 else NO_TENANT
+            problem = problem or "unreadable file"
             yield ReadFailure(tenant_id=tenant, source_uri=rel, reason=problem, skipped=problem in _SKIPPED)
         elif len(parts) < 2 and rel.lower() in INBOX_DOCS:
             yield ReadFailure(tenant_id=NO_TENANT, source_uri=rel, reason="the inbox's own README", skipped=True)

@@ -103,7 +103,7 @@ def table_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     return {t: int(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in TABLES}  # type: ignore[index]
 
 
-def batched(ids: Sequence[str], size: int) -> list[list[str]]:
+def batched(ids: Sequence[T], size: int) -> list[list[T]]:
     """Work is committed batch by batch: a crash loses at most the batch in flight."""
     return [list(ids[i : i + size]) for i in range(0, len(ids), size)]
 

@@ -55,7 +55,7 @@ def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -
     if not docs:
         return 0
     stamp = now()
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "doc_id": d.doc_id,
             "tenant_id": d.tenant_id,
