@@ -16,7 +16,7 @@ from pathlib import Path
 from unittest import mock
 
 from evals.bench_inbox import evalsets_dir
-from extraction_assets.fake_llm import FakeLLMServer
+from evals.fake_llm import FakeLLMServer
 from extraction_assets.lib.evaluation import EvalResult, load_registry, run_eval
 from extraction_assets.lib.evaluation.metrics import Calibration
 from extraction_assets.lib.extraction import OrchestratedExtractor

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from evals.bench_inbox import evalsets_dir
-from extraction_assets.fake_llm import FakeLLMServer
+from evals.fake_llm import FakeLLMServer
 from extraction_assets.lib.evaluation import gold_document, load_registry, read_gold
 from extraction_assets.lib.extraction import OrchestratedExtractor, document_chunks, extract_document, extraction_input
 from extraction_assets.lib.llm import LLMClient, LLMSettings

@@ -198,8 +198,7 @@ def bench_model_path() -> dict[str, float | int | str]:
         [
             sys.executable,
             "-m",
-            "extraction_assets.cli",
-            "fake-llm",
+            "evals.fake_llm",
             "--port",
             str(port),
             "--latency-ms",

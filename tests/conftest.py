@@ -14,7 +14,7 @@ import pytest
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, SAMPLE_INBOX, Settings
 
 if TYPE_CHECKING:
-    from extraction_assets.fake_llm import FakeLLMServer
+    from evals.fake_llm import FakeLLMServer
 
 
 INTEGRATION = Path(__file__).parent / "integration"
@@ -92,7 +92,7 @@ def read_every_document(prompt_file: Path) -> None:
 @pytest.fixture
 def fake() -> Iterator[FakeLLMServer]:
     """A fake OpenAI-compatible server on 127.0.0.1 for one test (a module may define its own `fake`)."""
-    from extraction_assets.fake_llm import FakeLLMServer
+    from evals.fake_llm import FakeLLMServer
 
     with FakeLLMServer() as server:
         yield server

@@ -6,8 +6,8 @@ import argparse
 from collections.abc import Callable
 
 from extraction_assets.commands import eval as eval_command
-from extraction_assets.commands import fake_llm, review, ui
+from extraction_assets.commands import review, ui
 
 Register = Callable[[argparse._SubParsersAction], None]
 
-REGISTRY: list[Register] = [review.register, eval_command.register, fake_llm.register, ui.register]
+REGISTRY: list[Register] = [review.register, eval_command.register, ui.register]

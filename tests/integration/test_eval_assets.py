@@ -8,9 +8,9 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from evals.fake_llm import FakeLLMServer
 from extraction_assets.cli import main
 from extraction_assets.definitions import build_definitions
-from extraction_assets.fake_llm import FakeLLMServer
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import open_warehouse, rows_as_dicts
 

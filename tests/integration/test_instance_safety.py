@@ -175,7 +175,7 @@ def test_two_runs_at_once_never_extract_the_same_documents(tmp_path: Path) -> No
     """Two `extraction-assets run` processes on one warehouse (a UI run and a command-line run, say), against a slow
     model endpoint: the second waits for the first's partition, says whom it waits for, then finds nothing to do.
     Every document is extracted once and the model is asked once per document's chunk."""
-    from extraction_assets.fake_llm import FakeLLMServer, Faults
+    from evals.fake_llm import FakeLLMServer, Faults
     from extraction_assets.runner import run_pipeline
 
     inbox = tmp_path / "inbox"

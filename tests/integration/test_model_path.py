@@ -10,9 +10,9 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
+from evals.fake_llm import INVENTED_SPAN, FakeLLMServer, Faults
 from extraction_assets.definitions import build_definitions
 from extraction_assets.defs.resources import ExtractorResource
-from extraction_assets.fake_llm import INVENTED_SPAN, FakeLLMServer, Faults
 from extraction_assets.lib.pii import scrub
 from extraction_assets.lib.readers import read_inbox
 from extraction_assets.lib.schemas import load_schema

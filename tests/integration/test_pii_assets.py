@@ -11,7 +11,7 @@ import pytest
 from cryptography.fernet import Fernet
 
 from evals.bench_pii import DEFAULT_DATA, load_records
-from extraction_assets.fake_llm import FakeLLMServer
+from evals.fake_llm import FakeLLMServer
 from extraction_assets.lib.models import Document
 from extraction_assets.lib.pii import VAULT_KEY_ENV, load_policy, reveal, scrub
 from extraction_assets.lib.readers import read_inbox

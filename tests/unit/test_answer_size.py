@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from extraction_assets.fake_llm import FakeLLMServer, Faults
+from evals.fake_llm import FakeLLMServer, Faults
 from extraction_assets.lib.llm import LLMClient, LLMError, LLMSettings, build_messages, response_model
 from extraction_assets.lib.llm.answer_size import MAX_REASK_CHARS, MAX_RESPONSE_BYTES
 from extraction_assets.lib.models import ExtractionInput

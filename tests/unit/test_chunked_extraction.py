@@ -7,7 +7,7 @@ import threading
 import time
 from datetime import date
 
-from extraction_assets.fake_llm import FakeLLMServer
+from evals.fake_llm import FakeLLMServer
 from extraction_assets.lib.extraction import OrchestratedExtractor, extract_document, extract_stream, split_chunks
 from extraction_assets.lib.llm import LLMClient, LLMSettings, document_from_messages
 from extraction_assets.lib.models import Document

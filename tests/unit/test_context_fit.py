@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from extraction_assets.fake_llm import FakeLLMServer
+from evals.fake_llm import FakeLLMServer
 from extraction_assets.lib.extraction import OrchestratedExtractor, extract_document
 from extraction_assets.lib.extraction.factory import ExtractorChoice
 from extraction_assets.lib.llm import LLMClient, LLMError, LLMSettings, build_messages, response_model

@@ -10,7 +10,7 @@ import pytest
 
 from evals.bench_inbox import EVALSETS_ENV
 from evals.eval_local_model import evaluate, parser, wait_until_ready
-from extraction_assets.fake_llm import FakeLLMServer, Faults
+from evals.fake_llm import FakeLLMServer, Faults
 from extraction_assets.lib.llm import LLMSettings, document_from_messages
 
 RECEIPTS = [

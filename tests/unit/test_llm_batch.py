@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from extraction_assets.fake_llm import FakeLLMServer
+from evals.fake_llm import FakeLLMServer
 from extraction_assets.lib.extraction import ExtractorChoice
 from extraction_assets.lib.llm import (
     Deferred,

@@ -7,9 +7,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from evals.fake_llm import FakeLLMServer
 from extraction_assets.defs.extraction.batches import store_finished_batches
 from extraction_assets.defs.resources import WarehouseResource
-from extraction_assets.fake_llm import FakeLLMServer
 from extraction_assets.lib.extraction import ExtractorChoice, OrchestratedExtractor, extract_document
 from extraction_assets.lib.llm import (
     Deferred,

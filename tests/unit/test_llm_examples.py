@@ -103,7 +103,7 @@ def test_every_bundled_schema_has_examples_and_their_texts_hold_no_personal_data
 
 
 def test_the_fake_endpoint_answers_the_document_not_the_example() -> None:
-    from extraction_assets.fake_llm import Faults, _Responder
+    from evals.fake_llm import Faults, _Responder
 
     schema = discover_schemas(DEFAULT_PROMPTS)[0]["email@v1"]
     newsletter = ExtractionInput(

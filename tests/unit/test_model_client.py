@@ -8,7 +8,7 @@ from unittest import mock
 import pytest
 from pydantic import BaseModel, ValidationError
 
-from extraction_assets.fake_llm import FakeLLMServer, Faults
+from evals.fake_llm import FakeLLMServer, Faults
 from extraction_assets.lib.extraction import (
     ClassificationError,
     ExtractionTally,

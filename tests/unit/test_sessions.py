@@ -148,7 +148,7 @@ def test_a_failing_light_extraction_stops_nothing(live) -> None:
 
 
 def test_a_light_model_that_errors_is_a_light_failure(live, tmp_path: Path) -> None:
-    from extraction_assets.fake_llm import FakeLLMServer
+    from evals.fake_llm import FakeLLMServer
 
     env, path, warehouse = live
     with FakeLLMServer() as fake:

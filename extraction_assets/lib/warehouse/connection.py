@@ -6,21 +6,19 @@ The warehouse is a DuckDB file unless EXTRACTION_WAREHOUSE names a DuckLake cata
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from functools import cache
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from extraction_assets.lib.warehouse.backend import connect_lake, is_lake
-from extraction_assets.lib.warehouse.ddl import KEYS, TABLES, ensure_schema
+from extraction_assets.lib.warehouse.backend import is_lake
+from extraction_assets.lib.warehouse.ddl import KEYS, TABLES
 from extraction_assets.lib.warehouse.held import holding
-from extraction_assets.lib.warehouse.lock_wait import WRITER_WAIT_S, open_duckdb_file
+from extraction_assets.lib.warehouse.lock_wait import WRITER_WAIT_S
+from extraction_assets.lib.warehouse.opening import connect
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
     import duckdb
@@ -34,34 +32,6 @@ def now() -> datetime:
 
 def to_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-
-
-@cache
-def remember_absent_pandas() -> None:
-    """DuckDB converts each element of a list parameter after trying `import pandas` (two to four times per
-    element); without pandas installed every try searched sys.path again (~60 µs, most of a run's warehouse time).
-    A None entry in sys.modules records the absence, so the same ImportError comes at once."""
-    if "pandas" not in sys.modules and importlib.util.find_spec("pandas") is None:
-        sys.modules["pandas"] = None  # type: ignore[assignment]
-
-
-def connect(
-    path: Path | str, read_only: bool = False, wait_seconds: float = WRITER_WAIT_S
-) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse, waiting (with backoff, see `lock_wait`) while another process holds DuckDB's lock.
-
-    A DuckLake catalog (`ducklake:...`) is attached instead: many processes write it at once, with no lock to wait for.
-    """
-    remember_absent_pandas()
-    if is_lake(path):
-        return connect_lake(path)
-    target = Path(path)
-    if not read_only:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    con = open_duckdb_file(target, read_only=read_only, wait_seconds=wait_seconds)
-    if not read_only:
-        ensure_schema(con)
-    return con
 
 
 @contextmanager

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from extraction_assets.lib.warehouse.lock_wait import others_wait
+from extraction_assets.lib.warehouse.opening import connect
 
 if TYPE_CHECKING:
     import duckdb
@@ -73,8 +74,6 @@ class HeldWarehouse:
     @contextmanager
     def lease(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A cursor of the open file for one batch (the file is opened, or reopened, when it is not)."""
-        from extraction_assets.lib.warehouse.connection import connect
-
         with self._lock:
             if self._root is None:
                 self._root = connect(self.path)

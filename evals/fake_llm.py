@@ -12,6 +12,7 @@ expires (`batch_expire`: only the first half of its lines answered), with `batch
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import gc
 import itertools
@@ -422,3 +423,37 @@ class FakeLLMServer:
                 return fake.upload(content, purpose, filename or "upload.jsonl")
 
         return Handler
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m evals.fake_llm`: serve the fake endpoint until Ctrl+C, to try the model path offline."""
+    parser = argparse.ArgumentParser(prog="python -m evals.fake_llm", description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--latency-ms", type=float, default=0.0, help="added to every answer")
+    parser.add_argument("--rate-limit-every", type=int, default=0, help="answer 429 to requests 1, N+1, ...")
+    parser.add_argument("--server-error-every", type=int, default=0, help="answer 500 to requests 1, N+1, ...")
+    parser.add_argument("--hallucinate", action="store_true", help="invent every evidence span")
+    parser.add_argument("--invalid-json", action="store_true", help="answer with text that is not JSON")
+    args = parser.parse_args(argv)
+    faults = Faults(
+        latency_ms=args.latency_ms,
+        rate_limit_every=args.rate_limit_every,
+        server_error_every=args.server_error_every,
+        hallucinate=args.hallucinate,
+        invalid_json=args.invalid_json,
+    )
+    with FakeLLMServer(faults, port=args.port) as fake:
+        print(f"fake model endpoint at {fake.base_url} (model name: anything), Ctrl+C to stop", flush=True)
+        print(
+            f"  EXTRACTION_LLM_BASE_URL={fake.base_url} EXTRACTION_LLM_MODEL=fake-model .venv/bin/extraction-assets run"
+        )
+        try:
+            while True:
+                time.sleep(1)
+        except KeyboardInterrupt:
+            print(f"served {len(fake.requests)} requests")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,11 @@
+"""The pipeline's stages as plain Python: what each asset does, given a way to open the warehouse.
+
+An asset body calls its stage and turns the report into Dagster metadata; the stage reads and writes the warehouse
+through the `Connect` it is given (the Dagster resource's, a test's), batch by batch, and never imports Dagster.
+"""
+
+from extraction_assets.lib.stages.connect import Connect
+from extraction_assets.lib.stages.ingest import IngestReport, ingest_inbox
+from extraction_assets.lib.stages.scrub import ScrubProgress, ScrubReport, scrub_pending
+
+__all__ = ["Connect", "IngestReport", "ScrubProgress", "ScrubReport", "ingest_inbox", "scrub_pending"]

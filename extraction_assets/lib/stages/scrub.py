@@ -1,0 +1,95 @@
+"""Scrub: every raw document whose scrubbed row is missing or was made by another scrubber or policy version is
+masked under its tenant's policy, a batch at a time, in worker processes when there is more than a batch; a
+document that cannot be scrubbed within its budget becomes a dead letter."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from extraction_assets.lib.models import DeadLetter, Document
+from extraction_assets.lib.stages.connect import Connect
+from extraction_assets.lib.warehouse import (
+    batched,
+    documents_to_scrub,
+    load_documents,
+    record_dead_letters,
+    row_count,
+    tenant_ids,
+    upsert_scrubbed,
+)
+
+if TYPE_CHECKING:
+    from extraction_assets.lib.pii import PiiPolicy, TenantPolicy
+
+SCRUB_BATCH = 200
+
+
+@dataclass
+class ScrubProgress:
+    """Where a scrub stands after a batch (for a progress line)."""
+
+    done: int
+    pending: int
+    failed: int
+    workers: int
+
+
+@dataclass
+class ScrubReport:
+    """What one scrub did: the figures its materialization shows."""
+
+    tenants: dict[str, TenantPolicy]
+    pending: int
+    masked: Counter[str] = field(default_factory=Counter)
+    per_tenant: Counter[str] = field(default_factory=Counter)
+    failures: list[DeadLetter] = field(default_factory=list)
+    total: int = 0  # scrubbed_documents rows after the run
+
+    @property
+    def scrubbed_now(self) -> int:
+        return self.pending - len(self.failures)
+
+
+def scrub_pending(
+    connect: Connect,
+    policy: PiiPolicy,
+    vault_key: bytes | None,
+    on_batch: Callable[[ScrubProgress], None] = lambda _: None,
+) -> ScrubReport:
+    """No connection is held while a batch of large files is scrubbed; each batch's rows and dead letters are
+    written in one go."""
+    from extraction_assets.lib.pii import scrub_batch, scrub_in_workers, scrub_workers  # the detectors load here
+
+    with connect(read_only=True) as con:
+        tenants = {t: policy.for_tenant(t) for t in tenant_ids(con)}
+        pending = documents_to_scrub(con, {t: p.scrubber_version for t, p in tenants.items()})
+    report = ScrubReport(tenants=tenants, pending=len(pending))
+
+    def loaded() -> Iterator[list[Document]]:
+        for ids in batched(pending, SCRUB_BATCH):
+            with connect(read_only=True) as con:
+                docs = load_documents(con, ids)
+            yield docs  # closed first: the batch is scrubbed while the generator waits
+
+    workers = scrub_workers(len(pending), SCRUB_BATCH)
+    scrubbed = (
+        scrub_in_workers(loaded(), policy, vault_key, workers)
+        if workers > 1
+        else (scrub_batch(docs, policy, vault_key) for docs in loaded())
+    )
+    done = 0
+    for batch in scrubbed:
+        with connect() as con:
+            upsert_scrubbed(con, batch.rows, batch.sealed)
+            record_dead_letters(con, batch.failures)
+        report.masked.update(batch.masked)
+        report.per_tenant.update(batch.per_tenant)
+        report.failures.extend(batch.failures)
+        done += len(batch.rows) + len(batch.failures)
+        on_batch(ScrubProgress(done=done, pending=len(pending), failed=len(report.failures), workers=workers))
+    with connect(read_only=True) as con:
+        report.total = row_count(con, "scrubbed_documents")
+    return report

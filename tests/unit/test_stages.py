@@ -1,0 +1,35 @@
+"""The ingest and scrub stages on their own, without Dagster: a copy of the sample inbox into a temporary warehouse."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+from extraction_assets.lib.pii import load_policy
+from extraction_assets.lib.stages import ScrubProgress, ingest_inbox, scrub_pending
+from extraction_assets.lib.warehouse import open_warehouse
+
+
+def test_ingest_stores_new_documents_once_and_reads_an_unchanged_inbox_by_its_stamps(
+    inbox: Path, tmp_path: Path
+) -> None:
+    connect = partial(open_warehouse, tmp_path / "w.duckdb")
+    first = ingest_inbox(connect, inbox, None)
+    assert first.inserted > 0 and first.total == first.inserted and first.files_read > 0
+    assert sum(first.new_by_kind.values()) == first.inserted
+    (inbox / "acme" / "copy.txt").write_text((next((inbox / "acme").rglob("*.txt"))).read_text())
+    again = ingest_inbox(connect, inbox, None)
+    assert again.inserted == 0 and again.total == first.total
+    assert again.files_read == 1 and again.files_unchanged == first.files_read, "only the new file is read"
+    assert again.duplicates == 1 and again.new_dead_letters == 1, "the copy is a dead letter, not a second row"
+
+
+def test_scrub_masks_every_pending_document_once_and_reports_each_batch(inbox: Path, tmp_path: Path) -> None:
+    connect = partial(open_warehouse, tmp_path / "w.duckdb")
+    ingested = ingest_inbox(connect, inbox, None)
+    seen: list[ScrubProgress] = []
+    report = scrub_pending(connect, load_policy(None), None, seen.append)
+    assert report.pending == ingested.total and report.scrubbed_now == ingested.total and not report.failures
+    assert report.total == ingested.total and seen and seen[-1].done == ingested.total
+    assert sum(report.masked.values()) > 0 and set(report.per_tenant) <= set(report.tenants)
+    assert scrub_pending(connect, load_policy(None), None).pending == 0, "an up-to-date row is not scrubbed again"
