@@ -22,10 +22,11 @@ import dagster._core.storage.event_log.sqlite
 import dagster._core.storage.runs.sqlite  # noqa: F401
 
 import extraction_assets.commands.pipeline
-import extraction_assets.defs.extraction.assets as extraction
+import extraction_assets.defs.extraction.assets
 import extraction_assets.defs.review.assets as review
 import extraction_assets.lib.heuristics
 import extraction_assets.lib.readers  # noqa: F401
+import extraction_assets.lib.stages.extract as extract
 import extraction_assets.lib.stages.ingest as ingest
 import extraction_assets.lib.stages.scrub as scrub
 from extraction_assets.cli import main
@@ -40,10 +41,10 @@ def announced(stage: str, write: Callable[..., Any]) -> Callable[..., Any]:
     return announce_then_write
 
 
-ingest.INGEST_BATCH = scrub.SCRUB_BATCH = extraction.EXTRACT_BATCH = 2
+ingest.INGEST_BATCH = scrub.SCRUB_BATCH = extract.EXTRACT_BATCH = 2
 ingest.insert_documents = announced("ingest", ingest.insert_documents)
 scrub.upsert_scrubbed = announced("scrub", scrub.upsert_scrubbed)
-extraction.write_extraction_batch = announced("extract", extraction.write_extraction_batch)
+extract.write_extraction_batch = announced("extract", extract.write_extraction_batch)
 review.rebuild_review_queue = announced("review_queue", review.rebuild_review_queue)
 
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 
 import pytest
 
 from evals.fake_llm import FakeLLMServer
-from extraction_assets.defs.extraction.batches import store_finished_batches
-from extraction_assets.defs.resources import WarehouseResource
 from extraction_assets.lib.extraction import ExtractorChoice, OrchestratedExtractor, extract_document
 from extraction_assets.lib.llm import (
     Deferred,
@@ -23,6 +22,7 @@ from extraction_assets.lib.llm import (
 )
 from extraction_assets.lib.pii import scrub_document
 from extraction_assets.lib.settings import Settings
+from extraction_assets.lib.stages.batches import store_finished_batches
 from extraction_assets.lib.warehouse import open_warehouse, record_batch
 from tests.unit.test_chunked_extraction import CHUNKED, _long_document
 from tests.unit.test_model_client import DOC, PULSE
@@ -119,11 +119,11 @@ def test_the_answers_a_run_stores_from_a_batch_count_against_its_budget(fake: Fa
     requests = submitter.take_deferred()
     fake.configure(batch_polls=0)
     state = submit_batch(submitter.openai, requests, {"schema_version": PULSE.key})
-    warehouse = WarehouseResource(path=str(tmp_path / "w.duckdb"))
-    with open_warehouse(warehouse.path) as con:
+    warehouse = tmp_path / "w.duckdb"
+    with open_warehouse(warehouse) as con:
         record_batch(con, state.batch_id, state.status, PULSE.key, "fake-model", [r.model_dump() for r in requests])
     client = _client(fake, batch=True, budget_tokens=1)
-    figures = store_finished_batches(warehouse, client, PULSE.key)
+    figures = store_finished_batches(partial(open_warehouse, warehouse), client, PULSE.key)
     assert figures["batch_answers_stored"] == 2
     assert client.budget.spent == figures["batch_prompt_tokens"] + figures["batch_completion_tokens"] > 0
     with pytest.raises(Deferred) as deferred:

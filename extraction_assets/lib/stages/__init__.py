@@ -5,7 +5,18 @@ through the `Connect` it is given (the Dagster resource's, a test's), batch by b
 """
 
 from extraction_assets.lib.stages.connect import Connect
+from extraction_assets.lib.stages.extract import ExtractOptions, PartitionReport, extract_partition
 from extraction_assets.lib.stages.ingest import IngestReport, ingest_inbox
 from extraction_assets.lib.stages.scrub import ScrubProgress, ScrubReport, scrub_pending
 
-__all__ = ["Connect", "IngestReport", "ScrubProgress", "ScrubReport", "ingest_inbox", "scrub_pending"]
+__all__ = [
+    "Connect",
+    "ExtractOptions",
+    "IngestReport",
+    "PartitionReport",
+    "ScrubProgress",
+    "ScrubReport",
+    "extract_partition",
+    "ingest_inbox",
+    "scrub_pending",
+]

@@ -1,0 +1,218 @@
+"""Extract one partition (a schema version, or a shard of one): route the documents the version has not decided
+on, then extract what routing left pending and commit items with their evidence in one transaction per batch.
+
+No DuckDB connection is open while a gate or a model works: documents are read a batch at a time read-only,
+then the connection is closed. In batch mode the finished batches' answers are stored first and the requests
+still missing are submitted after (`batches.py`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from extraction_assets.lib.extraction import (
+    ExtractionTally,
+    OrchestratedExtractor,
+    decide,
+    extract_stream,
+    extraction_input,
+    rules_fingerprint,
+)
+from extraction_assets.lib.models import Document, ExtractionOutcome, ScrubbedDocument
+from extraction_assets.lib.review import RerunPreview, preview_rerun
+from extraction_assets.lib.schemas import SchemaVersion
+from extraction_assets.lib.stages.batches import store_finished_batches, submit_deferred
+from extraction_assets.lib.stages.connect import Connect
+from extraction_assets.lib.warehouse import (
+    Shard,
+    batched,
+    cache_entries_for,
+    documents_to_route,
+    extraction_figures,
+    load_documents,
+    load_scrubbed,
+    pending_extractions,
+    write_decisions,
+    write_extraction_batch,
+)
+
+if TYPE_CHECKING:
+    import duckdb
+
+    from extraction_assets.lib.extraction import Extractor
+
+T = TypeVar("T")
+ROUTE_BATCH = 500  # routing reads text only, and a gate is cheap
+EXTRACT_BATCH = 128  # per commit: the last commit overlaps no model call, so keep it short; opening costs ~30 ms
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ExtractOptions:
+    """A deliberate re-extraction's choices; the defaults are the incremental run."""
+
+    force: bool = False  # every document of the partition pending
+    confirm_overwrite: bool = False  # also overwrite accepted, rejected and human-corrected items
+    tenant: str | None = None  # only this tenant's documents
+    llm_batch: bool = False  # through the endpoint's Batch API
+
+
+@dataclass
+class PartitionReport:
+    """What one partition's extraction did, and the partition as it stands after it."""
+
+    version: str
+    routed: dict[str, int]
+    pending: list[str]
+    rerun: RerunPreview
+    figures: dict[str, Any]  # extraction_figures after the run's last write
+    tally: ExtractionTally = field(default_factory=ExtractionTally)
+    extract_seconds: float = 0.0
+    batch_figures: dict[str, int | str] = field(default_factory=dict)
+
+    @property
+    def idle(self) -> bool:
+        """Nothing new, changed or failed."""
+        return not self.pending and not self.routed
+
+
+@dataclass
+class _Work:
+    """What a partition's run extracts, read right after routing; and, when that is nothing, its figures too (no
+    write follows that could change them)."""
+
+    pending: list[str]
+    rerun: RerunPreview
+    figures: dict[str, Any] | None
+
+
+def route_documents(
+    connect: Connect,
+    schema: SchemaVersion,
+    tenant: str | None,
+    shard: Shard,
+    then: Callable[[duckdb.DuckDBPyConnection], T],
+    log: Log,
+) -> tuple[dict[str, int], T]:
+    """Decide which of the shard's documents the schema reads (only new ones, or all after its rules changed),
+    batch by batch; then `then` reads what routing left (the pending work), in the connection that wrote the last
+    decisions, or in the one that found nothing to route: a connection fewer each, most of an incremental run.
+
+    The first batch is read in the listing's connection; every connection is closed before the gates run."""
+    rules = rules_fingerprint(schema)
+    with connect(read_only=True) as con:
+        to_route = shard.take(documents_to_route(con, schema.key, schema.document_kinds, rules, tenant))
+        if not to_route:
+            return {}, then(con)
+        batches = batched(to_route, ROUTE_BATCH)
+        loaded = _load(con, batches[0])
+    totals: Counter[str] = Counter()
+    after: T | None = None
+    for number, batch in enumerate(batches, start=1):
+        if number > 1:
+            with connect(read_only=True) as con:
+                loaded = _load(con, batch)
+        docs, scrubbed = loaded
+        decisions = []
+        for doc in docs:
+            decision = decide(doc, extraction_input(doc, scrubbed[doc.doc_id]), schema)
+            decisions.append((doc, decision.taken, decision.score, decision.reason))
+            totals[f"reason: {decision.reason}"] += 1
+        with connect() as con:
+            totals.update(write_decisions(con, schema.key, rules, decisions))
+            if number == len(batches):
+                after = then(con)
+    log(f"{schema.key}: routed {len(to_route)} documents: {dict(totals)}")
+    return dict(totals), after  # type: ignore[return-value]  # the last batch set it
+
+
+def _load(con: duckdb.DuckDBPyConnection, doc_ids: list[str]) -> tuple[list[Document], dict[str, ScrubbedDocument]]:
+    return load_documents(con, doc_ids), load_scrubbed(con, doc_ids)
+
+
+def extract_partition(
+    connect: Connect,
+    built: Extractor,
+    schema: SchemaVersion,
+    shard: Shard,
+    options: ExtractOptions,
+    log: Log,
+    warn: Log,
+) -> PartitionReport:
+    """Route, extract and commit one partition."""
+    version = built.version(schema)
+
+    def work(con: duckdb.DuckDBPyConnection) -> _Work:
+        kinds, tenant = schema.document_kinds, options.tenant
+        pending = shard.take(
+            pending_extractions(con, schema.key, kinds, version, tenant, force=options.force, routed=True)
+        )
+        figures = None if pending else extraction_figures(con, schema.key)
+        return _Work(pending, preview_rerun(con, schema.key, tenant, pending), figures)
+
+    routed, planned = route_documents(connect, schema, options.tenant, shard, work, log)
+    pending = planned.pending
+    batching = built.client if options.llm_batch and isinstance(built, OrchestratedExtractor) else None
+    batch_figures: dict[str, int | str] = (
+        dict(store_finished_batches(connect, batching, schema.key)) if batching else {}
+    )
+    if pending:
+        log(f"{schema.key}: {len(pending)} documents to extract with {version}")
+    if planned.rerun.need_confirmation and not options.confirm_overwrite:
+        warn(f"{planned.rerun.message}: kept, since the run was not confirmed (confirm_overwrite)")
+    tally = ExtractionTally()
+    started = time.perf_counter()
+    figures = planned.figures
+
+    def documents() -> Iterator[tuple[Document, ScrubbedDocument]]:
+        for batch in batched(pending, EXTRACT_BATCH):
+            # read-only (readers share it), then closed: no DuckDB lock is held while a model works
+            with connect(read_only=True) as con:
+                docs, scrubbed = _load(con, batch)
+                if built.model:
+                    built.preload_cache(cache_entries_for(con, built.model, batch))
+            yield from ((doc, scrubbed[doc.doc_id]) for doc in docs)
+
+    def commit(outcomes: list[ExtractionOutcome], last: bool = False) -> None:
+        nonlocal figures
+        with connect() as con:
+            written = write_extraction_batch(
+                con,
+                schema.key,
+                [o for o in outcomes if o.status != "pending"],  # pending: nothing written, the next run extracts it
+                overwrite_protected=options.confirm_overwrite,
+                cache_entries=built.take_cache_entries(),
+            )
+            if last:  # the partition as it stands after the run's last write, read in that write's connection
+                figures = extraction_figures(con, schema.key)
+        tally.add(outcomes, written)
+        log(
+            f"{len(outcomes)} documents committed, {written['items']} items stored, "
+            f"{tally.counts['documents']}/{len(pending)} done"
+        )
+
+    finished: list[ExtractionOutcome] = []
+    for outcome in extract_stream(documents(), schema, built):
+        finished.append(outcome)
+        if len(finished) == EXTRACT_BATCH:
+            commit(finished)
+            finished = []
+    if finished:
+        commit(finished, last=True)
+    if batching:
+        batch_figures.update(submit_deferred(connect, batching, schema.key))
+        log(f"{schema.key}: batch backfill {batch_figures}")
+    extract_seconds = round(time.perf_counter() - started, 3)
+    if figures is None:  # the last batch was a full one, committed before the stream ended
+        with connect(read_only=True) as con:
+            figures = extraction_figures(con, schema.key)
+    if tally.counts["pending"]:
+        warn(
+            f"{schema.key}: {tally.counts['pending']} documents left pending ({dict(tally.outcomes)}); "
+            "the next run continues"
+        )
+    return PartitionReport(version, routed, pending, planned.rerun, figures, tally, extract_seconds, batch_figures)
