@@ -163,7 +163,7 @@ def test_a_second_pass_lists_what_was_found_and_adds_no_duplicate(fake: FakeLLMS
 
 
 def test_classify_then_extract_classifies_each_chunk_and_merges_each_modules_records(fake: FakeLLMServer) -> None:
-    routed = CHUNKED.model_copy(update={"orchestration": "classify_then_extract", "shape": "records"})
+    routed = CHUNKED.model_copy(update={"orchestration": "classify_then_extract", "shape": "records", "examples": []})
     doc = _long_document()
     scrubbed = scrub_document(doc)
     chunks = split_chunks(scrubbed.text, routed.max_input_chars, routed.chunk_overlap_chars)

@@ -116,3 +116,13 @@ def test_the_fake_endpoint_answers_the_document_not_the_example() -> None:
     assert messages[1]["content"].startswith("Example document:")
     answer = _Responder(DEFAULT_PROMPTS).answer(messages, Faults())
     assert "finance" not in answer["modules"], "the example's module is not the document's"
+
+
+def test_a_copy_of_a_schema_with_other_examples_shows_its_own_not_the_originals() -> None:
+    schema = _schema()
+    output = response_model(schema)
+    assert len(example_messages(schema, output)) == 2
+    assert example_messages(schema.model_copy(update={"examples": []}), output) == []
+    other = schema.examples[0].model_copy(update={"text": "We will send the quote by 2026-03-06, and the invoice."})
+    shown = example_messages(schema.model_copy(update={"examples": [other]}), output)
+    assert "the invoice" in shown[0]["content"], "the copy's example, not the original's"

@@ -261,7 +261,7 @@ def test_orchestrator_versions_and_offline_behaviour(fake: FakeLLMServer) -> Non
 
 
 def test_classification_failure_raises(fake: FakeLLMServer) -> None:
-    routed = PULSE.model_copy(update={"orchestration": "classify_then_extract", "shape": "records"})
+    routed = PULSE.model_copy(update={"orchestration": "classify_then_extract", "shape": "records", "examples": []})
     fake.faults = Faults(fail_classification=True)
     with pytest.raises(ClassificationError):
         OrchestratedExtractor(_client(fake)).extract(DOC, routed)

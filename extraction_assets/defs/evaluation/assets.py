@@ -9,7 +9,7 @@ from pydantic import Field
 from extraction_assets.defs.partitions import POOL, schema_versions
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
 from extraction_assets.lib.reporting import markdown_table
-from extraction_assets.lib.schemas import SchemaError, SchemaVersion, load_schema
+from extraction_assets.lib.stages import EvalRequest, evaluate_version
 from extraction_assets.lib.warehouse import beside_warehouse
 
 
@@ -28,13 +28,6 @@ def reports_dir(warehouse: WarehouseResource) -> Path:
     return (beside.resolve().parent if beside else Path(".data").resolve()) / "eval_reports"
 
 
-def _schema(pipeline: PipelineResource, key: str) -> tuple[SchemaVersion | None, str | None]:
-    try:
-        return load_schema(pipeline.prompts_path, key), None
-    except (SchemaError, OSError) as exc:
-        return None, f"{key} has no usable prompt file ({exc})"
-
-
 @dg.asset(
     partitions_def=schema_versions,
     group_name="evaluation",
@@ -50,80 +43,44 @@ def eval_report(
     pipeline: PipelineResource,
     extractor: ExtractorResource,
 ) -> dg.MaterializeResult:
-    from extraction_assets.lib.evaluation import (
-        DEFAULT_REGISTRY,
-        MICRO,
-        EvalConfigError,
-        EvalResult,
-        WarehouseModelCache,
-        available_entries,
-        data_uri,
-        load_registry,
-        markdown_summary,
-        reliability_png,
-        render_html,
-        run_eval,
-        store_eval,
-    )
+    from extraction_assets.lib.evaluation import MICRO, data_uri, markdown_summary
 
     key = context.partition_key
-    registry = load_registry(Path(config.registry) if config.registry else DEFAULT_REGISTRY)
-    wanted = [e for e in registry.for_schema(key) if not config.datasets or e.name in config.datasets]
-    entries, messages = available_entries(wanted)
-    schema, schema_problem = _schema(pipeline, key)
+    request = EvalRequest(
+        registry=Path(config.registry) if config.registry else None,
+        datasets=tuple(config.datasets),
+        max_documents=config.max_documents,
+        sample_documents=config.sample_documents,
+        reports_dir=reports_dir(warehouse),
+    )
+
+    def progress(name: str, done: int, total: int) -> None:
+        if total and (done == total or done % max(1, total // 10) == 0):
+            context.log.info(f"{key} on {name}: {done}/{total} documents")
+
     built = extractor.build(batch=False)
-    out_dir = reports_dir(warehouse)
-    results: list[EvalResult] = []
+    report = evaluate_version(warehouse.connect, warehouse.path, pipeline.prompts_path, key, built, request, progress)
     metadata: dict[str, Any] = {}
-    for entry in entries:
-        if schema is None and entry.mode != "entity_spans":
-            messages.append(f"dataset {entry.name!r} skipped: {schema_problem}")
-            continue
-
-        def progress(done: int, total: int, name: str = entry.name) -> None:
-            if total and (done == total or done % max(1, total // 10) == 0):
-                context.log.info(f"{key} on {name}: {done}/{total} documents")
-
-        try:
-            result = run_eval(
-                entry,
-                entry.resolved_path(),
-                schema,
-                built,
-                schema_key=key,
-                limit=config.max_documents,
-                samples=config.sample_documents,
-                on_progress=progress,
-                cache=WarehouseModelCache(warehouse.path),
-            )
-        except EvalConfigError as exc:
-            messages.append(f"dataset {entry.name!r} skipped: {exc}")
-            continue
-        out_dir.mkdir(parents=True, exist_ok=True)
-        html = out_dir / f"{entry.name}-{key.replace('@', '-')}.html"
-        html.write_text(render_html(result), encoding="utf-8")
-        with warehouse.connect() as con:
-            store_eval(con, result, report_path=str(html))
-        results.append(result)
+    for scored in report.scored:
+        result, name = scored.result, scored.result.dataset
         micro = next(f for f in result.fields if f.field == MICRO)
-        metadata[f"{entry.name}/documents"] = result.documents  # every figure says what it was measured on
-        metadata[f"{entry.name}/slice"] = bool(result.document_limit)  # True: the first N records only
+        metadata[f"{name}/documents"] = result.documents  # every figure says what it was measured on
+        metadata[f"{name}/slice"] = bool(result.document_limit)  # True: the first N records only
         for figure in ("f1", "recall"):  # numbers the UI plots across materializations
             if (value := getattr(micro, figure)) is not None:
-                metadata[f"{entry.name}/{figure}"] = value
-        metadata[f"{entry.name}/report"] = dg.MetadataValue.path(str(html))
-        if result.calibration.points:
-            png = reliability_png(result.calibration.bins, f"{entry.name} on {key}")
-            (out_dir / html.with_suffix(".png").name).write_bytes(png)
-            metadata[f"{entry.name}/reliability"] = dg.MetadataValue.md(f"![reliability]({data_uri(png)})")
-    for message in messages:
+                metadata[f"{name}/{figure}"] = value
+        metadata[f"{name}/report"] = dg.MetadataValue.path(str(scored.html))
+        if scored.reliability_png is not None:
+            metadata[f"{name}/reliability"] = dg.MetadataValue.md(f"![reliability]({data_uri(scored.reliability_png)})")
+    for message in report.messages:
         context.log.warning(message)
+    results = [s.result for s in report.scored]
     return dg.MaterializeResult(
         metadata={
             "datasets_scored": len(results),
             "documents": sum(r.documents for r in results),
             "scores": dg.MetadataValue.md(markdown_summary(results)),
-            "skipped": dg.MetadataValue.md(markdown_table(["message"], [[m] for m in messages], width=400)),
+            "skipped": dg.MetadataValue.md(markdown_table(["message"], [[m] for m in report.messages], width=400)),
             **metadata,
         }
     )

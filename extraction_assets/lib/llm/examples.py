@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from extraction_assets.lib.schemas import FewShotExample, SchemaVersion
 
 EXAMPLE_TAG = "example"  # not the documents' boundary tags (`document-<nonce>`): an example is never the document
-_answers: dict[tuple[str, str], list[dict[type[BaseModel], BaseModel]]] = {}
+_answers: dict[tuple[str, ...], list[dict[type[BaseModel], BaseModel]]] = {}
+_turns: dict[tuple[tuple[str, ...], type[BaseModel]], list[dict[str, str]]] = {}
 _LOCK = threading.Lock()
 
 
@@ -62,7 +63,7 @@ def _spans(value: Any) -> Iterator[str]:
 
 def example_answers(schema: SchemaVersion) -> list[dict[type[BaseModel], BaseModel]]:
     """Each example's answers, checked: raises ExampleError naming the example (1-based) on the first bad one."""
-    key = (schema.key, schema.content_sha256 or schema.model_dump_json())
+    key = _key(schema)
     if key in _answers:
         return _answers[key]
     checked = []
@@ -81,9 +82,27 @@ def example_answers(schema: SchemaVersion) -> list[dict[type[BaseModel], BaseMod
     return checked
 
 
+def _key(schema: SchemaVersion) -> tuple[str, ...]:
+    """What an example's answers depend on: the examples themselves and the fields they are read against (a copy
+    of a schema with other examples or fields is another key, whatever its file's hash)."""
+    examples = json.dumps([e.model_dump(mode="json") for e in schema.examples], sort_keys=True, ensure_ascii=False)
+    return (schema.key, schema.shape, json.dumps([f.model_dump(mode="json") for f in schema.fields]), examples)
+
+
 def example_messages(schema: SchemaVersion, output: type[BaseModel]) -> list[dict[str, str]]:
     """The turns that show the examples answering the request `output` is the answer of (none for another
-    request, such as a session's light check)."""
+    request, such as a session's light check), rendered once per schema and request."""
+    if not schema.examples:
+        return []
+    key = (_key(schema), output)
+    if key not in _turns:
+        rendered = _render(schema, output)  # outside the lock: `example_answers` takes it
+        with _LOCK:
+            _turns[key] = rendered
+    return [dict(m) for m in _turns[key]]
+
+
+def _render(schema: SchemaVersion, output: type[BaseModel]) -> list[dict[str, str]]:
     messages = []
     for example, answers in zip(schema.examples, example_answers(schema), strict=True):
         answer = answers.get(output)

@@ -5,17 +5,21 @@ through the `Connect` it is given (the Dagster resource's, a test's), batch by b
 """
 
 from extraction_assets.lib.stages.connect import Connect
+from extraction_assets.lib.stages.evaluate import EvalRequest, EvalStageReport, evaluate_version
 from extraction_assets.lib.stages.extract import ExtractOptions, PartitionReport, extract_partition
 from extraction_assets.lib.stages.ingest import IngestReport, ingest_inbox
 from extraction_assets.lib.stages.scrub import ScrubProgress, ScrubReport, scrub_pending
 
 __all__ = [
     "Connect",
+    "EvalRequest",
+    "EvalStageReport",
     "ExtractOptions",
     "IngestReport",
     "PartitionReport",
     "ScrubProgress",
     "ScrubReport",
+    "evaluate_version",
     "extract_partition",
     "ingest_inbox",
     "scrub_pending",
