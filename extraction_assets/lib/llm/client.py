@@ -30,6 +30,7 @@ from extraction_assets.lib.llm.budget import (
     estimate_tokens,
 )
 from extraction_assets.lib.llm.response_models import schema_json
+from extraction_assets.lib.llm.validator_check import install as check_models_once
 from extraction_assets.lib.schemas import LLMMode as Mode
 
 if TYPE_CHECKING:
@@ -156,6 +157,7 @@ class LLMClient:
         """One instructor client per mode, sharing one HTTP connection pool, each sending through `_post_completion`."""
         import instructor
 
+        check_models_once()
         with self._lock:
             if mode not in self._clients:
                 chosen, provider = instructor.Mode[INSTRUCTOR_MODES[mode]], instructor.Provider.OPENAI
