@@ -126,3 +126,21 @@ def test_a_copy_of_a_schema_with_other_examples_shows_its_own_not_the_originals(
     other = schema.examples[0].model_copy(update={"text": "We will send the quote by 2026-03-06, and the invoice."})
     shown = example_messages(schema.model_copy(update={"examples": [other]}), output)
     assert "the invoice" in shown[0]["content"], "the copy's example, not the original's"
+
+
+def test_checking_the_bundled_examples_loads_no_model_client() -> None:
+    """An offline run loads every prompt file and checks its examples: that must not import instructor and openai
+    (about 1 s of every run's start when it did)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from extraction_assets.lib.schemas import discover_schemas\n"
+        "from extraction_assets.lib.settings import DEFAULT_PROMPTS\n"
+        "schemas, errors = discover_schemas(DEFAULT_PROMPTS)\n"
+        "assert schemas and not errors and any(s.examples for s in schemas.values()), errors\n"
+        "print(sorted(m for m in ('instructor', 'openai') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

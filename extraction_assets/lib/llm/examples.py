@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from extraction_assets.lib.schemas import FewShotExample, SchemaVersion
 
 EXAMPLE_TAG = "example"  # not the documents' boundary tags (`document-<nonce>`): an example is never the document
-_answers: dict[tuple[str, ...], list[dict[type[BaseModel], BaseModel]]] = {}
+_answers: dict[tuple[str, ...], list[dict[str, BaseModel]]] = {}
 _turns: dict[tuple[tuple[str, ...], type[BaseModel]], list[dict[str, str]]] = {}
 _LOCK = threading.Lock()
 
@@ -30,19 +30,17 @@ class ExampleError(ValueError):
     """An example whose answer does not validate, or whose evidence is not in its own text."""
 
 
-def _answers_of(schema: SchemaVersion, example: FewShotExample) -> dict[type[BaseModel], BaseModel]:
-    """The example's answer for each request it can be shown with: the schema's one response model, or for shape
-    `records` the classification and each module's record."""
-    output = response_model(schema)  # for shape `records`, the classification
+def _answers_of(schema: SchemaVersion, example: FewShotExample) -> dict[str, BaseModel]:
+    """The example's answer for each request it can be shown with, by the name of that request's response model
+    (unique within a schema): the schema's one response model, or for shape `records` the classification and each
+    module's record. Validated on the plain form of those models: a prompt file loads without instructor."""
+    output = response_model(schema, plain=True)  # for shape `records`, the classification
     if schema.shape != "records":
-        return {output: output.model_validate(example.expected)}
-    classification = output
-    answers: dict[type[BaseModel], BaseModel] = {
-        classification: classification.model_validate({"modules": list(example.expected)})
-    }
+        return {output.__name__: output.model_validate(example.expected)}
+    answers: dict[str, BaseModel] = {output.__name__: output.model_validate({"modules": list(example.expected)})}
     for module, record in example.expected.items():
-        model = module_model(schema, module)
-        answers[model] = model.model_validate(record)
+        model = module_model(schema, module, plain=True)
+        answers[model.__name__] = model.model_validate(record)
     return answers
 
 
@@ -61,7 +59,7 @@ def _spans(value: Any) -> Iterator[str]:
             yield from _spans(inner)
 
 
-def example_answers(schema: SchemaVersion) -> list[dict[type[BaseModel], BaseModel]]:
+def example_answers(schema: SchemaVersion) -> list[dict[str, BaseModel]]:
     """Each example's answers, checked: raises ExampleError naming the example (1-based) on the first bad one."""
     key = _key(schema)
     if key in _answers:
@@ -103,9 +101,14 @@ def example_messages(schema: SchemaVersion, output: type[BaseModel]) -> list[dic
 
 
 def _render(schema: SchemaVersion, output: type[BaseModel]) -> list[dict[str, str]]:
-    messages = []
+    messages: list[dict[str, str]] = []
+    requests = [response_model(schema)]
+    if schema.shape == "records":
+        requests += [module_model(schema, spec.name) for spec in schema.fields]
+    if not any(output is model for model in requests):  # another request, such as a session's light check
+        return messages
     for example, answers in zip(schema.examples, example_answers(schema), strict=True):
-        answer = answers.get(output)
+        answer = answers.get(output.__name__)
         if answer is None:
             continue
         messages.append(

@@ -58,6 +58,13 @@ def _build_base() -> type[BaseModel]:
     return ResponseBase
 
 
+class PlainBase(BaseModel):
+    """The same models on plain pydantic, for what never goes to a model (checking a prompt file's examples when it
+    loads): building them needs no instructor, whose import (with openai's, about 1 s) an offline run never pays."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
 @functools.cache
 def _json_schema(cls: type[BaseModel], args: tuple[Any, ...], kwargs: tuple[tuple[str, Any], ...]) -> str:
     schema = super(response_base(), cls).model_json_schema(*args, **dict(kwargs))  # type: ignore[misc]  # pydantic's
@@ -92,7 +99,7 @@ def _name(schema: SchemaVersion, suffix: str) -> str:
     return f"{base}{suffix}"
 
 
-def items_model(schema: SchemaVersion) -> type[BaseModel]:
+def items_model(schema: SchemaVersion, base: type[BaseModel] | None = None) -> type[BaseModel]:
     """Shape `items`: a list of typed items, each with a verbatim evidence span and its attributes."""
     attributes: dict[str, AttributeSpec] = {}
     for spec in schema.fields:
@@ -108,12 +115,12 @@ def items_model(schema: SchemaVersion) -> type[BaseModel]:
     )
     return create_model(
         _name(schema, "Items"),
-        __base__=response_base(),
+        __base__=base or response_base(),
         items=(list[item], Field(default_factory=list, max_length=schema.max_items)),  # type: ignore[valid-type]
     )
 
 
-def fields_model(schema: SchemaVersion) -> type[BaseModel]:
+def fields_model(schema: SchemaVersion, base: type[BaseModel] | None = None) -> type[BaseModel]:
     """Shape `fields`: one optional entry per field, each with its value, evidence and reasoning."""
     entries = {}
     for spec in schema.fields:
@@ -126,27 +133,27 @@ def fields_model(schema: SchemaVersion) -> type[BaseModel]:
             reasoning=(str | None, None),
         )
         entries[spec.name] = (entry | None, Field(default=None, description=spec.description or spec.extraction_hint))
-    return create_model(_name(schema, "Fields"), __base__=response_base(), **entries)  # type: ignore[call-overload]
+    return create_model(_name(schema, "Fields"), __base__=base or response_base(), **entries)  # type: ignore[call-overload]
 
 
-def classification_model(schema: SchemaVersion) -> type[BaseModel]:
+def classification_model(schema: SchemaVersion, base: type[BaseModel] | None = None) -> type[BaseModel]:
     """Shape `records`, step one: which modules (record types) apply to the document."""
     names = tuple(f.name for f in schema.fields)
     return create_model(
         _name(schema, "Classification"),
-        __base__=response_base(),
+        __base__=base or response_base(),
         modules=(list[Literal[names]], Field(default_factory=list, max_length=len(names))),  # type: ignore[valid-type]
     )
 
 
-def record_model(schema: SchemaVersion, module: str) -> type[BaseModel]:
+def record_model(schema: SchemaVersion, module: str, base: type[BaseModel] | None = None) -> type[BaseModel]:
     """Shape `records`, step two: one flat record of a module's attributes with its evidence."""
     spec = schema.field(module)
     if spec is None:
         raise KeyError(f"{schema.key} has no module {module!r}")
     return create_model(  # type: ignore[call-overload]
         _name(schema, f"Record{module.title().replace('_', '')}"),
-        __base__=response_base(),
+        __base__=base or response_base(),
         evidence_spans=(list[str], Field(min_length=1, max_length=MAX_EVIDENCE_SPANS)),
         confidence=(float, Field(ge=0.0, le=1.0)),
         **{name: _field(attr) for name, attr in spec.attributes.items()},
@@ -172,17 +179,18 @@ def _memo(kind: str, schema: SchemaVersion, build: Callable[[], type[BaseModel]]
     return _built[key]
 
 
-def response_model(schema: SchemaVersion) -> type[BaseModel]:
-    """The single-call response model of a schema (shape `records` uses classification + record models)."""
-    if schema.shape == "items":
-        return _memo("items", schema, lambda: items_model(schema))
-    if schema.shape == "fields":
-        return _memo("fields", schema, lambda: fields_model(schema))
-    return _memo("classification", schema, lambda: classification_model(schema))
+def response_model(schema: SchemaVersion, plain: bool = False) -> type[BaseModel]:
+    """The single-call response model of a schema (shape `records` uses classification + record models); `plain`:
+    the same model on `PlainBase`, to validate with, never to send."""
+    base = PlainBase if plain else None
+    kind = {"items": "items", "fields": "fields"}.get(schema.shape, "classification")
+    build = {"items": items_model, "fields": fields_model, "classification": classification_model}[kind]
+    return _memo(f"{kind}:plain" if plain else kind, schema, lambda: build(schema, base))
 
 
-def module_model(schema: SchemaVersion, module: str) -> type[BaseModel]:
-    return _memo(f"record:{module}", schema, lambda: record_model(schema, module))
+def module_model(schema: SchemaVersion, module: str, plain: bool = False) -> type[BaseModel]:
+    kind = f"record:{module}:plain" if plain else f"record:{module}"
+    return _memo(kind, schema, lambda: record_model(schema, module, PlainBase if plain else None))
 
 
 def candidates_from_items(schema: SchemaVersion, response: BaseModel) -> list[CandidateItem]:
