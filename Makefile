@@ -51,13 +51,13 @@ dagster-home:
 demo: $(DEMO_STAMP) dagster-home  ## run every asset on the bundled sample inbox, offline
 	$(RUN_ENV) $(BIN)/extraction-assets run
 
-# unit tests share the cores (a process each, file by file); integration tests start servers, processes and timed
-# waits of their own, so they run one at a time after them
+# both halves share the cores, a process each, file by file; the integration files run in the order collected
+# (the longest first, marker `long`), not by their number of tests, so the long ones start at once and end together
 PYTEST_WORKERS ?= auto
 test: setup  ## the whole test suite (what CI runs): the code location loads, then every test
 	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(BIN)/dg check defs
 	$(BIN)/python -m pytest -m "not integration" -n $(PYTEST_WORKERS) --dist loadfile
-	$(BIN)/python -m pytest -m integration
+	$(BIN)/python -m pytest -m integration -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 test-fast: $(STAMP)  ## the unit tests only, on every core: what a developer runs between changes
 	$(BIN)/python -m pytest -m "not integration" -n $(PYTEST_WORKERS) --dist loadfile

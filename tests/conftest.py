@@ -21,10 +21,18 @@ INTEGRATION = Path(__file__).parent / "integration"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test under tests/integration is marked `integration` (`make test-fast` leaves them out)."""
+    """Every test under tests/integration is marked `integration` (`make test-fast` leaves them out). Files marked
+    `long(seconds)` come first, the longest first: parallel workers take files in this order (`make test` keeps it,
+    `--no-loadscope-reorder`), so the longest start at once and no worker is left alone with one at the end."""
     for item in items:
         if INTEGRATION in Path(str(item.path)).parents:
             item.add_marker(pytest.mark.integration)
+    items.sort(key=_longest_first)  # stable: otherwise the order collected
+
+
+def _longest_first(item: pytest.Item) -> float:
+    long = item.get_closest_marker("long")
+    return -float(long.args[0]) if long and long.args else 0.0
 
 
 @pytest.hookimpl(wrapper=True)

@@ -28,6 +28,7 @@ from extraction_assets.lib.settings import DEFAULT_PROMPTS, PACKAGE_DIR, SAMPLE_
 from extraction_assets.lib.warehouse import TABLES
 from extraction_assets.runner import run_pipeline
 
+pytestmark = pytest.mark.long(30)
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = "pulse@v1"
 FILES = (

@@ -22,6 +22,7 @@ from extraction_assets.instance.daemon import command as daemon_command
 from extraction_assets.instance.launcher import run_worker_pid
 from extraction_assets.lib.settings import PACKAGE_DIR
 
+pytestmark = pytest.mark.long(25)
 BIN = Path(sys.executable).parent
 LOCATION = '''
 import time

@@ -17,6 +17,7 @@ import pytest
 from extraction_assets.instance.pool import HOST_TAG, PID_TAG, release_dead_runs
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, PACKAGE_DIR, SAMPLE_INBOX, Settings
 
+pytestmark = pytest.mark.long(30)
 OPEN_AT = (
     "import sys, time\n"
     "from extraction_assets.instance import open_instance\n"

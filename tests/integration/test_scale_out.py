@@ -33,7 +33,10 @@ SHARDS = 4
 _reason = unavailable_reason() or (
     None if extension_folder() is not None else "DuckLake extensions not installed (pip install -e '.[scale]')"
 )
-pytestmark = pytest.mark.skipif(_reason is not None, reason=f"scale-out test needs PostgreSQL: {_reason}")
+pytestmark = [
+    pytest.mark.long(180),
+    pytest.mark.skipif(_reason is not None, reason=f"scale-out test needs PostgreSQL: {_reason}"),
+]
 
 
 @pytest.fixture(scope="module")
