@@ -41,4 +41,5 @@ def install() -> None:
 
     with _LOCK:
         if not getattr(async_validators.reject_async_validators, _MARK, False):
-            async_validators.reject_async_validators = once_per_class(async_validators.reject_async_validators)
+            checked = once_per_class(async_validators.reject_async_validators)
+            async_validators.reject_async_validators = checked  # type: ignore[assignment]  # same signature
