@@ -1,3 +1,4 @@
+import json
 import multiprocessing
 from pathlib import Path
 
@@ -423,3 +424,24 @@ def test_a_file_without_the_stamp_is_brought_up_and_stamped(tmp_path: Path) -> N
         ensure_schema(recording)  # type: ignore[arg-type]
         assert len(recording.statements) > 10
         assert con.execute("SELECT ddl_stamp()").fetchone() == (SCHEMA_STAMP,)
+
+
+def test_a_documents_turns_are_parsed_once_for_every_reader_and_anew_when_they_change(tmp_path: Path) -> None:
+    from extraction_assets.lib.models import Turn
+    from extraction_assets.lib.warehouse import load_documents
+    from extraction_assets.lib.warehouse.documents import parsed_turns
+
+    text = "Ann: we ship Friday\nBo: the vendor is late"
+    turns = [Turn(turn_id="t1", start=0, end=19, height=0, confidence=100.0)]
+    doc = _doc(text).model_copy(update={"kind": "transcript", "turns": turns})
+    parsed_turns.cache_clear()
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        insert_documents(con, [doc])
+        first, second = load_documents(con, [doc.doc_id]), load_documents(con, [doc.doc_id])
+        assert parsed_turns.cache_info().misses == 1 and parsed_turns.cache_info().hits == 1
+        assert first[0].turns == second[0].turns == turns and first[0].turns is not second[0].turns
+        later = [*turns, Turn(turn_id="t2", start=20, end=42, height=0, confidence=100.0)]
+        stored = json.dumps([t.model_dump() for t in later])
+        con.execute("UPDATE raw_documents SET turns = ? WHERE doc_id = ?", [stored, doc.doc_id])
+        assert load_documents(con, [doc.doc_id])[0].turns == later
+    assert parsed_turns.cache_info().misses == 2
