@@ -21,7 +21,7 @@ from extraction_assets.lib.llm import (
     submit_batch,
 )
 from extraction_assets.lib.llm.batch import jsonl
-from tests.unit.test_model_client import DOC, PULSE
+from tests.unit.test_llm_client import DOC, PULSE
 
 
 def _client(fake: FakeLLMServer, cache: MemoryCache | None = None, **kw) -> LLMClient:
