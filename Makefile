@@ -56,16 +56,16 @@ dagster-home:
 demo: $(DEMO_STAMP) dagster-home  ## run every asset on the bundled sample inbox, offline
 	$(RUN_ENV) $(BIN)/extraction-assets run
 
-# both halves share the cores, a process each, file by file; the integration files run in the order collected
-# (the longest first, marker `long`), not by their number of tests, so the long ones start at once and end together
-PYTEST_WORKERS ?= auto
+# one session, two workers per core, file by file, in the order collected: the longest files first (marker `long`),
+# then the other integration files, then the unit files, which fill the time the long ones spend waiting on the
+# servers and worker processes they start
+PYTEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(2 * (os.cpu_count() or 1))')
 test: setup  ## the whole test suite (what CI runs): the code location loads, then every test
 	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(BIN)/dg check defs
-	$(BIN)/python -m pytest -m "not integration" -n $(PYTEST_WORKERS) --dist loadfile
-	$(BIN)/python -m pytest -m integration -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 test-fast: $(STAMP)  ## the unit tests only, on every core: what a developer runs between changes
-	$(BIN)/python -m pytest -m "not integration" -n $(PYTEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -m "not integration" -n auto --dist loadfile
 
 ui: $(DEMO_STAMP) dagster-home  ## the Dagster UI on the same warehouse
 	$(RUN_ENV) $(BIN)/extraction-assets ui --host 127.0.0.1 --port 3000

