@@ -182,6 +182,8 @@ class FakeLLMServer:
         self._responder = _Responder(prompts_dir)
         self._counter = itertools.count(1)
         self._lock = threading.Lock()
+        self.answering = threading.Event()  # cleared: every answer waits until it is set again (a test's pause)
+        self.answering.set()
         self._server = _Server(("127.0.0.1", port), self._handler())
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
@@ -256,6 +258,7 @@ class FakeLLMServer:
         completion = self._completion(body, content)
         # `latency_ms` is the whole answer's time, as a client sees it, not a sleep added to our own work
         time.sleep(max(0.0, faults.latency_ms / 1000 - (time.monotonic() - started)))
+        self.answering.wait()
         return 200, {}, completion
 
     def upload(self, content: bytes, purpose: str, filename: str) -> dict[str, Any]:

@@ -7,8 +7,10 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import dagster as dg
@@ -172,10 +174,41 @@ def test_no_connection_is_open_while_a_batch_is_scrubbed(tmp_path: Path, monkeyp
     assert during_scrub and set(during_scrub) == {0}
 
 
+class _Started:
+    """A command running with its output read as it comes (a thread), so a test can wait for what it says."""
+
+    def __init__(self, command: list[str], env: dict[str, str]) -> None:
+        self.process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self._lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self._lines.append(line.decode(errors="replace"))
+
+    def said(self) -> str:
+        return "".join(self._lines)
+
+    def output(self) -> str:
+        self.process.wait(timeout=300)
+        self._reader.join(timeout=30)
+        return self.said()
+
+
+def _until(condition: Callable[[], bool], seconds: float = 300) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "waited too long"
+        time.sleep(0.05)
+
+
 def test_two_runs_at_once_never_extract_the_same_documents(tmp_path: Path) -> None:
-    """Two `extraction-assets run` processes on one warehouse (a UI run and a command-line run, say), against a slow
-    model endpoint: the second waits for the first's partition, says whom it waits for, then finds nothing to do.
-    Every document is extracted once and the model is asked once per document's chunk."""
+    """Two `extraction-assets run` processes on one warehouse (a UI run and a command-line run, say): the second
+    starts while the first extracts (the model holds its answers until then), waits for the first's partition, says
+    whom it waits for, then finds nothing to do. Every document is extracted once and the model is asked once per
+    document's chunk."""
     from evals.fake_llm import FakeLLMServer, Faults
     from extraction_assets.runner import run_pipeline
 
@@ -189,9 +222,14 @@ def test_two_runs_at_once_never_extract_the_same_documents(tmp_path: Path) -> No
         env |= {"EXTRACTION_LLM_BASE_URL": fake.base_url, "EXTRACTION_LLM_MODEL": "fake-model", "COLUMNS": "200"}
         command = [sys.executable, "-m", "extraction_assets.cli", "run", "--schema", "pulse@v1"]
         command += ["--inbox", str(inbox), "--warehouse", str(settings.warehouse), "--verbose"]
-        runs = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) for _ in range(2)]
-        outputs = [run.communicate(timeout=300)[0].decode(errors="replace") for run in runs]
-    assert [run.returncode for run in runs] == [0, 0], outputs
+        fake.answering.clear()
+        first = _Started(command, env)
+        _until(lambda: bool(fake.requests) or first.process.poll() is not None)  # it extracts: the partition is its
+        second = _Started(command, env)
+        _until(lambda: "to finish extracting" in second.said() or second.process.poll() is not None)
+        fake.answering.set()
+        outputs = [run.output() for run in (first, second)]
+    assert [run.process.returncode for run in (first, second)] == [0, 0], outputs
     assert sum("which is extracting" in o or "to finish extracting pulse@v1" in o for o in outputs) == 1, outputs
     import duckdb
 
