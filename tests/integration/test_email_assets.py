@@ -84,8 +84,8 @@ def test_email_records_are_upserted_by_message_id(mail_settings: Settings) -> No
         processed = con.execute(
             "SELECT count(*) FROM extraction_status WHERE schema_version = ? AND status = 'processed'", [EMAIL]
         ).fetchone()[0]
-        assert invariants.items_without_evidence(con, EMAIL) == []
-        assert invariants.quote_mismatches(con, EMAIL) == []
+        assert invariants.items_without_evidence(con, [EMAIL]) == {}
+        assert invariants.quote_mismatches(con, [EMAIL]) == {}
         quotes = rows_as_dicts(
             con,
             """SELECT e.item_id, e.quote, e.turn_id, e.char_start, e.char_end, r.text FROM evidence e

@@ -91,8 +91,8 @@ def test_interview_fields_are_records_with_typed_turn_evidence(interview_setting
             r[0]
             for r in con.execute("SELECT item_id FROM review_queue WHERE schema_version = ?", [INTERVIEW]).fetchall()
         }
-        assert invariants.items_without_evidence(con, INTERVIEW) == []
-        assert invariants.cross_tenant_evidence(con, INTERVIEW) == []
+        assert invariants.items_without_evidence(con, [INTERVIEW]) == {}
+        assert invariants.cross_tenant_evidence(con, [INTERVIEW]) == {}
 
     # every required field has a record in every transcript, even when its value is null
     for doc_id in transcripts:
@@ -203,7 +203,7 @@ def test_chaos_import_feeds_pulse_items_with_turn_evidence_in_its_own_tenant(set
                WHERE i.schema_version = ? AND r.kind = 'pulse' GROUP BY ALL HAVING count(DISTINCT i.item_id) > 1""",
             [PULSE],
         ).fetchall()
-        assert invariants.cross_tenant_evidence(con, PULSE) == []
+        assert invariants.cross_tenant_evidence(con, [PULSE]) == {}
     assert per_slot == []  # one item per type per answer slot
     for row in rows:
         assert row["doc_tenant"] == row["item_tenant"] == row["evidence_tenant"]

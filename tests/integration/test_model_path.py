@@ -342,9 +342,9 @@ def test_invariants_hold_on_model_results(model_settings, fake, instance) -> Non
     _run(model_settings, _extractor(fake), instance)
     schema = load_schema(model_settings.prompts_dir, PULSE)
     with open_warehouse(model_settings.warehouse) as con:
-        assert invariants.quote_mismatches(con) == []
-        assert invariants.confidence_out_of_band(con, schema) == []
-        assert invariants.items_without_evidence(con) == []
+        assert invariants.quote_mismatches(con) == {}
+        assert invariants.confidence_out_of_band(con, [schema]) == {}
+        assert invariants.items_without_evidence(con) == {}
 
 
 def test_a_budgeted_run_stops_and_the_next_completes_it_with_nothing_lost_or_twice(

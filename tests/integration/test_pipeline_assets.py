@@ -75,11 +75,11 @@ def test_full_run_fills_every_table_and_keeps_invariants(settings: Settings) -> 
             ).fetchall()
         }
         assert item_types == {"commitment", "risk", "decision"}
-        assert invariants.items_without_evidence(con, PULSE) == []
-        assert invariants.quote_mismatches(con, PULSE) == []
-        assert invariants.confidence_out_of_band(con, schema) == []
-        assert invariants.documents_over_cap(con, schema) == []
-        assert invariants.review_status_mismatches(con, PULSE) == []
+        assert invariants.items_without_evidence(con, [PULSE]) == {}
+        assert invariants.quote_mismatches(con, [PULSE]) == {}
+        assert invariants.confidence_out_of_band(con, [schema]) == {}
+        assert invariants.documents_over_cap(con, [schema]) == {}
+        assert invariants.review_status_mismatches(con, [PULSE]) == {}
         assert invariants.unmasked_pii(con) == []
         # every quote is the raw slice, checked here independently of the invariant code
         for quote, start, end, text in con.execute(

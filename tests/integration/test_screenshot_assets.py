@@ -34,7 +34,7 @@ def test_a_screenshot_is_extracted_with_evidence_and_its_image_region(tmp_path: 
                JOIN evidence e USING (item_id) ORDER BY e.char_start""",
         )
         regions = {item["item_id"]: evidence_regions(con, "saigon-foods", item["item_id"]) for item in items}
-        assert invariants.quote_mismatches(con) == []
+        assert invariants.quote_mismatches(con) == {}
         assert evidence_regions(con, "another-tenant", items[0]["item_id"]) == []  # tenant-scoped
     assert doc["kind"] == "chat" and words == len(doc["text"].split())
     print([(i["item_type"], i["quote"]) for i in items])

@@ -44,34 +44,34 @@ def con(tmp_path: Path):
 
 
 def test_clean_data_has_no_violations(con) -> None:
-    assert invariants.items_without_evidence(con) == []
-    assert invariants.quote_mismatches(con, "pulse@v1") == []
-    assert invariants.confidence_out_of_band(con, SCHEMA) == []
-    assert invariants.documents_over_cap(con, SCHEMA) == []
-    assert invariants.review_status_mismatches(con) == []
-    assert invariants.cross_tenant_evidence(con) == []
+    assert invariants.items_without_evidence(con) == {}
+    assert invariants.quote_mismatches(con, ["pulse@v1"]) == {}
+    assert invariants.confidence_out_of_band(con, [SCHEMA]) == {}
+    assert invariants.documents_over_cap(con, [SCHEMA]) == {}
+    assert invariants.review_status_mismatches(con) == {}
+    assert invariants.cross_tenant_evidence(con) == {}
     assert invariants.unmasked_pii(con) == []
 
 
 def test_each_planted_violation_is_found(con) -> None:
     con.execute("DELETE FROM evidence WHERE evidence_id = 'e2'")
-    assert invariants.items_without_evidence(con, "pulse@v1") == ["i2"]
-    assert invariants.items_without_evidence(con, "other@v1") == []
+    assert invariants.items_without_evidence(con, ["pulse@v1"]) == {"pulse@v1": ["i2"]}
+    assert invariants.items_without_evidence(con, ["other@v1"]) == {}
     con.execute("UPDATE evidence SET char_end = 14")
-    assert invariants.quote_mismatches(con) == ["e1"]
+    assert invariants.quote_mismatches(con) == {"pulse@v1": ["e1"]}
     con.execute("UPDATE extracted_items SET confidence = 1.0 WHERE item_id = 'i1'")
-    assert invariants.confidence_out_of_band(con, SCHEMA) == [("i1", "heuristic", 1.0)]
+    assert invariants.confidence_out_of_band(con, [SCHEMA]) == {"pulse@v1": [("i1", "heuristic", 1.0)]}
     con.execute("UPDATE extracted_items SET status = 'draft' WHERE item_id = 'i2'")
-    assert invariants.review_status_mismatches(con) == ["i2"]
+    assert invariants.review_status_mismatches(con) == {"pulse@v1": ["i2"]}
     con.execute("UPDATE evidence SET tenant_id = 'other'")
-    assert invariants.cross_tenant_evidence(con) == ["e1"]
+    assert invariants.cross_tenant_evidence(con) == {"pulse@v1": ["e1"]}
     con.execute("UPDATE scrubbed_documents SET text = 'Mail dana@acme.com now'")
     assert invariants.unmasked_pii(con) == [("d1", "EMAIL")]
 
 
 def test_cap_violation(con) -> None:
     capped = SCHEMA.model_copy(update={"max_items": 1})
-    assert invariants.documents_over_cap(con, capped) == [("d1", 2)]
+    assert invariants.documents_over_cap(con, [capped]) == {"pulse@v1": [("d1", 2)]}
 
 
 def test_null_placeholder_needs_no_evidence_only_while_in_review(con) -> None:
@@ -79,9 +79,9 @@ def test_null_placeholder_needs_no_evidence_only_while_in_review(con) -> None:
         """INSERT INTO extracted_items VALUES ('i3', 'd1', 'acme', 'pulse@v1', 'risk', '{"value": null}', NULL, 't',
            0.0, 'needs_review', 'heuristic', 'h1', NULL, '["no_evidence: x"]', NULL, now(), now(), NULL)"""
     )
-    assert invariants.items_without_evidence(con) == []
+    assert invariants.items_without_evidence(con) == {}
     con.execute("UPDATE extracted_items SET status = 'draft' WHERE item_id = 'i3'")
-    assert invariants.items_without_evidence(con) == ["i3"]
+    assert invariants.items_without_evidence(con) == {"pulse@v1": ["i3"]}
 
 
 def test_quotes_are_checked_across_document_batches(con) -> None:
@@ -100,7 +100,7 @@ def test_quotes_are_checked_across_document_batches(con) -> None:
             " 'user_quote', 100, now())",
             [f"e-{doc_id}", doc_id, "Documen!" if wrong else "Document"],
         )
-    assert sorted(invariants.quote_mismatches(con)) == ["e-d000", f"e-d{invariants.CHECK_BATCH + 4:03d}"]
+    assert invariants.quote_mismatches(con) == {"pulse@v1": ["e-d000", f"e-d{invariants.CHECK_BATCH + 4:03d}"]}
     assert invariants.ids_not_content_hashes(con) == sorted(texts)
 
 
@@ -242,4 +242,4 @@ def test_quotes_after_emoji_cjk_and_combining_marks_are_compared_by_code_point(c
             " 'user_quote', 100, now())",
             [evidence_id, lo, lo + len(quote) + (1 if evidence_id == "shifted" else 0), quote],
         )
-    assert invariants.quote_mismatches(con) == ["shifted"]
+    assert invariants.quote_mismatches(con) == {"pulse@v1": ["shifted"]}

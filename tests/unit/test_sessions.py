@@ -106,9 +106,9 @@ def test_a_growing_transcript_goes_through_light_checkpoint_and_final_extraction
         session = rows_as_dicts(con, "SELECT * FROM sessions")[0]
         doc_id = session["doc_id"]
         evidence = rows_as_dicts(con, "SELECT turn_id FROM evidence WHERE doc_id = ?", [doc_id])
-        assert invariants.quote_mismatches(con) == []
+        assert invariants.quote_mismatches(con) == {}
         assert invariants.ids_not_content_hashes(con) == []
-        assert invariants.review_status_mismatches(con) == []
+        assert invariants.review_status_mismatches(con) == {}
     assert {e["turn_id"] for e in evidence} <= {"t2", "t4", "t6"}
     assert session["status"] == "completed" and session["final_extracted_at"] is not None
     assert 0 <= session["final_delay_s"] < 60
@@ -269,7 +269,7 @@ def test_a_rewrite_that_changes_stored_turns_is_refused(live) -> None:
     [report] = sync_sessions(_connect(warehouse), env)
     assert report.error and "only appending" in report.error
     with open_warehouse(warehouse) as con:
-        assert invariants.quote_mismatches(con) == [], "stored evidence still cites the stored text"
+        assert invariants.quote_mismatches(con) == {}, "stored evidence still cites the stored text"
         [letter] = con.execute("SELECT reason FROM dead_letters WHERE stage = 'session'").fetchall()
         assert "only appending" in letter[0]
         assert con.execute("SELECT status FROM sessions").fetchone() == ("in_progress",)

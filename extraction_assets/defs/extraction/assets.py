@@ -129,10 +129,8 @@ def extracted_items_and_evidence(
     if not chosen:
         return
     targets = {key.to_user_string(): materializations_of(context, key.to_user_string(), partitions) for key in selected}
-    found: list[dg.AssetCheckEvaluation] = []
     with warehouse.connect(read_only=True) as con:
-        for partition in partitions:
-            found += checks.evaluations(con, schemas[partition], partition, chosen, targets)
+        found = checks.evaluations(con, schemas, chosen, targets)
     yield from found  # the connection is closed before Dagster records them
 
 

@@ -39,7 +39,7 @@ class Invariant:
     asset: str
     description: str
     what: str  # how the result names what it found
-    find: Callable[["duckdb.DuckDBPyConnection", SchemaVersion], Sequence[object]]
+    find: Callable[["duckdb.DuckDBPyConnection", Sequence[SchemaVersion]], Mapping[str, Sequence[object]]]
     blocking: bool = False
 
     @property
@@ -53,7 +53,7 @@ INVARIANTS = (
         "extracted_items",
         "every item asserting a value cites at least one evidence row",
         "items without evidence",
-        lambda con, schema: invariants.items_without_evidence(con, schema.key),
+        lambda con, schemas: invariants.items_without_evidence(con, _keys(schemas)),
         blocking=True,
     ),
     Invariant(
@@ -75,14 +75,14 @@ INVARIANTS = (
         "extracted_items",
         "machine-owned items are needs_review exactly when they have review reasons",
         "items whose status and reasons disagree",
-        lambda con, schema: invariants.review_status_mismatches(con, schema.key),
+        lambda con, schemas: invariants.review_status_mismatches(con, _keys(schemas)),
     ),
     Invariant(
         "quotes_match_source",
         "grounded_evidence",
         "every quote equals raw_documents.text[char_start:char_end]",
         "quotes that differ from the source slice",
-        lambda con, schema: invariants.quote_mismatches(con, schema.key),
+        lambda con, schemas: invariants.quote_mismatches(con, _keys(schemas)),
         blocking=True,
     ),
     Invariant(
@@ -90,7 +90,7 @@ INVARIANTS = (
         "grounded_evidence",
         "tenant scope is never widened: item, evidence and document share one tenant",
         "evidence rows crossing tenants",
-        lambda con, schema: invariants.cross_tenant_evidence(con, schema.key),
+        lambda con, schemas: invariants.cross_tenant_evidence(con, _keys(schemas)),
         blocking=True,
     ),
 )
@@ -113,20 +113,28 @@ BLOCKING = frozenset(i.key for i in INVARIANTS if i.blocking)
 
 def evaluations(
     con: "duckdb.DuckDBPyConnection",
-    schema: SchemaVersion,
-    partition: str,
+    schemas: Mapping[str, SchemaVersion],
     selected: Set[dg.AssetCheckKey],
     targets: Mapping[str, Mapping[str, AssetCheckEvaluationTargetMaterializationData]],
 ) -> list[dg.AssetCheckEvaluation]:
-    """The selected invariants of one partition, each tied to its asset's materialization of that partition in
-    `targets` (asset -> partition -> materialization)."""
+    """The selected invariants of each partition (partition -> its schema version in `schemas`): a query per
+    invariant for all of them, then each partition's result, tied to its asset's materialization of that partition
+    in `targets` (asset -> partition -> materialization)."""
+    versions = list({schema.key: schema for schema in schemas.values()}.values())
+    found = {i: i.find(con, versions) for i in INVARIANTS if i.key in selected}
     return [
-        violations_evaluation(i.find(con, schema), i.what, i.key, partition, targets.get(i.asset, {}).get(partition))
-        for i in INVARIANTS
-        if i.key in selected
+        violations_evaluation(
+            violations.get(schema.key, []), i.what, i.key, partition, targets.get(i.asset, {}).get(partition)
+        )
+        for partition, schema in schemas.items()
+        for i, violations in found.items()
     ]
 
 
 def blocking_failures(con: "duckdb.DuckDBPyConnection", schema: SchemaVersion) -> list[str]:
     """The blocking invariants a schema version breaks now (for a queue rebuilt without its extraction's checks)."""
-    return [i.key.to_user_string() for i in INVARIANTS if i.blocking and i.find(con, schema)]
+    return [i.key.to_user_string() for i in INVARIANTS if i.blocking and i.find(con, [schema]).get(schema.key)]
+
+
+def _keys(schemas: Sequence[SchemaVersion]) -> list[str]:
+    return [schema.key for schema in schemas]

@@ -26,46 +26,44 @@ def _counts(con: duckdb.DuckDBPyConnection, sql: str, schema_version: str) -> di
     return {str(key): int(n) for key, n in con.execute(sql, [schema_version]).fetchall()}
 
 
+def _tally(table: str, column: str) -> str:
+    """A scalar subquery: the partition's rows of `table` counted by `column`, as a list of {key, n}."""
+    return f"""(SELECT coalesce(list(struct_pack(key := k, n := n) ORDER BY k), []) FROM (
+                   SELECT {column} AS k, count(*) AS n FROM {table} WHERE schema_version = $version GROUP BY 1))"""
+
+
 def extraction_figures(con: duckdb.DuckDBPyConnection, schema_version: str) -> dict[str, Any]:
-    """A partition's items, evidence, item types, routing outcomes and its most confident items."""
-    taken = dict(
-        con.execute(
-            "SELECT taken, count(*) FROM document_applicability WHERE schema_version = ? GROUP BY 1", [schema_version]
-        ).fetchall()
-    )
+    """A partition's items, evidence, item types, routing outcomes and its most confident items (its counts in one
+    statement: a pass reads them for every version)."""
+    row = con.execute(
+        f"""SELECT
+               (SELECT count(*) FILTER (WHERE taken) FROM document_applicability WHERE schema_version = $version),
+               (SELECT count(*) FILTER (WHERE NOT taken) FROM document_applicability WHERE schema_version = $version),
+               (SELECT count(*) FROM extracted_items WHERE schema_version = $version),
+               (SELECT count(*) FILTER (WHERE status = 'needs_review') FROM extracted_items
+                WHERE schema_version = $version),
+               (SELECT [count(*), coalesce(round(avg(n), 2), 0), coalesce(max(n), 0)] FROM (
+                    SELECT count(*) AS n FROM extracted_items WHERE schema_version = $version GROUP BY doc_id)),
+               (SELECT count(*) FROM evidence WHERE schema_version = $version),
+               {_tally("extracted_items", "item_type")},
+               {_tally("document_routing", "outcome")}""",  # routing: where a schema routes documents
+        {"version": schema_version},
+    ).fetchone()
+    assert row is not None  # a SELECT without FROM has one row
+    taken, not_taken, items, needs_review, per_document, evidence, by_type, outcomes = row
     return {
-        "documents_taken": int(taken.get(True, 0)),
-        "documents_not_taken": int(taken.get(False, 0)),
-        "items": row_count(con, "extracted_items", schema_version),
-        "needs_review_items": int(
-            con.execute(  # type: ignore[index]
-                "SELECT count(*) FROM extracted_items WHERE schema_version = ? AND status = 'needs_review'",
-                [schema_version],
-            ).fetchone()[0]
-        ),
-        "items_per_document": dict(
-            zip(
-                ("documents_with_items", "mean", "max"),
-                con.execute(
-                    """SELECT count(*), coalesce(round(avg(n), 2), 0), coalesce(max(n), 0) FROM (
-                           SELECT doc_id, count(*) AS n FROM extracted_items WHERE schema_version = ? GROUP BY 1)""",
-                    [schema_version],
-                ).fetchone()
-                or (0, 0, 0),
-                strict=True,
-            )
-        ),
-        "evidence": row_count(con, "evidence", schema_version),
-        "items_by_type": _counts(
-            con,
-            "SELECT item_type, count(*) FROM extracted_items WHERE schema_version = ? GROUP BY 1 ORDER BY 1",
-            schema_version,
-        ),
-        "routing_outcomes": _counts(  # auto-approve / manual review / reject, where a schema routes documents
-            con,
-            "SELECT outcome, count(*) FROM document_routing WHERE schema_version = ? GROUP BY 1 ORDER BY 1",
-            schema_version,
-        ),
+        "documents_taken": int(taken),
+        "documents_not_taken": int(not_taken),
+        "items": int(items),
+        "needs_review_items": int(needs_review),
+        "items_per_document": {
+            "documents_with_items": int(per_document[0]),
+            "mean": float(per_document[1]),
+            "max": int(per_document[2]),
+        },
+        "evidence": int(evidence),
+        "items_by_type": {str(t["key"]): int(t["n"]) for t in by_type},
+        "routing_outcomes": {str(t["key"]): int(t["n"]) for t in outcomes},
         "preview": _preview_items(con, schema_version),
     }
 

@@ -1,6 +1,8 @@
 """The warehouse's invariants as queries: each returns the rows that break one, empty when it holds.
 
-A schema_version of None checks every partition.
+Those of the extraction results check the schema versions they are given (every version when None) in one query
+and return the violations of each version that has some, `{version: [violations]}`: a run of many versions costs a
+query per invariant, not one per version.
 
 Asset checks report these; tests call them directly.
 """
@@ -8,8 +10,8 @@ Asset checks report these; tests call them directly.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from extraction_assets.lib.offsets import OffsetMap
 from extraction_assets.lib.warehouse.documents import (
@@ -26,88 +28,126 @@ if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code loc
     from extraction_assets.lib.schemas import SchemaVersion
 
 CHECK_BATCH = 256  # documents whose text a check holds at once
+T = TypeVar("T")
+Versions = Sequence[str] | None  # the schema versions to check; None: every one
+Found = dict[str, list[T]]  # schema version -> what breaks the invariant there (only versions with violations)
 
 
-def items_without_evidence(con: duckdb.DuckDBPyConnection, schema_version: str | None = None) -> list[str]:
+def items_without_evidence(con: duckdb.DuckDBPyConnection, versions: Versions = None) -> Found[str]:
     """Machine items asserting a value with no evidence row (a null placeholder awaiting review is the exception).
 
     A person may fill or settle a placeholder: the value is then theirs (audited), not the extractor's claim.
     """
+    scope, params = _among("i.schema_version", versions)
     rows = con.execute(
-        """SELECT i.item_id FROM extracted_items i
-           WHERE (CAST(? AS VARCHAR) IS NULL OR i.schema_version = ?) AND i.extracted_by <> 'human'
+        f"""SELECT i.schema_version, i.item_id FROM extracted_items i
+           WHERE {scope} AND i.extracted_by <> 'human'
              AND NOT EXISTS (SELECT 1 FROM evidence e WHERE e.item_id = i.item_id)
              AND NOT (i.status = 'needs_review' AND json_extract_string(i.value, '$.value') IS NULL
-                      AND json_exists(i.value, '$.value'))""",
-        [schema_version, schema_version],
+                      AND json_exists(i.value, '$.value'))
+           ORDER BY ALL""",
+        params,
     ).fetchall()
-    return [r[0] for r in rows]
+    return _by_version((version, item_id) for version, item_id in rows)
 
 
-def quote_mismatches(con: duckdb.DuckDBPyConnection, schema_version: str | None = None) -> list[str]:
+def quote_mismatches(con: duckdb.DuckDBPyConnection, versions: Versions = None) -> Found[str]:
     """Evidence whose quote is not exactly raw_documents.text[char_start:char_end] (Python slicing).
 
     DuckDB compares every quote with its slice (`substring` counts code points, as Python slices); the rows it
     finds different, and only those, are compared again in Python, which decides.
     """
+    scope, params = _among("e.schema_version", versions)
     rows = con.execute(
-        """SELECT e.evidence_id, r.text, e.quote, e.char_start, e.char_end FROM evidence e
+        f"""SELECT e.schema_version, e.evidence_id, r.text, e.quote, e.char_start, e.char_end FROM evidence e
            LEFT JOIN raw_documents r USING (doc_id)
-           WHERE (CAST(? AS VARCHAR) IS NULL OR e.schema_version = ?)
+           WHERE {scope}
              AND (r.text IS NULL OR e.quote IS NULL OR e.quote = '' OR e.char_start < 0 OR e.char_end < e.char_start
                   OR substring(r.text, e.char_start + 1, e.char_end - e.char_start) IS DISTINCT FROM e.quote)
-           ORDER BY 1""",
-        [schema_version, schema_version],
+           ORDER BY 1, 2""",
+        params,
     ).fetchall()
-    return [eid for eid, text, quote, start, end in rows if text is None or text[start:end] != quote or not quote]
+    return _by_version(
+        (version, eid)
+        for version, eid, text, quote, start, end in rows
+        if text is None or text[start:end] != quote or not quote
+    )
 
 
-def confidence_out_of_band(con: duckdb.DuckDBPyConnection, schema: SchemaVersion) -> list[tuple[str, str, float]]:
+def confidence_out_of_band(
+    con: duckdb.DuckDBPyConnection, schemas: Sequence[SchemaVersion]
+) -> Found[tuple[str, str, float]]:
     """Machine-made items whose confidence lies outside their extractor's band (and 1.0 never).
 
     A required field's null placeholder has no evidence and no confidence to speak of (0.0): not checked.
     """
+    by_key = {schema.key: schema for schema in schemas}
+    scope, params = _among("i.schema_version", list(by_key))
     rows = con.execute(
-        """SELECT i.item_id, i.extracted_by, i.confidence FROM extracted_items i
-           WHERE i.schema_version = ? AND i.extracted_by IN ('heuristic', 'model')
-             AND EXISTS (SELECT 1 FROM evidence e WHERE e.item_id = i.item_id)""",
-        [schema.key],
+        f"""SELECT i.schema_version, i.item_id, i.extracted_by, i.confidence FROM extracted_items i
+           WHERE {scope} AND i.extracted_by IN ('heuristic', 'model')
+             AND EXISTS (SELECT 1 FROM evidence e WHERE e.item_id = i.item_id)
+           ORDER BY ALL""",
+        params,
     ).fetchall()
-    bands = {"heuristic": schema.heuristic_band, "model": schema.model_band}
-    return [(i, by, c) for i, by, c in rows if not bands[by].contains(c) or c >= 1.0]
+
+    def outside(version: str, by: str, confidence: float) -> bool:
+        schema = by_key[version]
+        band = schema.heuristic_band if by == "heuristic" else schema.model_band
+        return not band.contains(confidence) or confidence >= 1.0
+
+    return _by_version((v, (i, by, c)) for v, i, by, c in rows if outside(v, by, c))
 
 
-def documents_over_cap(con: duckdb.DuckDBPyConnection, schema: SchemaVersion) -> list[tuple[str, int]]:
+def documents_over_cap(con: duckdb.DuckDBPyConnection, schemas: Sequence[SchemaVersion]) -> Found[tuple[str, int]]:
+    """Documents with more items than their schema's `max_items`."""
+    caps = {schema.key: schema.max_items for schema in schemas}
     rows = con.execute(
-        """SELECT doc_id, count(*) AS n FROM extracted_items WHERE schema_version = ?
-           GROUP BY doc_id HAVING count(*) > ?""",
-        [schema.key, schema.max_items],
+        """SELECT i.schema_version, i.doc_id, count(*) AS n
+           FROM extracted_items i JOIN (SELECT unnest(?) AS version, unnest(?) AS cap) c ON c.version = i.schema_version
+           GROUP BY i.schema_version, i.doc_id, c.cap HAVING count(*) > c.cap ORDER BY ALL""",
+        [list(caps), list(caps.values())],
     ).fetchall()
-    return [(r[0], int(r[1])) for r in rows]
+    return _by_version((version, (doc_id, int(n))) for version, doc_id, n in rows)
 
 
-def review_status_mismatches(con: duckdb.DuckDBPyConnection, schema_version: str | None = None) -> list[str]:
+def review_status_mismatches(con: duckdb.DuckDBPyConnection, versions: Versions = None) -> Found[str]:
     """Machine-owned items whose status disagrees with their review reasons."""
+    scope, params = _among("schema_version", versions)
     rows = con.execute(
-        """SELECT item_id FROM extracted_items
-           WHERE (CAST(? AS VARCHAR) IS NULL OR schema_version = ?) AND extracted_by <> 'human'
+        f"""SELECT schema_version, item_id FROM extracted_items
+           WHERE {scope} AND extracted_by <> 'human'
              AND ((status = 'draft' AND json_array_length(review_reasons) > 0)
-               OR (status = 'needs_review' AND json_array_length(review_reasons) = 0))""",
-        [schema_version, schema_version],
+               OR (status = 'needs_review' AND json_array_length(review_reasons) = 0))
+           ORDER BY ALL""",
+        params,
     ).fetchall()
-    return [r[0] for r in rows]
+    return _by_version((version, item_id) for version, item_id in rows)
 
 
-def cross_tenant_evidence(con: duckdb.DuckDBPyConnection, schema_version: str | None = None) -> list[str]:
+def cross_tenant_evidence(con: duckdb.DuckDBPyConnection, versions: Versions = None) -> Found[str]:
     """Evidence or items whose tenant differs from their document's: tenant scope must never widen."""
+    scope, params = _among("e.schema_version", versions)
     rows = con.execute(
-        """SELECT e.evidence_id FROM evidence e JOIN extracted_items i USING (item_id)
+        f"""SELECT e.schema_version, e.evidence_id FROM evidence e JOIN extracted_items i USING (item_id)
            JOIN raw_documents r ON r.doc_id = e.doc_id
-           WHERE (CAST(? AS VARCHAR) IS NULL OR e.schema_version = ?)
-             AND (e.tenant_id <> r.tenant_id OR i.tenant_id <> r.tenant_id OR i.doc_id <> e.doc_id)""",
-        [schema_version, schema_version],
+           WHERE {scope} AND (e.tenant_id <> r.tenant_id OR i.tenant_id <> r.tenant_id OR i.doc_id <> e.doc_id)
+           ORDER BY ALL""",
+        params,
     ).fetchall()
-    return [r[0] for r in rows]
+    return _by_version((version, evidence_id) for version, evidence_id in rows)
+
+
+def _among(column: str, versions: Versions) -> tuple[str, list[object]]:
+    """A condition keeping `versions` (every version when None) and its parameters."""
+    return ("TRUE", []) if versions is None else (f"{column} IN (SELECT unnest(?))", [list(versions)])
+
+
+def _by_version(found: Iterable[tuple[str, T]]) -> Found[T]:
+    grouped: Found[T] = {}
+    for version, violation in found:
+        grouped.setdefault(version, []).append(violation)
+    return grouped
 
 
 def unmasked_pii(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:

@@ -1,0 +1,48 @@
+"""The figures an extraction partition reports: each count equal to the same count taken another way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from extraction_assets.lib.warehouse import open_warehouse
+from extraction_assets.lib.warehouse.figures import extraction_figures
+from tests.review_seed import ITEMS, SCHEMA, seed
+
+
+def test_a_partitions_figures_count_its_own_rows(tmp_path: Path) -> None:
+    path = tmp_path / "w.duckdb"
+    seed(path)
+    with open_warehouse(path) as con:
+        con.execute(  # another version's rows must not be counted
+            "INSERT INTO extracted_items SELECT * REPLACE (item_id || '-other' AS item_id,"
+            " 'other@v1' AS schema_version) FROM extracted_items"
+        )
+        con.execute(
+            "INSERT INTO document_routing SELECT DISTINCT doc_id, ?, tenant_id, 'manual_review', 0.6, '[]', '[]', '[]',"
+            " 'h1', now() FROM extracted_items",
+            [SCHEMA],
+        )
+        figures = extraction_figures(con, SCHEMA)
+        empty = extraction_figures(con, "absent@v1")
+    per_document = [sum(1 for item in ITEMS if item[0] == tenant) for tenant in ("acme", "globex")]
+    assert figures["items"] == len(ITEMS) == figures["evidence"]
+    assert figures["needs_review_items"] == sum(1 for item in ITEMS if item[4] == "needs_review")
+    assert figures["items_by_type"] == {"commitment": 2, "decision": 1, "risk": 1}
+    assert figures["items_per_document"] == {
+        "documents_with_items": 2,
+        "mean": sum(per_document) / 2,
+        "max": max(per_document),
+    }
+    assert figures["routing_outcomes"] == {"manual_review": 2}
+    assert [type(v) for v in figures["items_per_document"].values()] == [int, float, int]
+    assert empty | {"preview": []} == {
+        "documents_taken": 0,
+        "documents_not_taken": 0,
+        "items": 0,
+        "needs_review_items": 0,
+        "items_per_document": {"documents_with_items": 0, "mean": 0.0, "max": 0},
+        "evidence": 0,
+        "items_by_type": {},
+        "routing_outcomes": {},
+        "preview": [],
+    }
