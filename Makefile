@@ -58,8 +58,8 @@ demo: $(DEMO_STAMP) dagster-home  ## run every asset on the bundled sample inbox
 
 # one session, two workers per core, file by file, in the order collected: the longest files first (marker `long`),
 # then the other integration files, then the unit files, which fill the time the long ones spend waiting on the
-# servers and worker processes they start
-PYTEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(2 * (os.cpu_count() or 1))')
+# servers and worker processes they start (at most 16: each worker holds a few hundred MB)
+PYTEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(min(16, 2 * (os.cpu_count() or 1)))')
 test: setup  ## the whole test suite (what CI runs): the code location loads, then every test
 	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(BIN)/dg check defs
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
