@@ -1,12 +1,13 @@
 """Checks on extraction, per schema-version partition: every item has evidence, quotes match their source,
 confidences sit in their band, caps hold, statuses agree with reasons, and no evidence crosses tenants.
 
-They are the extraction asset's own checks (`SPECS`), evaluated by its step right after each partition is
-materialized, through the connection that read the partition's figures: one run serves many partitions, and each
-partition gets its own result (an `AssetCheckEvaluation` tied to its materialization), shown per partition in the
-UI. Each check reads the schema version it is evaluated for (every shard of it), so a run costs what its partitions
-hold. Each is still its own check, with its own key, description, blocking flag and result, and any subset of them
-can be selected. A failed blocking check holds back its own version's review queue and nothing else.
+They are the extraction asset's own checks (`SPECS`), evaluated by its step once every partition of the run is
+materialized: one run serves many partitions, and each partition gets its own result (an `AssetCheckEvaluation`
+tied to its materialization), shown per partition in the UI. Each check reads the schema versions of the run's
+partitions (every shard of each) in one query: a run costs what its partitions hold and a query per check, however
+many versions it serves. Each is still its own check, with its own key, description, blocking flag and result, and
+any subset of them can be selected. A failed blocking check holds back its own version's review queue and nothing
+else.
 """
 
 import warnings
