@@ -48,7 +48,7 @@ def items_without_evidence(con: duckdb.DuckDBPyConnection, versions: Versions = 
            ORDER BY ALL""",
         params,
     ).fetchall()
-    return _by_version((version, item_id) for version, item_id in rows)
+    return _by_version(rows)
 
 
 def quote_mismatches(con: duckdb.DuckDBPyConnection, versions: Versions = None) -> Found[str]:
@@ -122,7 +122,7 @@ def review_status_mismatches(con: duckdb.DuckDBPyConnection, versions: Versions 
            ORDER BY ALL""",
         params,
     ).fetchall()
-    return _by_version((version, item_id) for version, item_id in rows)
+    return _by_version(rows)
 
 
 def cross_tenant_evidence(con: duckdb.DuckDBPyConnection, versions: Versions = None) -> Found[str]:
@@ -135,7 +135,7 @@ def cross_tenant_evidence(con: duckdb.DuckDBPyConnection, versions: Versions = N
            ORDER BY ALL""",
         params,
     ).fetchall()
-    return _by_version((version, evidence_id) for version, evidence_id in rows)
+    return _by_version(rows)
 
 
 def _among(column: str, versions: Versions) -> tuple[str, list[object]]:
@@ -144,6 +144,7 @@ def _among(column: str, versions: Versions) -> tuple[str, list[object]]:
 
 
 def _by_version(found: Iterable[tuple[str, T]]) -> Found[T]:
+    """(version, violation) pairs grouped by version."""
     grouped: Found[T] = {}
     for version, violation in found:
         grouped.setdefault(version, []).append(violation)
