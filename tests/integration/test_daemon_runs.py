@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
@@ -21,6 +21,7 @@ from extraction_assets.instance import open_instance
 from extraction_assets.instance.daemon import command as daemon_command
 from extraction_assets.instance.launcher import run_worker_pid
 from extraction_assets.lib.settings import PACKAGE_DIR
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.long(25)
 BIN = Path(sys.executable).parent
@@ -82,13 +83,6 @@ def _kill(daemon: subprocess.Popen[bytes], sig: signal.Signals) -> None:
         daemon.wait()
 
 
-def _wait_for(what: str, condition: Callable[[], bool], timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for: {what}"
-        time.sleep(0.5)
-
-
 def test_a_queued_run_waits_queued_and_a_killed_run_is_failed_and_gives_the_pool_back(
     home: tuple[Path, dict[str, str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -105,13 +99,14 @@ def test_a_queued_run_waits_queued_and_a_killed_run_is_failed_and_gives_the_pool
 
     daemon = _daemon(root, env)
     try:
-        _wait_for(
+        wait_until(
             "one run started",
             lambda: dg.DagsterRunStatus.STARTED in {status(first.run_id), status(second.run_id)},
-            timeout=180,
+            180,
+            every=0.5,
         )
         running, waiting = (first, second) if status(first.run_id) == dg.DagsterRunStatus.STARTED else (second, first)
-        _wait_for("the worker's pid", lambda: run_worker_pid(instance, running.run_id) is not None, timeout=60)
+        wait_until("the worker's pid", lambda: run_worker_pid(instance, running.run_id) is not None, 60, every=0.5)
         time.sleep(8)  # several turns of the daemon's run queue
         assert status(waiting.run_id) == dg.DagsterRunStatus.QUEUED, "a run started while the pool was taken"
     finally:  # `make ui` killed with everything it started: daemon, code server and the run's worker
@@ -121,10 +116,14 @@ def test_a_queued_run_waits_queued_and_a_killed_run_is_failed_and_gives_the_pool
     assert status(running.run_id) == dg.DagsterRunStatus.STARTED  # nothing is left to say it ended
     daemon = _daemon(root, env)  # `make ui` again
     try:
-        _wait_for("the killed run failed", lambda: status(running.run_id) == dg.DagsterRunStatus.FAILURE, timeout=180)
-        _wait_for("the next run started", lambda: status(waiting.run_id) == dg.DagsterRunStatus.STARTED, timeout=120)
+        wait_until(
+            "the killed run failed", lambda: status(running.run_id) == dg.DagsterRunStatus.FAILURE, 180, every=0.5
+        )
+        wait_until(
+            "the next run started", lambda: status(waiting.run_id) == dg.DagsterRunStatus.STARTED, 120, every=0.5
+        )
         (root / "hold").unlink()
-        _wait_for("the next run ended", lambda: status(waiting.run_id) == dg.DagsterRunStatus.SUCCESS, timeout=120)
+        wait_until("the next run ended", lambda: status(waiting.run_id) == dg.DagsterRunStatus.SUCCESS, 120, every=0.5)
     finally:
         _kill(daemon, signal.SIGTERM)
     messages = [entry.message for entry in instance.all_logs(running.run_id)]

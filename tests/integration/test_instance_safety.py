@@ -7,10 +7,8 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 
 import dagster as dg
@@ -18,6 +16,7 @@ import pytest
 
 from extraction_assets.instance.pool import HOST_TAG, PID_TAG, release_dead_runs
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, PACKAGE_DIR, SAMPLE_INBOX, Settings
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.long(30)
 OPEN_AT = (
@@ -174,36 +173,6 @@ def test_no_connection_is_open_while_a_batch_is_scrubbed(tmp_path: Path, monkeyp
     assert during_scrub and set(during_scrub) == {0}
 
 
-class _Started:
-    """A command running with its output read as it comes (a thread), so a test can wait for what it says."""
-
-    def __init__(self, command: list[str], env: dict[str, str]) -> None:
-        self.process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        self._lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self._lines.append(line.decode(errors="replace"))
-
-    def said(self) -> str:
-        return "".join(self._lines)
-
-    def output(self) -> str:
-        self.process.wait(timeout=300)
-        self._reader.join(timeout=30)
-        return self.said()
-
-
-def _until(condition: Callable[[], bool], seconds: float = 300) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "waited too long"
-        time.sleep(0.05)
-
-
 def test_two_runs_at_once_never_extract_the_same_documents(tmp_path: Path) -> None:
     """Two `extraction-assets run` processes on one warehouse (a UI run and a command-line run, say): the second
     starts while the first extracts (the model holds its answers until then), waits for the first's partition, says
@@ -220,16 +189,24 @@ def test_two_runs_at_once_never_extract_the_same_documents(tmp_path: Path) -> No
     with FakeLLMServer(Faults(latency_ms=300)) as fake:
         env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
         env |= {"EXTRACTION_LLM_BASE_URL": fake.base_url, "EXTRACTION_LLM_MODEL": "fake-model", "COLUMNS": "200"}
+        env["PYTHONUNBUFFERED"] = "1"  # the output is read while the process runs
         command = [sys.executable, "-m", "extraction_assets.cli", "run", "--schema", "pulse@v1"]
         command += ["--inbox", str(inbox), "--warehouse", str(settings.warehouse), "--verbose"]
+        logs = [tmp_path / "first.out", tmp_path / "second.out"]
         fake.answering.clear()
-        first = _Started(command, env)
-        _until(lambda: bool(fake.requests) or first.process.poll() is not None)  # it extracts: the partition is its
-        second = _Started(command, env)
-        _until(lambda: "to finish extracting" in second.said() or second.process.poll() is not None)
-        fake.answering.set()
-        outputs = [run.output() for run in (first, second)]
-    assert [run.process.returncode for run in (first, second)] == [0, 0], outputs
+        with logs[0].open("wb") as first_log, logs[1].open("wb") as second_log:
+            first = subprocess.Popen(command, env=env, stdout=first_log, stderr=subprocess.STDOUT)
+            wait_until("the first to extract", lambda: bool(fake.requests) or first.poll() is not None, 300)
+            second = subprocess.Popen(command, env=env, stdout=second_log, stderr=subprocess.STDOUT)
+            wait_until(  # the partition is the first's until the model answers it
+                "the second to wait",
+                lambda: "to finish extracting" in logs[1].read_text(errors="replace") or second.poll() is not None,
+                300,
+            )
+            fake.answering.set()
+            codes = [run.wait(timeout=300) for run in (first, second)]
+        outputs = [log.read_text(errors="replace") for log in logs]
+    assert codes == [0, 0], outputs
     assert sum("which is extracting" in o or "to finish extracting pulse@v1" in o for o in outputs) == 1, outputs
     import duckdb
 

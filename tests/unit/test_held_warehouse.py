@@ -19,6 +19,7 @@ from extraction_assets.lib.warehouse import HeldWarehouse, give_back, held_wareh
 from extraction_assets.lib.warehouse import held as held_module
 from extraction_assets.lib.warehouse.held import IDLE_S
 from extraction_assets.lib.warehouse.lock_wait import open_duckdb_file, readers_file
+from tests.waiting import wait_until
 
 OPEN_ONCE = """
 import sys
@@ -41,15 +42,6 @@ def _someone_waits(path: Path) -> int:
     handle = os.open(readers_file(path), os.O_RDWR | os.O_CREAT)
     fcntl.flock(handle, fcntl.LOCK_SH)
     return handle
-
-
-def _until(condition: object, seconds: float = 3.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():  # type: ignore[operator]
-            return True
-        time.sleep(0.01)
-    return False
 
 
 def test_batches_share_one_open_file_and_their_writes_commit(held: HeldWarehouse) -> None:
@@ -102,7 +94,7 @@ def test_between_leases_the_watcher_gives_the_file_back_to_a_process_that_starts
     assert held.is_open
     waiting = _someone_waits(held.path)
     try:
-        assert _until(lambda: not held.is_open, seconds=IDLE_S / 4), "given back well before the idle limit"
+        wait_until("given back well before the idle limit", lambda: not held.is_open, IDLE_S / 4, every=0.01)
     finally:
         os.close(waiting)
 
@@ -112,7 +104,7 @@ def test_an_idle_holder_gives_the_file_back(held: HeldWarehouse, monkeypatch: py
     with held.lease():
         pass
     assert held.is_open
-    assert _until(lambda: not held.is_open, seconds=2)
+    wait_until("the file given back", lambda: not held.is_open, 2, every=0.01)
 
 
 @pytest.mark.parametrize("mode", ["read", "write"])
