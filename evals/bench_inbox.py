@@ -3,7 +3,8 @@
 The `dev.jsonl` files of the eval data (`EXTRACTION_EVALSETS`, default `../shared/evalsets` beside the
 project) become files the inbox readers take: Enron messages as `.eml` under `mail/`, SROIE receipts
 and CUAD contracts as `.txt` under `receipts/` and `contracts/`, QMSum meetings as transcript JSON
-under `meetings/`. The records are interleaved (mail, receipt, contract, meeting, ...) and the set is
+under `meetings/`. The records are interleaved, each source spread evenly over the whole order, so that any
+prefix (the "+1% new documents" of the bench) holds every kind in its share of the set, and the set is
 repeated across tenant folders (`tenant-1`, `tenant-2`, ...): the same text in another tenant is another
 document. Document `i` always lands in the same file with the same content, so the inbox of `n + k`
 documents is the inbox of `n` documents plus `k` new ones.
@@ -15,7 +16,6 @@ import json
 import os
 import re
 from dataclasses import dataclass
-from itertools import zip_longest
 from pathlib import Path
 
 from extraction_assets.lib.settings import PROJECT_DIR
@@ -63,7 +63,7 @@ def _safe_name(record_id: str) -> str:
 
 
 def source_files(data: Path | None = None) -> list[InboxFile]:
-    """Every eval record as an inbox file, interleaved by source so that any prefix is a mix of kinds."""
+    """Every eval record as an inbox file, the sources interleaved so that any prefix is a sample of the set."""
     data = data or evalsets_dir()
     per_source: list[list[InboxFile]] = []
     for dataset, folder, suffix in SOURCES:
@@ -84,7 +84,15 @@ def source_files(data: Path | None = None) -> list[InboxFile]:
             for r in _records(data, dataset)
         ]
     )
-    return [f for group in zip_longest(*per_source) for f in group if f is not None]
+    return _spread(per_source)
+
+
+def _spread(groups: list[list[InboxFile]]) -> list[InboxFile]:
+    """The groups in one order where the `i`-th of `n` files of a group stands at `(i + 0.5) / n` of the way (ties
+    in group order): a prefix of any length holds each group in its share of the whole, give or take one file. A
+    round-robin would not: it puts the 50 contracts of a 700-record set among the first 200 records."""
+    placed = [((i + 0.5) / len(group), g, f) for g, group in enumerate(groups) for i, f in enumerate(group)]
+    return [f for _, _, f in sorted(placed, key=lambda p: (p[0], p[1]))]
 
 
 def build_inbox(target: Path, documents: int, files: list[InboxFile] | None = None) -> int:

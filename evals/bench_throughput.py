@@ -215,7 +215,15 @@ def bench_throughput() -> Figures:
         build_inbox(inbox, documents, files)
         paths = _inbox_files(inbox)
         megabytes = sum(p.stat().st_size for p in paths) / 1e6
-        results.update({"documents": documents, "inbox_mb": round(megabytes, 1)})
+        new_bytes = sum(len(files[i % len(files)].content) for i in range(documents, documents + new))
+        results.update(
+            {
+                "documents": documents,
+                "inbox_mb": round(megabytes, 1),
+                "new_documents_mb": round(new_bytes / 1e6, 2),  # what "+1%" weighs: near 1% of the inbox's bytes
+                "new_documents_share_of_inbox_bytes": round(new_bytes / 1e6 / megabytes, 4),
+            }
+        )
         scan: list[float] = []
 
         def scan_part() -> Figures:

@@ -39,6 +39,20 @@ def test_sources_are_interleaved_by_kind(tmp_path: Path) -> None:
     assert files[2].name == "cuad-A_B.txt"
 
 
+def test_any_prefix_holds_each_kind_in_its_share_of_the_set(tmp_path: Path) -> None:
+    """A round-robin would put the one contract among the first four files, a quarter of a prefix for a tenth of
+    the set: the "+1% new documents" of the throughput bench would weigh several times 1% of the inbox."""
+    root = tmp_path / "evalsets"
+    sizes = {"enron_categories": 8, "sroie": 1, "cuad": 1, "qmsum_meetings": 0}
+    for dataset, n in sizes.items():
+        (root / dataset).mkdir(parents=True)
+        rows = [{"id": f"{dataset}-{i}", "text": MAIL if dataset == "enron_categories" else "x"} for i in range(n)]
+        (root / dataset / "dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    folders = [f.folder for f in source_files(root)]
+    assert folders == ["mail"] * 4 + ["receipts", "contracts"] + ["mail"] * 4
+    assert "contracts" not in folders[:4]
+
+
 def test_the_inbox_repeats_the_set_per_tenant_and_every_file_is_a_document(tmp_path: Path) -> None:
     files = source_files(_evalsets(tmp_path / "evalsets"))
     inbox = tmp_path / "inbox"
