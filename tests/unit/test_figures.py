@@ -1,4 +1,5 @@
-"""The figures an extraction partition reports: each count equal to the same count taken another way."""
+"""The figures an extraction partition reports: each count equal to the same count taken another way, for each
+version of a run at once."""
 
 from __future__ import annotations
 
@@ -22,8 +23,14 @@ def test_a_partitions_figures_count_its_own_rows(tmp_path: Path) -> None:
             " 'h1', now() FROM extracted_items",
             [SCHEMA],
         )
-        figures = extraction_figures(con, SCHEMA)
-        empty = extraction_figures(con, "absent@v1")
+        con.execute(  # and its evidence: each version's preview shows its own items
+            "INSERT INTO evidence SELECT * REPLACE (evidence_id || '-other' AS evidence_id,"
+            " item_id || '-other' AS item_id, 'other@v1' AS schema_version) FROM evidence"
+        )
+        both = extraction_figures(con, [SCHEMA, "absent@v1"])
+        other = extraction_figures(con, ["other@v1"])["other@v1"]
+        assert extraction_figures(con, [SCHEMA]) == {SCHEMA: both[SCHEMA]}  # a version's figures, alone or not
+    figures, empty = both[SCHEMA], both["absent@v1"]
     per_document = [sum(1 for item in ITEMS if item[0] == tenant) for tenant in ("acme", "globex")]
     assert figures["items"] == len(ITEMS) == figures["evidence"]
     assert figures["needs_review_items"] == sum(1 for item in ITEMS if item[4] == "needs_review")
@@ -35,6 +42,12 @@ def test_a_partitions_figures_count_its_own_rows(tmp_path: Path) -> None:
     }
     assert figures["routing_outcomes"] == {"manual_review": 2}
     assert [type(v) for v in figures["items_per_document"].values()] == [int, float, int]
+    by_confidence = sorted(ITEMS, key=lambda item: -item[3])
+    assert [(row["item_type"], row["confidence"]) for row in figures["preview"]] == [
+        (i[1], i[3]) for i in by_confidence
+    ]
+    assert [row["quote"] for row in figures["preview"]] == [i[2] for i in by_confidence]  # no PII in these quotes
+    assert other["preview"] == figures["preview"] and other["items"] == figures["items"]
     assert empty | {"preview": []} == {
         "documents_taken": 0,
         "documents_not_taken": 0,

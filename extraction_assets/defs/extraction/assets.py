@@ -30,8 +30,8 @@ from extraction_assets.lib.extraction import ExtractionTally
 from extraction_assets.lib.llm import estimated_cost
 from extraction_assets.lib.reporting import markdown_table
 from extraction_assets.lib.schemas import SchemaVersion
-from extraction_assets.lib.stages import ExtractOptions, PartitionReport, extract_partition
-from extraction_assets.lib.warehouse import Shard, one_worker, versions_summary
+from extraction_assets.lib.stages import ExtractOptions, PartitionReport, extract_partition, version_figures
+from extraction_assets.lib.warehouse import one_worker
 
 if TYPE_CHECKING:
     from extraction_assets.lib.extraction import Extractor
@@ -92,24 +92,25 @@ def extracted_items_and_evidence(
     partitions = list(context.partition_keys)
     schemas: dict[str, SchemaVersion] = {}
     failed: dict[str, Exception] = {}
-    done: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+    done: dict[str, PartitionReport] = {}
+    options = ExtractOptions(config.force, config.confirm_overwrite, config.tenant, extractor.llm_batch)
     for partition in partitions:
         schema_key, shard = extraction_partition(partition)
         try:
             schemas[partition] = schema_for_partition(pipeline.prompts_path, schema_key)
             with one_worker(warehouse.path, str(partition), lambda said: _say(context, said)):  # whoever launched
-                items, evidence = _extract_partition(
-                    context, warehouse, extractor, built, config, schemas[partition], shard
+                report = extract_partition(
+                    warehouse.connect, built, schemas[partition], shard, options, context.log.info, context.log.warning
                 )
         except Exception as exc:  # one version's failure must not cost the others their run
             failed[partition] = exc
             context.log.error(f"{partition}: extraction failed: {_reason(exc)}")
             continue
-        done[partition] = items, evidence
-    if done:
-        with warehouse.connect(read_only=True) as con:
-            versions = versions_table(versions_summary(con))
-    for partition, (items, evidence) in done.items():
+        done[partition] = report
+    figures, summary = version_figures(warehouse.connect, sorted({schemas[p].key for p in done})) if done else ({}, [])
+    versions = versions_table(summary)
+    for partition, report in done.items():
+        items, evidence = _metadata(config, extractor, built, report, figures[schemas[partition].key])
         context.add_asset_metadata(
             {**items, "versions": versions}, asset_key="extracted_items", partition_key=partition
         )
@@ -160,19 +161,15 @@ def _reason(exc: Exception) -> str:
     return exc.description or "" if isinstance(exc, dg.Failure) else f"{type(exc).__name__}: {exc}"
 
 
-def _extract_partition(
-    context: dg.AssetExecutionContext,
-    warehouse: WarehouseResource,
+def _metadata(
+    config: ExtractionConfig,
     extractor: ExtractorResource,
     built: "Extractor",
-    config: ExtractionConfig,
-    schema: SchemaVersion,
-    shard: Shard,
+    report: PartitionReport,
+    figures: dict[str, Any],
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Route, extract and commit one partition (`lib/stages/extract.py`); its items' and its evidence's metadata."""
-    options = ExtractOptions(config.force, config.confirm_overwrite, config.tenant, extractor.llm_batch)
-    report = extract_partition(warehouse.connect, built, schema, shard, options, context.log.info, context.log.warning)
-    figures, totals = report.figures, report.tally.counts
+    """A partition's items' and its evidence's metadata: its version as it stands, and what this run did."""
+    totals = report.tally.counts
     partition_figures = {  # the partition as it stands: true after any run, so every run reports them
         "dagster/row_count": figures["items"],
         "documents_read": figures["documents_taken"],

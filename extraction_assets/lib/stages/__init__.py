@@ -6,7 +6,7 @@ through the `Connect` it is given (the Dagster resource's, a test's), batch by b
 
 from extraction_assets.lib.stages.connect import Connect
 from extraction_assets.lib.stages.evaluate import EvalRequest, EvalStageReport, evaluate_version
-from extraction_assets.lib.stages.extract import ExtractOptions, PartitionReport, extract_partition
+from extraction_assets.lib.stages.extract import ExtractOptions, PartitionReport, extract_partition, version_figures
 from extraction_assets.lib.stages.ingest import IngestReport, ingest_inbox
 from extraction_assets.lib.stages.scrub import ScrubProgress, ScrubReport, scrub_pending
 
@@ -23,4 +23,5 @@ __all__ = [
     "extract_partition",
     "ingest_inbox",
     "scrub_pending",
+    "version_figures",
 ]

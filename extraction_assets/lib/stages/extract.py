@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -36,6 +36,7 @@ from extraction_assets.lib.warehouse import (
     load_documents,
     load_scrubbed,
     pending_extractions,
+    versions_summary,
     write_decisions,
     write_extraction_batch,
 )
@@ -63,13 +64,12 @@ class ExtractOptions:
 
 @dataclass
 class PartitionReport:
-    """What one partition's extraction did, and the partition as it stands after it."""
+    """What one partition's extraction did (the partition as it stands after it: `version_figures`)."""
 
     version: str
     routed: dict[str, int]
     pending: list[str]
     rerun: RerunPreview
-    figures: dict[str, Any]  # extraction_figures after the run's last write
     tally: ExtractionTally = field(default_factory=ExtractionTally)
     extract_seconds: float = 0.0
     batch_figures: dict[str, int | str] = field(default_factory=dict)
@@ -82,12 +82,10 @@ class PartitionReport:
 
 @dataclass
 class _Work:
-    """What a partition's run extracts, read right after routing; and, when that is nothing, its figures too (no
-    write follows that could change them)."""
+    """What a partition's run extracts, read right after routing."""
 
     pending: list[str]
     rerun: RerunPreview
-    figures: dict[str, Any] | None
 
 
 def route_documents(
@@ -151,8 +149,7 @@ def extract_partition(
         pending = shard.take(
             pending_extractions(con, schema.key, kinds, version, tenant, force=options.force, routed=True)
         )
-        figures = None if pending else extraction_figures(con, schema.key)
-        return _Work(pending, preview_rerun(con, schema.key, tenant, pending), figures)
+        return _Work(pending, preview_rerun(con, schema.key, tenant, pending))
 
     routed, planned = route_documents(connect, schema, options.tenant, shard, work, log)
     pending = planned.pending
@@ -166,7 +163,6 @@ def extract_partition(
         warn(f"{planned.rerun.message}: kept, since the run was not confirmed (confirm_overwrite)")
     tally = ExtractionTally()
     started = time.perf_counter()
-    figures = planned.figures
 
     def documents() -> Iterator[tuple[Document, ScrubbedDocument]]:
         for batch in batched(pending, EXTRACT_BATCH):
@@ -177,8 +173,7 @@ def extract_partition(
                     built.preload_cache(cache_entries_for(con, built.model, batch))
             yield from ((doc, scrubbed[doc.doc_id]) for doc in docs)
 
-    def commit(outcomes: list[ExtractionOutcome], last: bool = False) -> None:
-        nonlocal figures
+    def commit(outcomes: list[ExtractionOutcome]) -> None:
         with connect() as con:
             written = write_extraction_batch(
                 con,
@@ -187,8 +182,6 @@ def extract_partition(
                 overwrite_protected=options.confirm_overwrite,
                 cache_entries=built.take_cache_entries(),
             )
-            if last:  # the partition as it stands after the run's last write, read in that write's connection
-                figures = extraction_figures(con, schema.key)
         tally.add(outcomes, written)
         log(
             f"{len(outcomes)} documents committed, {written['items']} items stored, "
@@ -202,17 +195,23 @@ def extract_partition(
             commit(finished)
             finished = []
     if finished:
-        commit(finished, last=True)
+        commit(finished)
     if batching:
         batch_figures.update(submit_deferred(connect, batching, schema.key))
         log(f"{schema.key}: batch backfill {batch_figures}")
     extract_seconds = round(time.perf_counter() - started, 3)
-    if figures is None:  # the last batch was a full one, committed before the stream ended
-        with connect(read_only=True) as con:
-            figures = extraction_figures(con, schema.key)
     if tally.counts["pending"]:
         warn(
             f"{schema.key}: {tally.counts['pending']} documents left pending ({dict(tally.outcomes)}); "
             "the next run continues"
         )
-    return PartitionReport(version, routed, pending, planned.rerun, figures, tally, extract_seconds, batch_figures)
+    return PartitionReport(version, routed, pending, planned.rerun, tally, extract_seconds, batch_figures)
+
+
+def version_figures(
+    connect: Connect, versions: Sequence[str]
+) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    """After a run's partitions: each version's figures as it stands (`extraction_figures`), and the summary of
+    every version in the warehouse, read together once for the whole run."""
+    with connect(read_only=True) as con:
+        return extraction_figures(con, versions), versions_summary(con)

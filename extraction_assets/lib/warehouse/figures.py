@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from extraction_assets.lib.warehouse.connection import rows_as_dicts
 from extraction_assets.lib.warehouse.ddl import TABLES
 from extraction_assets.lib.warehouse.documents import masked_quotes
+
+PREVIEW_ROWS = 8  # items shown with their evidence in a partition's metadata
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
     import duckdb
@@ -27,61 +30,81 @@ def _counts(con: duckdb.DuckDBPyConnection, sql: str, schema_version: str) -> di
 
 
 def _tally(table: str, column: str) -> str:
-    """A scalar subquery: the partition's rows of `table` counted by `column`, as a list of {key, n}."""
-    return f"""(SELECT coalesce(list(struct_pack(key := k, n := n) ORDER BY k), []) FROM (
-                   SELECT {column} AS k, count(*) AS n FROM {table} WHERE schema_version = $version GROUP BY 1))"""
+    """The listed versions' rows of `table` counted by `column`: per version, a list of {key, n}."""
+    return f"""SELECT schema_version, list(struct_pack(key := k, n := n) ORDER BY k) AS tally FROM (
+                   SELECT schema_version, {column} AS k, count(*) AS n FROM {table}
+                   WHERE schema_version IN (SELECT version FROM listed) GROUP BY 1, 2) GROUP BY 1"""
 
 
-def extraction_figures(con: duckdb.DuckDBPyConnection, schema_version: str) -> dict[str, Any]:
-    """A partition's items, evidence, item types, routing outcomes and its most confident items (its counts in one
-    statement: a pass reads them for every version)."""
-    row = con.execute(
-        f"""SELECT
-               (SELECT count(*) FILTER (WHERE taken) FROM document_applicability WHERE schema_version = $version),
-               (SELECT count(*) FILTER (WHERE NOT taken) FROM document_applicability WHERE schema_version = $version),
-               (SELECT count(*) FROM extracted_items WHERE schema_version = $version),
-               (SELECT count(*) FILTER (WHERE status = 'needs_review') FROM extracted_items
-                WHERE schema_version = $version),
-               (SELECT [count(*), coalesce(round(avg(n), 2), 0), coalesce(max(n), 0)] FROM (
-                    SELECT count(*) AS n FROM extracted_items WHERE schema_version = $version GROUP BY doc_id)),
-               (SELECT count(*) FROM evidence WHERE schema_version = $version),
-               {_tally("extracted_items", "item_type")},
-               {_tally("document_routing", "outcome")}""",  # routing: where a schema routes documents
-        {"version": schema_version},
-    ).fetchone()
-    assert row is not None  # a SELECT without FROM has one row
-    taken, not_taken, items, needs_review, per_document, evidence, by_type, outcomes = row
+def extraction_figures(con: duckdb.DuckDBPyConnection, versions: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Each listed version's items, evidence, item types, routing outcomes and most confident items, by version (a
+    version without rows gets zeros). One statement counts every version of a run, one reads their previews: a pass
+    reports them for every version, and one statement a version was a tenth of a warm pass's own time."""
+    listed = list(versions)
+    rows = con.execute(
+        f"""WITH listed AS (SELECT unnest($versions) AS version),
+               routed AS (SELECT schema_version, count(*) FILTER (WHERE taken) AS taken,
+                                 count(*) FILTER (WHERE NOT taken) AS not_taken
+                          FROM document_applicability WHERE schema_version IN (SELECT version FROM listed) GROUP BY 1),
+               items AS (SELECT schema_version, count(*) AS items,
+                                count(*) FILTER (WHERE status = 'needs_review') AS needs_review
+                         FROM extracted_items WHERE schema_version IN (SELECT version FROM listed) GROUP BY 1),
+               per_document AS (SELECT schema_version, count(*) AS documents, round(avg(n), 2) AS mean, max(n) AS most
+                                FROM (SELECT schema_version, doc_id, count(*) AS n FROM extracted_items
+                                      WHERE schema_version IN (SELECT version FROM listed) GROUP BY 1, 2) GROUP BY 1),
+               evidence AS (SELECT schema_version, count(*) AS n FROM evidence
+                            WHERE schema_version IN (SELECT version FROM listed) GROUP BY 1),
+               by_type AS ({_tally("extracted_items", "item_type")}),
+               outcomes AS ({_tally("document_routing", "outcome")})  -- routing: where a schema routes documents
+           SELECT l.version, coalesce(r.taken, 0), coalesce(r.not_taken, 0), coalesce(i.items, 0),
+                  coalesce(i.needs_review, 0), coalesce(p.documents, 0), coalesce(p.mean, 0), coalesce(p.most, 0),
+                  coalesce(e.n, 0), coalesce(t.tally, []), coalesce(o.tally, [])
+           FROM listed l LEFT JOIN routed r ON r.schema_version = l.version
+               LEFT JOIN items i ON i.schema_version = l.version
+               LEFT JOIN per_document p ON p.schema_version = l.version
+               LEFT JOIN evidence e ON e.schema_version = l.version
+               LEFT JOIN by_type t ON t.schema_version = l.version
+               LEFT JOIN outcomes o ON o.schema_version = l.version""",
+        {"versions": listed},
+    ).fetchall()
+    previews = _preview_items(con, listed)
     return {
-        "documents_taken": int(taken),
-        "documents_not_taken": int(not_taken),
-        "items": int(items),
-        "needs_review_items": int(needs_review),
-        "items_per_document": {
-            "documents_with_items": int(per_document[0]),
-            "mean": float(per_document[1]),
-            "max": int(per_document[2]),
-        },
-        "evidence": int(evidence),
-        "items_by_type": {str(t["key"]): int(t["n"]) for t in by_type},
-        "routing_outcomes": {str(t["key"]): int(t["n"]) for t in outcomes},
-        "preview": _preview_items(con, schema_version),
+        version: {
+            "documents_taken": int(taken),
+            "documents_not_taken": int(not_taken),
+            "items": int(items),
+            "needs_review_items": int(needs_review),
+            "items_per_document": {"documents_with_items": int(documents), "mean": float(mean), "max": int(most)},
+            "evidence": int(evidence),
+            "items_by_type": {str(t["key"]): int(t["n"]) for t in by_type},
+            "routing_outcomes": {str(t["key"]): int(t["n"]) for t in outcomes},
+            "preview": previews.get(version, []),
+        }
+        for version, taken, not_taken, items, needs_review, documents, mean, most, evidence, by_type, outcomes in rows
     }
 
 
-def _preview_items(con: duckdb.DuckDBPyConnection, schema_version: str) -> list[dict[str, Any]]:
-    """The partition's most confident items with their evidence as the scrubbed text shows it: the UI that shows
+def _preview_items(con: duckdb.DuckDBPyConnection, versions: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """Each version's most confident items with their evidence as the scrubbed text shows it: the UI that shows
     this preview has no sign-in, so never the stored (raw) quote."""
     rows = rows_as_dicts(
         con,
-        """SELECT i.item_type, i.title, i.confidence, i.status, e.evidence_id, i.doc_id, e.char_start, e.char_end,
-                  e.match_kind, e.turn_id
+        f"""SELECT i.schema_version, i.item_type, i.title, i.confidence, i.status, e.evidence_id, i.doc_id,
+                  e.char_start, e.char_end, e.match_kind, e.turn_id
            FROM extracted_items i JOIN evidence e USING (item_id)
-           WHERE i.schema_version = ? ORDER BY i.confidence DESC, i.item_id LIMIT 8""",
-        [schema_version],
+           WHERE i.schema_version IN (SELECT unnest(?))
+           QUALIFY row_number() OVER (
+               PARTITION BY i.schema_version ORDER BY i.confidence DESC, i.item_id, e.evidence_id) <= {PREVIEW_ROWS}
+           ORDER BY i.schema_version, i.confidence DESC, i.item_id, e.evidence_id""",
+        [versions],
     )
     quotes = masked_quotes(con, [(r["evidence_id"], r["doc_id"], r["char_start"], r["char_end"]) for r in rows])
     shown = ("item_type", "title", "confidence", "status", "quote", "match_kind", "turn_id")
-    return [{key: quotes.get(r["evidence_id"]) if key == "quote" else r[key] for key in shown} for r in rows]
+    previews: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        row = {key: quotes.get(r["evidence_id"]) if key == "quote" else r[key] for key in shown}
+        previews.setdefault(r["schema_version"], []).append(row)
+    return previews
 
 
 def review_queue_figures(con: duckdb.DuckDBPyConnection, schema_version: str) -> dict[str, Any]:
