@@ -6,7 +6,12 @@ Only the parser is imported up front; a command's module (Dagster, DuckDB, the e
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
+import os
 import sys
+import threading
+from typing import NoReturn
 
 from extraction_assets.commands import REGISTRY
 from extraction_assets.commands.common import add_warehouse_option, console, lazy_handler
@@ -57,5 +62,23 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
+def run() -> NoReturn:
+    """The program `extraction-assets`: `main`, then an exit that does not tear the interpreter down.
+
+    When `main` returns, the command's work is written and its connections are closed; what an ordinary exit still
+    does is free, one by one, every object of every module loaded (Dagster's are many): 0.2 to 0.25 s of a fresh
+    `extraction-assets run`, about 8% of one that extracts a few new documents. The exit handlers still run
+    (temporary folders, log handlers, worker pools, file locks) and the standard streams are flushed; while another
+    thread is alive, the ordinary exit waits for it, as before."""
+    code = main()
+    if threading.active_count() > 1:
+        sys.exit(code)
+    atexit._run_exitfuncs()  # what an ordinary exit runs first (CPython's, unchanged since Python 2)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError):  # a closed pipe (`| head`): an ordinary exit would only have warned
+            stream.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -1,6 +1,8 @@
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -90,3 +92,48 @@ print(during, gc.get_freeze_count() > 100_000, gc.isenabled(), gone() is None)
 """
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["0", "True", "True", "True"]
+
+
+def _program(argv: list[str], marker: Path, thread: bool = False) -> subprocess.CompletedProcess[str]:
+    """`extraction-assets <argv>` as its console script runs it, with an exit handler that leaves `marker`; with
+    `thread`, a thread that prints a line after the command has returned."""
+    probe = f"""
+import atexit, pathlib, sys, threading, time
+import extraction_assets.cli as cli
+atexit.register(pathlib.Path({str(marker)!r}).touch)
+returned, command = threading.Event(), cli.main
+def main(argv=None):
+    try:
+        return command(argv)
+    finally:
+        returned.set()
+cli.main = main
+if {thread}:
+    threading.Thread(target=lambda: (returned.wait(), time.sleep(0.3), print("thread done", flush=True))).start()
+sys.argv = ["extraction-assets", *{argv!r}]
+cli.run()
+"""
+    buffered = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # a pipe gets what is flushed
+    return subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False, env=buffered
+    )
+
+
+def test_the_program_exits_with_its_code_its_output_whole_and_its_exit_handlers_run(tmp_path: Path) -> None:
+    """The program skips the interpreter's teardown, not what an exit must do: the pipe gets every line (block
+    buffered, so only a flush sends them), exit handlers run (they remove temporary folders), the code is main's."""
+    warehouse = str(tmp_path / "w.duckdb")
+    done = _program(["summary", "--json", "--warehouse", warehouse], tmp_path / "ran")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["documents"] == 0
+    assert (tmp_path / "ran").exists()
+    failed = _program(["run", "--warehouse", warehouse, "--schema", "nope@v1"], tmp_path / "ran-too")
+    assert failed.returncode == 2 and "unknown schema versions" in failed.stdout
+    assert (tmp_path / "ran-too").exists()
+
+
+def test_the_program_waits_for_a_thread_still_working(tmp_path: Path) -> None:
+    done = _program(["summary", "--json", "--warehouse", str(tmp_path / "w.duckdb")], tmp_path / "ran", thread=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip().endswith("thread done")
+    assert (tmp_path / "ran").exists()
