@@ -1,10 +1,9 @@
 """What the scale-out tests share: whether PostgreSQL is there, the reference run into one DuckDB file, a fan-out
 into a DuckLake catalog on the server (fixture `postgres`, one per test file: the files run on parallel workers),
-and the comparison of two warehouses row for row."""
+and the comparison of two warehouses row for row. The bundled sample is the `inbox` fixture."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,7 +12,7 @@ import pytest
 
 from evals.postgres_server import PostgresServer, create_database, unavailable_reason
 from evals.scale_out import FanOut, fan_out, snapshot
-from extraction_assets.lib.settings import DEFAULT_PROMPTS, SAMPLE_INBOX, Settings
+from extraction_assets.lib.settings import DEFAULT_PROMPTS, Settings
 from extraction_assets.lib.warehouse.backend import extension_folder
 from extraction_assets.runner import run_pipeline
 
@@ -56,12 +55,6 @@ def dagster_runs(server: PostgresServer, database: str) -> dict[str, int]:
             return dict(cursor.fetchall())
     finally:
         con.close()
-
-
-def sample_inbox(folder: Path) -> Path:
-    inbox = folder / "inbox"
-    shutil.copytree(SAMPLE_INBOX, inbox, ignore=shutil.ignore_patterns("README.md"))
-    return inbox
 
 
 def assert_same_rows(got: Rows, expected: Rows, where: str) -> None:

@@ -24,7 +24,6 @@ from tests.integration.scale_out_support import (
     dagster_runs,
     lake,
     reference,
-    sample_inbox,
 )
 
 pytestmark = [pytest.mark.long(60), NEEDS_POSTGRES]
@@ -45,11 +44,10 @@ def _cli_run(env: dict[str, str], inbox: Path) -> str:
 
 
 def test_the_command_line_with_four_shards_into_the_lake_or_a_file_matches_one_shard(
-    postgres: PostgresServer, tmp_path: Path
+    postgres: PostgresServer, tmp_path: Path, inbox: Path
 ) -> None:
     """The sharded runner: an ingest run, a run per shard, a queue run per version; into DuckLake on PostgreSQL
     with Dagster's storage there, and into a DuckDB file."""
-    inbox = sample_inbox(tmp_path)
     expected = reference(tmp_path, inbox)
     fanned = lake(postgres, tmp_path / "lake", "cli", inbox)
     output = _cli_run(fanned.env, inbox)

@@ -24,14 +24,14 @@ from tests.integration.scale_out_support import (
     dagster_runs,
     lake,
     reference,
-    sample_inbox,
 )
 
 pytestmark = [pytest.mark.long(75), NEEDS_POSTGRES]
 
 
-def test_sample_inbox_in_four_parallel_shards_matches_the_duckdb_file(postgres: PostgresServer, tmp_path: Path) -> None:
-    inbox = sample_inbox(tmp_path)
+def test_sample_inbox_in_four_parallel_shards_matches_the_duckdb_file(
+    postgres: PostgresServer, tmp_path: Path, inbox: Path
+) -> None:
     expected = reference(tmp_path, inbox)
     fanned = lake(postgres, tmp_path, "sample", inbox)
     fanned.run("ingest")
@@ -44,10 +44,11 @@ def test_sample_inbox_in_four_parallel_shards_matches_the_duckdb_file(postgres: 
     assert runs.get("SUCCESS", 0) == 1 + versions * SHARDS + versions, runs
 
 
-def test_two_backfills_of_different_versions_at_once_do_not_conflict(postgres: PostgresServer, tmp_path: Path) -> None:
+def test_two_backfills_of_different_versions_at_once_do_not_conflict(
+    postgres: PostgresServer, tmp_path: Path, inbox: Path
+) -> None:
     """Backfill pulse@v1 and contract@v1 (4 shard runs each) at the same time; one of contract's runs goes through
     `dagster asset materialize` with the multiprocess executor (docs/scale_out/multiprocess.yaml)."""
-    inbox = sample_inbox(tmp_path)
     versions = ["contract@v1", "pulse@v1"]
     expected = reference(tmp_path, inbox, versions)
     fanned = lake(postgres, tmp_path, "versions", inbox)
