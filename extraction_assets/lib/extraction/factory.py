@@ -17,7 +17,6 @@ from extraction_assets.lib.llm.local_model import (
     LOCAL_CONTEXT_TOKENS,
     LOCAL_EXTRA_BODY,
     LOCAL_MAX_TOKENS,
-    LOCAL_THREADS,
     local_base_url,
 )
 from extraction_assets.lib.settings import Settings
@@ -31,7 +30,7 @@ class ExtractorChoice(BaseModel):
     llm_api_key: str | None = None
     llm_gguf: str | None = None
     llm_gguf_context: int = LOCAL_CONTEXT_TOKENS  # the local server's context, prompt and answer
-    llm_gguf_threads: int = LOCAL_THREADS
+    llm_gguf_threads: int | None = None  # the local server's threads; None: the cores idle when it starts
     llm_mode: str = "json_schema"
     llm_timeout_s: float = 60.0
     llm_max_concurrency: int = 8
@@ -56,6 +55,7 @@ class ExtractorChoice(BaseModel):
             llm_max_concurrency=settings.llm_max_concurrency,
             llm_context_tokens=settings.llm_context_tokens,
             llm_gguf_context=settings.llm_context_tokens or LOCAL_CONTEXT_TOKENS,
+            llm_gguf_threads=settings.llm_threads,
             refresh_cache=settings.llm_refresh_cache,
             kill_switch=settings.llm_disabled,
             llm_budget_tokens=settings.llm_budget_tokens,

@@ -4,7 +4,7 @@ token budgets and Batch API backfills."""
 from extraction_assets.lib.llm.batch import BatchRequest, BatchState, batch_answers, retrieve_batch, submit_batch
 from extraction_assets.lib.llm.budget import Deferred, Prices, TokenBudget, estimated_cost
 from extraction_assets.lib.llm.client import CallStats, LLMClient, LLMError, LLMSettings, MemoryCache
-from extraction_assets.lib.llm.local_model import LOCAL_EXTRA_BODY, LOCAL_MAX_TOKENS, local_base_url
+from extraction_assets.lib.llm.local_model import LOCAL_EXTRA_BODY, LOCAL_MAX_TOKENS, idle_cores, local_base_url
 from extraction_assets.lib.llm.prompting import boundary_tag, build_messages, defuse, document_from_messages
 from extraction_assets.lib.llm.response_models import (
     candidate_from_record,
@@ -42,6 +42,7 @@ __all__ = [
     "document_from_messages",
     "estimated_cost",
     "fields_model",
+    "idle_cores",
     "items_model",
     "local_base_url",
     "module_model",

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -19,15 +20,27 @@ _lock = threading.Lock()
 LOCAL_EXTRA_BODY = {"repeat_penalty": 1.3, "repeat_last_n": 32, "cache_prompt": False}
 LOCAL_MAX_TOKENS = 512  # CPU generation is slow; a bounded answer keeps a document to seconds
 LOCAL_CONTEXT_TOKENS = 4096  # the server's context (prompt and answer); requests are sized to fit it
-LOCAL_THREADS = 2
+SEED = 42  # with greedy decoding, the same document gets the same answer on every run
 
 
-def local_base_url(gguf: str | Path, n_ctx: int = LOCAL_CONTEXT_TOKENS, threads: int = LOCAL_THREADS) -> str:
+def idle_cores() -> int:
+    """The cores this process may use that other work is not using (one at least), by the 1-minute load average.
+
+    llama.cpp's threads meet at a barrier after every layer and spin there; a thread that must share its core with
+    other work holds up the rest, which spin meanwhile. Beside four busy processes on two cores, two threads took
+    twice the time and three times the CPU of one.
+    """
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(cores, round(cores - os.getloadavg()[0])))
+
+
+def local_base_url(gguf: str | Path, n_ctx: int = LOCAL_CONTEXT_TOKENS, threads: int | None = None) -> str:
     """Start (once per file, context and threads) the in-process server and return its `/v1` base URL; the server
-    is loaded and listening when this returns."""
+    is loaded and listening when this returns. `threads` None: the idle cores when it starts."""
     path = str(Path(gguf).resolve())
     if not Path(path).is_file():
         raise FileNotFoundError(f"GGUF model file not found: {gguf}")
+    threads = threads or idle_cores()
     with _lock:
         key = (path, n_ctx, threads)
         if key not in _servers:
@@ -40,6 +53,8 @@ def local_base_url(gguf: str | Path, n_ctx: int = LOCAL_CONTEXT_TOKENS, threads:
             params.n_ctx = n_ctx
             params.cpuparams.n_threads = threads
             params.cpuparams_batch.n_threads = threads
+            params.sampling.temp = 0.0  # greedy: an extraction wants the likeliest answer, the same one every run
+            params.sampling.seed = SEED
             params.hostnames = ["127.0.0.1"]
             params.port = free_port()
             params.verbosity = -1  # quiet: llama.cpp logs to the same stderr as the pipeline
