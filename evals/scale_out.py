@@ -104,10 +104,11 @@ def fan_out(
         "EXTRACTION_PROMPTS": str(prompts),
         "PYTHONPATH": os.pathsep.join([str(PROJECT_DIR), os.environ.get("PYTHONPATH", "")]),
     }
-    # the model endpoint's pool gets its limit before runs start (runs creating it at once race in Dagster 1.13)
-    dagster = Path(sys.executable).parent / "dagster"
-    limit = [str(dagster), "instance", "concurrency", "set", MODEL_POOL, str(shards)]
-    subprocess.run(limit, env=env, cwd=PROJECT_DIR, check=True, capture_output=True)
+    # the model endpoint's pool gets its limit before runs start (runs creating it at once race in Dagster 1.13), as
+    # `dagster instance concurrency set` would, without starting a process for it
+    from dagster_postgres import PostgresEventLogStorage
+
+    PostgresEventLogStorage(server.url(dagster_db)).set_concurrency_slots(MODEL_POOL, shards)
     return FanOut(env=env)
 
 
