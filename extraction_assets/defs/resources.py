@@ -42,6 +42,7 @@ class PipelineResource(dg.ConfigurableResource):
     max_file_mb: float | None = None  # the largest inbox file read; None = the readers' default
     sessions_dir: str = ".data/sessions"  # live interview sessions, `<tenant>/<session_id>.json[l]`
     session_light_model: str | None = None  # a small model for the sessions' light extraction; None: heuristic
+    worker_niceness: int | None = None  # how far below the run its scrub workers run; None: the default (10)
 
     @property
     def max_file_bytes(self) -> int | None:
@@ -75,6 +76,7 @@ def resources_from_settings(settings: Settings) -> dict[str, dg.ConfigurableReso
             max_file_mb=settings.max_file_mb,
             sessions_dir=str(settings.sessions_dir),
             session_light_model=settings.session_light_model,
+            worker_niceness=settings.worker_niceness,
         ),
         "extractor": ExtractorResource(
             **ExtractorChoice.from_settings(settings).model_dump(exclude={"llm_api_key"}),

@@ -41,6 +41,7 @@ class Settings(BaseModel):
     max_file_mb: float | None = None  # the largest inbox file read; None = the readers' default (8 MB)
     sessions_dir: Path = DEFAULT_SESSIONS  # live interview sessions, `<tenant>/<session_id>.json[l]`
     session_light_model: str | None = None  # a small model for live sessions' light extraction; None: heuristic
+    worker_niceness: int | None = Field(default=None, ge=0, le=19)  # scrub workers' `nice` below the run; None: 10
     shards: int = Field(
         default=1, ge=1
     )  # extraction partitions per schema version (by a hash of doc_id); 1 = one run per version
@@ -75,6 +76,7 @@ class Settings(BaseModel):
             "max_file_mb": pick("EXTRACTION_MAX_FILE_MB"),
             "sessions_dir": pick("EXTRACTION_SESSIONS"),
             "session_light_model": pick("EXTRACTION_SESSION_LIGHT_MODEL"),
+            "worker_niceness": pick("EXTRACTION_WORKER_NICENESS"),
             "shards": pick("EXTRACTION_SHARDS"),
         }
         return cls.model_validate({k: v for k, v in values.items() if v is not None})

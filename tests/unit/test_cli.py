@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from extraction_assets.cli import main
+from extraction_assets.defs.resources import PipelineResource, resources_from_settings
+from extraction_assets.lib.extraction import ExtractorChoice
 from extraction_assets.lib.settings import Settings
 
 
@@ -45,6 +47,12 @@ def test_settings_from_environment() -> None:
     assert settings.llm_base_url is None
     assert not settings.model_configured
     assert Settings.from_env({"EXTRACTION_LLM_BASE_URL": "http://x/v1", "EXTRACTION_LLM_MODEL": "m"}).model_configured
+    assert settings.worker_niceness is None and settings.llm_threads is None
+    tuned = Settings.from_env({"EXTRACTION_WORKER_NICENESS": "0", "EXTRACTION_LLM_THREADS": "3"})
+    assert (tuned.worker_niceness, tuned.llm_threads) == (0, 3)
+    pipeline = resources_from_settings(tuned)["pipeline"]
+    assert isinstance(pipeline, PipelineResource) and pipeline.worker_niceness == 0
+    assert ExtractorChoice.from_settings(tuned).llm_gguf_threads == 3
 
 
 def test_the_run_output_says_what_the_model_cost_and_what_is_left_pending() -> None:

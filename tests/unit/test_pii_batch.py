@@ -152,13 +152,16 @@ def test_a_text_with_nothing_masked_is_not_searched_again(monkeypatch: pytest.Mo
     assert checked == ["Write to [EMAIL_1]"]
 
 
-def test_scrub_workers_run_at_a_lower_priority_than_the_run() -> None:
-    """A reviewer's command on the same cores gets the CPU before the run's background scrubbing."""
+def test_scrub_workers_run_at_a_lower_priority_than_the_run_by_default_or_as_far_below_as_asked() -> None:
+    """A reviewer's command on the same cores gets the CPU before the run's background scrubbing; where runs are
+    the machine's main work (EXTRACTION_WORKER_NICENESS=0) the workers keep the run's priority."""
     from extraction_assets.lib.pii.parallel import WORKER_NICENESS, background_pool
 
-    with background_pool(1) as pool:
-        niceness = pool.submit(os.nice, 0).result()
-    assert niceness == min(os.nice(0) + WORKER_NICENESS, 19)
+    own = os.nice(0)
+    for asked, expected in ((None, WORKER_NICENESS), (0, 0), (3, 3)):
+        with background_pool(1) if asked is None else background_pool(1, asked) as pool:
+            niceness = pool.submit(os.nice, 0).result()
+        assert niceness == min(own + expected, 19), asked
 
 
 _KILLED_RUN = """

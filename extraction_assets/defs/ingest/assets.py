@@ -70,7 +70,7 @@ def scrubbed_documents(
     def progress(at: ScrubProgress) -> None:
         context.log.info(f"scrubbed {at.done}/{at.pending} documents ({at.failed} failed, {at.workers} processes)")
 
-    report = scrub_pending(warehouse.connect, policy, vault_key, progress)
+    report = scrub_pending(warehouse.connect, policy, vault_key, progress, pipeline.worker_niceness)
     rows = [
         [t, p.name, p.region, ", ".join(sorted(p.kinds)), p.scrubber_version, report.per_tenant[t]]
         for t, p in report.tenants.items()

@@ -2,10 +2,11 @@
 loads the next batch and stores the finished ones (its single writer). Results come back in the batches' order,
 and at most one batch per worker plus one queued is in flight, so memory stays flat in the size of the inbox.
 
-The workers run at a lower scheduling priority (`WORKER_NICENESS`): a run is background work, and a reviewer's
-command or the review page on the same cores should not wait for the CPU behind it. On cores nobody else wants
-the workers run as fast as before; the step's own process, which holds the warehouse's lock while it writes, keeps
-its priority."""
+The workers run at a lower scheduling priority (`WORKER_NICENESS` by default, `EXTRACTION_WORKER_NICENESS`): a run
+is background work, and a reviewer's command or the review page on the same cores should not wait for the CPU
+behind it. On cores nobody else wants the workers run as fast as before; the step's own process, which holds the
+warehouse's lock while it writes, keeps its priority. Beside other CPU-bound work they get almost none (a tenth of
+a busy process's share at 10): where runs are the machine's main work, 0 keeps them level with it."""
 
 from __future__ import annotations
 
@@ -41,20 +42,21 @@ def _end_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def _start_worker(parent: int) -> None:
+def _start_worker(parent: int, niceness: int) -> None:
     """Each worker's first acts: end with its run, and yield the CPU to interactive work."""
     _end_with_parent(parent)
-    os.nice(WORKER_NICENESS)
+    if niceness:
+        os.nice(niceness)
 
 
-def background_pool(workers: int) -> ProcessPoolExecutor:
-    """Spawned worker processes (the caller's threads and open files are not copied into them) at lower priority,
-    ended by the kernel if the run dies."""
+def background_pool(workers: int, niceness: int = WORKER_NICENESS) -> ProcessPoolExecutor:
+    """Spawned worker processes (the caller's threads and open files are not copied into them) `niceness` below
+    the caller's priority, ended by the kernel if the run dies."""
     return ProcessPoolExecutor(
         workers,
         mp_context=multiprocessing.get_context("spawn"),
         initializer=_start_worker,
-        initargs=(os.getpid(),),
+        initargs=(os.getpid(), niceness),
     )
 
 
@@ -67,12 +69,16 @@ def scrub_workers(documents: int, batch_size: int) -> int:
 
 
 def scrub_in_workers(
-    batches: Iterable[Sequence[Document]], policy: PiiPolicy, vault_key: bytes | None, workers: int
+    batches: Iterable[Sequence[Document]],
+    policy: PiiPolicy,
+    vault_key: bytes | None,
+    workers: int,
+    niceness: int = WORKER_NICENESS,
 ) -> Iterator[ScrubBatch]:
     """`scrub_batch` of each batch in `workers` background processes, yielded in order. One batch more than the
     workers is submitted: a worker that finishes takes the queued one at once instead of waiting while the caller
     stores a result and loads the next batch."""
-    with background_pool(workers) as pool:
+    with background_pool(workers, niceness) as pool:
         in_flight: deque[Future[ScrubBatch]] = deque()
         for docs in batches:
             in_flight.append(pool.submit(scrub_batch, docs, policy, vault_key))

@@ -58,10 +58,11 @@ def scrub_pending(
     policy: PiiPolicy,
     vault_key: bytes | None,
     on_batch: Callable[[ScrubProgress], None] = lambda _: None,
+    niceness: int | None = None,
 ) -> ScrubReport:
     """No connection is held while a batch of large files is scrubbed; each batch's rows and dead letters are
-    written in one go."""
-    from extraction_assets.lib.pii import scrub_batch, scrub_in_workers, scrub_workers  # the detectors load here
+    written in one go. The worker processes run `niceness` below this one (None: `WORKER_NICENESS`)."""
+    from extraction_assets.lib.pii import WORKER_NICENESS, scrub_batch, scrub_in_workers, scrub_workers  # detectors
 
     with connect(read_only=True) as con:
         tenants = {t: policy.for_tenant(t) for t in tenant_ids(con)}
@@ -76,7 +77,7 @@ def scrub_pending(
 
     workers = scrub_workers(len(pending), SCRUB_BATCH)
     scrubbed = (
-        scrub_in_workers(loaded(), policy, vault_key, workers)
+        scrub_in_workers(loaded(), policy, vault_key, workers, WORKER_NICENESS if niceness is None else niceness)
         if workers > 1
         else (scrub_batch(docs, policy, vault_key) for docs in loaded())
     )
