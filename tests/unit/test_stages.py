@@ -1,4 +1,4 @@
-"""The ingest and scrub stages on their own, without Dagster: a copy of the sample inbox into a temporary warehouse."""
+"""The stages on their own, without Dagster: the sample inbox (or the review seed) in a temporary warehouse."""
 
 from __future__ import annotations
 
@@ -6,8 +6,9 @@ from functools import partial
 from pathlib import Path
 
 from extraction_assets.lib.pii import load_policy
-from extraction_assets.lib.stages import ScrubProgress, ingest_inbox, scrub_pending
+from extraction_assets.lib.stages import ScrubProgress, ingest_inbox, refresh_review_queue, scrub_pending
 from extraction_assets.lib.warehouse import open_warehouse
+from tests.review_seed import SCHEMA, seed
 
 
 def test_ingest_stores_new_documents_once_and_reads_an_unchanged_inbox_by_its_stamps(
@@ -33,3 +34,17 @@ def test_scrub_masks_every_pending_document_once_and_reports_each_batch(inbox: P
     assert report.total == ingested.total and seen and seen[-1].done == ingested.total
     assert sum(report.masked.values()) > 0 and set(report.per_tenant) <= set(report.tenants)
     assert scrub_pending(connect, load_policy(None), None).pending == 0, "an up-to-date row is not scrubbed again"
+
+
+def test_a_review_queue_is_rebuilt_when_out_of_step_with_its_items_and_left_alone_when_in_step(tmp_path: Path) -> None:
+    path = tmp_path / "w.duckdb"
+    seed(path)  # three needs_review items of pulse@v1, its queue built
+    with open_warehouse(path) as con:
+        kept = refresh_review_queue(con, SCHEMA)
+        assert (kept.queued, kept.rebuilt) == (3, False)
+        assert kept.figures["items_by_status"] == {"draft": 1, "needs_review": 3}
+        assert kept.figures["by_rule"] == {"below_threshold": 3} and len(kept.figures["preview"]) == 3
+        con.execute("DELETE FROM review_queue WHERE schema_version = ?", [SCHEMA])
+        rebuilt = refresh_review_queue(con, SCHEMA)
+        assert (rebuilt.queued, rebuilt.rebuilt) == (3, True)
+        assert refresh_review_queue(con, SCHEMA).rebuilt is False, "in step again after the rebuild"

@@ -22,7 +22,7 @@ from extraction_assets.defs.partitions import (
 from extraction_assets.defs.resources import PipelineResource, WarehouseResource
 from extraction_assets.defs.review.checks import AUDIT_SPEC, audit_log_result
 from extraction_assets.lib.reporting import markdown_table
-from extraction_assets.lib.warehouse import queue_in_step, rebuild_review_queue, review_queue_figures, row_count
+from extraction_assets.lib.stages import refresh_review_queue
 
 
 def _failed_in_run(context: dg.AssetExecutionContext) -> dict[str, list[str]] | None:
@@ -67,15 +67,13 @@ def review_queue(
             if held:
                 context.log.warning(f"{partition}: review queue held, blocking checks failed: {', '.join(held)}")
                 continue
-            # a queue in step with its items (every idle pass) is not written again
-            in_step = queue_in_step(con, schema.key)
-            queued = row_count(con, "review_queue", schema.key) if in_step else rebuild_review_queue(con, schema.key)
-            figures = review_queue_figures(con, schema.key)
+            report = refresh_review_queue(con, schema.key)
+        figures = report.figures
         yield dg.AssetMaterialization(
             asset_key="review_queue",
             partition=partition,
             metadata={
-                "dagster/row_count": queued,
+                "dagster/row_count": report.queued,
                 "by_rule": dg.MetadataValue.json(figures["by_rule"]),
                 "items_by_status": dg.MetadataValue.json(figures["items_by_status"]),
                 "preview": dg.MetadataValue.md(

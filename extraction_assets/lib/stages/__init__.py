@@ -8,6 +8,7 @@ from extraction_assets.lib.stages.connect import Connect
 from extraction_assets.lib.stages.evaluate import EvalRequest, EvalStageReport, evaluate_version
 from extraction_assets.lib.stages.extract import ExtractOptions, PartitionReport, extract_partition, version_figures
 from extraction_assets.lib.stages.ingest import IngestReport, ingest_inbox
+from extraction_assets.lib.stages.review import QueueReport, refresh_review_queue
 from extraction_assets.lib.stages.scrub import ScrubProgress, ScrubReport, scrub_pending
 
 __all__ = [
@@ -17,11 +18,13 @@ __all__ = [
     "ExtractOptions",
     "IngestReport",
     "PartitionReport",
+    "QueueReport",
     "ScrubProgress",
     "ScrubReport",
     "evaluate_version",
     "extract_partition",
     "ingest_inbox",
+    "refresh_review_queue",
     "scrub_pending",
     "version_figures",
 ]
