@@ -6,9 +6,18 @@ from functools import partial
 from pathlib import Path
 
 from extraction_assets.lib.pii import load_policy
-from extraction_assets.lib.stages import ScrubProgress, ingest_inbox, refresh_review_queue, scrub_pending
-from extraction_assets.lib.warehouse import open_warehouse
-from tests.review_seed import SCHEMA, seed
+from extraction_assets.lib.review import read_outside_head
+from extraction_assets.lib.review.audit import OUTSIDE_HEAD_SUFFIX
+from extraction_assets.lib.review.corrections import Change, apply_change
+from extraction_assets.lib.stages import (
+    ScrubProgress,
+    check_audit_log,
+    ingest_inbox,
+    refresh_review_queue,
+    scrub_pending,
+)
+from extraction_assets.lib.warehouse import beside_warehouse, open_warehouse
+from tests.review_seed import SCHEMA, item_ids, seed
 
 
 def test_ingest_stores_new_documents_once_and_reads_an_unchanged_inbox_by_its_stamps(
@@ -48,3 +57,20 @@ def test_a_review_queue_is_rebuilt_when_out_of_step_with_its_items_and_left_alon
         rebuilt = refresh_review_queue(con, SCHEMA)
         assert (rebuilt.queued, rebuilt.rebuilt) == (3, True)
         assert refresh_review_queue(con, SCHEMA).rebuilt is False, "in step again after the rebuild"
+
+
+def test_the_audit_check_records_a_moved_head_once_and_keeps_it_beside_the_warehouse(tmp_path: Path) -> None:
+    path = tmp_path / "w.duckdb"
+    seed(path)
+    connect = partial(open_warehouse, path)
+    with open_warehouse(path) as con:
+        apply_change(con, "acme", item_ids()["acme:risk"], Change(status="accepted"), "lan", "accept")
+    first = check_audit_log(connect, path)
+    assert first.report.intact and first.recorded and first.report.head.row_count == 1
+    outside = beside_warehouse(path, OUTSIDE_HEAD_SUFFIX)
+    assert outside is not None and read_outside_head(outside) == first.report.head
+    again = check_audit_log(connect, path)
+    assert again.report.intact and not again.recorded, "an idle check writes nothing"
+    with open_warehouse(path) as con:
+        con.execute("DELETE FROM audit_log")
+    assert not check_audit_log(connect, path).report.intact, "a log that shrank fails"

@@ -7,9 +7,7 @@ every schema version), so it is not tied to any one version's partition."""
 import dagster as dg
 
 from extraction_assets.defs.resources import WarehouseResource
-from extraction_assets.lib.review import check_chain, keep_outside_head, read_outside_head, record_head
-from extraction_assets.lib.review.audit import OUTSIDE_HEAD_SUFFIX
-from extraction_assets.lib.warehouse import beside_warehouse, transaction
+from extraction_assets.lib.stages import check_audit_log
 
 AUDIT_SPEC = dg.AssetCheckSpec(
     "audit_log_intact",
@@ -21,15 +19,8 @@ AUDIT_SPEC = dg.AssetCheckSpec(
 
 
 def audit_log_result(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.AssetCheckResult:
-    outside = beside_warehouse(warehouse.path, OUTSIDE_HEAD_SUFFIX)
-    with warehouse.connect(read_only=True) as con:  # the whole log is read with readers sharing the file
-        report = check_chain(con, read_outside_head(outside) if outside else None)
-    recorded = False
-    if report.intact and report.head != report.previous:  # a head that moved is written in a short transaction
-        with warehouse.connect() as con, transaction(con):
-            recorded = record_head(con, report)
-    if outside:
-        keep_outside_head(outside, report)
+    checked = check_audit_log(warehouse.connect, warehouse.path)
+    report = checked.report
     for problem in report.problems:
         context.log.error(f"audit_log: {problem}")
     previous = report.previous
@@ -42,7 +33,7 @@ def audit_log_result(context: dg.AssetExecutionContext, warehouse: WarehouseReso
             "head_hash": report.head.head_hash or "",
             "previous_rows": previous.row_count if previous else 0,
             "previous_head_hash": (previous.head_hash or "") if previous else "",
-            "head_recorded": recorded,
+            "head_recorded": checked.recorded,
             "problems": dg.MetadataValue.json(report.problems[:20]),
         },
         description="; ".join(report.problems[:3]) if report.problems else None,

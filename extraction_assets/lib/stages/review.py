@@ -1,11 +1,23 @@
-"""Refresh a schema version's review queue: rebuilt from its items, unless it is already in step with them."""
+"""The review queue's step: refresh a schema version's queue (rebuilt from its items unless already in step with
+them), and check the audit trail once for every version."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from extraction_assets.lib.warehouse import queue_in_step, rebuild_review_queue, review_queue_figures, row_count
+from extraction_assets.lib.review import check_chain, keep_outside_head, read_outside_head, record_head
+from extraction_assets.lib.review.audit import OUTSIDE_HEAD_SUFFIX, ChainReport
+from extraction_assets.lib.stages.connect import Connect
+from extraction_assets.lib.warehouse import (
+    beside_warehouse,
+    queue_in_step,
+    rebuild_review_queue,
+    review_queue_figures,
+    row_count,
+    transaction,
+)
 
 if TYPE_CHECKING:
     import duckdb
@@ -27,3 +39,26 @@ def refresh_review_queue(con: duckdb.DuckDBPyConnection, version: str) -> QueueR
     in_step = queue_in_step(con, version)
     queued = row_count(con, "review_queue", version) if in_step else rebuild_review_queue(con, version)
     return QueueReport(version=version, queued=queued, rebuilt=not in_step, figures=review_queue_figures(con, version))
+
+
+@dataclass(frozen=True)
+class AuditCheck:
+    """The audit log's chain as checked, and whether its moved head was recorded in the warehouse."""
+
+    report: ChainReport
+    recorded: bool
+
+
+def check_audit_log(connect: Connect, warehouse: str | Path) -> AuditCheck:
+    """Read the whole log with readers sharing the file, then record a head that moved in a short transaction (an
+    idle run writes nothing), and keep it beside the warehouse too (where the data are local files)."""
+    outside = beside_warehouse(warehouse, OUTSIDE_HEAD_SUFFIX)
+    with connect(read_only=True) as con:
+        report = check_chain(con, read_outside_head(outside) if outside else None)
+    recorded = False
+    if report.intact and report.head != report.previous:
+        with connect() as con, transaction(con):
+            recorded = record_head(con, report)
+    if outside:
+        keep_outside_head(outside, report)
+    return AuditCheck(report=report, recorded=recorded)
