@@ -23,11 +23,12 @@ import dagster._core.storage.runs.sqlite  # noqa: F401
 
 import extraction_assets.commands.pipeline
 import extraction_assets.defs.extraction.assets
-import extraction_assets.defs.review.assets as review
+import extraction_assets.defs.review.assets
 import extraction_assets.lib.heuristics
 import extraction_assets.lib.readers  # noqa: F401
 import extraction_assets.lib.stages.extract as extract
 import extraction_assets.lib.stages.ingest as ingest
+import extraction_assets.lib.stages.review as review
 import extraction_assets.lib.stages.scrub as scrub
 from extraction_assets.cli import main
 
