@@ -60,6 +60,8 @@ def test_the_server_decodes_greedily_with_the_threads_asked_for_or_the_idle_core
     assert local_model.local_base_url(gguf) == "http://127.0.0.1:1/v1"
     assert local_model.local_base_url(gguf, threads=3) == "http://127.0.0.1:1/v1"
     assert local_model.local_base_url(gguf, threads=1) == "http://127.0.0.1:1/v1"  # the first server, again
+    monkeypatch.setattr(local_model, "idle_cores", lambda: 2)  # the load changed: the loaded model is kept
+    assert local_model.local_base_url(gguf) == "http://127.0.0.1:1/v1"
     first, second = _FakeServer.started
     assert (first.cpuparams.n_threads, first.cpuparams_batch.n_threads) == (1, 1)
     assert (second.cpuparams.n_threads, second.cpuparams_batch.n_threads) == (3, 3)

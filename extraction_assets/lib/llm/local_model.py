@@ -36,12 +36,15 @@ def idle_cores() -> int:
 
 def local_base_url(gguf: str | Path, n_ctx: int = LOCAL_CONTEXT_TOKENS, threads: int | None = None) -> str:
     """Start (once per file, context and threads) the in-process server and return its `/v1` base URL; the server
-    is loaded and listening when this returns. `threads` None: the idle cores when it starts."""
+    is loaded and listening when this returns. `threads` None: a server of this file and context already running,
+    whatever its threads (the idle cores change with the load, the model stays loaded once), else the idle cores."""
     path = str(Path(gguf).resolve())
     if not Path(path).is_file():
         raise FileNotFoundError(f"GGUF model file not found: {gguf}")
-    threads = threads or idle_cores()
     with _lock:
+        if threads is None:
+            running = [key[2] for key in _servers if key[:2] == (path, n_ctx)]
+            threads = running[0] if running else idle_cores()
         key = (path, n_ctx, threads)
         if key not in _servers:
             try:
