@@ -20,7 +20,7 @@ from evals.bench_inbox import build_inbox, evalsets_dir, source_files
 from evals.bench_throughput import TENANTS
 from evals.postgres_server import PostgresServer
 from evals.scale_out import duplicate_keys, finish, snapshot
-from extraction_assets.lib.warehouse import Shard, open_warehouse
+from extraction_assets.lib.warehouse import Shard, open_warehouse, shard_documents
 from tests.integration.scale_out_support import NEEDS_POSTGRES, SHARDS, assert_same_rows, lake, reference
 
 pytestmark = [pytest.mark.long(90), NEEDS_POSTGRES]
@@ -30,7 +30,7 @@ EVERY = 3  # one eval record in three, in each tenant: every kind of document, a
 def _extracted_in_shard(warehouse: str, shard: Shard) -> int:
     with open_warehouse(warehouse, read_only=True) as con:
         done = [row[0] for row in con.execute("SELECT doc_id FROM extraction_status").fetchall()]
-    return len(shard.take(done))
+        return len(shard_documents(con, shard, done))
 
 
 def test_a_bench_inbox_in_four_parallel_shards_one_killed_mid_write_matches_the_duckdb_file(

@@ -15,7 +15,14 @@ import pytest
 
 from extraction_assets.defs.partitions import extraction_partition, extraction_partitions_for, schema_versions
 from extraction_assets.lib.models import Document
-from extraction_assets.lib.warehouse import ALL_DOCUMENTS, Shard, shard_of
+from extraction_assets.lib.warehouse import (
+    ALL_DOCUMENTS,
+    Shard,
+    insert_documents,
+    open_warehouse,
+    shard_documents,
+    shard_of,
+)
 
 DOC_IDS = [Document.make_id("acme", "text", f"note {n}") for n in range(400)]
 
@@ -33,6 +40,37 @@ def test_a_document_keeps_its_shard() -> None:
     expected = int.from_bytes(hashlib.sha256(b"0" * 24).digest()[:8], "big") % 4
     assert shard_of("0" * 24, 4) == expected
     assert Shard(expected, 4).holds("0" * 24)
+
+
+def _mail(tenant: str, message_id: str, text: str) -> Document:
+    metadata = {"message_id": message_id} if message_id else {}
+    doc_id = Document.make_id(tenant, "email", text, metadata)
+    return Document(
+        doc_id=doc_id, tenant_id=tenant, source_uri=f"{tenant}/{doc_id}", kind="email", text=text, metadata=metadata
+    )
+
+
+def test_copies_of_one_message_are_in_one_shard_and_other_documents_by_their_id(tmp_path: Path) -> None:
+    # a message's records are keyed by tenant and Message-ID: were its copies (a file, a mailbox's message) in two
+    # shards, two shard runs on a lake could both insert one item
+    copies = [_mail("acme", f"<m{n}@example.org>", f"copy {c} of message {n}") for n in range(40) for c in range(3)]
+    elsewhere = [_mail("globex", f"<m{n}@example.org>", f"copy 0 of message {n}") for n in range(40)]
+    plain = [_mail("acme", "", f"no message id {n}") for n in range(40)]
+    documents = copies + elsewhere + plain
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        insert_documents(con, documents)
+        ids = [d.doc_id for d in documents]
+        taken = [shard_documents(con, Shard(i, 4), ids) for i in range(4)]
+        assert shard_documents(con, ALL_DOCUMENTS, ids) == ids
+    assert sorted(d for part in taken for d in part) == sorted(ids)
+    shard_of_doc = {d: i for i, part in enumerate(taken) for d in part}
+    for n in range(40):
+        assert len({shard_of_doc[d.doc_id] for d in copies[3 * n : 3 * n + 3]}) == 1
+    assert (
+        len({shard_of_doc[d.doc_id] for d in elsewhere}) == 4
+    )  # the same Message-ID in another tenant: another record
+    assert all(shard_of_doc[d.doc_id] == shard_of(d.doc_id, 4) for d in plain)
+    assert all(taken[i] == [d for d in ids if d in taken[i]] for i in range(4))  # in their order
 
 
 def test_one_shard_is_every_document_in_order() -> None:

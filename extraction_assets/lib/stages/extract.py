@@ -36,6 +36,7 @@ from extraction_assets.lib.warehouse import (
     load_documents,
     load_scrubbed,
     pending_extractions,
+    shard_documents,
     versions_summary,
     write_decisions,
     write_extraction_batch,
@@ -103,7 +104,8 @@ def route_documents(
     The first batch is read in the listing's connection; every connection is closed before the gates run."""
     rules = rules_fingerprint(schema)
     with connect(read_only=True) as con:
-        to_route = shard.take(documents_to_route(con, schema.key, schema.document_kinds, rules, tenant))
+        unrouted = documents_to_route(con, schema.key, schema.document_kinds, rules, tenant)
+        to_route = shard_documents(con, shard, unrouted)
         if not to_route:
             return {}, then(con)
         batches = batched(to_route, ROUTE_BATCH)
@@ -146,8 +148,8 @@ def extract_partition(
 
     def work(con: duckdb.DuckDBPyConnection) -> _Work:
         kinds, tenant = schema.document_kinds, options.tenant
-        pending = shard.take(
-            pending_extractions(con, schema.key, kinds, version, tenant, force=options.force, routed=True)
+        pending = shard_documents(
+            con, shard, pending_extractions(con, schema.key, kinds, version, tenant, force=options.force, routed=True)
         )
         return _Work(pending, preview_rerun(con, schema.key, tenant, pending))
 

@@ -64,7 +64,7 @@ from extraction_assets.lib.warehouse.sessions import (
     write_checkpoint,
     write_session_state,
 )
-from extraction_assets.lib.warehouse.shards import ALL_DOCUMENTS, Shard, shard_of
+from extraction_assets.lib.warehouse.shards import ALL_DOCUMENTS, Shard, shard_documents, shard_of
 from extraction_assets.lib.warehouse.summary import warehouse_summary
 from extraction_assets.lib.warehouse.worker_lock import one_worker
 
@@ -116,6 +116,7 @@ __all__ = [
     "row_count",
     "rows_as_dicts",
     "session_item_ids",
+    "shard_documents",
     "shard_of",
     "store_batch_answers",
     "stored_sources",

@@ -119,9 +119,9 @@ def write_extraction_batch(
                 [schema_version, doc_ids],
             ).fetchall()
         )
-        # A record keyed by Message-ID can come from two copies of one message, in this batch or stored from another
-        # (another shard's run may store it at the same time): the copy in the smallest doc_id owns it, whatever
-        # the order the documents were written in.
+        # A record keyed by Message-ID can come from two copies of one message, in this batch or stored by an earlier
+        # one (copies share a shard: `shards.py`): the copy in the smallest doc_id owns it, whatever the order the
+        # documents were written in.
         owners: dict[str, ItemRecord] = {}
         for item in (item for o in processed for item in o.items):
             if item.item_id not in owners or item.doc_id < owners[item.item_id].doc_id:

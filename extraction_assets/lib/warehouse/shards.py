@@ -1,14 +1,21 @@
-"""Each writer's share of the documents: shard `index` of `count` holds the documents whose doc_id hashes to it.
+"""Each writer's share of the documents: shard `index` of `count` holds the documents whose shard key hashes to it.
 
-The hash is of the doc_id (itself a content hash), so a document belongs to the same shard in every run, on every
-machine, and shards never overlap: each shard run writes only its documents.
+A document's shard key is its doc_id (itself a content hash), or, for a copy of an e-mail, the record its items are
+keyed by (tenant and Message-ID): copies of one message, in a mailbox and as a file, share their items (shape
+`records`), so one shard extracts all of them and two shards never write one item at once. Either way a document
+belongs to the same shard in every run, on every machine, and shards never overlap: each shard run writes only its
+documents.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import duckdb
 
 
 @dataclass(frozen=True)
@@ -20,16 +27,38 @@ class Shard:
         if self.count < 1 or not 0 <= self.index < self.count:
             raise ValueError(f"shard {self.index} of {self.count}: expected 0 <= index < count")
 
-    def holds(self, doc_id: str) -> bool:
-        return self.count == 1 or shard_of(doc_id, self.count) == self.index
+    def holds(self, shard_key: str) -> bool:
+        return self.count == 1 or shard_of(shard_key, self.count) == self.index
 
-    def take(self, doc_ids: Sequence[str]) -> list[str]:
-        """The documents of this shard, in their order."""
-        return list(doc_ids) if self.count == 1 else [d for d in doc_ids if self.holds(d)]
+    def take(self, doc_ids: Sequence[str], records: Mapping[str, str] | None = None) -> list[str]:
+        """The documents of this shard, in their order; a document in `records` goes with its record."""
+        if self.count == 1:
+            return list(doc_ids)
+        records = records or {}
+        return [d for d in doc_ids if self.holds(records.get(d, d))]
 
 
 ALL_DOCUMENTS = Shard()
 
 
-def shard_of(doc_id: str, count: int) -> int:
-    return int.from_bytes(hashlib.sha256(doc_id.encode("utf-8")).digest()[:8], "big") % count
+def shard_of(shard_key: str, count: int) -> int:
+    return int.from_bytes(hashlib.sha256(shard_key.encode("utf-8")).digest()[:8], "big") % count
+
+
+def shard_documents(con: duckdb.DuckDBPyConnection, shard: Shard, doc_ids: Sequence[str]) -> list[str]:
+    """The documents of `shard` among `doc_ids`, each copy of an e-mail with its record (`shared_records`)."""
+    return shard.take(doc_ids, shared_records(con, doc_ids) if shard.count > 1 else None)
+
+
+def shared_records(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> dict[str, str]:
+    """The documents among `doc_ids` that carry a Message-ID, with the record their items are keyed by: the tenant
+    and the Message-ID (`ExtractionInput.record_key`, `pipeline._identity`)."""
+    return dict(
+        con.execute(
+            """SELECT doc_id, tenant_id || chr(31) || message_id FROM (
+                 SELECT doc_id, tenant_id, json_extract_string(metadata, '$.message_id') AS message_id
+                 FROM raw_documents WHERE doc_id IN (SELECT unnest(?)))
+               WHERE message_id IS NOT NULL AND message_id <> ''""",
+            [list(doc_ids)],
+        ).fetchall()
+    )
