@@ -66,9 +66,8 @@ def test_copies_of_one_message_are_in_one_shard_and_other_documents_by_their_id(
     shard_of_doc = {d: i for i, part in enumerate(taken) for d in part}
     for n in range(40):
         assert len({shard_of_doc[d.doc_id] for d in copies[3 * n : 3 * n + 3]}) == 1
-    assert (
-        len({shard_of_doc[d.doc_id] for d in elsewhere}) == 4
-    )  # the same Message-ID in another tenant: another record
+    # the same Message-ID in another tenant is another record
+    assert len({shard_of_doc[d.doc_id] for d in elsewhere}) == 4
     assert all(shard_of_doc[d.doc_id] == shard_of(d.doc_id, 4) for d in plain)
     assert all(taken[i] == [d for d in ids if d in taken[i]] for i in range(4))  # in their order
 
