@@ -28,7 +28,6 @@ class QueueReport:
     """A version's queue after the refresh: its size, whether it was written, and the figures its
     materialization shows (`by_rule`, `items_by_status`, `preview`)."""
 
-    version: str
     queued: int
     rebuilt: bool
     figures: dict[str, Any]
@@ -38,7 +37,7 @@ def refresh_review_queue(con: duckdb.DuckDBPyConnection, version: str) -> QueueR
     """A queue in step with its items (every idle pass) is not written again; any other is rebuilt from them."""
     in_step = queue_in_step(con, version)
     queued = row_count(con, "review_queue", version) if in_step else rebuild_review_queue(con, version)
-    return QueueReport(version=version, queued=queued, rebuilt=not in_step, figures=review_queue_figures(con, version))
+    return QueueReport(queued=queued, rebuilt=not in_step, figures=review_queue_figures(con, version))
 
 
 @dataclass(frozen=True)
