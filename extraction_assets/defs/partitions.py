@@ -1,6 +1,7 @@
 """Extraction is partitioned by schema version: one partition per prompt file (`pulse@v1`), and, with
-`EXTRACTION_SHARDS` = N > 1, by shard as well (`pulse@v1|0` ... `pulse@v1|N-1`, a hash of doc_id), so a backfill
-of one version is N runs that can run at once. With N = 1 (the default) the keys are the schema versions alone.
+`EXTRACTION_SHARDS` = N > 1, by shard as well (`pulse@v1|0` ... `pulse@v1|N-1`, a hash of doc_id or of
+tenant and Message-ID), so a backfill of one version is N runs that can run at once. With N = 1 (the default)
+the keys are the schema versions alone.
 
 Partitions come from prompt files only: the schema_version_sensor adds a partition for a new file and
 retires the partition of a file that is gone, and a run of a key without a prompt file (one added by hand

@@ -42,9 +42,8 @@ class Settings(BaseModel):
     sessions_dir: Path = DEFAULT_SESSIONS  # live interview sessions, `<tenant>/<session_id>.json[l]`
     session_light_model: str | None = None  # a small model for live sessions' light extraction; None: heuristic
     worker_niceness: int | None = Field(default=None, ge=0, le=19)  # scrub workers' `nice` below the run; None: 10
-    shards: int = Field(
-        default=1, ge=1
-    )  # extraction partitions per schema version (by a hash of doc_id); 1 = one run per version
+    # extraction partitions per schema version (by a hash of doc_id, or of tenant and Message-ID); 1 = one run each
+    shards: int = Field(default=1, ge=1)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:

@@ -46,8 +46,11 @@ def shard_of(shard_key: str, count: int) -> int:
 
 
 def shard_documents(con: duckdb.DuckDBPyConnection, shard: Shard, doc_ids: Sequence[str]) -> list[str]:
-    """The documents of `shard` among `doc_ids`, each copy of an e-mail with its record (`shared_records`)."""
-    return shard.take(doc_ids, shared_records(con, doc_ids) if shard.count > 1 else None)
+    """The documents of `shard` among `doc_ids`, each copy of an e-mail with its record (`shared_records`); no query
+    for one shard or no documents (an idle run's)."""
+    if shard.count == 1 or not doc_ids:
+        return list(doc_ids)
+    return shard.take(doc_ids, shared_records(con, doc_ids))
 
 
 def shared_records(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> dict[str, str]:
