@@ -111,7 +111,40 @@ class PlacementFigures(BaseModel):
     pooled: PlacementField | None = None
 
 
-MEETING_ITEM_CAP = 4  # issue: at most this many items a meeting
+MEETING_ITEM_CAP = 4  # a meeting is worth at most this many items
+
+
+class ConfidenceNote(BaseModel):
+    """What the version's confidence means, as the report says it: calibrated (its threshold, the cost it was chosen
+    for and the figures measured at fit time, cross-validated by document) or not, and why."""
+
+    status: str  # calibrated, not_calibrated, none (no calibration file)
+    reason: str = ""
+    threshold: float | None = None
+    review: str | None = None
+    data: list[str] = Field(default_factory=list)  # the labelled files it was fitted on
+    not_calibrated: dict[str, str] = Field(default_factory=dict)
+    cross_validated: dict[str, Any] = Field(default_factory=dict)  # pooled over every labelled file
+    in_sample: dict[str, Any] = Field(default_factory=dict)
+
+
+def confidence_note(schema: SchemaVersion | None) -> ConfidenceNote | None:
+    if schema is None:
+        return None
+    calibration = schema.calibration
+    if calibration is None:
+        return ConfidenceNote(status="none", reason="no calibration file: confidences are the pack's rule constants")
+    figures = calibration.figures
+    return ConfidenceNote(
+        status=calibration.status,
+        reason=calibration.reason,
+        threshold=calibration.threshold,
+        review=calibration.review.describe() if calibration.review else None,
+        data=[d["file"] for d in calibration.provenance.data] if calibration.provenance else [],
+        not_calibrated=calibration.not_calibrated,
+        cross_validated=figures.get("cross_validated", {}).get("all", {}),
+        in_sample=figures.get("in_sample", {}).get("all", {}),
+    )
 
 
 def placement_figures(placements: list[Placement], items_per_doc: list[int]) -> PlacementFigures:
@@ -161,6 +194,7 @@ class EvalResult(BaseModel):
     items_dropped: int = 0
     calibration: Calibration
     review: ReviewFigures | None = None  # mode `fields`: what review does with wrong values (figures and curve)
+    confidence: ConfidenceNote | None = None  # whether the version's confidence is calibrated, and its fit's figures
     placement: PlacementFigures | None = None  # mode `evidence_turns`: items per document, hits against chance
     latency_ms_mean: float | None = None
     latency_ms_p95: float | None = None
@@ -504,6 +538,7 @@ def _result(
         items_dropped=totals["dropped"],
         calibration=calibration([] if entry.mode == "evidence_turns" else tally.pairs),
         review=review_figures(tally.judged) if entry.mode == "fields" else None,
+        confidence=None if scrubber_only else confidence_note(schema),
         placement=placement_figures(tally.placements, tally.items_per_doc) if entry.mode == "evidence_turns" else None,
         latency_ms_mean=mean(tally.latencies),
         latency_ms_p95=percentile(tally.latencies, 0.95),
