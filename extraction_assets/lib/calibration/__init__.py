@@ -4,12 +4,15 @@
 """
 
 from extraction_assets.lib.calibration.figures import (
+    FIT_HEADERS,
     CurvePoint,
     FieldFigures,
     Judged,
     ReviewFigures,
     curve,
+    describe,
     ece,
+    fit_rows,
     reliability,
     review_figures,
 )
@@ -26,6 +29,7 @@ from extraction_assets.lib.calibration.model import (
 
 __all__ = [
     "CALIBRATION_SUFFIX",
+    "FIT_HEADERS",
     "CurvePoint",
     "FieldCalibration",
     "FieldFigures",
@@ -36,7 +40,9 @@ __all__ = [
     "band_confidence",
     "calibration_path",
     "curve",
+    "describe",
     "ece",
+    "fit_rows",
     "load_calibration",
     "probability_of",
     "reliability",

@@ -19,7 +19,21 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
 
-__all__ = ["CurvePoint", "FieldFigures", "Judged", "ReviewFigures", "curve", "ece", "reliability", "review_figures"]
+from extraction_assets.lib.calibration.model import VersionCalibration
+
+__all__ = [
+    "FIT_HEADERS",
+    "CurvePoint",
+    "FieldFigures",
+    "Judged",
+    "ReviewFigures",
+    "curve",
+    "describe",
+    "ece",
+    "fit_rows",
+    "reliability",
+    "review_figures",
+]
 
 N_BINS = 10
 CURVE_POINTS = 50
@@ -177,3 +191,37 @@ def review_figures(items: Sequence[Judged]) -> ReviewFigures:
         fields=[_field_figures(name, members) for name, members in by_field.items()],
         curve=curve(items),
     )
+
+
+FIT_HEADERS = ("measured", "field", "items", "wrong", "error capture", "queue share", "precision unqueued", "ECE")
+_FIT_VARIANTS = (("cross_validated", "cross-validated"), ("in_sample", "in sample"), ("today", "without calibration"))
+
+
+def _cell(value: float | int | None) -> str:
+    return "n/a" if value is None else str(value) if isinstance(value, int) else f"{value:.3f}"
+
+
+def fit_rows(calibration: VersionCalibration) -> list[list[str]]:
+    """A calibration file's figures on its labelled data (every file pooled), per field and for all fields: the
+    honest cross-validated estimate first, then in sample, then the version without its calibration."""
+    rows: list[list[str]] = []
+    keys = ("items", "wrong", "error_capture", "queue_share", "precision_unqueued", "ece")
+    for variant, label in _FIT_VARIANTS:
+        pooled = calibration.figures.get(variant, {}).get("all")
+        if not pooled:
+            continue
+        for name, found in pooled.get("fields", {}).items():
+            rows.append([label, name, *(_cell(found.get(k)) for k in keys)])
+        rows.append([label, "all fields", *(_cell(pooled.get(k)) for k in keys)])
+    return rows
+
+
+def describe(calibration: VersionCalibration | None) -> str:
+    """One line: whether a version's confidence is a calibrated probability, and its threshold, or why not."""
+    if calibration is None:
+        return "not calibrated: no calibration file (confidence is the pack's rule constants)"
+    if calibration.status != "calibrated":
+        return f"not calibrated: {calibration.reason}"
+    cost = calibration.review.describe() if calibration.review else "no cost"
+    fitted = ", ".join(d["file"] for d in calibration.provenance.data) if calibration.provenance else "?"
+    return f"calibrated: items under probability {calibration.threshold:.3f} are queued ({cost}; fitted on {fitted})"
