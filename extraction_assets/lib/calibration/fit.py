@@ -224,12 +224,19 @@ def fit_version(
     shipped models and threshold on all items), cross-validated (fold k scored by models and threshold fitted without
     it), and today's (the version without calibration)."""
     on_step("fitting the fields")
-    models, threshold = _deployed(examples, cost, folds, c)
-    not_calibrated = {}
+    not_calibrated: dict[str, str] = {}
     for name in fields:
         members = [e for e in examples if e.field == name]
-        if name not in models:
-            not_calibrated[name] = why_not(members) or "no labelled items" if members else "no labelled items"
+        why = why_not(members) if members else "no labelled items"
+        if why is not None:
+            not_calibrated[name] = why
+    today = [
+        Judged(field=e.field, confidence=e.confidence, probability=None, queued=e.legacy_queued, correct=e.correct)
+        for e in examples
+    ]
+    if len(not_calibrated) == len(fields):  # nothing to fit: the version keeps today's rules
+        return FittedVersion(fields={}, not_calibrated=not_calibrated, threshold=0.0, figures={})
+    models, threshold = _deployed(examples, cost, folds, c)
     on_step("cross-validating")
     outer: list[float | None] = [None] * len(examples)
     outer_threshold: list[float] = [threshold] * len(examples)
@@ -250,10 +257,6 @@ def fit_version(
             correct=j.correct,
         )
         for i, j in enumerate(_judged(examples, outer, threshold, band))
-    ]
-    today = [
-        Judged(field=e.field, confidence=e.confidence, probability=None, queued=e.legacy_queued, correct=e.correct)
-        for e in examples
     ]
     return FittedVersion(
         fields=models,

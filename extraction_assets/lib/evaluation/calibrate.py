@@ -111,7 +111,6 @@ def calibrate_version(
     entries = registry.for_schema(schema.key)
     examples, data = collect_examples(schema, entries, on_step)
     names = [f.name for f in schema.fields]
-    judged = {e.field for e in examples}
     if not examples:
         scored = [e.name for e in entries]
         why = (
@@ -145,15 +144,19 @@ def calibrate_version(
         }
         for variant, per_file in fitted.figures.items()
     }
-    not_calibrated = {
-        name: why for name, why in fitted.not_calibrated.items() if name in judged or name not in fitted.fields
-    }
+    not_calibrated = dict(fitted.not_calibrated)
+    if not fitted.fields:
+        return VersionCalibration(
+            schema_version=schema.key,
+            status="not_calibrated",
+            reason="no field has enough labelled items",
+            not_calibrated=not_calibrated,
+        )
     return VersionCalibration(
         schema_version=schema.key,
-        status="calibrated" if fitted.fields else "not_calibrated",
-        reason="" if fitted.fields else "no field has enough labelled items",
+        status="calibrated",
         review=schema.review,
-        threshold=fitted.threshold if fitted.fields else None,
+        threshold=fitted.threshold,
         fields=fitted.fields,
         not_calibrated=not_calibrated,
         provenance=provenance,
