@@ -89,11 +89,15 @@ def collect_examples(
     return examples, data
 
 
-def _compact(figures: ReviewFigures, with_curve: bool = False) -> dict[str, Any]:
-    """What a calibration file keeps of a figure set: the four figures, per field, and (pooled only) the curve."""
+def _compact(figures: ReviewFigures, pooled: bool, with_curve: bool = False) -> dict[str, Any]:
+    """What a calibration file keeps of a figure set: the four figures; pooled over every file, per field too; and
+    the cross-validated curve the threshold was chosen on."""
     keep = ("items", "wrong", "queued", "queued_wrong", "error_capture", "queue_share", "precision_unqueued", "ece")
     found: dict[str, Any] = {k: getattr(figures, k) for k in keep}
-    found["fields"] = {f.field: {k: getattr(f, k) for k in keep} for f in sorted(figures.fields, key=lambda f: f.field)}
+    if pooled:
+        found["fields"] = {
+            f.field: {k: getattr(f, k) for k in keep} for f in sorted(figures.fields, key=lambda f: f.field)
+        }
     if with_curve:
         found["curve"] = [[p.queue_share, p.error_capture, p.threshold] for p in figures.curve]
     return found
@@ -139,7 +143,7 @@ def calibrate_version(
     )
     figures = {
         variant: {
-            file: _compact(found, with_curve=file == "all" and variant == "cross_validated")
+            file: _compact(found, pooled=file == "all", with_curve=file == "all" and variant == "cross_validated")
             for file, found in per_file.items()
         }
         for variant, per_file in fitted.figures.items()
