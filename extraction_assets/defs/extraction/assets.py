@@ -185,7 +185,7 @@ def _metadata(
         "routing_outcomes": dg.MetadataValue.json(figures["routing_outcomes"]),
         "preview": dg.MetadataValue.md(
             markdown_table(
-                ["type", "title", "conf", "status", "evidence", "match", "turn"],
+                ["type", "title", "conf", "P(right)", "status", "evidence", "match", "turn"],
                 [list(r.values()) for r in figures["preview"]],
             )
         ),

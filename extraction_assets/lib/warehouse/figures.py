@@ -123,7 +123,8 @@ def _preview_items(con: duckdb.DuckDBPyConnection, versions: list[str]) -> dict[
     this preview has no sign-in, so never the stored (raw) quote."""
     rows = rows_as_dicts(
         con,
-        f"""SELECT i.schema_version, i.item_type, i.title, i.confidence, i.status, e.evidence_id, i.doc_id,
+        f"""SELECT i.schema_version, i.item_type, i.title, i.confidence, i.probability_correct, i.status, e.evidence_id,
+                  i.doc_id,
                   e.char_start, e.char_end, e.match_kind, e.turn_id
            FROM extracted_items i JOIN evidence e USING (item_id)
            WHERE i.schema_version IN (SELECT unnest(?))
@@ -133,7 +134,7 @@ def _preview_items(con: duckdb.DuckDBPyConnection, versions: list[str]) -> dict[
         [versions],
     )
     quotes = masked_quotes(con, [(r["evidence_id"], r["doc_id"], r["char_start"], r["char_end"]) for r in rows])
-    shown = ("item_type", "title", "confidence", "status", "quote", "match_kind", "turn_id")
+    shown = ("item_type", "title", "confidence", "probability_correct", "status", "quote", "match_kind", "turn_id")
     previews: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         row = {key: quotes.get(r["evidence_id"]) if key == "quote" else r[key] for key in shown}
