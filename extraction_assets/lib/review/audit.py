@@ -88,20 +88,26 @@ _COLUMNS = (
 
 
 class AuditEntry(BaseModel):
-    """One person's change to one item: who, what, when, and the item before and after."""
+    """One person's change to one item: who, what, when, and the item before and after.
+
+    A row stores the item before the change only where it is not what the item's previous row left it (its first
+    change, or a change after a forced re-extraction): elsewhere `before_snapshot` is stored as JSON null, so each
+    value is stored once. `item_history` fills it in from the previous row; `before_stored` says which it was, and
+    the row's hash covers it as stored."""
 
     audit_id: str
     item_id: str
     tenant_id: str
     actor: str
     action: str
-    before_snapshot: dict[str, Any]
+    before_snapshot: dict[str, Any] | None  # None: as the item's previous row left it, not filled in
     after_snapshot: dict[str, Any]
     note: str | None
     occurred_at: datetime
     seq: int | None
     prev_hash: str | None
     row_hash: str | None
+    before_stored: bool = True
 
     def computed_hash(self, key: bytes | None = None) -> str:
         """The hash this row must carry: its content chained to the previous row's hash (an HMAC under `key`)."""
@@ -112,7 +118,7 @@ class AuditEntry(BaseModel):
             self.tenant_id,
             self.actor,
             self.action,
-            self.before_snapshot,
+            self.before_snapshot if self.before_stored else None,
             self.after_snapshot,
             self.note,
             self.occurred_at.isoformat(),
@@ -125,11 +131,12 @@ class AuditEntry(BaseModel):
 
     def changes(self) -> dict[str, tuple[Any, Any]]:
         """What the entry changed, field by field, as (before, after); the bookkeeping stamps left out."""
-        keys = sorted((set(self.before_snapshot) | set(self.after_snapshot)) - {"updated_at", "updated_by"})
+        before = self.before_snapshot or {}
+        keys = sorted((set(before) | set(self.after_snapshot)) - {"updated_at", "updated_by"})
         return {
-            key: (self.before_snapshot.get(key), self.after_snapshot.get(key))
+            key: (before.get(key), self.after_snapshot.get(key))
             for key in keys
-            if self.before_snapshot.get(key) != self.after_snapshot.get(key)
+            if before.get(key) != self.after_snapshot.get(key)
         }
 
 
@@ -151,11 +158,13 @@ class ChainReport(BaseModel):
 
 
 def _entry(row: dict[str, Any]) -> AuditEntry:
+    before = json.loads(row["before_snapshot"])
     return AuditEntry.model_validate(
         {
             **row,
-            "before_snapshot": json.loads(row["before_snapshot"]),
+            "before_snapshot": before,
             "after_snapshot": json.loads(row["after_snapshot"]),
+            "before_stored": before is not None,
         }
     )
 
@@ -179,19 +188,25 @@ def append_entry(
     last = con.execute("SELECT seq, row_hash FROM audit_log ORDER BY seq DESC NULLS LAST LIMIT 1").fetchone()
     seq = int(last[0]) + 1 if last else 1
     prev_hash = str(last[1]) if last else GENESIS_HASH
+    left = con.execute(
+        "SELECT after_snapshot FROM audit_log WHERE item_id = ? ORDER BY seq DESC LIMIT 1", [item_id]
+    ).fetchone()
+    before_snapshot = json.loads(_dump(before))
+    stored = left is None or json.loads(left[0]) != before_snapshot  # else: as the item's previous row left it
     entry = AuditEntry(
         audit_id=stable_id(tenant_id, item_id, seq, prev_hash),
         item_id=item_id,
         tenant_id=tenant_id,
         actor=actor,
         action=action,
-        before_snapshot=json.loads(_dump(before)),
+        before_snapshot=before_snapshot if stored else None,
         after_snapshot=json.loads(_dump(after)),
         note=note,
         occurred_at=now(),
         seq=seq,
         prev_hash=prev_hash,
         row_hash=None,
+        before_stored=stored,
     )
     entry.row_hash = entry.computed_hash(audit_key())
     con.execute(
@@ -202,7 +217,7 @@ def append_entry(
             entry.tenant_id,
             entry.actor,
             entry.action,
-            _dump(entry.before_snapshot),
+            json.dumps(None) if entry.before_snapshot is None else _dump(entry.before_snapshot),
             _dump(entry.after_snapshot),
             entry.note,
             entry.occurred_at,
@@ -236,13 +251,18 @@ def advance_outside_head(con: duckdb.DuckDBPyConnection, entry: AuditEntry) -> N
 
 
 def item_history(con: duckdb.DuckDBPyConnection, tenant_id: str, item_id: str) -> list[AuditEntry]:
-    """Every change to one item of one tenant, oldest first."""
+    """Every change to one item of one tenant, oldest first, each with the item before it (filled in from the
+    previous row where the row stores none)."""
     rows = rows_as_dicts(
         con,
         f"SELECT {_COLUMNS} FROM audit_log WHERE tenant_id = ? AND item_id = ? ORDER BY seq",
         [tenant_id, item_id],
     )
-    return [_entry(r) for r in rows]
+    entries = [_entry(r) for r in rows]
+    for previous, entry in zip([None, *entries], entries, strict=False):
+        if entry.before_snapshot is None and previous is not None:
+            entry.before_snapshot = previous.after_snapshot
+    return entries
 
 
 def last_head(con: duckdb.DuckDBPyConnection) -> ChainHead | None:
@@ -256,8 +276,8 @@ def check_chain(con: duckdb.DuckDBPyConnection, kept: Sequence[KeptHead] = ()) -
     """Recompute every row's hash and link, prove the chain still extends the last recorded heads (the
     warehouse's and those `kept` outside it, each of which must verify), and compare every human-owned item with
     its last row."""
-    entries = [_entry(r) for r in rows_as_dicts(con, f"SELECT {_COLUMNS} FROM audit_log ORDER BY seq NULLS FIRST")]
-    head, problems = _recompute(entries)
+    hashes, problems = _recompute(con)
+    head = ChainHead(row_count=len(hashes), head_hash=hashes[-1] if hashes else None)
     previous = last_head(con)
     recorded: list[tuple[str, ChainHead | None]] = [("the last check", previous)]
     for outside in kept:
@@ -274,26 +294,39 @@ def check_chain(con: duckdb.DuckDBPyConnection, kept: Sequence[KeptHead] = ()) -
             continue
         if head.row_count < recorded_head.row_count:
             problems.append(f"the log shrank from {recorded_head.row_count} to {head.row_count} rows ({where})")
-        elif recorded_head.row_count and entries[recorded_head.row_count - 1].row_hash != recorded_head.head_hash:
+        elif recorded_head.row_count and hashes[recorded_head.row_count - 1] != recorded_head.head_hash:
             problems.append(f"row {recorded_head.row_count} no longer carries the head hash recorded by {where}")
     problems += _items_changed_without_audit(con)
     return ChainReport(head=head, previous=previous, problems=problems)
 
 
-def _recompute(entries: list[AuditEntry]) -> tuple[ChainHead, list[str]]:
-    """The chain's head, and every row whose position, link or hash is not what the rows before it make it."""
+_CHECK_BATCH = 500  # rows parsed at once: the check's memory holds a batch and the hashes, not the whole log
+
+
+def _recompute(con: duckdb.DuckDBPyConnection) -> tuple[list[str], list[str]]:
+    """Every row's hash in order, and every row whose position, link or hash is not what the rows before it make it;
+    read a batch at a time."""
     key = audit_key()
     problems: list[str] = []
+    hashes: list[str] = []
     expected_prev = GENESIS_HASH
-    for position, entry in enumerate(entries, start=1):
-        if entry.seq != position:
-            problems.append(f"row {entry.audit_id}: position {entry.seq} where {position} was expected (row missing?)")
-        if entry.prev_hash != expected_prev:
-            problems.append(f"row {entry.audit_id} (seq {entry.seq}): does not link to the row before it")
-        if not hmac.compare_digest(entry.row_hash or "", entry.computed_hash(key)):
-            problems.append(f"row {entry.audit_id} (seq {entry.seq}): content changed since it was written")
-        expected_prev = entry.row_hash or ""
-    return ChainHead(row_count=len(entries), head_hash=entries[-1].row_hash if entries else None), problems
+    cursor = con.execute(f"SELECT {_COLUMNS} FROM audit_log ORDER BY seq NULLS FIRST")
+    names = [d[0] for d in cursor.description or ()]
+    while batch := cursor.fetchmany(_CHECK_BATCH):
+        for row in batch:
+            entry = _entry(dict(zip(names, row, strict=True)))
+            position = len(hashes) + 1
+            if entry.seq != position:
+                problems.append(
+                    f"row {entry.audit_id}: position {entry.seq} where {position} was expected (row missing?)"
+                )
+            if entry.prev_hash != expected_prev:
+                problems.append(f"row {entry.audit_id} (seq {entry.seq}): does not link to the row before it")
+            if not hmac.compare_digest(entry.row_hash or "", entry.computed_hash(key)):
+                problems.append(f"row {entry.audit_id} (seq {entry.seq}): content changed since it was written")
+            expected_prev = entry.row_hash or ""
+            hashes.append(expected_prev)
+    return hashes, problems
 
 
 def _items_changed_without_audit(con: duckdb.DuckDBPyConnection) -> list[str]:
