@@ -305,3 +305,5 @@ def test_a_run_of_fullwidth_characters_is_cut_where_the_value_is() -> None:
     assert masked(text) == [("CREDIT_CARD", "４０１２８８８８８８８８１８８１")]
     mixed = "fi ligature ﬁle ＠ home, mail ｊｏ＠ｅｘａｍｐｌｅ．ｃｏｍ"
     assert scrub(mixed).text == "fi ligature ﬁle ＠ home, mail [EMAIL_1]"
+    ssn = "５３６\u201190\u20114312"  # non-breaking hyphens inside a run of fullwidth digits read as "-" too
+    assert masked(f"SSN {ssn} ok") == [("US_SSN", ssn)]

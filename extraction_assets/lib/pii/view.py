@@ -18,17 +18,21 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
 _QUOTE = r"\n[ \t]*(?:>[ \t]?)+"  # a line break and the quote prefix of the next line
+_DASHES = "\u2010\u2011\u2012\u2013\u2212"  # hyphens and minus signs that stand for "-"
+_SPACES = "\u00a0\u2007\u2009\u202f"  # spaces that stand for " "
 _FORMS = (
     r"(?P<gone>[\u200b\u200c\u200d\u2060\ufeff\u00ad])"  # zero-width characters, the soft hyphen
-    r"|(?P<dash>[\u2010\u2011\u2012\u2013\u2212])"  # hyphens and minus signs that stand for "-"
-    r"|(?P<space>[\u00a0\u2007\u2009\u202f])"  # spaces that stand for " "
-    r"|(?P<at>%(?:25)*40|&#0*64;|&#x0*40;|&commat;)"  # an "@" encoded, once or more
+    rf"|(?P<dash>[{_DASHES}])|(?P<space>[{_SPACES}])"
+    r"|(?P<at>(?i:%(?:25)*40|&#0*64;|&#x0*40;|&commat;))"  # an "@" encoded, once or more
     rf"|(?P<joined>(?<=\d-){_QUOTE}(?=\d)|(?<=\d){_QUOTE}(?=-\d))"  # a quoted number wrapped at its dash
     rf"|(?P<spaced>(?<=\d)[ \t]*{_QUOTE}[ \t]*(?=\d))"  # ... or between two of its groups
     rf"|(?P<quote>{_QUOTE})"
 )
-_HIDING = re.compile(_FORMS, re.IGNORECASE)
+_HIDING = re.compile(_FORMS)  # case-insensitive only where it says so: the Kelvin sign must not match "k"
 _UNDONE = {"dash": "-", "space": " ", "at": "@", "joined": "", "spaced": " ", "quote": "\n", "gone": ""}
+# inside a run of compatibility characters, the dashes and spaces above read as they do alone (NFKC would keep a
+# non-breaking hyphen a Unicode hyphen)
+_PLAIN = {**dict.fromkeys(_DASHES, "-"), **dict.fromkeys(_SPACES, " ")}
 
 
 @functools.cache
@@ -43,13 +47,13 @@ def _with_compatibility_forms() -> re.Pattern[str]:
         else:
             ranges.append([c, c])
     members = "".join(re.escape(chr(lo)) + (f"-{re.escape(chr(hi))}" if hi > lo else "") for lo, hi in ranges)
-    return re.compile(f"{_FORMS}|(?P<compat>[{members}]+)", re.IGNORECASE)
+    return re.compile(f"{_FORMS}|(?P<compat>[{members}]+)")
 
 
 def _undone(found: re.Match[str]) -> str:
     kind = found.lastgroup or "gone"
     if kind == "compat":  # a run, each character alone: NFKC of the run would compose some ("ｶﾞ" -> "ガ")
-        return "".join(unicodedata.normalize("NFKC", c) for c in found.group())
+        return "".join(_PLAIN.get(c) or unicodedata.normalize("NFKC", c) for c in found.group())
     return _UNDONE[kind]
 
 
