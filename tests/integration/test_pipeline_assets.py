@@ -330,9 +330,9 @@ def test_nightly_schedule_requests_every_schema_version_in_one_run(prompts: Path
     with tempfile.TemporaryDirectory() as home:
         instance = dg.DagsterInstance.local_temp(home)
         instance.add_dynamic_partitions("schema_versions", [PULSE, "pulse@v2", "pulse@v3"])  # v3: no prompt file
-        context = dg.build_schedule_context(
+        with dg.build_schedule_context(  # a context with resources must be closed: it leaves the instance current
             instance=instance, scheduled_execution_time=datetime(2026, 11, 30, 2), resources={"pipeline": pipeline}
-        )
-        requests = list(nightly_extract_schedule(context))
+        ) as context:
+            requests = list(nightly_extract_schedule(context))
     assert [covered(r) for r in requests] == [(PULSE, "pulse@v2")]  # every usable version in one run
     assert all("2026-11-30T02:00:00" in r.run_key for r in requests)
