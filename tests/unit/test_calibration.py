@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -244,3 +245,21 @@ def test_a_refit_gives_the_committed_file(key: str) -> None:
     assert schema.calibration is not None
     refit = calibrate_version(schema, load_registry())
     assert same_fit(schema.calibration, refit), f"run `extraction-assets calibrate --schema {key}` and review the diff"
+
+
+def test_a_calibration_file_that_cannot_be_read_is_the_versions_error_not_a_silent_loss(tmp_path: Path) -> None:
+    from extraction_assets.lib.schemas import SchemaError, load_schema_file
+
+    (tmp_path / "receipt").mkdir()
+    prompt = tmp_path / "receipt" / "v1.md"
+    prompt.write_text((DEFAULT_PROMPTS / "receipt" / "v1.md").read_text(encoding="utf-8"), encoding="utf-8")
+    beside = tmp_path / "receipt" / "v1.calibration.json"
+    beside.write_text('{"schema_version": "receipt@v1", "status": "calibrated"}', encoding="utf-8")
+    with pytest.raises(SchemaError, match="calibration file cannot be read"):
+        load_schema_file(prompt)  # calibrated without a threshold or a field
+    beside.write_text(" " * (1024 * 1024 + 1), encoding="utf-8")
+    with pytest.raises(SchemaError, match="larger than 1024 KiB"):
+        load_schema_file(prompt)
+    beside.write_text(json.dumps({"schema_version": "contract@v1", "status": "not_calibrated"}), encoding="utf-8")
+    with pytest.raises(SchemaError, match="is for contract@v1"):
+        load_schema_file(prompt)

@@ -36,6 +36,7 @@ __all__ = [
 
 FORMAT = 1
 CALIBRATION_SUFFIX = ".calibration.json"
+MAX_CALIBRATION_BYTES = 1024 * 1024  # a fitted file is tens of kilobytes: a larger one is a mistake, not a calibration
 # a probability is never certainty either way: 1.0 never occurs (seed 000), and 0 would say more than any data can
 PROBABILITY_FLOOR = 0.001
 PROBABILITY_CEILING = 0.999
@@ -171,5 +172,7 @@ def load_calibration(prompt_file: Path) -> VersionCalibration | None:
 
 
 @lru_cache(maxsize=64)
-def _load(path: str, _mtime_ns: int, _size: int) -> VersionCalibration:
+def _load(path: str, _mtime_ns: int, size: int) -> VersionCalibration:
+    if size > MAX_CALIBRATION_BYTES:
+        raise ValueError(f"larger than {MAX_CALIBRATION_BYTES // 1024} KiB")
     return VersionCalibration.model_validate_json(Path(path).read_text(encoding="utf-8"))
