@@ -43,7 +43,7 @@ def eval_report(
     pipeline: PipelineResource,
     extractor: ExtractorResource,
 ) -> dg.MaterializeResult:
-    from extraction_assets.lib.evaluation import MICRO, data_uri, markdown_summary
+    from extraction_assets.lib.evaluation import MICRO, data_uri, markdown_summary, review_figures
 
     key = context.partition_key
     request = EvalRequest(
@@ -69,6 +69,8 @@ def eval_report(
         for figure in ("f1", "recall"):  # numbers the UI plots across materializations
             if (value := getattr(micro, figure)) is not None:
                 metadata[f"{name}/{figure}"] = value
+        for figure, value in review_figures(result).items():  # what review does with wrong values; items vs chance
+            metadata[f"{name}/{figure}"] = value
         metadata[f"{name}/report"] = dg.MetadataValue.path(str(scored.html))
         if scored.reliability_png is not None:
             metadata[f"{name}/reliability"] = dg.MetadataValue.md(f"![reliability]({data_uri(scored.reliability_png)})")

@@ -110,7 +110,9 @@ def extracted_items_and_evidence(
     figures, summary = version_figures(warehouse.connect, sorted({schemas[p].key for p in done})) if done else ({}, [])
     versions = versions_table(summary)
     for partition, report in done.items():
-        items, evidence = _metadata(config, extractor, built, report, figures[schemas[partition].key])
+        schema = schemas[partition]
+        items, evidence = _metadata(config, extractor, built, report, figures[schema.key])
+        items.update(confidence_figures(schema, figures[schema.key]))
         context.add_asset_metadata(
             {**items, "versions": versions}, asset_key="extracted_items", partition_key=partition
         )
@@ -183,7 +185,7 @@ def _metadata(
         "routing_outcomes": dg.MetadataValue.json(figures["routing_outcomes"]),
         "preview": dg.MetadataValue.md(
             markdown_table(
-                ["type", "title", "conf", "status", "evidence", "match", "turn"],
+                ["type", "title", "conf", "P(right)", "status", "evidence", "match", "turn"],
                 [list(r.values()) for r in figures["preview"]],
             )
         ),
@@ -201,6 +203,28 @@ def _metadata(
         **({} if report.idle else {"evidence_written": totals["evidence"]}),
     }
     return {**partition_figures, **this_run}, evidence
+
+
+def confidence_figures(schema: SchemaVersion, figures: dict[str, Any]) -> dict[str, Any]:
+    """What review does with wrong values on this partition: its queue share, and what its items' probabilities of
+    being right expect review to catch (capture, precision of the drafts); beside them the calibration's own figures
+    on its labelled data (error capture, queue share, precision unqueued, ECE per field, cross-validated first)."""
+    from extraction_assets.lib.calibration import FIT_HEADERS, describe, fit_rows
+
+    found: dict[str, Any] = {
+        "confidence": describe(schema.calibration),
+        "queue_share": round(figures["needs_review_items"] / figures["items"], 4) if figures["items"] else 0.0,
+    }
+    if figures["calibrated_items"]:
+        found["calibrated_items"] = figures["calibrated_items"]
+        for name in ("expected_error_capture", "expected_precision_unqueued"):
+            if figures[name] is not None:
+                found[name] = figures[name]
+    if schema.calibration is not None and schema.calibration.status == "calibrated":
+        found["review_figures_at_fit"] = dg.MetadataValue.md(
+            markdown_table(FIT_HEADERS, fit_rows(schema.calibration), width=40)
+        )
+    return found
 
 
 def run_figures(config: ExtractionConfig, report: PartitionReport) -> dict[str, Any]:
