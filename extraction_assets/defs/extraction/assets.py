@@ -16,6 +16,7 @@ from pydantic import Field
 
 from extraction_assets.defs.automation import AFTER_UPSTREAM
 from extraction_assets.defs.check_results import materializations_of
+from extraction_assets.defs.data_versions import data_version
 from extraction_assets.defs.extraction import checks
 from extraction_assets.defs.ingest.assets import scrubbed_documents
 from extraction_assets.defs.partitions import (
@@ -127,8 +128,9 @@ def extracted_items_and_evidence(
             "committed stays, and a retry or re-execution extracts only what is left",
             allow_retries=not all(isinstance(e, dg.Failure) and not e.allow_retries for e in failed.values()),
         )
-    for key in OUTPUTS:
-        yield dg.MaterializeResult(asset_key=key)
+    changed = any(not report.idle for report in done.values())
+    for key in OUTPUTS:  # an idle run keeps the data version: the review queue does not follow it for nothing
+        yield dg.MaterializeResult(asset_key=key, data_version=data_version(context, key, partitions, changed))
     targets = {key: materializations_of(context, key, partitions) for key in OUTPUTS}
     chosen = context.selected_asset_check_keys
     with warehouse.connect(read_only=True) as con:
