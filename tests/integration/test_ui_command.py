@@ -1,5 +1,6 @@
 """`extraction-assets ui` (what `make ui` runs): the page answers with the code location loaded, the daemon runs
-beside it, and SIGTERM stops all of it, also when started where SIGINT is ignored (a script's `&`, a service)."""
+beside it on the same code server, and SIGTERM stops all of it, also when started where SIGINT is ignored (a
+script's `&`, a service)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,11 @@ def _children(pid: int) -> set[int]:
     return found
 
 
+def _code_server(pids: set[int]) -> int:
+    """The one of `pids` running Dagster's code server."""
+    return next(pid for pid in pids if b"code-server" in Path(f"/proc/{pid}/cmdline").read_bytes())
+
+
 def test_the_ui_loads_and_stops_on_sigterm(tmp_path: Path) -> None:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("EXTRACTION_", "DAGSTER_"))} | {
@@ -66,10 +72,11 @@ def test_the_ui_loads_and_stops_on_sigterm(tmp_path: Path) -> None:
                 break
             time.sleep(0.5)
         assert loaded == [{"name": "extraction_assets", "loadStatus": "LOADED"}]
-        while time.monotonic() < deadline and len(_children(ui.pid)) < 2:
+        while time.monotonic() < deadline and len(_children(ui.pid)) < 3:
             time.sleep(0.2)
         children = _children(ui.pid)
-        assert len(children) == 2, "the webserver and the daemon"
+        assert len(children) == 3, "the code server, the webserver and the daemon"
+        assert not any(_children(pid) for pid in children - {_code_server(children)}), "no code server of their own"
         ui.send_signal(signal.SIGTERM)
         assert ui.wait(timeout=60) == 0
         assert "SIGTERM: stopping the UI" in ui.stdout.read().decode()
