@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import socket
 import subprocess
@@ -29,8 +30,12 @@ import tempfile
 import time
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from extraction_assets.commands.common import console
+
+if TYPE_CHECKING:
+    from http.server import ThreadingHTTPServer
 
 # what `workspace.yaml` says, wherever the command runs: the location's name keys its runs and sensor states
 MODULE, LOCATION_NAME = "extraction_assets.definitions", "extraction_assets"
@@ -93,12 +98,31 @@ def _start(name: str, command: list[str], processes: dict[str, subprocess.Popen[
     processes[name] = subprocess.Popen(command, start_new_session=True)
 
 
+def _serve_reports(args: argparse.Namespace) -> ThreadingHTTPServer | None:
+    """The evaluation reports folder beside the UI, its address given to the runs (EXTRACTION_REPORTS_URL), so
+    eval_report's metadata links to each report; nothing where that variable already names a server."""
+    from extraction_assets.lib.settings import Settings
+    from extraction_assets.lib.stages import reports_dir
+    from extraction_assets.web.report_files import serve_reports
+
+    settings = Settings.from_env()
+    if settings.reports_url:
+        return None
+    wanted = args.reports_port or args.port + 1
+    server = serve_reports(reports_dir(settings.warehouse), args.host, wanted)
+    os.environ["EXTRACTION_REPORTS_URL"] = f"http://{args.host}:{server.server_port}"  # the code server's runs read it
+    if server.server_port != wanted:
+        console.print(f"port {wanted} is taken: the eval reports are served on {server.server_port}")
+    return server
+
+
 def cmd_ui(args: argparse.Namespace) -> int:
     from extraction_assets.instance.daemon import command as daemon_command  # the instance package loads Dagster
 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, _raise_stop)  # also where the shell that started us ignores SIGINT
     processes: dict[str, subprocess.Popen[bytes]] = {}
+    reports = _serve_reports(args)
     folder = tempfile.TemporaryDirectory(prefix="extraction-ui-")
     code_socket, workspace = Path(folder.name) / "code.sock", Path(folder.name) / "workspace.yaml"
     workspace.write_text(json.dumps(workspace_of(code_socket)))  # JSON is YAML; no YAML parser for --help
@@ -110,6 +134,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
         _start("webserver", [sys.executable, "-m", "dagster_webserver", *serve], processes)
         _wait_listening((args.host, args.port), processes["webserver"], deadline)
         console.print(f"Dagster UI at [bold]http://{args.host}:{args.port}[/] (Ctrl+C to stop)")
+        console.print(f"eval reports at {os.environ['EXTRACTION_REPORTS_URL']} (linked from eval_report)")
         _start("daemon", daemon_command(workspace), processes)
         while True:
             for name, process in processes.items():
@@ -124,6 +149,8 @@ def cmd_ui(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not cut the stop short
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         _stop_all(processes)
+        if reports is not None:
+            reports.shutdown()
         folder.cleanup()
 
 
@@ -131,4 +158,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser("ui", help="the Dagster UI and its daemon (stops on Ctrl+C or SIGTERM)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=3000)
+    parser.add_argument(
+        "--reports-port", type=int, default=None, help="where the eval reports are served (default: the UI's port + 1)"
+    )
     parser.set_defaults(func=cmd_ui)

@@ -1,6 +1,6 @@
 """`extraction-assets ui` (what `make ui` runs): the page answers with the code location loaded, the daemon runs
-beside it on the same code server, and SIGTERM stops all of it, also when started where SIGINT is ignored (a
-script's `&`, a service)."""
+beside it on the same code server, the eval reports are served beside them, and SIGTERM stops all of it, also when
+started where SIGINT is ignored (a script's `&`, a service)."""
 
 from __future__ import annotations
 
@@ -52,8 +52,9 @@ def test_the_ui_loads_and_stops_on_sigterm(tmp_path: Path) -> None:
         "EXTRACTION_WAREHOUSE": str(tmp_path / "warehouse.duckdb"),
     }
     (tmp_path / "dagster").mkdir()
+    reports = free_port()
     ui = subprocess.Popen(
-        [str(BIN / "extraction-assets"), "ui", "--port", str(port)],
+        [str(BIN / "extraction-assets"), "ui", "--port", str(port), "--reports-port", str(reports)],
         env=env,
         cwd=tmp_path,
         stdout=subprocess.PIPE,
@@ -77,6 +78,9 @@ def test_the_ui_loads_and_stops_on_sigterm(tmp_path: Path) -> None:
         children = _children(ui.pid)
         assert len(children) == 3, "the code server, the webserver and the daemon"
         assert not any(_children(pid) for pid in children - {_code_server(children)}), "no code server of their own"
+        (tmp_path / "eval_reports" / "r.html").write_text("<h1>report</h1>", encoding="utf-8")
+        with urllib.request.urlopen(f"http://127.0.0.1:{reports}/r.html", timeout=5) as answer:
+            assert answer.read() == b"<h1>report</h1>"
         ui.send_signal(signal.SIGTERM)
         assert ui.wait(timeout=60) == 0
         assert "SIGTERM: stopping the UI" in ui.stdout.read().decode()
