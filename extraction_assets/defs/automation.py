@@ -7,6 +7,8 @@ failed PII check stops extraction in the UI as it does in `extraction-assets run
 
 import dagster as dg
 
+from extraction_assets.lib.settings import Settings
+
 _UPSTREAM_SAFE = dg.AutomationCondition.all_deps_match(
     dg.AutomationCondition.will_be_requested()  # in the same run: a failed blocking check there stops us
     | dg.AutomationCondition.all_checks_match(dg.AutomationCondition.check_passed(), blocking_only=True)
@@ -28,7 +30,7 @@ automation_sensor = dg.AutomationConditionSensorDefinition(
     "extraction_automation",
     target=dg.AssetSelection.all(),
     default_status=dg.DefaultSensorStatus.RUNNING,
-    minimum_interval_seconds=30,
+    minimum_interval_seconds=Settings.from_env().automation_interval_s,  # EXTRACTION_AUTOMATION_INTERVAL_S
     description="Materializes derived assets when their automation condition says so: what a person materialized "
     "by hand is followed (extraction after new scrubbed documents, a queue after its extraction). A pass leaves it "
     "nothing to do; turn it off to have only passes run.",

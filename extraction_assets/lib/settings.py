@@ -46,6 +46,7 @@ class Settings(BaseModel):
     shards: int = Field(default=1, ge=1)
     # where the evaluation reports folder is served (`extraction-assets ui` serves it): eval_report links there
     reports_url: str | None = None
+    automation_interval_s: int = Field(default=30, ge=1)  # how often the automation sensor looks for work to follow
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -80,6 +81,7 @@ class Settings(BaseModel):
             "worker_niceness": pick("EXTRACTION_WORKER_NICENESS"),
             "shards": pick("EXTRACTION_SHARDS"),
             "reports_url": pick("EXTRACTION_REPORTS_URL"),
+            "automation_interval_s": pick("EXTRACTION_AUTOMATION_INTERVAL_S"),
         }
         return cls.model_validate({k: v for k, v in values.items() if v is not None})
 
