@@ -117,7 +117,10 @@ def _serve_reports(args: argparse.Namespace) -> ThreadingHTTPServer | None:
 
 
 def cmd_ui(args: argparse.Namespace) -> int:
-    from extraction_assets.instance.daemon import command as daemon_command  # the instance package loads Dagster
+    from extraction_assets.instance import open_instance  # the instance package loads Dagster
+    from extraction_assets.instance.daemon import command as daemon_command
+
+    open_instance().dispose()  # its storage created once, before three processes open it
 
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         signal.signal(signum, _raise_stop)  # also where the shell that started us ignores SIGINT

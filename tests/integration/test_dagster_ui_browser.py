@@ -370,6 +370,7 @@ def test_the_group_page_materializes_all_of_the_extraction_group(ui: UI) -> None
 def test_the_launchpad_of_extract_job_runs_a_version_with_its_queue(ui: UI) -> None:
     with _screenshot_on_failure(ui, "launchpad"):
         ui.page.goto(f"{ui.base}/locations/extraction_assets/jobs/extract_job/playground")
+        ui.page.get_by_text("Auto-materialize on").wait_for()  # the automation sensor runs, and the page says so
         _launchpad_partition(ui.page, "receipt@v1")
         run = _launch(ui, "job page extract_job, launchpad", ui.page.get_by_role("button", name="Launch Run").click)
         _extracted(ui, run, ["receipt@v1"])
