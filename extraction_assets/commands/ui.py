@@ -8,13 +8,14 @@ printing a "No heartbeat received" warning when the one it left shuts down. The 
 (`dagster code-server start`), so the UI's "Reload" loads changed code, and it listens on a Unix socket in a
 folder of this process, so nothing else can take its address.
 
-Why not `dagster dev`: it starts its webserver only once the code server is up, so the page answered after
-11-13 s on a quiet machine; and it maps SIGTERM to whatever SIGINT does, which is "ignore" in a process started
-in the background (by a service manager, `nohup`, `&` in a script): `kill` did not stop it. Here the webserver
-starts once the code server answers (else it warns, with a stack trace, that the location is unreachable), the
-daemon once the page answers (its imports would compete with the page's for the cores), and SIGTERM, SIGINT or
-SIGHUP stops all three. The daemon is the product's (`instance/daemon.py`): it looks
-for backfills every few seconds.
+Why not `dagster dev`, which also shares one code server: it maps SIGTERM to whatever SIGINT does, which is
+"ignore" in a process started in the background (by a service manager, `nohup`, `&` in a script), so `kill` did not
+stop it, and its daemon is Dagster's own. Here the webserver starts once the code server answers (else it warns,
+with a stack trace, that the location is unreachable), the daemon once the page answers (its imports would compete
+with the page's for the cores), and SIGTERM, SIGINT or SIGHUP stops all three. The daemon is the product's
+(`instance/daemon.py`): it looks for backfills every few seconds. Beside them, a thread of this process serves the
+evaluation reports (`web/report_files.py`), and the runs are told where (EXTRACTION_REPORTS_URL), so eval_report
+links to each report.
 """
 
 from __future__ import annotations
