@@ -367,14 +367,15 @@ def test_the_group_page_materializes_all_of_the_extraction_group(ui: UI) -> None
         _queue_followed(ui, ["interview@v1"])
 
 
-def test_the_launchpad_of_extract_job_runs_a_version_with_its_queue(ui: UI) -> None:
+def test_the_launchpad_of_pass_job_runs_ingest_and_a_version_with_its_queue(ui: UI) -> None:
     with _screenshot_on_failure(ui, "launchpad"):
-        ui.page.goto(f"{ui.base}/locations/extraction_assets/jobs/extract_job/playground")
+        ui.page.goto(f"{ui.base}/locations/extraction_assets/jobs/pass_job/playground")
         ui.page.get_by_text("Auto-materialize on").wait_for()  # the automation sensor runs, and the page says so
         _launchpad_partition(ui.page, "receipt@v1")
-        run = _launch(ui, "job page extract_job, launchpad", ui.page.get_by_role("button", name="Launch Run").click)
+        run = _launch(ui, "job page pass_job, launchpad", ui.page.get_by_role("button", name="Launch Run").click)
         _extracted(ui, run, ["receipt@v1"])
         assert _materialized(ui, run, dg.AssetKey("review_queue")) == {"receipt@v1"}
+        assert _materialized(ui, run, dg.AssetKey("scrubbed_documents")) == {"None"}  # ingest, in the same run
 
 
 def test_the_backfill_dialog_of_extract_job_runs_every_version_in_one_run(ui: UI) -> None:
@@ -392,10 +393,16 @@ def test_the_backfill_dialog_of_extract_job_runs_every_version_in_one_run(ui: UI
         assert _materialized(ui, run, dg.AssetKey("review_queue")) == set(versions)
 
 
-def test_materializing_every_version_again_changes_nothing_and_is_followed_by_nothing(ui: UI) -> None:
+def test_materializing_ingest_and_every_version_again_changes_nothing_and_is_followed_by_nothing(ui: UI) -> None:
     with _screenshot_on_failure(ui, "all-idle"):  # the backfill rebuilt every queue: nothing follows it
         versions = sorted(ui.instance.get_dynamic_partitions("schema_versions"))
         before = {v: _counts(ui, v) for v in versions}
+        ui.page.goto(f"{ui.base}/locations/extraction_assets/jobs/ingest_job/playground")
+        ui.page.locator(".CodeMirror-code").get_by_text("resources:").first.wait_for()
+        ingest = _launch(
+            ui, "job page ingest_job, launchpad (nothing new)", ui.page.get_by_role("button", name="Launch Run").click
+        )
+        assert ingest.status == dg.DagsterRunStatus.SUCCESS
         ui.page.goto(f"{ui.base}/assets/extracted_items")
         _materialize_dialog(ui.page, also="grounded_evidence")
         _pick_partitions(ui.page, ["All"])
