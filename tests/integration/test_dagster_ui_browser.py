@@ -418,7 +418,24 @@ def test_materializing_ingest_and_every_version_again_changes_nothing_and_is_fol
         assert set(_runs(ui)) == ids
 
 
+def _schema_sensor(ui: UI, running: bool) -> None:
+    """Start or stop `schema_version_sensor` (the UI's Automation page toggles it so)."""
+    selector = {"repositoryLocationName": "extraction_assets", "repositoryName": "__repository__"}
+    selector["sensorName"] = "schema_version_sensor"
+    if running:
+        mutation = "mutation($s: SensorSelector!) { startSensor(sensorSelector: $s) { __typename } }"
+        assert _graphql(ui, mutation, {"s": selector})["startSensor"]["__typename"] == "Sensor"
+        return
+    query = "query($s: SensorSelector!) { sensorOrError(sensorSelector: $s) { ... on Sensor { sensorState { id } } } }"
+    state = _graphql(ui, query, {"s": selector})["sensorOrError"]["sensorState"]["id"]
+    mutation = "mutation($id: String) { stopSensor(id: $id) { __typename } }"
+    assert _graphql(ui, mutation, {"id": state})["stopSensor"]["__typename"] == "StopSensorMutationResult"
+
+
 def test_a_failed_run_re_executed_from_its_page_succeeds(ui: UI) -> None:
+    """A prompt file broken on purpose fails its version's run; fixed, the run re-executed succeeds. The sensor that
+    watches prompt files is off meanwhile: it would launch runs of its own for the broken and the fixed file."""
+    _schema_sensor(ui, running=False)
     with _screenshot_on_failure(ui, "re-execution"):
         prompt = ui.settings.prompts_dir / "email" / "v1.md"
         text = prompt.read_text(encoding="utf-8")
@@ -440,6 +457,7 @@ def test_a_failed_run_re_executed_from_its_page_succeeds(ui: UI) -> None:
         )
         assert again.parent_run_id == failed.run_id
         _extracted(ui, again, ["email@v1"])
+    _schema_sensor(ui, running=True)
 
 
 def test_the_eval_report_is_read_in_the_ui_and_opens_from_its_link(ui: UI) -> None:
