@@ -24,7 +24,7 @@ from evals.bench_inbox import build_inbox
 from extraction_assets.lib.llm import LLMClient, LLMSettings, build_messages, response_model
 from extraction_assets.lib.models import ExtractionInput
 from extraction_assets.lib.ports import free_port
-from extraction_assets.lib.schemas import load_schema
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, Settings
 from extraction_assets.lib.warehouse import open_warehouse
 from extraction_assets.runner import run_pipeline

@@ -19,13 +19,12 @@ from extraction_assets.defs.partitions import (
     POOL,
     SHARDS,
     extraction_keys,
-    partition_key_of,
     partition_ranges,
     range_tags,
     schema_versions,
 )
 from extraction_assets.instance import open_instance, pool_turn, run_tags
-from extraction_assets.lib.schemas import discover_schemas
+from extraction_assets.lib.prompt_files import discover_schemas, partition_key_of
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import give_back, is_lake
 

@@ -22,7 +22,7 @@ from extraction_assets.lib.evaluation import (
     run_eval,
     store_eval,
 )
-from extraction_assets.lib.schemas import load_schema
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.warehouse import open_warehouse
 
 TERMINAL_HEADERS = ("gold", "pred", "P", "R", "F1", "F2")

@@ -78,7 +78,7 @@ def _json_arg(name: str, raw: str) -> Any:
 
 
 def _schemas(settings: Settings) -> dict[str, Any]:
-    from extraction_assets.lib.schemas import discover_schemas  # the prompt files (YAML) load only for changes
+    from extraction_assets.lib.prompt_files import discover_schemas  # the prompt files (YAML) load only for changes
 
     return dict(discover_schemas(settings.prompts_dir)[0])
 

@@ -33,6 +33,7 @@ from starlette.templating import Jinja2Templates
 from starlette.types import Receive, Scope, Send
 
 from extraction_assets.lib.extraction import RULES, Extractor, ExtractorChoice
+from extraction_assets.lib.prompt_files import discover_schemas
 from extraction_assets.lib.review import (
     ANY_STATUS,
     Action,
@@ -46,7 +47,6 @@ from extraction_assets.lib.review import (
     queue_filters,
     reveal_item,
 )
-from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.warehouse import READER_WAIT_S, WarehouseBusy, open_warehouse
 from extraction_assets.web.interview_api import API_PREFIXES, error, interview_routes
 from extraction_assets.web.limits import BoundedBody

@@ -14,8 +14,8 @@ from evals.fake_llm import INVENTED_SPAN, FakeLLMServer, Faults
 from extraction_assets.definitions import build_definitions
 from extraction_assets.defs.resources import ExtractorResource
 from extraction_assets.lib.pii import scrub
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.readers import read_inbox
-from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.settings import SAMPLE_INBOX, Settings
 from extraction_assets.lib.warehouse import invariants, open_warehouse, rows_as_dicts
 from tests.conftest import read_every_document

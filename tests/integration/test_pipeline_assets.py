@@ -13,7 +13,8 @@ from extraction_assets.definitions import build_definitions
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource
 from extraction_assets.lib.extraction import ExtractorRun, HeuristicExtractor
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
-from extraction_assets.lib.schemas import SchemaVersion, discover_schemas, load_schema
+from extraction_assets.lib.prompt_files import discover_schemas, load_schema
+from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import invariants, open_warehouse, rows_as_dicts, table_counts
 from extraction_assets.runner import run_pipeline

@@ -15,7 +15,7 @@ from extraction_assets.lib.llm.budget import estimate_tokens
 from extraction_assets.lib.llm.response_models import DATE_PATTERN, schema_json
 from extraction_assets.lib.models import Document, ExtractionInput
 from extraction_assets.lib.pii import scrub_document
-from extraction_assets.lib.schemas import load_schema
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, Settings
 
 PULSE = load_schema(DEFAULT_PROMPTS, "pulse@v1").model_copy(update={"max_items": 100})

@@ -12,7 +12,8 @@ from extraction_assets.lib.heuristics.interview import extract_interview, field_
 from extraction_assets.lib.heuristics.segments import word_set_pattern
 from extraction_assets.lib.models import CandidateItem, Document, ExtractionInput, Turn
 from extraction_assets.lib.pii import scrub_document
-from extraction_assets.lib.schemas import FieldSpec, SchemaVersion, load_schema, parse_schema_text
+from extraction_assets.lib.prompt_files import load_schema, parse_schema_text
+from extraction_assets.lib.schemas import FieldSpec, SchemaVersion
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 SCHEMA = """---

@@ -9,7 +9,6 @@ from pydantic import Field
 
 from extraction_assets.defs.partitions import POOL, schema_versions
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
-from extraction_assets.lib.reporting import markdown_table
 from extraction_assets.lib.stages import EvalRequest, evaluate_version, reports_dir
 
 
@@ -38,6 +37,7 @@ def eval_report(
     extractor: ExtractorResource,
 ) -> dg.MaterializeResult:
     from extraction_assets.lib.evaluation import MICRO, data_uri, markdown_summary, review_figures
+    from extraction_assets.lib.pii import markdown_table
 
     key = context.partition_key
     request = EvalRequest(

@@ -29,7 +29,6 @@ from extraction_assets.defs.partitions import (
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
 from extraction_assets.lib.extraction import ExtractionTally
 from extraction_assets.lib.llm import estimated_cost
-from extraction_assets.lib.reporting import markdown_table
 from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.stages import ExtractOptions, PartitionReport, extract_partition, version_figures
 from extraction_assets.lib.warehouse import one_worker
@@ -179,6 +178,8 @@ def _metadata(
     figures: dict[str, Any],
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """A partition's items' and its evidence's metadata: its version as it stands, and what this run did."""
+    from extraction_assets.lib.pii import markdown_table  # the detectors load with the step, not the code location
+
     totals = report.tally.counts
     partition_figures = {  # the partition as it stands: true after any run, so every run reports them
         "dagster/row_count": figures["items"],
@@ -218,6 +219,7 @@ def confidence_figures(schema: SchemaVersion, figures: dict[str, Any]) -> dict[s
     being right expect review to catch (capture, precision of the drafts); beside them the calibration's own figures
     on its labelled data (error capture, queue share, precision unqueued, ECE per field, cross-validated first)."""
     from extraction_assets.lib.calibration import FIT_HEADERS, describe, fit_rows
+    from extraction_assets.lib.pii import markdown_table  # the detectors load with the step, not the code location
 
     found: dict[str, Any] = {
         "confidence": describe(schema.calibration),

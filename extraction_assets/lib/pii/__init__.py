@@ -1,7 +1,7 @@
 """PII scrubbing: the detectors and their registry, the tenant policy, the re-identification vault, batch scrubbing."""
 
 from extraction_assets.lib.pii.batch import scrub_batch, scrub_document, scrub_document_with_values
-from extraction_assets.lib.pii.display import masked
+from extraction_assets.lib.pii.display import markdown_table, masked, masked_value
 from extraction_assets.lib.pii.numbers import is_card_number, is_snils
 from extraction_assets.lib.pii.parallel import WORKER_NICENESS, scrub_in_workers, scrub_workers
 from extraction_assets.lib.pii.policy import BUNDLED_POLICY, PiiPolicy, PolicyEntry, TenantPolicy, load_policy
@@ -48,7 +48,9 @@ __all__ = [
     "key_from_env",
     "key_id",
     "load_policy",
+    "markdown_table",
     "masked",
+    "masked_value",
     "reidentify",
     "reveal",
     "scrub",
