@@ -70,7 +70,7 @@ def lazy_handler(target: str) -> Callable[[argparse.Namespace], int]:
     module_name, _, function = target.partition(":")
 
     def handler(args: argparse.Namespace) -> int:
-        from extraction_assets.lib.warehouse import WarehouseBusy
+        from extraction_assets.lib.warehouse import WarehouseBusy  # loaded when a command runs, not for --help
 
         with imported_for_good() if module_name not in sys.modules else nullcontext():
             command = getattr(importlib.import_module(module_name), function)

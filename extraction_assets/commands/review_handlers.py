@@ -6,6 +6,7 @@ import argparse
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -316,7 +317,7 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     """One server: the review page and the interview API, for one tenant or for every tenant that has a reviewer
     (each reviewer sees their own tenant only)."""
-    import uvicorn
+    import uvicorn  # the web server loads for `serve` alone
 
     auth = load_auth()
     if args.tenant:
@@ -378,9 +379,7 @@ def cmd_token(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_audit(args: argparse.Namespace, settings: Settings) -> int:
     """The audit log's check, as a run makes it (the chain, its signed heads, the items people own); `--accept` signs
     the log as it stands where its head file is missing or does not verify, and refuses a log that lost rows."""
-    from functools import partial
-
-    from extraction_assets.lib.stages import accept_audit_log, check_audit_log
+    from extraction_assets.lib.stages import accept_audit_log, check_audit_log  # the stages load for this command
 
     connect = partial(open_warehouse, settings.warehouse, wait_seconds=READER_WAIT_S)
     checked = (accept_audit_log if args.accept else check_audit_log)(connect, settings.warehouse)

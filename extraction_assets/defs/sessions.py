@@ -97,7 +97,7 @@ NO_SESSIONS = hashlib.sha256().hexdigest()[:32]  # the fingerprint of a folder w
 
 def sessions_fingerprint(sessions_dir: Path) -> str:
     """The stamps of every session file: a change in any of them is a new fingerprint."""
-    from extraction_assets.lib.sessions import session_files
+    from extraction_assets.lib.sessions import session_files  # the sessions stack loads when the sensor ticks
 
     digest = hashlib.sha256()
     for path in session_files(sessions_dir):

@@ -36,6 +36,7 @@ def eval_report(
     pipeline: PipelineResource,
     extractor: ExtractorResource,
 ) -> dg.MaterializeResult:
+    # the evaluation stack (jinja2, matplotlib, the scorers) and the detectors load with the step, not the code location
     from extraction_assets.lib.evaluation import MICRO, data_uri, markdown_summary, review_figures
     from extraction_assets.lib.pii import markdown_table
 
@@ -98,7 +99,7 @@ def _report_link(html: Path, reports_url: str | None) -> dg.MetadataValue:
     description="Every evaluated schema version side by side, with per-field deltas against the previous version.",
 )
 def eval_comparison(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    from extraction_assets.lib.evaluation import (
+    from extraction_assets.lib.evaluation import (  # the evaluation stack loads with the step
         compare_versions,
         comparison_markdown,
         data_uri,

@@ -27,6 +27,7 @@ from extraction_assets.defs.partitions import (
     schema_for_partition,
 )
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
+from extraction_assets.lib.calibration import FIT_HEADERS, describe, fit_rows
 from extraction_assets.lib.extraction import ExtractionTally
 from extraction_assets.lib.llm import estimated_cost
 from extraction_assets.lib.schemas import SchemaVersion
@@ -218,7 +219,6 @@ def confidence_figures(schema: SchemaVersion, figures: dict[str, Any]) -> dict[s
     """What review does with wrong values on this partition: its queue share, and what its items' probabilities of
     being right expect review to catch (capture, precision of the drafts); beside them the calibration's own figures
     on its labelled data (error capture, queue share, precision unqueued, ECE per field, cross-validated first)."""
-    from extraction_assets.lib.calibration import FIT_HEADERS, describe, fit_rows
     from extraction_assets.lib.pii import markdown_table  # the detectors load with the step, not the code location
 
     found: dict[str, Any] = {

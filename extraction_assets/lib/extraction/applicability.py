@@ -71,7 +71,7 @@ def own_folders(schema: SchemaVersion) -> frozenset[str] | None:
 
 def rules_fingerprint(schema: SchemaVersion) -> str:
     """What a routing decision depends on: a change re-routes the schema's documents, nothing else."""
-    from extraction_assets.lib.heuristics import GATE_VERSION
+    from extraction_assets.lib.heuristics import GATE_VERSION  # not with the code location (the registry alone)
 
     rules = {
         "kinds": sorted(schema.document_kinds),
@@ -104,7 +104,7 @@ def decide(doc: Document, scrubbed: ExtractionInput, schema: SchemaVersion) -> D
         threshold, where = rules.min_score, "gate"
     if not rules.gate:
         return Decision(True, None, where)
-    from extraction_assets.lib.heuristics import get_pack
+    from extraction_assets.lib.heuristics import get_pack  # not with the code location: the pack loads with its gate
 
     score = get_pack(schema.heuristic).gate(scrubbed, schema)
     verdict = "passed" if score >= threshold else "failed"

@@ -76,7 +76,7 @@ class _BoundedTransport:
 
 def bounded_http_client(max_bytes: int = MAX_RESPONSE_BYTES) -> Any:
     """openai's default HTTP client (its limits and timeouts) over a transport that refuses oversized bodies."""
-    import openai
+    import openai  # the model client loads with the first call
 
     http = sys.modules[type(openai.DefaultHttpxClient()).__mro__[1].__module__.partition(".")[0]]  # httpx or httpx2
     bounded = _BoundedTransport(http.HTTPTransport(), max_bytes)  # a BaseTransport of whichever httpx openai uses

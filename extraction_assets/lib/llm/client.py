@@ -138,7 +138,7 @@ class LLMClient:
         self.cache = cache or MemoryCache()
         self.budget = TokenBudget(settings.budget_tokens)
         self.deferred: dict[str, BatchRequest] = {}  # batch mode: requests kept for the next batch
-        import openai
+        import openai  # the model client loads with the first call
 
         self.openai = openai.OpenAI(  # also the files and batches of batch backfills
             base_url=settings.base_url,
@@ -155,7 +155,7 @@ class LLMClient:
 
     def _instructor(self, mode: Mode) -> instructor.Instructor:
         """One instructor client per mode, sharing one HTTP connection pool, each sending through `_post_completion`."""
-        import instructor
+        import instructor  # with the first call
 
         check_models_once()
         with self._lock:
@@ -174,7 +174,7 @@ class LLMClient:
         it built), which that walk returns unchanged: the body sent is the same (a unit test compares them), and
         retries, timeouts, authentication and parsing the answer stay the openai client's (`post` is its documented
         way to any endpoint)."""
-        from openai.types.chat import ChatCompletion
+        from openai.types.chat import ChatCompletion  # with the first call
 
         return self.openai.post("/chat/completions", body={**params, **(extra_body or {})}, cast_to=ChatCompletion)
 
@@ -219,7 +219,7 @@ class LLMClient:
             if getattr(response, "usage", None) is not None:
                 usage.append(response.usage)
 
-        from instructor.core.hooks import Hooks
+        from instructor.core.hooks import Hooks  # with the first call
 
         hooks = Hooks()
         hooks.on("completion:response", on_response)
@@ -316,7 +316,7 @@ class LLMClient:
             known = key in self.deferred
         if not known:
             self._reserve(messages, output)
-        import instructor
+        import instructor  # with the first call
         from instructor.processing.response import handle_response_model
 
         _, kwargs = handle_response_model(
@@ -342,7 +342,7 @@ def answer_failed(exc: BaseException) -> bool:
     """Whether the model answered and no answer was valid after the re-asks (invalid JSON, a schema violation, an
     answer cut at its token bound): asking the same request again would pay for the same failure. A provider or
     transport error (timeout, 429, 5xx, refused connection) is not: the next run asks again."""
-    import openai
+    import openai  # with the first call
     from instructor.core.exceptions import IncompleteOutputException
 
     answered = False

@@ -67,7 +67,7 @@ def key_id(key: bytes) -> str:
 def seal(
     key: bytes, doc_id: str, tenant_id: str, scrubber_version: str, placeholders: Mapping[str, str]
 ) -> SealedMapping:
-    from cryptography.fernet import Fernet
+    from cryptography.fernet import Fernet  # cryptography loads when a vault key is set
 
     payload = json.dumps(dict(placeholders), ensure_ascii=False, sort_keys=True).encode("utf-8")
     return SealedMapping(
@@ -83,7 +83,7 @@ def seal(
 def unseal(key: bytes, sealed_key_id: str, token: str) -> dict[str, str]:
     if sealed_key_id != key_id(key):
         raise VaultError("this vault entry was sealed with another key")
-    from cryptography.fernet import Fernet, InvalidToken
+    from cryptography.fernet import Fernet, InvalidToken  # when a vault key is set
 
     try:
         return json.loads(Fernet(key).decrypt(token.encode("ascii")))

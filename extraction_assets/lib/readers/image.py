@@ -55,7 +55,7 @@ class OcrText:
 @cache
 def _engine() -> tuple[str, str]:
     """(engine version, the `lang` argument: the installed languages among OCR_LANGUAGES), or OcrError."""
-    import pytesseract
+    import pytesseract  # the OCR binding loads with the first screenshot
 
     try:
         version = str(pytesseract.get_tesseract_version())
@@ -108,7 +108,7 @@ def read_image(data: bytes) -> OcrText:
 
 
 def _ocr(image: Image.Image, languages: str) -> dict[str, list]:
-    import pytesseract
+    import pytesseract  # with the first screenshot
 
     try:
         return pytesseract.image_to_data(
