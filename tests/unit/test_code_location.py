@@ -23,7 +23,8 @@ HEAVY_FOR_THE_CODE_LOCATION = (
     "duckdb",
     "cryptography",
     "phonenumbers",
-    "extraction_assets.lib.pii",
+    "extraction_assets.lib.pii.scrubber",
+    "extraction_assets.lib.pii.vault",
     "extraction_assets.lib.evaluation",
     "jinja2",
 )

@@ -8,7 +8,6 @@ import unicodedata
 import pytest
 
 from extraction_assets.lib.heuristics.segments import (
-    PLACEHOLDER_RE,
     LiteralScan,
     Segment,
     make_title,
@@ -20,6 +19,7 @@ from extraction_assets.lib.heuristics.segments import (
     word_set_pattern,
 )
 from extraction_assets.lib.models import Turn
+from extraction_assets.lib.pii import PLACEHOLDER
 
 
 def _texts(segments: list[Segment]) -> list[str]:
@@ -70,7 +70,7 @@ def test_placeholders_are_never_split() -> None:
     text = "Gửi cho [EMAIL_1].Gọi [PHONE_2]? Hỏi [PERSON_NAME_3]; xong [EMAIL_1]!"
     segments = segment_text(text)
     _assert_offsets(text, segments)
-    for match in PLACEHOLDER_RE.finditer(text):
+    for match in PLACEHOLDER.finditer(text):
         owners = [s for s in segments if s.start <= match.start() and match.end() <= s.end]
         assert len(owners) == 1, match.group(0)
     assert _texts(segments)[0] == "Gửi cho [EMAIL_1].Gọi [PHONE_2]?"

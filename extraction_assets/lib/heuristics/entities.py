@@ -16,6 +16,7 @@ import regex
 from price_parser import Price
 
 from extraction_assets.lib.heuristics.segments import normalize_for_match
+from extraction_assets.lib.pii import PLACEHOLDER
 
 __all__ = [
     "Found",
@@ -77,7 +78,6 @@ _NOT_NAME_START = frozenset({
     "but", "as", "by", "in", "on", "of", "that", "this", "while", "after", "before", "since", "because", "said",
 })  # fmt: skip
 _ABBREVIATED_SUFFIX = regex.compile(r"(?:Inc|Ltd|Corp|Co|Pty|S\.A|L\.L\.C)\.$")
-_PLACEHOLDER = regex.compile(r"\[(?P<kind>[A-Z][A-Z_]*)_\d+\]")
 _CJK = regex.compile(r"\p{Han}|\p{Hiragana}|\p{Katakana}")
 
 
@@ -155,9 +155,7 @@ def find_placeholders(text: str, kind: str, start: int = 0, end: int | None = No
     """The scrubber's placeholders of one kind (`EMAIL`, `PHONE`, ...) in `text[start:end]`."""
     stop = len(text) if end is None else end
     return [
-        Found(m.start(), m.end(), m.group())
-        for m in _PLACEHOLDER.finditer(text, start, stop)
-        if m.group("kind") == kind
+        Found(m.start(), m.end(), m.group()) for m in PLACEHOLDER.finditer(text, start, stop) if m.group("kind") == kind
     ]
 
 

@@ -18,9 +18,7 @@ import ahocorasick
 
 from extraction_assets.lib.models import Turn
 
-# Scrubber placeholders such as [EMAIL_1] or [PHONE_2]; a clause never ends inside one.
-PLACEHOLDER_RE = re.compile(r"\[[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*\]")
-
+# A scrubber placeholder ([EMAIL_1], `pii.PLACEHOLDER`) holds no character a clause ends or is cut at: it stays whole.
 _LINE_BREAK_RE = re.compile(r"\r\n|[\n\r\u2028\u2029\x0b\x0c\x85]")
 # List markers at the start of a line: "-", "*", "•", "1.", "2)", "(a)", "> " (email quoting) ...
 _BULLET_RE = re.compile(r"(?:[-*•◦‣▪▫●○■□►▶➤→>+–—·]+|\(?\d{1,3}[.)]|\(?[A-Za-z]\))[ \t]+")
@@ -140,12 +138,6 @@ def _literal_first(pattern: str) -> str:
     return first + rf"(?<!\w{first})" + pattern[len(_LEFT_BOUNDARY) + 1 :]
 
 
-def placeholder_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """Spans of scrubber placeholders in ``text[start:end]`` (absolute offsets)."""
-    stop = len(text) if end is None else end
-    return [m.span() for m in PLACEHOLDER_RE.finditer(text, start, stop)]
-
-
 def make_title(text: str, limit: int = 120) -> str:
     """A readable title from a clause: whitespace collapsed, cut at a word boundary to at most ``limit`` chars."""
     flat = " ".join(text.split()).rstrip(" ,;:；，")
@@ -176,12 +168,9 @@ def segment_text(text: str, start: int = 0, end: int | None = None, *, max_chars
 def _segments(text: str, begin: int, stop: int, max_chars: int, turn_id: str | None) -> list[Segment]:
     if begin >= stop:
         return []
-    protected = bytearray(stop - begin)
-    for ps, pe in placeholder_spans(text, begin, stop):
-        protected[ps - begin : pe - begin] = b"\x01" * (pe - ps)
     segments: list[Segment] = []
     for lo, hi in _sentence_blocks(text, begin, stop):
-        segments.extend(_segment_line(text, lo, hi, begin, protected, max_chars, turn_id))
+        segments.extend(_segment_line(text, lo, hi, max_chars, turn_id))
     return segments
 
 
@@ -224,9 +213,7 @@ def segment_turns(text: str, turns: Sequence[Turn], *, max_chars: int = 240) -> 
     return segments
 
 
-def _segment_line(
-    text: str, lo: int, hi: int, base: int, protected: bytearray, max_chars: int, turn_id: str | None
-) -> list[Segment]:
+def _segment_line(text: str, lo: int, hi: int, max_chars: int, turn_id: str | None) -> list[Segment]:
     """Clauses of one line (or run of wrapped lines) ``text[lo:hi]``."""
     pos = lo
     while pos < hi and text[pos].isspace():
@@ -244,9 +231,6 @@ def _segment_line(
             break
         i = stop.start()
         ch = text[i]
-        if protected[i - base]:
-            i += 1
-            continue
         if ch == ";" or ch in _CJK_CLAUSE_SEPARATORS:
             pieces.append((clause_start, i))
             clause_start = i = i + 1
@@ -267,7 +251,7 @@ def _segment_line(
 
     out: list[Segment] = []
     for ps, pe in pieces:
-        for s, e in _split_long(text, ps, pe, base, protected, max_chars):
+        for s, e in _split_long(text, ps, pe, max_chars):
             out.append(Segment(s, e, text[s:e], turn_id))
     return out
 
@@ -292,7 +276,7 @@ def _ends_sentence(text: str, i: int, j: int, hi: int, clause_start: int) -> boo
     return True
 
 
-def _split_long(text: str, lo: int, hi: int, base: int, protected: bytearray, max_chars: int) -> list[tuple[int, int]]:
+def _split_long(text: str, lo: int, hi: int, max_chars: int) -> list[tuple[int, int]]:
     """Trim a clause; if it is still longer than ``max_chars`` split it at commas."""
     trimmed = _trim(text, lo, hi)
     if trimmed is None:
@@ -303,8 +287,6 @@ def _split_long(text: str, lo: int, hi: int, base: int, protected: bytearray, ma
     cuts: list[tuple[int, int]] = []
     start = lo
     for k in range(lo, hi):
-        if protected[k - base]:
-            continue
         ch = text[k]
         if ch in _LONG_CLAUSE_SEPARATORS or (ch == "," and k + 1 < hi and text[k + 1].isspace()):
             cuts.append((start, k))

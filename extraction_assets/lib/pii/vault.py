@@ -13,15 +13,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
 import duckdb
 from pydantic import BaseModel, ConfigDict
 
+from extraction_assets.lib.pii.placeholders import PLACEHOLDER
+
 VAULT_KEY_ENV = "EXTRACTION_PII_VAULT_KEY"
-_PLACEHOLDER = re.compile(r"\[[A-Z][A-Z_]*_\d+\]")
 
 
 class VaultError(ValueError):
@@ -101,4 +101,4 @@ def reveal(con: duckdb.DuckDBPyConnection, doc_id: str, key: bytes) -> dict[str,
 
 def reidentify(text: str, mapping: Mapping[str, str]) -> str:
     """Scrubbed text (or a model's answer about it) with every known placeholder replaced by its value."""
-    return _PLACEHOLDER.sub(lambda m: mapping.get(m.group(), m.group()), text)
+    return PLACEHOLDER.sub(lambda m: mapping.get(m.group(), m.group()), text)
