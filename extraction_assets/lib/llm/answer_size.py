@@ -1,4 +1,5 @@
-"""How much of a model's answer the client takes in, and how much of it a re-ask sends back.
+"""How much of a model's answer the client takes in, and how much of it a re-ask sends back (how long it may take:
+`deadline.py`).
 
 A hostile or broken endpoint can answer with megabytes (a 5,000,000-character `owner_name`). Unbounded, the
 client reads it all, and instructor's re-ask sends the invalid answer and its validation errors back with every
@@ -37,16 +38,22 @@ def reask_cap(original_turns: int) -> Callable[..., None]:
 
 
 class _BoundedTransport:
-    """Wraps the HTTP transport: reads a response body up to `max_bytes`, and answers 413 past it."""
+    """Wraps the HTTP transport: reads a response body up to `max_bytes`, and answers 413 past it; the request and its
+    whole answer within the request's timeout (`deadline.attempt`)."""
 
     def __init__(self, inner: Any, max_bytes: int) -> None:
         self.inner = inner
         self.max_bytes = max_bytes
 
     def handle_request(self, request: Any) -> Any:
-        response = self.inner.handle_request(request)
-        chunks = self._read(response)
-        response.close()
+        from extraction_assets.lib.llm.deadline import attempt
+
+        with attempt((request.extensions.get("timeout") or {}).get("read")):
+            response = self.inner.handle_request(request)
+            try:
+                chunks = self._read(response)
+            finally:
+                response.close()
         if chunks is None:
             body = {"error": {"message": f"response body over {self.max_bytes} bytes refused", "type": "too_large"}}
             return type(response)(413, json=body, request=request)
@@ -75,9 +82,13 @@ class _BoundedTransport:
 
 
 def bounded_http_client(max_bytes: int = MAX_RESPONSE_BYTES) -> Any:
-    """openai's default HTTP client (its limits and timeouts) over a transport that refuses oversized bodies."""
+    """openai's default HTTP client (its limits and timeouts) over a transport that refuses oversized bodies and keeps
+    every call's deadlines (`deadline.py`)."""
     import openai
 
+    from extraction_assets.lib.llm.deadline import bound_connections
+
     http = sys.modules[type(openai.DefaultHttpxClient()).__mro__[1].__module__.partition(".")[0]]  # httpx or httpx2
-    bounded = _BoundedTransport(http.HTTPTransport(), max_bytes)  # a BaseTransport of whichever httpx openai uses
-    return openai.DefaultHttpxClient(transport=bounded)  # type: ignore[arg-type]
+    transport = http.HTTPTransport()  # a BaseTransport of whichever httpx openai uses
+    bound_connections(transport)
+    return openai.DefaultHttpxClient(transport=_BoundedTransport(transport, max_bytes))  # type: ignore[arg-type]
