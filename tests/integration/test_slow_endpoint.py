@@ -69,7 +69,7 @@ def test_stuck_calls_leave_their_documents_pending_and_the_next_run_extracts_the
         first = _start(tmp_path, fake, pulses, prompts, **limits)
         assert _finish(first, 180, out) == 0, out.read_text(errors="replace")[-3000:]
         said = out.read_text(errors="replace")
-        assert "documents pending, the next run continues" in said
+        assert "because the endpoint ran out of EXTRACTION_LLM_TIMEOUT), the next run continues" in said
         documents = _count(warehouse, "SELECT count(*) FROM raw_documents")
         assert documents >= 7 and _count(warehouse, "SELECT count(DISTINCT tenant_id) FROM raw_documents") == 2
         assert _count(warehouse, "SELECT count(*) FROM extraction_status") == 0, "nothing failed, nothing processed"
