@@ -57,3 +57,21 @@ def test_the_warehouse_files_never_start_a_pass(tmp_path: Path) -> None:
     assert not keep(Change.added, str(tmp_path / "inbox" / "w.duckdb.readers"))
     assert keep(Change.added, str(tmp_path / "inbox" / "acme" / "note.eml"))
     assert not keep(Change.added, str(tmp_path / "inbox" / "acme" / ".note.eml.swp")), "an editor's swap file"
+
+
+def test_sigterm_ends_a_watch_as_ctrl_c_does(tmp_path: Path, inbox: Path, prompts: Path) -> None:
+    """A service manager stops a watch with SIGTERM: it ends as on Ctrl-C (exit 130), not killed mid-line."""
+    import signal
+
+    warehouse, out = tmp_path / "warehouse.duckdb", tmp_path / "watch.out"
+    command = [str(Path(sys.executable).with_name("extraction-assets")), "watch"]
+    command += ["--inbox", str(inbox), "--prompts", str(prompts), "--warehouse", str(warehouse)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("EXTRACTION_LLM_", "DAGSTER_HOME"))}
+    with out.open("wb") as sink:
+        watch = subprocess.Popen(command, stdout=sink, stderr=subprocess.STDOUT, env={**env, "COLUMNS": "200"})
+        try:
+            _wait_for(out, "pass 1 done", watch)
+            watch.send_signal(signal.SIGTERM)
+            assert watch.wait(timeout=60) == 130, out.read_text(errors="replace")[-3000:]
+        finally:
+            watch.kill()
