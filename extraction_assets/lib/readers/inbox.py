@@ -18,9 +18,9 @@ from extraction_assets.lib.readers.image import OcrError, read_image
 from extraction_assets.lib.readers.json_formats import read_json, read_jsonl
 from extraction_assets.lib.readers.pdf import PdfError, read_pdf
 from extraction_assets.lib.readers.record import (
-    MAX_TEXT_CHARS,
     RecordContext,
     Rejected,
+    TooLarge,
     check_not_empty_or_binary,
     date_from_name,
     decode_utf8,
@@ -120,24 +120,17 @@ def read_file(
         return fail(f"unreadable file: {os_reason(exc)}")
 
     ctx = RecordContext(tenant_id=tenant_id, source_uri=source_uri, name_date=date_from_name(path.name))
-    return [_within_cap(r) for r in _documents(data, suffix, ctx, fail)]
-
-
-def _within_cap(record: Document | ReadFailure) -> Document | ReadFailure:
-    """Whatever the reader, no document longer than `MAX_TEXT_CHARS` (a dead letter instead)."""
-    if isinstance(record, Document) and len(record.text) > MAX_TEXT_CHARS:
-        reason = f"document text larger than {MAX_TEXT_CHARS} characters ({len(record.text)})"
-        return ReadFailure(tenant_id=record.tenant_id, source_uri=record.source_uri, reason=reason)
-    return record
+    return _documents(data, suffix, ctx, fail)
 
 
 def _documents(
     data: bytes, suffix: str, ctx: RecordContext, fail: Callable[[str], list[Document | ReadFailure]]
 ) -> list[Document | ReadFailure]:
-    """The file's bytes through its format's reader."""
+    """The file's bytes through its format's reader; the file's budget (`ctx.budget`) stops any reader that would make
+    it more than one file may become (`record.TooLarge`): the whole file is then one dead letter, saying why."""
     try:
         if suffix == ".xlsx":  # a zip archive: binary by nature
-            return sheet_documents(xlsx_records(data), ctx)
+            return sheet_documents(xlsx_records(data, ctx.budget), ctx)
         if suffix == ".pdf":  # binary by nature too: its text layer becomes a text document
             pdf = read_pdf(data)
             doc = read_text(pdf.text, ctx, markdown=False)
@@ -158,9 +151,9 @@ def _documents(
         if suffix == ".json":
             return [read_json(text, ctx)]
         if suffix == ".csv":
-            return sheet_documents(csv_records(text), ctx)
+            return sheet_documents(csv_records(text, ctx.budget), ctx)
         return [read_text(text, ctx, markdown=suffix == ".md")]
-    except (Rejected, SheetError, PdfError, OcrError) as exc:
+    except (Rejected, TooLarge, SheetError, PdfError, OcrError) as exc:
         return fail(str(exc))
     except Exception as exc:  # a reader bug must not stop the whole inbox
         return fail(f"reader error: {type(exc).__name__}: {exc}")

@@ -19,6 +19,7 @@ as a partition key (`interview@v1`), never a path.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -29,6 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from extraction_assets.lib.models import SESSION_KEY, Document
+from extraction_assets.lib.readers.record import ReadBudget, TooLarge
 from extraction_assets.lib.readers.tenant_files import HIDDEN_FILE, HIDDEN_FOLDER, Entry, Refused, read_regular, walk
 
 SessionStatus = Literal["in_progress", "completed"]
@@ -115,14 +117,18 @@ def read_session(sessions_dir: Path, entry: Entry) -> SessionFile:
             raise SessionFileError("a .json session is an object with a 'turns' list")
         facts, session.turns = {k: obj[k] for k in _FACTS if k in obj}, list(obj.get("turns", []))
     else:
-        lines = text.split("\n")
-        for number, line in enumerate(lines, start=1):
+        budget = ReadBudget()
+        for number, line in enumerate(io.StringIO(text), start=1):  # one at a time, counted: bounded whatever the shape
             if not line.strip():
                 continue
             try:
+                budget.row("lines")
+            except TooLarge as exc:
+                raise SessionFileError(f"session file of {exc}") from None
+            try:
                 obj = _parse(line, f"line {number}")
             except SessionFileError as exc:
-                if number < len(lines):  # the last line, without its newline, may still be being written
+                if line.endswith("\n"):  # the last line, without its newline, may still be being written
                     session.problems.append(str(exc))
                 continue
             if not isinstance(obj, dict):
