@@ -56,6 +56,7 @@ class Faults(BaseModel):
     timeout_s: float = 3.0
     drip_s: float = 0.0  # > 0: every answer is sent one byte every this many seconds (a slow or stuck endpoint)
     drip_headers: bool = False  # with drip_s: the status line and headers too, not only the body
+    refuse_with: str = ""  # set: every chat request is answered 400 with this error message (a provider's echo)
     invalid_json: bool = False
     schema_violation: bool = False
     hallucinate: bool = False
@@ -254,6 +255,8 @@ class FakeLLMServer:
             return 429, headers, {"error": {"message": "rate limited", "type": "rate_limit_exceeded"}}
         if _hit(faults.server_error_every, index):
             return 500, {}, {"error": {"message": "internal error", "type": "server_error"}}
+        if faults.refuse_with:
+            return 400, {}, {"error": {"message": faults.refuse_with, "type": "invalid_request_error"}}
         answer = self._responder.answer(body.get("messages", []), faults)
         if faults.schema_violation:
             answer = _violate(answer)

@@ -1,5 +1,5 @@
 """How much of a model's answer the client takes in, and how much of it a re-ask sends back (how long it may take:
-`deadline.py`).
+`deadline.py`); an error answer is masked as it comes in.
 
 A hostile or broken endpoint can answer with megabytes (a 5,000,000-character `owner_name`). Unbounded, the
 client reads it all, and instructor's re-ask sends the invalid answer and its validation errors back with every
@@ -57,10 +57,13 @@ class _BoundedTransport:
         if chunks is None:
             body = {"error": {"message": f"response body over {self.max_bytes} bytes refused", "type": "too_large"}}
             return type(response)(413, json=body, request=request)
+        content = b"".join(chunks)
+        if response.status_code >= 400:  # an error may echo what the provider was sent: masked before anything logs it
+            content = _masked(content)
         return type(response)(
             response.status_code,
             headers=response.headers,
-            content=b"".join(chunks),
+            content=content,
             request=request,
             extensions=response.extensions,
         )
@@ -79,6 +82,15 @@ class _BoundedTransport:
 
     def close(self) -> None:
         self.inner.close()
+
+
+def _masked(body: bytes) -> bytes:
+    """An error body with every personal value the scrubber finds replaced by its placeholder: openai puts the text
+    in its exception, and instructor logs that at ERROR level (to stderr, and to Dagster's compute log) before
+    anything of ours sees it."""
+    from extraction_assets.lib.pii import masked
+
+    return masked(body.decode("utf-8", "replace")).encode("utf-8")
 
 
 def bounded_http_client(max_bytes: int = MAX_RESPONSE_BYTES) -> Any:
