@@ -57,6 +57,7 @@ class Faults(BaseModel):
     drip_s: float = 0.0  # > 0: every answer is sent one byte every this many seconds (a slow or stuck endpoint)
     drip_headers: bool = False  # with drip_s: the status line and headers too, not only the body
     refuse_with: str = ""  # set: every chat request is answered 400 with this error message (a provider's echo)
+    title_prefix: str = ""  # written before every item title (a model's control characters, say)
     invalid_json: bool = False
     schema_violation: bool = False
     hallucinate: bool = False
@@ -143,7 +144,7 @@ class _Responder:
             "items": [
                 {
                     "item_type": c.item_type,
-                    "title": c.title,
+                    "title": faults.title_prefix + c.title,
                     "evidence_span": c.evidence_span,
                     "confidence": faults.confidence,
                     **{k: v for k, v in c.value.items() if v is not None},

@@ -10,9 +10,12 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from typing import Any
 
-from rich.console import Console, ConsoleDimensions
+from rich.console import Console, ConsoleDimensions, ConsoleOptions, RenderableType, RenderHook, RenderResult
+from rich.segment import Segment
 
+from extraction_assets.lib.reporting import visible_controls
 from extraction_assets.lib.settings import Settings
 
 
@@ -32,7 +35,26 @@ class _Console(Console):
         Console.size.fset(self, new_size)  # type: ignore[attr-defined]
 
 
+class _Shown:
+    """What it wraps, rendered with the control characters of its text made visible: a file name, a title or a
+    reason comes from a file or a model, and an escape sequence in it would drive the terminal. The console's own
+    styles are control segments of their own and go out as they are."""
+
+    def __init__(self, inner: RenderableType) -> None:
+        self.inner = inner
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for segment in console.render(self.inner, options):
+            yield segment if segment.control else Segment(visible_controls(segment.text), segment.style)
+
+
+class _ShowControls(RenderHook):
+    def process_renderables(self, renderables: list[Any]) -> list[Any]:
+        return [_Shown(r) for r in renderables]
+
+
 console = _Console()
+console.push_render_hook(_ShowControls())
 EXIT_BUSY = 75  # EX_TEMPFAIL: try again later
 
 
