@@ -14,6 +14,7 @@ from typing import Any
 
 from rich.console import Console, ConsoleDimensions, ConsoleOptions, RenderableType, RenderHook, RenderResult
 from rich.segment import Segment
+from rich.text import Text
 
 from extraction_assets.lib.reporting import visible_controls
 from extraction_assets.lib.settings import Settings
@@ -56,6 +57,7 @@ class _ShowControls(RenderHook):
 console = _Console()
 console.push_render_hook(_ShowControls())
 EXIT_BUSY = 75  # EX_TEMPFAIL: try again later
+EXIT_UNREADABLE = 74  # EX_IOERR: the warehouse file cannot be read
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:
@@ -92,7 +94,7 @@ def lazy_handler(target: str) -> Callable[[argparse.Namespace], int]:
     module_name, _, function = target.partition(":")
 
     def handler(args: argparse.Namespace) -> int:
-        from extraction_assets.lib.warehouse import WarehouseBusy
+        from extraction_assets.lib.warehouse import WarehouseBusy, WarehouseUnreadable, damaged, unreadable
 
         with imported_for_good() if module_name not in sys.modules else nullcontext():
             command = getattr(importlib.import_module(module_name), function)
@@ -101,5 +103,11 @@ def lazy_handler(target: str) -> Callable[[argparse.Namespace], int]:
         except WarehouseBusy as exc:  # a run kept the lock past the wait: say so, no traceback
             console.print(f"[yellow]busy:[/] {exc}")
             return EXIT_BUSY
+        except Exception as exc:  # a damaged warehouse, found on opening it or by a query later: one line, no traceback
+            if not isinstance(exc, WarehouseUnreadable) and not damaged(exc):
+                raise
+            said = exc if isinstance(exc, WarehouseUnreadable) else unreadable(settings_from_args(args).warehouse, exc)
+            console.print(Text(f"error: {said}", style="red"))
+            return EXIT_UNREADABLE
 
     return handler
