@@ -794,8 +794,8 @@ def test_an_unchanged_inbox_costs_one_stat_per_file_from_the_folder_scan(tmp_pat
         monkeypatch.setattr(os, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k))
     asked: dict[str, tuple[int, int]] = {}
 
-    def unchanged(source_uri: str, size: int, mtime_ns: int) -> bool:
-        asked[source_uri] = (size, mtime_ns)
+    def unchanged(source_uri: str, info: os.stat_result, content: object) -> bool:
+        asked[source_uri] = (info.st_size, info.st_mtime_ns)
         return False
 
     assert list(read_inbox(tmp_path, needs_reading=unchanged)) == []

@@ -53,15 +53,20 @@ SUPPORTED_EXTENSIONS = (".txt", ".md", ".json", ".jsonl", ".eml", ".mbox", ".csv
 # ----------------------------------------------------------------------------------------------------------
 
 
+# Whether a tenant's file must be read, from its path under the inbox, the walk's stat of it, and a way to its bytes
+# (opened as the readers open it) for when the stat cannot tell.
+NeedsReading = Callable[[str, os.stat_result, Callable[[], bytes]], bool]
+
+
 def read_inbox(
     inbox: Path,
     max_file_bytes: int | None = None,
-    needs_reading: Callable[[str, int, int], bool] | None = None,
+    needs_reading: NeedsReading | None = None,
 ) -> Iterator[Document | ReadFailure]:
     """Yield every Document and ReadFailure under `inbox`, in a deterministic (sorted path) order.
 
-    `needs_reading(source_uri, size, mtime_ns)` says whether a tenant's file must be read; a file it
-    declines (unchanged since it was last read) yields nothing. None reads every file.
+    `needs_reading(source_uri, stat, content)` says whether a tenant's file must be read; a file it declines
+    (unchanged since it was last read) yields nothing. None reads every file.
 
     Tenants are the first-level folders; hidden files and folders, and a README in the root (it documents
     the inbox), are skipped and reported as skipped, so they are counted; other files directly in the root
@@ -82,8 +87,12 @@ def read_inbox(
             yield ReadFailure(tenant_id=NO_TENANT, source_uri=rel, reason="the inbox's own README", skipped=True)
         elif len(parts) < 2:
             yield ReadFailure(tenant_id=NO_TENANT, source_uri=rel, reason="file outside a tenant folder")
-        elif needs_reading is None or needs_reading(rel, info.st_size, info.st_mtime_ns):
+        elif needs_reading is None or needs_reading(rel, info, _content(path, max_file_bytes, beneath, info)):
             yield from read_file(Path(path), parts[0], rel, max_file_bytes, beneath=beneath, walked=info)
+
+
+def _content(path: str, limit: int | None, beneath: Path, walked: os.stat_result) -> Callable[[], bytes]:
+    return lambda: read_regular(Path(path), limit or MAX_FILE_BYTES, beneath, walked)
 
 
 # ----------------------------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from extraction_assets.lib.warehouse.connection import (
 from extraction_assets.lib.warehouse.currency import queue_in_step
 from extraction_assets.lib.warehouse.ddl import TABLES, ensure_schema
 from extraction_assets.lib.warehouse.documents import (
+    FileStamp,
     documents_to_scrub,
     file_stamps,
     insert_documents,
@@ -79,6 +80,7 @@ __all__ = [
     "MACHINE_OWNED_STATUSES",
     "READER_WAIT_S",
     "TABLES",
+    "FileStamp",
     "HeldWarehouse",
     "Shard",
     "WarehouseBusy",
