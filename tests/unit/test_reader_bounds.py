@@ -62,3 +62,19 @@ def test_the_documents_of_one_file_hold_no_more_text_than_one_file_may(
     [failure] = _read(path)
     assert isinstance(failure, ReadFailure)
     assert failure.reason == "text larger than 100000 characters (the most one file may become)"
+
+
+@pytest.mark.parametrize("suffix", [".json", ".jsonl"])
+def test_a_live_session_of_more_turns_than_one_file_may_hold_is_refused(tmp_path: Path, suffix: str) -> None:
+    import json
+
+    from extraction_assets.lib.sessions import SessionFileError, read_session, session_document, session_files
+
+    turns = [{"id": f"t{i}", "speaker": "A", "text": "a"} for i in range(5 * BOUND)]
+    path = tmp_path / "acme" / f"s-001{suffix}"
+    path.parent.mkdir(parents=True)
+    lines = [json.dumps({"turns": turns})] if suffix == ".json" else [json.dumps(t) for t in turns]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    [entry] = session_files(tmp_path)
+    with pytest.raises(SessionFileError, match="one file's limit"):
+        session_document(read_session(tmp_path, entry))

@@ -169,7 +169,7 @@ def session_document(session: SessionFile) -> Document:
     ctx = RecordContext(tenant_id=session.tenant_id, source_uri=session.source_uri)
     try:
         doc = transcript_document({"turns": session.turns, "title": session.title, "date": session.date}, ctx)
-    except Rejected as exc:
+    except (Rejected, TooLarge) as exc:
         raise SessionFileError(str(exc)) from None
     metadata = {**doc.metadata, SESSION_KEY: session.session_id}
     return doc.model_copy(
