@@ -15,8 +15,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from evals.hostile_files import tiny_rows
 from extraction_assets.lib.settings import SAMPLE_INBOX
-from tests.hostile_files import tiny_rows
 
 resource = pytest.importorskip("resource")  # POSIX only
 pytestmark = pytest.mark.long(60)

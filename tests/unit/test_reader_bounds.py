@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from evals.hostile_files import tiny_rows
 from extraction_assets.lib.models import Document, ReadFailure
 from extraction_assets.lib.readers import read_file, record
-from tests.hostile_files import tiny_rows
 
 SHAPES = [
     "rows.csv",

@@ -1,5 +1,5 @@
 """Files of many tiny rows, each shape a reader builds per-row objects for: within the file size limit, they would
-hold millions of rows, lines, messages, answers or turns."""
+hold millions of rows, lines, messages, answers or turns (for the tests and the hostile-inbox benchmark)."""
 
 from __future__ import annotations
 
