@@ -124,3 +124,16 @@ def test_a_stuck_call_costs_its_document_only_which_stays_pending() -> None:
     assert {o.outcome for o in outcomes} == {"pending_deadline", "pending_endpoint_stuck"}
     sent = sum(o.outcome == "pending_deadline" for o in outcomes)
     assert 2 <= sent <= 3, "the calls in flight when the second ran out of time, then none is sent"
+
+
+def test_a_request_with_no_timeout_and_no_call_goes_through_the_bounded_connections() -> None:
+    """Outside a call, with no timeout of its own (as a batch's file download may be): nothing is bounded, and
+    nothing refuses an unbounded wait."""
+    import httpx2
+
+    from extraction_assets.lib.llm.deadline import bound_connections
+
+    transport = httpx2.HTTPTransport()
+    bound_connections(transport)
+    with FakeLLMServer() as fake, httpx2.Client(transport=transport, timeout=None) as client:
+        assert client.get(f"{fake.base_url}/models").json()["data"][0]["id"] == "fake-model"

@@ -81,6 +81,12 @@ def _left(timeout: float | None, core: Any, phase: str) -> float:
     return min(math.inf if timeout is None else timeout, bound)
 
 
+def _timeout(timeout: float | None, core: Any, phase: str) -> float | None:
+    """`_left` as a socket takes it: None for no bound (a socket refuses an infinite timeout)."""
+    left = _left(timeout, core, phase)
+    return None if math.isinf(left) else left
+
+
 class _Stream:
     """A connection whose operations end by the thread's deadlines (see the module's docstring)."""
 
@@ -100,13 +106,13 @@ class _Stream:
                 continue  # a slice ended with nothing received: look at the deadlines again
 
     def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._inner.write(buffer, _left(timeout, self._core, "Write"))
+        self._inner.write(buffer, _timeout(timeout, self._core, "Write"))
 
     def close(self) -> None:
         self._inner.close()
 
     def start_tls(self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None) -> _Stream:
-        inner = self._inner.start_tls(ssl_context, server_hostname, _left(timeout, self._core, "Connect"))
+        inner = self._inner.start_tls(ssl_context, server_hostname, _timeout(timeout, self._core, "Connect"))
         return _Stream(inner, self._core)
 
     def get_extra_info(self, info: str) -> Any:
@@ -128,14 +134,14 @@ class _Backend:
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> _Stream:
-        left = _left(timeout, self._core, "Connect")
+        left = _timeout(timeout, self._core, "Connect")
         stream = self._inner.connect_tcp(host, port, left, local_address, socket_options)
         return _Stream(stream, self._core)
 
     def connect_unix_socket(
         self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
     ) -> _Stream:
-        stream = self._inner.connect_unix_socket(path, _left(timeout, self._core, "Connect"), socket_options)
+        stream = self._inner.connect_unix_socket(path, _timeout(timeout, self._core, "Connect"), socket_options)
         return _Stream(stream, self._core)
 
     def sleep(self, seconds: float) -> None:
