@@ -14,9 +14,9 @@ import dagster as dg
 from dagster._serdes import serialize_value
 
 from evals.fake_llm import FakeLLMServer, Faults
-from extraction_assets.definitions import build_definitions
-from extraction_assets.defs.resources import ExtractorResource
 from extraction_assets.lib.settings import SAMPLE_INBOX, Settings
+from tests.integration.test_model_path import _extractor as model_extractor
+from tests.integration.test_model_path import _run as run_model_path
 
 PULSE = "pulse@v1"
 RLO = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: what follows reads backwards
@@ -33,21 +33,8 @@ def test_a_models_bidirectional_controls_show_as_marks_in_the_ui_previews(tmp_pa
     shutil.copytree(SAMPLE_INBOX / "acme" / "pulses", inbox / "acme" / "pulses")
     settings = Settings(warehouse=tmp_path / "w.duckdb", inbox=inbox, prompts_dir=prompts)
     instance = dg.DagsterInstance.ephemeral()
-    instance.add_dynamic_partitions("schema_versions", [PULSE])
-    defs = build_definitions(settings)
-    everything = [*defs.assets, *defs.asset_checks]  # type: ignore[misc]
     with FakeLLMServer(Faults(title_prefix=RLO), prompts_dir=prompts) as fake:
-        extractor = ExtractorResource(llm_base_url=fake.base_url, llm_model="fake-model", llm_timeout_s=30.0)
-        resources = {**defs.resources, "extractor": extractor}
-        dg.materialize(everything, instance=instance, resources=resources, selection=dg.AssetSelection.groups("ingest"))
-        result = dg.materialize(
-            everything,
-            instance=instance,
-            resources=resources,
-            selection=dg.AssetSelection.groups("extraction", "review"),
-            partition_key=PULSE,
-        )
-    assert result.success
+        run_model_path(settings, model_extractor(fake), instance)  # ingest, then the partition's extraction and queue
     items, queue = _previews(instance, "extracted_items"), _previews(instance, "review_queue")
     assert items and queue
     for preview in (*items, *queue):
