@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from extraction_assets.lib.pii.scrubber import scrub
-from extraction_assets.lib.reporting import map_strings
+from extraction_assets.lib.reporting import map_strings, visible_controls
 
 
 def masked(text: str) -> str:
@@ -24,14 +24,14 @@ def masked_value(value: Any) -> Any:
 
 
 def _cell(value: object, width: int) -> str:
-    text = "" if value is None else masked(str(value))
+    text = "" if value is None else visible_controls(masked(str(value)))
     text = " ".join(text.split()).replace("|", "\\|")
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]], width: int = 80) -> str:
-    """A Markdown table for previews people read (the Dagster UI, the terminal): cells masked, flattened to one line,
-    pipes escaped and long values cut."""
+    """A Markdown table for previews people read (the Dagster UI, the terminal): cells masked and their controls made
+    visible, flattened to one line, pipes escaped and long values cut."""
     if not rows:
         return "_none_"
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
