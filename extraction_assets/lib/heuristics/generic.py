@@ -25,8 +25,8 @@ from extraction_assets.lib.heuristics.entities import (
     find_amounts,
     find_organisations,
     find_placeholders,
-    phrase_pattern,
 )
+from extraction_assets.lib.heuristics.phrases import any_phrase
 from extraction_assets.lib.heuristics.segments import Segment, normalize_for_match, segment_text, segment_turns
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
 from extraction_assets.lib.schemas import FieldSpec, SchemaVersion
@@ -149,7 +149,7 @@ def _keywords(doc: ExtractionInput, clauses: list[Segment], rule: GenericRule, s
     """The value whose phrases a clause holds, unless negated ("not urgent"); an enum without declared
     phrases matches its options' words."""
     table = rule.keywords or {option: [option.replace("_", " ")] for option in spec.enum_options or []}
-    patterns = {value: phrase_pattern(phrases) for value, phrases in table.items()}
+    patterns = {value: any_phrase(phrases) for value, phrases in table.items()}
     hits = []
     for clause in clauses:
         norm = normalize_for_match(clause.text)
@@ -178,7 +178,7 @@ def extract_generic(doc: ExtractionInput, schema: SchemaVersion) -> list[Candida
     options = generic_options(schema)
     if not doc.text.strip() or not options.fields:
         return []
-    if options.when and not phrase_pattern(options.when).search(normalize_for_match(doc.text)):
+    if options.when and not any_phrase(options.when).search(normalize_for_match(doc.text)):
         return []
     clauses = _clauses(doc)
     candidates: list[CandidateItem] = []
@@ -186,7 +186,7 @@ def extract_generic(doc: ExtractionInput, schema: SchemaVersion) -> list[Candida
         rule = options.fields.get(spec.name)
         if rule is None:
             continue
-        near = phrase_pattern(rule.near) if rule.near else None
+        near = any_phrase(rule.near) if rule.near else None
         hits = _FINDERS[rule.find](doc, clauses, rule, spec)
         if rule.only_near and near is not None:
             hits = [h for h in hits if near.search(normalize_for_match(h.clause.text))]

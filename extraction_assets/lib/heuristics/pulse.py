@@ -13,16 +13,14 @@ from datetime import date
 from functools import cached_property
 
 from extraction_assets.lib.heuristics.due_dates import parse_due_date
+from extraction_assets.lib.heuristics.phrases import any_phrase, phrase_needle, phrase_source
 from extraction_assets.lib.heuristics.segments import (
     LiteralScan,
     Segment,
     make_title,
     normalize_for_match,
-    phrase_needle,
-    phrase_source,
     segment_text,
     segment_turns,
-    word_set_pattern,
 )
 from extraction_assets.lib.models import CandidateItem, ExtractionInput, Turn
 from extraction_assets.lib.schemas import SchemaVersion
@@ -266,9 +264,9 @@ def _build(table: dict[str, tuple[str, ...]]) -> tuple[_Keyword, ...]:
 
 _MATCHERS: dict[str, tuple[_Keyword, ...]] = {item_type: _build(table) for item_type, table in KEYWORDS.items()}
 _NEEDLES = LiteralScan(kw.needle for keywords in _MATCHERS.values() for kw in keywords)
-_SLOT_RES = {item_type: word_set_pattern(words) for item_type, words in _SLOT_WORDS.items()}
-_SEVERITY_RES = {level: word_set_pattern(words) for level, words in _SEVERITY_WORDS.items()}
-_RISK_HINT_RES = {risk_type: word_set_pattern(words) for risk_type, words in _RISK_TYPE_HINTS.items()}
+_SLOT_RES = {item_type: any_phrase(words) for item_type, words in _SLOT_WORDS.items()}
+_SEVERITY_RES = {level: any_phrase(words) for level, words in _SEVERITY_WORDS.items()}
+_RISK_HINT_RES = {risk_type: any_phrase(words) for risk_type, words in _RISK_TYPE_HINTS.items()}
 _RISK_TYPE_OF = {kw: risk_type for risk_type, kws in _RISK_TYPE_BY_KEYWORD.items() for kw in kws}
 
 

@@ -73,35 +73,6 @@ def normalize_for_match(text: str) -> str:
     return _OLD_TONE_RE.sub(lambda m: _OLD_TONE_PLACEMENT[m.group(1)], folded)
 
 
-# "a ... b" in a keyword phrase: "a", then up to 60 characters of the same clause, then "b".
-KEYWORD_GAP = "..."
-_CJK_CHAR_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
-
-
-def phrase_pattern(phrase: str) -> re.Pattern[str]:
-    """Word-bounded, whitespace-tolerant regex for a keyword phrase, matched against normalised text.
-
-    CJK phrases get no word boundaries (the script has no spaces between words).
-    """
-    return re.compile(phrase_source(phrase))
-
-
-def phrase_source(phrase: str) -> str:
-    """The source of ``phrase_pattern(phrase)``: to join into a larger pattern, or to compile when first needed
-    (compiling is most of what a pack's import costs)."""
-    norm = normalize_for_match(phrase)
-    parts = [r"\s+".join(re.escape(tok) for tok in part.split()) for part in norm.split(KEYWORD_GAP)]
-    body = r"(?!\w).{1,60}?(?<!\w)".join(parts)
-    if _CJK_CHAR_RE.search(norm):
-        return body
-    return r"(?<!\w)" + body + r"(?!\w)"
-
-
-def phrase_needle(phrase: str) -> str:
-    """The longest word of a keyword phrase, normalised: every match of ``phrase_pattern(phrase)`` contains it."""
-    return max(normalize_for_match(phrase).replace(KEYWORD_GAP, " ").split(), key=len)
-
-
 class LiteralScan:
     """Which of many literals occur in a text, found in one Aho-Corasick pass instead of one search per literal.
 
@@ -116,26 +87,6 @@ class LiteralScan:
 
     def present(self, text: str) -> set[str]:
         return {literal for _, literal in self._automaton.iter(text)}
-
-
-def word_set_pattern(words: Sequence[str]) -> re.Pattern[str]:
-    """One alternation over ``words``, longest first, with the same boundary rules as ``phrase_pattern``."""
-    if not words:
-        return re.compile(r"(?!)")  # matches nothing
-    alternatives = sorted((phrase_source(w) for w in words), key=len, reverse=True)
-    return re.compile("|".join(f"(?:{_literal_first(a)})" for a in alternatives))
-
-
-_LEFT_BOUNDARY = r"(?<!\w)"
-
-
-def _literal_first(pattern: str) -> str:
-    r"""``(?<!\w)t...`` as ``t(?<!\wt)...``: the same test, but an alternation of such patterns opens with
-    literals, so the regex engine skips to the positions holding a first letter instead of trying each one."""
-    first = pattern[len(_LEFT_BOUNDARY) : len(_LEFT_BOUNDARY) + 1]
-    if not pattern.startswith(_LEFT_BOUNDARY) or not first.isalnum():
-        return pattern
-    return first + rf"(?<!\w{first})" + pattern[len(_LEFT_BOUNDARY) + 1 :]
 
 
 def make_title(text: str, limit: int = 120) -> str:
