@@ -18,6 +18,7 @@ from io import BytesIO
 from typing import TYPE_CHECKING
 
 from extraction_assets.lib.models import OcrWord
+from extraction_assets.lib.readers.record import Unreadable
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -37,7 +38,7 @@ _NO_ENGINE = (
 )
 
 
-class OcrError(ValueError):
+class OcrError(Unreadable, ValueError):
     """An image that cannot become text; the message is the dead letter's reason."""
 
 

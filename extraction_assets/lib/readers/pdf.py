@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from io import BytesIO
 from typing import TYPE_CHECKING
 
-from extraction_assets.lib.readers.record import MAX_TEXT_CHARS
+from extraction_assets.lib.readers.record import MAX_TEXT_CHARS, Unreadable
 
 if TYPE_CHECKING:  # pypdf (~0.3 s) loads with the first PDF, not with every inbox walk
     from pypdf import PdfReader
@@ -24,7 +24,7 @@ MAX_PAGES = 2000  # the longest contracts run to a few hundred pages
 logging.getLogger("pypdf").setLevel(logging.ERROR)  # malformed files are reported as dead letters, not log noise
 
 
-class PdfError(ValueError):
+class PdfError(Unreadable, ValueError):
     """A PDF whose text cannot be read; the message is the dead letter's reason."""
 
 
