@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-import regex
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from extraction_assets.lib.heuristics.due_dates import parse_due_date
@@ -26,6 +25,7 @@ from extraction_assets.lib.heuristics.entities import (
     find_organisations,
     find_placeholders,
 )
+from extraction_assets.lib.heuristics.negation import Negation
 from extraction_assets.lib.heuristics.phrases import any_phrase
 from extraction_assets.lib.heuristics.segments import Segment, normalize_for_match, segment_text, segment_turns
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
@@ -35,7 +35,9 @@ __all__ = ["GenericOptions", "GenericRule", "extract_generic", "generic_options"
 
 Finder = Literal["date", "amount", "email", "phone", "organisation", "keywords"]
 # A keyword right after a negation ("not urgent", "không gấp") does not count.
-_NEGATED = regex.compile(r"(?<!\w)(?:not|no|never|without|không|chưa|chẳng|не|没有|不)\s*$")
+_NEGATION = Negation(
+    frozenset({"not", "no", "never", "without", "không", "chưa", "chẳng", "не", "没有", "不"}), adjacent=True
+)
 # Candidates kept per field: shape `fields` keeps the best one, shape `items` all (up to max_items).
 MAX_CANDIDATES_PER_FIELD = 10
 
@@ -154,7 +156,7 @@ def _keywords(doc: ExtractionInput, clauses: list[Segment], rule: GenericRule, s
     for clause in clauses:
         norm = normalize_for_match(clause.text)
         for value, pattern in patterns.items():
-            match = next((m for m in pattern.finditer(norm) if not _NEGATED.search(norm, 0, m.start())), None)
+            match = next((m for m in pattern.finditer(norm) if not _NEGATION.negates(norm, m.start())), None)
             if match is not None:
                 hits.append(_Hit(value=value, clause=clause, extra={"matched": match.group(0)}))
     return hits

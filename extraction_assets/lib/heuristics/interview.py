@@ -29,6 +29,7 @@ from itertools import pairwise
 from typing import Any, Literal
 
 from extraction_assets.lib.heuristics.due_dates import parse_due_date
+from extraction_assets.lib.heuristics.negation import Negation
 from extraction_assets.lib.heuristics.phrases import any_phrase
 from extraction_assets.lib.heuristics.segments import (
     Segment,
@@ -83,6 +84,8 @@ _WORD_NEGATORS = frozenset({
     "no", "not", "never", "don't", "doesn't", "didn't", "isn't", "rarely", "seldom", "hardly", "không", "chẳng",
     "ít", "не", "нет", "редко",
 })  # fmt: skip
+# within three characters before a CJK keyword, one of the two words before another
+_NEGATION = Negation(_WORD_NEGATORS, _CJK_NEGATORS, reach=2, passed_over=None, cjk_window=3, chars_back=30)
 _CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[\w']+")
 # Numbers: Arabic (with thousands separators and k / 千 / 万 style multipliers) or a run of Chinese numerals.
@@ -453,7 +456,7 @@ def _topic_state(pattern: re.Pattern[str], norm: str) -> Literal["named", "negat
     hits = list(pattern.finditer(norm))
     if not hits:
         return "absent"
-    return "named" if any(not _negated(norm, m.start()) for m in hits) else "negated"
+    return "named" if any(not _NEGATION.negates(norm, m.start()) for m in hits) else "negated"
 
 
 def _option(cues: FieldCues, norm: str, *, boolean: bool) -> str | None:
@@ -471,20 +474,11 @@ def _option(cues: FieldCues, norm: str, *, boolean: bool) -> str | None:
         if start < last_end:
             continue
         last_end = end
-        if not _negated(norm, start):
+        if not _NEGATION.negates(norm, start):
             chosen = label
         elif boolean and label == "yes":
             chosen = "no"
     return chosen
-
-
-def _negated(norm: str, start: int) -> bool:
-    """A negator right before a keyword: within three characters in CJK, the word before in other scripts."""
-    window = norm[max(0, start - 3) : start]
-    if window and _CJK_CHAR.search(window[-1]):
-        return any(n in window for n in _CJK_NEGATORS)
-    words = _WORD.findall(norm[max(0, start - 30) : start])[-2:]
-    return any(w in _WORD_NEGATORS for w in words)
 
 
 def _mentions(cues: FieldCues, norm: str) -> bool:

@@ -13,6 +13,7 @@ from datetime import date
 from functools import cached_property
 
 from extraction_assets.lib.heuristics.due_dates import parse_due_date
+from extraction_assets.lib.heuristics.negation import Negation
 from extraction_assets.lib.heuristics.phrases import any_phrase, phrase_needle, phrase_source
 from extraction_assets.lib.heuristics.pulse_lexicon import (
     DEADLINE_KEYWORD,
@@ -58,9 +59,9 @@ TITLE_LIMIT = 120
 
 _NEGATABLE_TYPES = frozenset({"commitment", "risk", "decision"})  # "Không cần quyết định gì" asks for nothing
 _DATED_TYPES = ("commitment", "decision")  # the item types that carry a due date
-_TOKEN_RE = re.compile(r"[\w']+")
+# the nearest word before a keyword (fillers like "có", "bị", "any" passed over) negates it: "không trễ", "no delay"
+_NEGATION = Negation(NEGATORS, ("没有", "不"), reach=4, passed_over=NEGATION_FILLERS)
 _MD_HEADING = re.compile(r"#{1,6}\s")
-_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 
 
 @dataclass(frozen=True)
@@ -231,20 +232,8 @@ def _find_keywords(norm: str, item_type: str, needles: set[str]) -> list[_Hit]:
             hits.append(hit)
             last_end = hit.end
     if item_type in _NEGATABLE_TYPES:
-        hits = [h for h in hits if not _is_negated(norm, h.start)]
+        hits = [h for h in hits if not _NEGATION.negates(norm, h.start)]
     return hits
-
-
-def _is_negated(norm: str, start: int) -> bool:
-    """True when the nearest content word before ``start`` (skipping fillers like "có", "bị", "any") negates it."""
-    window = norm[max(0, start - 40) : start]
-    if window and _CJK_RE.search(window[-1]):
-        return window.endswith(("没有", "不"))
-    for token in reversed(_TOKEN_RE.findall(window)[-4:]):
-        if token in NEGATION_FILLERS:
-            continue
-        return token in NEGATORS
-    return False
 
 
 def _candidate(
