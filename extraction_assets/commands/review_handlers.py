@@ -330,10 +330,10 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
             f"nobody can sign in{f' for tenant {args.tenant!r}' if args.tenant else ''}: set one up with "
             f"extraction-assets review add-reviewer --tenant {args.tenant or 'T'} --name NAME"
         )
-    from extraction_assets.lib.extraction import ExtractorChoice  # the interview API extracts: its stack loads here
+    from extraction_assets.lib.extraction import build_extractor  # the interview API extracts: its stack loads here
     from extraction_assets.web.review_app import create_server_app
 
-    extractor = ExtractorChoice.from_settings(settings).build()
+    extractor = build_extractor(settings.model)
     served = [t for t in tenants if signers[t]]
     app = create_server_app(settings.warehouse, served, settings.prompts_dir, Authenticator(auth), extractor)
     console.print(f"review page and interview API: http://{args.host}:{args.port}/ (Ctrl-C stops it)")

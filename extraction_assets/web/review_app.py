@@ -32,7 +32,7 @@ from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 from starlette.types import Receive, Scope, Send
 
-from extraction_assets.lib.extraction import RULES, Extractor, ExtractorChoice
+from extraction_assets.lib.extraction import RULES, Extractor, build_extractor
 from extraction_assets.lib.prompt_files import discover_schemas
 from extraction_assets.lib.review import (
     ANY_STATUS,
@@ -47,6 +47,7 @@ from extraction_assets.lib.review import (
     queue_filters,
     reveal_item,
 )
+from extraction_assets.lib.settings import ModelSettings
 from extraction_assets.lib.warehouse import READER_WAIT_S, WarehouseBusy, WarehouseUnreadable, open_warehouse
 from extraction_assets.web.interview_api import API_PREFIXES, error, interview_routes
 from extraction_assets.web.limits import BoundedBody
@@ -265,7 +266,7 @@ def create_review_app(
 
     routes = [
         Route("/openapi.json", openapi),
-        *interview_routes(warehouse, tenant_id, schemas, extractor or ExtractorChoice().build()),
+        *interview_routes(warehouse, tenant_id, schemas, extractor or build_extractor(ModelSettings())),
         Route("/", queue),
         Route("/items/{item_id}/reveal", reveal, methods=["POST"]),
         Route("/items/{item_id}", item),

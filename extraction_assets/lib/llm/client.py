@@ -36,6 +36,7 @@ from extraction_assets.lib.llm.deadline import CallOutlived, call_deadline
 from extraction_assets.lib.llm.response_models import schema_json
 from extraction_assets.lib.llm.validator_check import install as check_models_once
 from extraction_assets.lib.schemas import LLMMode as Mode
+from extraction_assets.lib.settings import LLM_HTTP_RETRIES, LLM_MAX_CONCURRENCY, LLM_MODE, LLM_TIMEOUT_S
 
 if TYPE_CHECKING:
     import instructor
@@ -59,10 +60,10 @@ class LLMSettings(BaseModel):
     base_url: str
     model: str
     api_key: str = "not-needed"
-    mode: Mode = "json_schema"
-    timeout_s: float = Field(default=60.0, gt=0)  # a whole call: its requests, retries and re-asks, every byte read
-    max_concurrency: int = Field(default=8, ge=1, le=256)
-    http_retries: int = Field(default=4, ge=0, le=10)
+    mode: Mode = LLM_MODE  # the defaults are the model path's (`settings.ModelSettings`), written once
+    timeout_s: float = Field(default=LLM_TIMEOUT_S, gt=0)  # a whole call: its requests, retries and re-asks, every byte
+    max_concurrency: int = Field(default=LLM_MAX_CONCURRENCY, ge=1, le=256)
+    http_retries: int = Field(default=LLM_HTTP_RETRIES, ge=0, le=10)
     validation_retries: int = Field(default=1, ge=0, le=5)
     max_tokens: int | None = Field(default=None, ge=16)  # a bound on each answer: small models can ramble
     extra_body: dict[str, Any] = Field(default_factory=dict)
