@@ -15,10 +15,11 @@ from pydantic import BaseModel
 
 from extraction_assets.lib.models import ScrubbedDocument
 from extraction_assets.lib.review.controls import shown
-from extraction_assets.lib.review.corrections import load_item
+from extraction_assets.lib.review.corrections import item_version, load_item
 from extraction_assets.lib.warehouse import load_scrubbed
 from extraction_assets.lib.warehouse.connection import rows_as_dicts
 from extraction_assets.lib.warehouse.documents import NOT_SCRUBBED, masked_quotes
+from extraction_assets.lib.warehouse.review_queue import UNDECIDED, group_id_sql, probability_sql
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
     import duckdb
@@ -37,12 +38,22 @@ class QueueRow(BaseModel):
     reasons: list[str]
     source_uri: str
     evidence_quote: str | None
-    priority: float
+    priority: float  # queued: the expected errors its group's decision catches; else the item's probability of error
     updated_by: str | None
+    group_id: str
+    group_size: int  # undecided items in its group (1 for a decided item)
+    probability_correct: float  # calibrated where its version is, else its confidence
 
     @property
     def rules(self) -> list[str]:
-        return [reason.split(":", 1)[0] for reason in self.reasons]
+        """The rules that queued it while it waits for a person; a decided item's reasons are history, not a state."""
+        return current_rules(self.status, self.reasons)
+
+
+def current_rules(status: str, reasons: list[str]) -> list[str]:
+    """The review rules to show as an item's badges: those of an undecided item only (an accepted item is not
+    `below_threshold` any more; its history keeps why it was queued)."""
+    return [reason.split(":", 1)[0] for reason in reasons] if status in UNDECIDED else []
 
 
 class Segment(BaseModel):
@@ -67,6 +78,7 @@ class EvidenceInContext(BaseModel):
 
 class ItemDetail(BaseModel):
     item: dict[str, Any]
+    version: str  # what a change made after reading this must name (`corrections.item_version`)
     source_uri: str
     kind: str
     evidence: list[EvidenceInContext]
@@ -101,19 +113,21 @@ def list_queue(
     """
     rows = rows_as_dicts(
         con,
-        """SELECT i.item_id, i.schema_version, i.item_type, i.title, i.confidence, i.status, i.extracted_by,
+        f"""SELECT i.item_id, i.schema_version, i.item_type, i.title, i.confidence, i.status, i.extracted_by,
                   i.review_reasons AS reasons, r.source_uri, i.updated_by, i.doc_id,
                   (SELECT [e.char_start, e.char_end] FROM evidence e WHERE e.item_id = i.item_id
                    ORDER BY e.char_start LIMIT 1) AS first_span,
-                  round(json_array_length(i.review_reasons) + (1.0 - i.confidence), 4) AS priority
-           FROM extracted_items i JOIN raw_documents r USING (doc_id)
+                  {probability_sql()} AS probability_correct,
+                  coalesce(q.group_id, {group_id_sql()}) AS group_id, coalesce(q.group_size, 1) AS group_size,
+                  coalesce(q.priority, round(1.0 - {probability_sql()}, 4)) AS priority
+           FROM extracted_items i JOIN raw_documents r USING (doc_id) LEFT JOIN review_queue q USING (item_id)
            WHERE i.tenant_id = ?
              AND (CAST(? AS VARCHAR) IS NULL OR i.schema_version = ?)
              AND (CAST(? AS VARCHAR) IS NULL OR i.item_type = ?)
              AND (? OR i.status = ?)
              AND (CAST(? AS VARCHAR) IS NULL
                   OR list_contains(list_transform(CAST(i.review_reasons AS VARCHAR[]), r -> split_part(r, ':', 1)), ?))
-           ORDER BY priority DESC, i.item_id
+           ORDER BY priority DESC, group_id, probability_correct, i.item_id
            LIMIT ?""",
         [
             tenant_id,
@@ -198,6 +212,7 @@ def item_detail(
     segments = highlight_segments(text, spans)
     detail = ItemDetail(
         item=item,
+        version=item_version(item),
         source_uri=source_uri if reveal else masked(source_uri),
         kind=kind,
         evidence=evidence,

@@ -309,6 +309,14 @@ DDL: tuple[str, ...] = (
         confidence DOUBLE NOT NULL,
         PRIMARY KEY (doc_id, word_no)
     )""",
+    # review (lib/review): the calibrated probability an item is right (NULL where its version is not calibrated), a
+    # queue row's near-duplicate group, and what one decision on many items is, in every audit row it wrote
+    "ALTER TABLE extracted_items ADD COLUMN IF NOT EXISTS probability_correct DOUBLE",
+    "ALTER TABLE review_queue ADD COLUMN IF NOT EXISTS group_id VARCHAR",
+    "ALTER TABLE review_queue ADD COLUMN IF NOT EXISTS group_size INTEGER",
+    "ALTER TABLE review_queue ADD COLUMN IF NOT EXISTS probability_correct DOUBLE",
+    "ALTER TABLE audit_log ADD COLUMN IF NOT EXISTS decision_id VARCHAR",
+    "ALTER TABLE audit_log ADD COLUMN IF NOT EXISTS group_id VARCHAR",
     # the image region of each piece of evidence in an image document: the box around the words its span touches
     """CREATE OR REPLACE VIEW evidence_image_regions AS
         SELECT e.evidence_id, e.item_id, e.doc_id, e.tenant_id,
