@@ -228,14 +228,15 @@ def cmd_change(args: argparse.Namespace, settings: Settings) -> int:
     actor, note = _who(args)
     schemas = _schemas(settings)  # read before the write lock is taken
     with _warehouse(args, settings, read_only=False) as con:
-        group_id, refs, versions = (None, list(args.items), None)
+        refs, versions, groups = list(args.items), None, None
         if args.group:
             group_id, refs, versions = group_item_ids(con, args.tenant, args.group)
+            groups = dict.fromkeys(refs, group_id)
         elif args.expected_version:
             versions = {corrections.resolve_item_id(con, args.tenant, refs[0]): args.expected_version}
         try:
             decision = corrections.apply_changes(
-                con, args.tenant, refs, change, actor, action, note, schemas, versions, group_id
+                con, args.tenant, refs, change, actor, action, note, schemas, versions, groups
             )
         except NothingToChange as exc:
             reason = str(exc)
@@ -368,10 +369,13 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     """One server: the review page and the interview API, for one tenant or for every tenant that has a reviewer
-    (each reviewer sees their own tenant only)."""
+    (each reviewer sees their own tenant only). The reviewers' file is read again whenever it changes, so a reviewer
+    added while the server runs signs in at once (of a new tenant too, when no --tenant was given)."""
     import uvicorn
 
-    auth = load_auth()
+    path = auth_path()
+    authenticator = Authenticator.from_file(path) if path.exists() else Authenticator(load_auth())
+    auth = authenticator.config
     if args.tenant:
         with _warehouse(args, settings):  # the tenant is known
             pass
@@ -387,10 +391,14 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
     extractor = ExtractorChoice.from_settings(settings).build()
     served = [t for t in tenants if signers[t]]
-    app = create_server_app(settings.warehouse, served, settings.prompts_dir, Authenticator(auth), extractor)
+    app = create_server_app(
+        settings.warehouse, served, settings.prompts_dir, authenticator, extractor, any_tenant=not args.tenant
+    )
     console.print(f"review page and interview API: http://{args.host}:{args.port}/ (Ctrl-C stops it)")
     for tenant in served:
         console.print(f"  tenant [bold]{tenant}[/]: sign in as {', '.join(signers[tenant])}")
+    if path.exists():
+        console.print(Text(f"reviewers added to {path} while it runs sign in at once", style="dim"))
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return EXIT_OK
 
@@ -405,7 +413,7 @@ def cmd_add_reviewer(args: argparse.Namespace, settings: Settings) -> int:
     def render() -> None:
         console.print(Text(f"{args.name} may review tenant {args.tenant} (written to {path}; only the token's hash)."))
         console.print(Text(f"token (shown once, keep it secret): {token}"))
-        console.print(Text("start the server:  extraction-assets review serve"))
+        console.print(Text("start the server:  extraction-assets review serve  (a running one lets them in at once)"))
         console.print(Text(f"then open http://127.0.0.1:8765/ and sign in: user {args.name}, password the token"))
 
     _emit(args, {"name": args.name, "tenant": args.tenant, "token": token, "file": str(path)}, render)

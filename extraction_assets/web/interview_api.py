@@ -28,6 +28,7 @@ from extraction_assets.lib.review import (
     ItemNotFound,
     NothingToChange,
     Principal,
+    StaleVersion,
     apply_change,
     history,
     item_detail,
@@ -38,6 +39,7 @@ from extraction_assets.lib.sessions import reextract_session
 from extraction_assets.lib.warehouse import load_session, load_session_state, open_warehouse, session_item_ids
 from extraction_assets.web.api_models import (
     ConfirmationNeeded,
+    ConflictOut,
     ErrorOut,
     EvidenceOut,
     ExtractedFieldOut,
@@ -87,6 +89,7 @@ def field_out(detail: Any, session_id: str) -> ExtractedFieldOut:
         review_reasons=item["review_reasons"],
         updated_by=item["updated_by"],
         updated_at=item["updated_at"],
+        version=detail.version,
         evidence=[
             EvidenceOut(
                 id=ev.evidence_id,
@@ -166,16 +169,24 @@ def interview_routes(
         ).fetchone()
         return row[0] if row else ""
 
-    def patch(item_ref: str, body: FieldPatch, principal: Principal) -> Response:
-        given = body.model_fields_set - {"note"}
+    def patch(item_ref: str, body: FieldPatch, principal: Principal, if_match: str | None) -> Response:
+        given = body.model_fields_set - {"note", "version"}
+        version = body.version or (if_match or "").strip().strip('"') or None
+        if version is None:
+            return error("name the version of the field you changed (If-Match, or `version`): GET it first", 428)
         change = Change(**{k: getattr(body, k) for k in given})
         only_status = given == {"status"} and body.status in ("accepted", "rejected")
         action: Action = ("accept" if body.status == "accepted" else "reject") if only_status else "correct"
         with open_warehouse(warehouse) as con:
             try:
-                done = apply_change(con, tenant_id, item_ref, change, principal.name, action, body.note, schemas)
+                done = apply_change(
+                    con, tenant_id, item_ref, change, principal.name, action, body.note, schemas, version
+                )
             except ItemNotFound as exc:
                 return error(str(exc), 404)
+            except StaleVersion as exc:
+                detail = item_detail(con, tenant_id, item_ref, context_chars=0)
+                return _json(ConflictOut(error=str(exc), field=field_out(detail, session_of(con, detail.item))), 409)
             except NothingToChange as exc:
                 return _json(PatchOut(changed=False, reason=str(exc)))
             except ValueError as exc:  # a transition or a value the rules refuse
@@ -251,7 +262,9 @@ def interview_routes(
         body = await _body(request, FieldPatch)
         if isinstance(body, Response):
             return body
-        return await run_in_threadpool(patch, request.path_params["field_id"], body, request.state.principal)
+        return await run_in_threadpool(
+            patch, request.path_params["field_id"], body, request.state.principal, request.headers.get("if-match")
+        )
 
     async def post_reextract(request: Request) -> Response:
         body = await _body(request, ReExtractIn)

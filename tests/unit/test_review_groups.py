@@ -81,7 +81,7 @@ def test_a_group_is_decided_in_one_decision_with_an_audit_row_per_member_naming_
             "correct",
             "the legal name",
             versions=versions,
-            group_id=group_id,
+            groups=dict.fromkeys(members, group_id),
         )
         rows = con.execute(
             "SELECT item_id, status, value, extracted_by FROM extracted_items WHERE tenant_id = 'acme' ORDER BY 1"

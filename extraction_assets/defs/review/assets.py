@@ -76,6 +76,8 @@ def review_queue(
                 "dagster/row_count": report.queued,
                 "by_rule": dg.MetadataValue.json(figures["by_rule"]),
                 "items_by_status": dg.MetadataValue.json(figures["items_by_status"]),
+                "groups": figures["groups"],  # decisions that clear the queue when each group is decided at once
+                "added_by_reviewers": figures["added_by_reviewers"],
                 "preview": dg.MetadataValue.md(
                     markdown_table(
                         ["type", "title", "conf", "reasons", "source"], [list(r.values()) for r in figures["preview"]]

@@ -37,7 +37,7 @@ ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
 }
 MIN_ID_PREFIX = 6
 _EDITABLE = ("value", "normalized_value", "status")
-_WRITE_LOCK = threading.Lock()  # one chain: appends from threads of one process (the review page) take turns
+WRITE_LOCK = threading.Lock()  # one chain: appends from threads of one process (the review page) take turns
 
 
 class ReviewError(ValueError):
@@ -69,7 +69,7 @@ class Change(BaseModel):
 
 class CorrectionResult(BaseModel):
     item_id: str
-    action: Action
+    action: str  # an Action, or `add` (an item a person added: `missed.py`)
     before: dict[str, Any]
     after: dict[str, Any]
     audit: AuditEntry
@@ -182,7 +182,7 @@ class Decision(BaseModel):
     """One decision on one or several items: each changed item's result (and audit row), the items already as asked."""
 
     decision_id: str | None
-    group_id: str | None
+    group_id: str | None  # the queue group decided, when every item was of one
     results: list[CorrectionResult]
     unchanged: list[str]
 
@@ -215,15 +215,16 @@ def apply_changes(
     note: str | None = None,
     schemas: Mapping[str, SchemaVersion] | None = None,
     versions: Mapping[str, str] | None = None,
-    group_id: str | None = None,
+    groups: Mapping[str, str] | None = None,
 ) -> Decision:
     """Validate and apply one change to every item named, make them human-owned and audit each, in one transaction.
 
     All or nothing: an item of another tenant, a refused transition, a value that breaks its type, or an item whose
     version is not the one in `versions` (item id -> the version the person saw) refuses the whole decision. Items
     that already are what the change asks for are left alone and listed; a decision that would change none is
-    refused (`NothingToChange`). Several items (or a `group_id`) make one decision: every audit row it writes
-    carries its `decision_id`. `schemas` (by partition key) lets a value be checked against its field's type and enum.
+    refused (`NothingToChange`). Several items (or items of a queue group: `groups`, item id -> group id) make one
+    decision: every audit row it writes carries its `decision_id`, and the member's group. `schemas` (by partition
+    key) lets a value be checked against its field's type and enum.
     """
     actor = actor.strip()
     if not actor:
@@ -235,7 +236,7 @@ def apply_changes(
     if not refs:
         raise InvalidCorrection("no item to decide: name at least one")
     entries: list[AuditEntry] = []
-    with _WRITE_LOCK, transaction(con):
+    with WRITE_LOCK, transaction(con):
         items = {item["item_id"]: item for item in (load_item(con, tenant_id, ref) for ref in refs)}
         stale = [
             item
@@ -267,9 +268,10 @@ def apply_changes(
             what = f"item {first['item_id']} already is" if len(items) == 1 else f"all {len(items)} items already are"
             raise NothingToChange(f"{what} {first['status']} with that value")
         stamp = now()
+        groups = groups or {}
         decision_id = (
             stable_id("decision", tenant_id, actor, stamp.isoformat(), *sorted(items))
-            if len(items) > 1 or group_id
+            if len(items) > 1 or groups
             else None
         )
         for before, after in changes:
@@ -305,7 +307,7 @@ def apply_changes(
                     after=after,
                     note=note,
                     decision_id=decision_id,
-                    group_id=group_id,
+                    group_id=groups.get(before["item_id"]),
                 )
             )
     advance_outside_head(con, entries[-1])
@@ -313,6 +315,8 @@ def apply_changes(
         CorrectionResult(item_id=before["item_id"], action=action, before=before, after=after, audit=entry)
         for (before, after), entry in zip(changes, entries, strict=True)
     ]
+    decided = {groups.get(item_id) for item_id in items}
+    group_id = decided.pop() if len(decided) == 1 else None
     return Decision(decision_id=decision_id, group_id=group_id, results=results, unchanged=unchanged)
 
 

@@ -229,3 +229,75 @@ def queue_filters(con: duckdb.DuckDBPyConnection, tenant_id: str) -> tuple[list[
     ).fetchall()
     types = con.execute("SELECT DISTINCT item_type FROM extracted_items WHERE tenant_id = ? ORDER BY 1", [tenant_id])
     return [v[0] for v in versions], [t[0] for t in types.fetchall()]
+
+
+class DocumentItem(BaseModel):
+    item_id: str
+    item_type: str
+    title: str
+    status: str
+    extracted_by: str
+    evidence: int | None  # the index of its first span in the document's segments, None without evidence
+
+
+class DocumentDetail(BaseModel):
+    """A document as reviewers read it (scrubbed), with one schema version's items highlighted: where a reviewer adds
+    what the extractor missed."""
+
+    doc_id: str
+    source_uri: str
+    kind: str
+    schema_version: str | None
+    versions: list[str]  # the schema versions that read the document
+    segments: list[Segment]
+    items: list[DocumentItem]
+
+
+def document_detail(
+    con: duckdb.DuckDBPyConnection, tenant_id: str, doc_id: str, schema_version: str | None = None
+) -> DocumentDetail:
+    """One document of the tenant, scrubbed, with the items `schema_version` (default: the first version that reads
+    it) has in it and their evidence highlighted; another tenant's document is not found."""
+    from extraction_assets.lib.pii.display import masked  # the detectors load on first use, not with the code
+    from extraction_assets.lib.review.corrections import ItemNotFound
+
+    found = con.execute(
+        "SELECT source_uri, kind FROM raw_documents WHERE doc_id = ? AND tenant_id = ?", [doc_id, tenant_id]
+    ).fetchone()
+    if found is None:
+        raise ItemNotFound(f"document {doc_id!r} not found in tenant {tenant_id!r}")
+    versions = [
+        r[0]
+        for r in con.execute(
+            """SELECT schema_version FROM document_applicability WHERE doc_id = ? AND taken
+               UNION SELECT schema_version FROM extracted_items WHERE doc_id = ? ORDER BY 1""",
+            [doc_id, doc_id],
+        ).fetchall()
+    ]
+    version = schema_version if schema_version in versions else (versions[0] if versions else None)
+    scrubbed = load_scrubbed(con, [doc_id]).get(doc_id)
+    rows = rows_as_dicts(
+        con,
+        """SELECT * FROM (
+               SELECT i.item_id, i.item_type, i.title, i.status, i.extracted_by,
+                      (SELECT [e.char_start, e.char_end] FROM evidence e WHERE e.item_id = i.item_id
+                       ORDER BY e.char_start LIMIT 1) AS span
+               FROM extracted_items i WHERE i.doc_id = ? AND i.tenant_id = ? AND i.schema_version = ?)
+           ORDER BY span[1] NULLS LAST, item_type""",
+        [doc_id, tenant_id, version],
+    )
+    spans = [_masked_span(scrubbed, *r["span"]) for r in rows if r["span"]]
+    items, index = [], 0
+    for r in rows:
+        items.append(DocumentItem(**{**r, "evidence": index if r["span"] else None}))
+        index += bool(r["span"])
+    detail = DocumentDetail(
+        doc_id=doc_id,
+        source_uri=masked(found[0]),
+        kind=found[1],
+        schema_version=version,
+        versions=versions,
+        segments=highlight_segments(_masked_text(scrubbed), spans),
+        items=items,
+    )
+    return DocumentDetail.model_validate(shown(detail.model_dump()))

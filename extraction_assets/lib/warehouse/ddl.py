@@ -312,6 +312,7 @@ DDL: tuple[str, ...] = (
     # review (lib/review): the calibrated probability an item is right (NULL where its version is not calibrated), a
     # queue row's near-duplicate group, and what one decision on many items is, in every audit row it wrote
     "ALTER TABLE extracted_items ADD COLUMN IF NOT EXISTS probability_correct DOUBLE",
+    "ALTER TABLE extracted_items ADD COLUMN IF NOT EXISTS added_by VARCHAR",
     "ALTER TABLE review_queue ADD COLUMN IF NOT EXISTS group_id VARCHAR",
     "ALTER TABLE review_queue ADD COLUMN IF NOT EXISTS group_size INTEGER",
     "ALTER TABLE review_queue ADD COLUMN IF NOT EXISTS probability_correct DOUBLE",
