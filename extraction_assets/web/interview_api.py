@@ -1,6 +1,6 @@
-"""The interview API on the review server: a session's fields with their evidence, a
-correction, a re-extraction under a schema version, a field's history; and, for the interview runtime, a live
-session's field coverage (`session_state`). JSON only.
+"""The interview API on the review server: a session's fields with their evidence, one field (with its version),
+a correction against that version, a re-extraction under a schema version, a field's history; and, for the
+interview runtime, a live session's field coverage (`session_state`). JSON only.
 
 Every request carries a bearer token (`lib/review/auth.py`); its tenant is the only one it sees: a session or
 field of another tenant is "not found", as on the review page. A correction goes through
@@ -231,6 +231,17 @@ def interview_routes(
             )
         )
 
+    def field(item_ref: str) -> Response:
+        with open_warehouse(warehouse) as con:
+            try:
+                detail = item_detail(con, tenant_id, item_ref, context_chars=0)
+            except ItemNotFound as exc:
+                return error(str(exc), 404)
+            out = field_out(detail, session_of(con, detail.item))
+        response = _json(out)
+        response.headers["ETag"] = f'"{out.version}"'
+        return response
+
     def field_history(item_ref: str) -> Response:
         with open_warehouse(warehouse) as con:
             try:
@@ -272,6 +283,9 @@ def interview_routes(
             return body
         return await run_in_threadpool(reextract, request.path_params["session_id"], body)
 
+    async def get_field(request: Request) -> Response:
+        return await run_in_threadpool(field, request.path_params["field_id"])
+
     async def get_history(request: Request) -> Response:
         return await run_in_threadpool(field_history, request.path_params["field_id"])
 
@@ -279,6 +293,7 @@ def interview_routes(
         Route("/sessions/{session_id}/extracted-fields", get_fields, methods=["GET"]),
         Route("/sessions/{session_id}/state", get_state, methods=["GET"]),
         Route("/sessions/{session_id}/re-extract", post_reextract, methods=["POST"]),
+        Route("/extracted-fields/{field_id}", get_field, methods=["GET"]),
         Route("/extracted-fields/{field_id}", patch_field, methods=["PATCH"]),
         Route("/extracted-fields/{field_id}/history", get_history, methods=["GET"]),
     ]

@@ -119,6 +119,11 @@ def openapi_document() -> dict[str, Any]:
                 }
             },
             "/extracted-fields/{field_id}": {
+                "get": {
+                    "summary": "One field with its evidence and its `version` (also the ETag header)",
+                    "parameters": [field],
+                    "responses": {"200": _json_body(_ref(ExtractedFieldOut), "the field"), **_errors(401, 403, 404)},
+                },
                 "patch": {
                     "summary": "Correct a field's value, normalized value or status (audited, as the token's name), "
                     "against the version of the field the caller read",
@@ -141,7 +146,7 @@ def openapi_document() -> dict[str, Any]:
                         ),
                         **_errors(401, 403, 404, 415, 422, 428),
                     },
-                }
+                },
             },
             "/sessions/{session_id}/re-extract": {
                 "post": {

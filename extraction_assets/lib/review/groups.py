@@ -157,8 +157,13 @@ def list_groups(
 
 
 def resolve_group_id(con: duckdb.DuckDBPyConnection, tenant_id: str, ref: str) -> str:
-    """The full id of a group of this tenant's queue from its id or a unique prefix of at least six characters."""
+    """The full id of a group of this tenant from its id or a unique prefix of at least six characters: a group in
+    the queue, or one whose undecided items are all drafts now (its queued ones were decided)."""
     ref = ref.strip().lower()
+    if len(ref) < MIN_ID_PREFIX:
+        raise ItemNotFound(
+            f"group {ref!r} not found in tenant {tenant_id!r} (give at least {MIN_ID_PREFIX} characters)"
+        )
     ids = [
         r[0]
         for r in con.execute(
@@ -167,8 +172,18 @@ def resolve_group_id(con: duckdb.DuckDBPyConnection, tenant_id: str, ref: str) -
             [tenant_id, ref],
         ).fetchall()
     ]
-    if len(ref) < MIN_ID_PREFIX or not ids:
-        raise ItemNotFound(f"group {ref!r} not found in tenant {tenant_id!r}'s queue")
+    if not ids:
+        ids = [
+            r[0]
+            for r in con.execute(
+                f"""SELECT DISTINCT g FROM (SELECT {group_id_sql()} AS g FROM extracted_items i
+                        WHERE i.tenant_id = ? AND i.status IN ('draft', 'needs_review'))
+                    WHERE starts_with(g, ?) ORDER BY 1 LIMIT 5""",
+                [tenant_id, ref],
+            ).fetchall()
+        ]
+    if not ids:
+        raise ItemNotFound(f"group {ref!r} not found in tenant {tenant_id!r}: none of its items is undecided")
     if ref in ids:
         return ref
     if len(ids) > 1:
