@@ -160,9 +160,9 @@ def by_queue_page(path: Path, judged: dict[str, Verdict]) -> tuple[int, int]:
                     ticked[action].append(f"{group_id}:{version}")
                 else:
                     opened.append(group_id)
-            for action, groups in ticked.items():
+            for decided, groups in ticked.items():
                 if groups:
-                    form = {"token": token[1], "action": action, "group": groups}
+                    form = {"token": token[1], "action": decided, "group": groups}
                     assert client.post("/decide", data=form, auth=auth, follow_redirects=False).status_code == 303
                     submits += 1
             for group_id in opened:
