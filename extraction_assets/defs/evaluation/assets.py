@@ -44,6 +44,7 @@ def eval_report(
     extractor: ExtractorResource,
 ) -> dg.MaterializeResult:
     from extraction_assets.lib.evaluation import MICRO, data_uri, markdown_summary
+    from extraction_assets.lib.evaluation.reviewed import ADDED_FIELD
 
     key = context.partition_key
     request = EvalRequest(
@@ -69,6 +70,9 @@ def eval_report(
         for figure in ("f1", "recall"):  # numbers the UI plots across materializations
             if (value := getattr(micro, figure)) is not None:
                 metadata[f"{name}/{figure}"] = value
+        added = next((f for f in result.fields if f.field == ADDED_FIELD and f.support), None)
+        if added is not None:  # scored on reviewers' decisions: how much of what the extractor missed it finds
+            metadata[f"{name}/missed_item_recall"] = added.recall
         metadata[f"{name}/report"] = dg.MetadataValue.path(str(scored.html))
         if scored.reliability_png is not None:
             metadata[f"{name}/reliability"] = dg.MetadataValue.md(f"![reliability]({data_uri(scored.reliability_png)})")

@@ -100,7 +100,29 @@ def evaluate_version(
         if png is not None:
             (request.reports_dir / html.with_suffix(".png").name).write_bytes(png)
         report.scored.append(ScoredDataset(result, html, png))
+    if schema is not None:
+        _score_on_reviews(connect, schema, request, report)
     return report
+
+
+def _score_on_reviews(connect: Connect, schema: SchemaVersion, request: EvalRequest, report: EvalStageReport) -> None:
+    """The version's stored items on each tenant's reviewers' decisions (`evaluation.reviewed`), stored like any
+    dataset's run (`reviewed:<tenant>`), with its report."""
+    from extraction_assets.lib.evaluation import render_html, store_eval
+    from extraction_assets.lib.evaluation.reviewed import reviewed_tenants, score_version_on_reviews
+
+    with connect(read_only=True) as con:
+        scored = [score_version_on_reviews(con, schema, tenant) for tenant in reviewed_tenants(con, schema.schema_name)]
+    for score in scored:
+        if score is None:
+            continue
+        result = score.result
+        request.reports_dir.mkdir(parents=True, exist_ok=True)
+        html = request.reports_dir / f"{result.dataset.replace(':', '-')}-{schema.key.replace('@', '-')}.html"
+        html.write_text(render_html(result), encoding="utf-8")
+        with connect() as con:
+            store_eval(con, result, report_path=str(html))
+        report.scored.append(ScoredDataset(result, html, None))
 
 
 def _schema(prompts_dir: Path, key: str) -> tuple[SchemaVersion | None, str | None]:
