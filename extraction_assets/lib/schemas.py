@@ -129,6 +129,9 @@ class SchemaVersion(BaseModel):
     fields: list[FieldSpec]
     options: dict[str, Any] = Field(default_factory=dict)
     examples: list[FewShotExample] = Field(default_factory=list, max_length=5)  # few-shot, for the model path
+    # a challenger extracts the documents its schema's current version reads, but only where the two disagree does
+    # anything of it enter the review queue, until a person promotes it (lib/review/challengers.py)
+    challenger: bool = False
     instructions: str = ""
     source_path: str = ""
     content_sha256: str = ""

@@ -22,7 +22,7 @@ from extraction_assets.defs.partitions import (
 from extraction_assets.defs.resources import PipelineResource, WarehouseResource
 from extraction_assets.defs.review.checks import AUDIT_SPEC, audit_log_result
 from extraction_assets.lib.reporting import markdown_table
-from extraction_assets.lib.stages import refresh_review_queue
+from extraction_assets.lib.stages import refresh_review_queue, sync_version_roles
 
 
 def _failed_in_run(context: dg.AssetExecutionContext) -> dict[str, list[str]] | None:
@@ -60,6 +60,10 @@ def review_queue(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, pipeline: PipelineResource
 ) -> Iterator[dg.AssetMaterialization | dg.AssetCheckResult]:
     in_run = _failed_in_run(context)
+    with warehouse.connect() as con:  # challengers and promotions decide what each version queues
+        changed = sync_version_roles(con, pipeline.prompts_path)
+    if changed:
+        context.log.info(f"schema version roles changed: {', '.join(changed)}")
     for partition in context.partition_keys:
         schema = schema_for_partition(pipeline.prompts_path, partition)
         with warehouse.connect() as con:
@@ -78,6 +82,8 @@ def review_queue(
                 "items_by_status": dg.MetadataValue.json(figures["items_by_status"]),
                 "groups": figures["groups"],  # decisions that clear the queue when each group is decided at once
                 "added_by_reviewers": figures["added_by_reviewers"],
+                "role": f"{figures['role']} (rivals: {', '.join(figures['rivals']) or 'none'})",
+                "disagreements": figures["disagreements"],  # items queued because a rival version disagrees
                 "preview": dg.MetadataValue.md(
                     markdown_table(
                         ["type", "title", "conf", "reasons", "source"], [list(r.values()) for r in figures["preview"]]

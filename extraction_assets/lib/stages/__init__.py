@@ -8,7 +8,13 @@ from extraction_assets.lib.stages.connect import Connect
 from extraction_assets.lib.stages.evaluate import EvalRequest, EvalStageReport, evaluate_version
 from extraction_assets.lib.stages.extract import ExtractOptions, PartitionReport, extract_partition, version_figures
 from extraction_assets.lib.stages.ingest import IngestReport, ingest_inbox
-from extraction_assets.lib.stages.review import AuditCheck, QueueReport, check_audit_log, refresh_review_queue
+from extraction_assets.lib.stages.review import (
+    AuditCheck,
+    QueueReport,
+    check_audit_log,
+    refresh_review_queue,
+    sync_version_roles,
+)
 from extraction_assets.lib.stages.scrub import ScrubProgress, ScrubReport, scrub_pending
 
 __all__ = [
@@ -28,5 +34,6 @@ __all__ = [
     "ingest_inbox",
     "refresh_review_queue",
     "scrub_pending",
+    "sync_version_roles",
     "version_figures",
 ]

@@ -33,11 +33,29 @@ class QueueReport:
     figures: dict[str, Any]
 
 
+def sync_version_roles(con: duckdb.DuckDBPyConnection, prompts_dir: Path) -> list[str]:
+    """Each schema version's role (current, challenger, superseded) from its prompt file and the promotions made,
+    written where it changed; the versions whose role changed."""
+    from extraction_assets.lib.review.challengers import sync_roles
+    from extraction_assets.lib.schemas import discover_schemas
+
+    return sync_roles(con, discover_schemas(prompts_dir)[0].values())
+
+
 def refresh_review_queue(con: duckdb.DuckDBPyConnection, version: str) -> QueueReport:
     """A queue in step with its items (every idle pass) is not written again; any other is rebuilt from them."""
+    from extraction_assets.lib.review.challengers import disagreements, read_roles
+
     in_step = queue_in_step(con, version)
     queued = row_count(con, "review_queue", version) if in_step else rebuild_review_queue(con, version)
-    return QueueReport(queued=queued, rebuilt=not in_step, figures=review_queue_figures(con, version))
+    role = read_roles(con).get(version)
+    figures = {
+        **review_queue_figures(con, version),
+        "role": role.role if role else "current",
+        "rivals": role.rivals if role else [],
+        "disagreements": disagreements(con, version),
+    }
+    return QueueReport(queued=queued, rebuilt=not in_step, figures=figures)
 
 
 @dataclass(frozen=True)

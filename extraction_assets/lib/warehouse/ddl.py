@@ -318,6 +318,24 @@ DDL: tuple[str, ...] = (
     "ALTER TABLE review_queue ADD COLUMN IF NOT EXISTS probability_correct DOUBLE",
     "ALTER TABLE audit_log ADD COLUMN IF NOT EXISTS decision_id VARCHAR",
     "ALTER TABLE audit_log ADD COLUMN IF NOT EXISTS group_id VARCHAR",
+    # challenger versions (lib/review/challengers.py): each schema version's role, and the promotions people made
+    """CREATE TABLE IF NOT EXISTS schema_version_roles (
+        schema_version VARCHAR PRIMARY KEY,
+        schema_name VARCHAR NOT NULL,
+        role VARCHAR NOT NULL,
+        rivals JSON NOT NULL,
+        decided_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS version_promotions (
+        promotion_id VARCHAR PRIMARY KEY,
+        schema_name VARCHAR NOT NULL,
+        promoted VARCHAR NOT NULL,
+        superseded JSON NOT NULL,
+        promoted_by VARCHAR NOT NULL,
+        promoted_at TIMESTAMP NOT NULL,
+        note VARCHAR,
+        audit_seq BIGINT NOT NULL
+    )""",
     # the image region of each piece of evidence in an image document: the box around the words its span touches
     """CREATE OR REPLACE VIEW evidence_image_regions AS
         SELECT e.evidence_id, e.item_id, e.doc_id, e.tenant_id,
@@ -351,6 +369,8 @@ TABLES: tuple[str, ...] = (
     "sessions",
     "session_state",
     "ocr_words",
+    "schema_version_roles",
+    "version_promotions",
 )
 
 

@@ -1,5 +1,8 @@
 """The review queue: derived from the items that need a person, kept in step with every change a person makes.
 
+Which items: a current version's needs_review items, and where a challenger version and a current one disagree
+on a document's field, each side's item (`lib/review/challengers.py`; `queue_select`).
+
 Near-duplicate items are grouped, so that one decision can settle them all: a group is every undecided item
 (`draft` or `needs_review`) of one tenant and schema version with the same item type and the same normalized value
 (the field's `value`, else the item's title, which for items without one is their matched clause). A queue row
@@ -45,28 +48,64 @@ def probability_sql(alias: str = "i") -> str:
     return PROBABILITY_SQL.format(i=alias)
 
 
-def _queue_rows(scope: str) -> str:
-    """The queue rows of the needs_review items among the undecided items `scope` selects (a condition on `i`); the
-    parameters are the scope's, then the time the rows are queued at."""
-    return f"""INSERT INTO review_queue (item_id, tenant_id, doc_id, schema_version, item_type, title, confidence,
-                 reasons, evidence_quote, source_uri, priority, queued_at, group_id, group_size, probability_correct)
-               WITH members AS (
+_COLUMNS = (
+    "item_id, tenant_id, doc_id, schema_version, item_type, title, confidence, reasons, evidence_quote, source_uri, "
+    "priority, queued_at, group_id, group_size, probability_correct"
+)
+
+
+def queue_select(scope: str, queued_at: str = "?") -> str:
+    """The queue rows of the undecided items `scope` selects (a condition on `i`); the parameters are the scope's,
+    then the time the rows are queued at (`queued_at`: its placeholder).
+
+    A version's role (`schema_version_roles`; none: current) decides what it queues: a current version its
+    needs_review items, a challenger nothing of its own; and both the items a rival version disagrees with (the
+    rival extracted the document and has no item of that type with the same normalized value), with the reason
+    `challenger_disagrees: <rival> says <its titles, or nothing>`. A superseded version queues nothing.
+    """
+    text = GROUP_TEXT_SQL
+    return f"""WITH members AS (
                    SELECT i.item_id, i.status, {group_id_sql()} AS group_id, {probability_sql()} AS p
                    FROM extracted_items i
                    WHERE i.status IN ('draft', 'needs_review') AND ({scope})),
                groups AS (
                    SELECT group_id, count(*) AS group_size, sum(1.0 - p) AS expected_errors
-                   FROM members GROUP BY group_id)
+                   FROM members GROUP BY group_id),
+               rival_of AS (
+                   SELECT schema_version, unnest(CAST(rivals AS VARCHAR[])) AS rival FROM schema_version_roles),
+               disagree AS (
+                   SELECT m.item_id, list('challenger_disagrees: ' || rv.rival || ' says ' || coalesce(
+                              (SELECT string_agg(t.title, ' | ' ORDER BY t.title) FROM extracted_items t
+                               WHERE t.schema_version = rv.rival AND t.doc_id = i.doc_id
+                                 AND t.item_type = i.item_type), 'nothing') ORDER BY rv.rival) AS reasons
+                   FROM members m JOIN extracted_items i USING (item_id)
+                   JOIN rival_of rv ON rv.schema_version = i.schema_version
+                   WHERE EXISTS (SELECT 1 FROM extraction_status s WHERE s.doc_id = i.doc_id
+                                   AND s.schema_version = rv.rival AND s.status <> 'failed')
+                     AND NOT EXISTS (SELECT 1 FROM extracted_items t WHERE t.schema_version = rv.rival
+                                       AND t.doc_id = i.doc_id AND t.item_type = i.item_type
+                                       AND {text.format(i="t")} = {text.format(i="i")})
+                   GROUP BY m.item_id)
                SELECT i.item_id, i.tenant_id, i.doc_id, i.schema_version, i.item_type, i.title, i.confidence,
-                      i.review_reasons,
+                      to_json(list_concat(
+                          CASE WHEN m.status = 'needs_review' THEN CAST(i.review_reasons AS VARCHAR[]) ELSE [] END,
+                          coalesce(d.reasons, []))) AS reasons,
                       (SELECT e.quote FROM evidence e WHERE e.item_id = i.item_id
-                       ORDER BY e.char_start LIMIT 1),
-                      r.source_uri,
-                      round(g.expected_errors, 4),
-                      ?, m.group_id, g.group_size, m.p
+                       ORDER BY e.char_start LIMIT 1) AS evidence_quote,
+                      r.source_uri, round(g.expected_errors, 4) AS priority, {queued_at} AS queued_at, m.group_id,
+                      g.group_size,
+                      m.p AS probability_correct
                FROM members m JOIN groups g USING (group_id)
                JOIN extracted_items i USING (item_id) JOIN raw_documents r ON r.doc_id = i.doc_id
-               WHERE m.status = 'needs_review'"""
+               LEFT JOIN schema_version_roles ro ON ro.schema_version = i.schema_version
+               LEFT JOIN disagree d ON d.item_id = m.item_id
+               WHERE coalesce(ro.role, 'current') <> 'superseded'
+                 AND ((m.status = 'needs_review' AND coalesce(ro.role, 'current') = 'current')
+                      OR d.item_id IS NOT NULL)"""
+
+
+def _queue_rows(scope: str) -> str:
+    return f"INSERT INTO review_queue ({_COLUMNS}) SELECT {_COLUMNS} FROM ({queue_select(scope)})"
 
 
 @retry_conflicts
