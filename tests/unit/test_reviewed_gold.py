@@ -16,7 +16,6 @@ from extraction_assets.lib.evaluation.reviewed import (
 from extraction_assets.lib.review import Change, corrections
 from extraction_assets.lib.review.missed import add_missed_item
 from extraction_assets.lib.schemas import load_schema
-from extraction_assets.lib.settings import DEFAULT_PROMPTS
 from extraction_assets.lib.warehouse import open_warehouse
 from tests.review_seed import seed_documents
 

@@ -22,7 +22,7 @@ from extraction_assets.defs.partitions import (
 from extraction_assets.defs.resources import PipelineResource, WarehouseResource
 from extraction_assets.defs.review.checks import AUDIT_SPEC, audit_log_result
 from extraction_assets.lib.reporting import markdown_table
-from extraction_assets.lib.stages import refresh_review_queue, sync_version_roles
+from extraction_assets.lib.stages import refresh_review_queue, rivals_outside, sync_version_roles
 
 
 def _failed_in_run(context: dg.AssetExecutionContext) -> dict[str, list[str]] | None:
@@ -91,5 +91,9 @@ def review_queue(
                 ),
             },
         )
+    with warehouse.connect() as con:  # a challenger's rival compares against it: its disagreements follow
+        for rival in rivals_outside(con, context.partition_keys):
+            if refresh_review_queue(con, rival).rebuilt:
+                context.log.info(f"{rival}: review queue rebuilt beside its rival version")
     if AUDIT_SPEC.key in context.selected_asset_check_keys:
         yield audit_log_result(context, warehouse)

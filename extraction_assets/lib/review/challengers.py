@@ -172,10 +172,13 @@ def promote(
 
 
 def disagreements(con: duckdb.DuckDBPyConnection, schema_version: str) -> int:
-    """Items of the version queued because a rival version disagrees with them."""
+    """Items of the version its queue holds because a rival version disagrees with them (as its items and its rivals'
+    give them now: the queue's own rows may wait for its next rebuild)."""
+    from extraction_assets.lib.warehouse.review_queue import queue_select
+
     row = con.execute(
-        """SELECT count(*) FROM review_queue q, unnest(CAST(q.reasons AS VARCHAR[])) AS r(reason)
-           WHERE q.schema_version = ? AND starts_with(r.reason, ?)""",
-        [schema_version, DISAGREES],
+        f"""SELECT count(*) FROM ({queue_select("i.schema_version = ?")}) q
+            WHERE list_contains(list_transform(CAST(q.reasons AS VARCHAR[]), r -> split_part(r, ':', 1)), ?)""",
+        [schema_version, now(), DISAGREES],
     ).fetchone()
     return int(row[0]) if row else 0

@@ -3,6 +3,7 @@ them), and check the audit trail once for every version."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,6 +41,15 @@ def sync_version_roles(con: duckdb.DuckDBPyConnection, prompts_dir: Path) -> lis
     from extraction_assets.lib.schemas import discover_schemas
 
     return sync_roles(con, discover_schemas(prompts_dir)[0].values())
+
+
+def rivals_outside(con: duckdb.DuckDBPyConnection, versions: Sequence[str]) -> list[str]:
+    """The versions a challenger or current version among `versions` is compared with, not among them: their queues'
+    disagreement rows move with these versions' items."""
+    from extraction_assets.lib.review.challengers import read_roles
+
+    roles = read_roles(con)
+    return sorted({r for v in versions if v in roles for r in roles[v].rivals} - set(versions))
 
 
 def refresh_review_queue(con: duckdb.DuckDBPyConnection, version: str) -> QueueReport:

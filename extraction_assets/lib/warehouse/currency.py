@@ -26,7 +26,7 @@ _QUEUE_OUT_OF_STEP = f"""WITH expected AS (SELECT item_id FROM ({_EXPECTED})),
         OR EXISTS (SELECT 1 FROM extracted_items i, last
                    WHERE i.schema_version = $version AND i.status = 'draft' AND i.updated_at > last.at)
         OR EXISTS (SELECT 1 FROM schema_version_roles r, last
-                   WHERE r.schema_version = $version AND r.decided_at > coalesce(last.at, TIMESTAMP '1970-01-01'))
+                   WHERE r.schema_version = $version AND r.decided_at > last.at)
         OR EXISTS (SELECT 1 FROM schema_version_roles r, unnest(CAST(r.rivals AS VARCHAR[])) AS v(rival),
                           extracted_items t, last
                    WHERE r.schema_version = $version AND t.schema_version = v.rival AND t.updated_at > last.at)"""
