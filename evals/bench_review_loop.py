@@ -6,7 +6,11 @@ warehouse: one item at a time (one action per queued item, the queue's order), a
 most valuable first; in each group the members the gold gives one decision are decided in one action, so a group
 costs as many actions as it needs different decisions). Both must leave every queued item in the same state.
 Then two reviewers change one item at once, one on the page and one through the API, each against the version they
-read, both ways round: a lost update is a change the other one's silently undid.
+read, both ways round: a lost update is a change the other one's silently undid. On the warehouse decided by groups,
+the scripted reviewer adds what the gold names and the extractor missed (receipt and contract fields, by their span
+in the scrubbed text), each version's eval on the reviewers' decisions gives its missed-item recall, and one command
+(`extraction-assets challenger receipt@v2`, receipt@v1 marked a challenger) goes from the prompt file to the
+comparison on the dev sets and the reviewed decisions.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from evals.bench_inbox import build_inbox, source_files
-from evals.review_oracle import GoldReviewer, Verdict
+from evals.review_oracle import GoldReviewer, Verdict, missed_items
 from extraction_assets.lib.review import AuthConfig, Authenticator, Change, corrections, hash_token
 from extraction_assets.lib.review.groups import group_item_ids, list_groups
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, Settings
@@ -30,6 +34,8 @@ Figures = dict[str, float | int | str]
 TENANT = "tenant-1"
 REVIEWER = "bench-reviewer"
 TOKENS = {"page-reviewer": "bench-page-token", "api-reviewer": "bench-api-token"}
+FIELD_VERSIONS = ("receipt@v1", "contract@v1")  # the versions whose misses the gold can name (values with spans)
+CHALLENGER_DEV_LIMIT = 50  # dev records per dataset the challenger command scores (the reviewed decisions: all)
 
 
 def bench_inbox_warehouse(tmp: Path) -> tuple[Settings, float]:
@@ -191,6 +197,78 @@ def _decide_on_group_page(client: Any, auth: tuple[str, str], group_id: str, jud
     return len(buckets)
 
 
+def add_missed(path: Path, reviewer: GoldReviewer, versions: tuple[str, ...]) -> tuple[int, int]:
+    """The scripted reviewer adds what the gold has and the extractor missed, by its span in the scrubbed text (as the
+    document page's selection sends it): (items added, refused)."""
+    from extraction_assets.lib.review.corrections import ReviewError
+    from extraction_assets.lib.review.missed import add_missed_item
+    from extraction_assets.lib.schemas import load_schema
+    from extraction_assets.lib.warehouse import load_scrubbed
+
+    added = refused = 0
+    with open_warehouse(path) as con:
+        for version in versions:
+            schema = load_schema(DEFAULT_PROMPTS, version)
+            docs = con.execute(
+                """SELECT s.doc_id, r.source_uri, list(i.item_type) FILTER (WHERE e.item_id IS NOT NULL)
+                   FROM extraction_status s JOIN raw_documents r USING (doc_id)
+                   LEFT JOIN extracted_items i ON i.doc_id = s.doc_id AND i.schema_version = s.schema_version
+                   LEFT JOIN (SELECT DISTINCT item_id FROM evidence) e ON e.item_id = i.item_id
+                   WHERE s.schema_version = ? AND s.tenant_id = ? GROUP BY ALL""",
+                [version, TENANT],
+            ).fetchall()
+            for doc_id, source_uri, found in docs:
+                for missed in missed_items(reviewer, source_uri, set(found or [])):
+                    scrubbed = load_scrubbed(con, [doc_id])[doc_id]
+                    span = scrubbed.offset_map.to_scrubbed(*missed.span)
+                    try:
+                        add_missed_item(
+                            con, TENANT, doc_id, schema, missed.item_type, missed.value, REVIEWER, span=span
+                        )
+                        added += 1
+                    except ReviewError:  # a span the field's value cannot come from (the gold's own slips)
+                        refused += 1
+    return added, refused
+
+
+def challenger_command(tmp: Path, warehouse: Path, inbox: Path, limit: int) -> tuple[float, int, dict[str, Any]]:
+    """`extraction-assets challenger receipt@v2` on a copy of the prompt files where receipt@v2 is receipt@v1 marked a
+    challenger: one command from the prompt file to the comparison. (seconds, exit code, its JSON)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    prompts = tmp / "prompts"
+    shutil.copytree(DEFAULT_PROMPTS, prompts)
+    v1 = (prompts / "receipt" / "v1.md").read_text(encoding="utf-8")
+    (prompts / "receipt" / "v2.md").write_text(
+        v1.replace("version: v1", "version: v2\nchallenger: true", 1), encoding="utf-8"
+    )
+    command = [str(Path(sys.executable).with_name("extraction-assets")), "challenger", "receipt@v2", "--json"]
+    command += ["--limit", str(limit), "--warehouse", str(warehouse), "--prompts", str(prompts)]
+    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"} | {"EXTRACTION_INBOX": str(inbox)}
+    started = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    lines = done.stdout.strip().splitlines()
+    return seconds, done.returncode, json.loads(lines[-1]) if lines and lines[-1].startswith("{") else {}
+
+
+def missed_item_recall(path: Path, versions: tuple[str, ...]) -> dict[str, float | None]:
+    """Each version's recall of the items reviewers added, as its eval report on the reviewers' decisions says."""
+    from extraction_assets.lib.evaluation.reviewed import score_version_on_reviews
+    from extraction_assets.lib.schemas import load_schema
+
+    recall: dict[str, float | None] = {}
+    with open_warehouse(path, read_only=True) as con:
+        for version in versions:
+            score = score_version_on_reviews(con, load_schema(DEFAULT_PROMPTS, version), TENANT)
+            added = [f for f in score.result.fields if f.field == "_added_by_reviewers"] if score else []
+            recall[version] = added[0].recall if added and added[0].support else None
+    return recall
+
+
 def states(path: Path, item_ids: list[str]) -> dict[str, tuple[str, str]]:
     with open_warehouse(path, read_only=True) as con:
         rows = con.execute(
@@ -268,6 +346,11 @@ def bench_review_loop() -> Figures:
         same_on_page = states(alone, queue) == states(on_page, queue)
         shutil.copyfile(settings.warehouse, alone)
         lost, scenarios, codes = lost_updates(alone)
+        added, refused = add_missed(grouped, reviewer, FIELD_VERSIONS)
+        recall = missed_item_recall(grouped, FIELD_VERSIONS)
+        challenger_s, challenger_code, challenger = challenger_command(
+            Path(tmp), grouped, settings.inbox, CHALLENGER_DEV_LIMIT
+        )
     by_action: dict[str, int] = {}
     for item_id in queue:
         by_action[judged[item_id].action] = by_action.get(judged[item_id].action, 0) + 1
@@ -287,6 +370,23 @@ def bench_review_loop() -> Figures:
         "decide_s_one_by_one": round(alone_s, 2),
         "decide_s_by_groups": round(grouped_s, 2),
         "lost_updates_two_reviewers": f"{lost} of {scenarios}",
+        "missed_items_added_by_reviewer": added,
+        "missed_items_refused": refused,
+        **{f"missed_item_recall_{v}": "n/a" if r is None else r for v, r in recall.items()},
+        "challenger_commands_to_comparison": 1 if challenger_code == 0 and "receipt@v2/comparison" in challenger else 0,
+        "challenger_command_s": round(challenger_s, 1),
+        "challenger_compared_on": ", ".join(
+            sorted(
+                line[5:]
+                for line in str(challenger.get("receipt@v2/comparison", "")).splitlines()
+                if line[:5] == "#### "
+            )
+        ),
+        **{
+            f"challenger_{key.split('/', 1)[1].replace('/', '_')}": value
+            for key, value in challenger.items()
+            if key.startswith("receipt@v2/") and key.endswith(("/f1", "/missed_item_recall"))
+        },
         "second_writer_status_codes": ", ".join(map(str, codes)),
         "pipeline_run_s": round(run_s, 1),
         "measured_on": (

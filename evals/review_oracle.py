@@ -97,6 +97,34 @@ class GoldReviewer:
         return _on_value(record, mappings[0], Prediction(field=item_type, value=value, quote=quote, confidence=0))
 
 
+@dataclass(frozen=True)
+class Missed:
+    """A gold value the extractor has no item for: what a reviewer adds, with its raw-text span."""
+
+    item_type: str
+    value: dict[str, Any]
+    span: tuple[int, int]
+
+
+def missed_items(reviewer: GoldReviewer, source_uri: str, found: set[str]) -> list[Missed]:
+    """The gold values of a document's single-value fields (a field of its own, with a span and a value the field can
+    hold) whose field has no item with evidence among `found`: what the extractor missed."""
+    entry, record = reviewer.record(source_uri)
+    if entry is None or record is None or entry.mode != "fields":
+        return []
+    missed = []
+    for name, mapping in entry.fields.items():
+        if len(mapping.schema_fields) != 1 or mapping.schema_fields[0] in found or not mapping.spans:
+            continue
+        gold = [v for v in resolve(record.gold, mapping.gold or "") if v not in (None, "", [], {})]
+        spans = spans_at(record.gold, mapping.spans, name)
+        value = _gold_as_type(gold[0], mapping) if gold else None
+        if value is None or not spans or mapping.compare == Comparator.BOOLEAN:
+            continue
+        missed.append(Missed(mapping.schema_fields[0], {mapping.attribute: value}, (spans[0].start, spans[0].end)))
+    return missed
+
+
 def _on_evidence(entry: DatasetEntry, record: GoldRecord, mappings: list[FieldMapping], quote: str) -> Verdict:
     start = record.text.find(quote.strip()) if quote.strip() else -1
     if start < 0:

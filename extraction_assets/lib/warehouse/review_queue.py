@@ -150,13 +150,21 @@ def requeue_items(con: duckdb.DuckDBPyConnection, item_ids: Sequence[str]) -> No
 def group_members(
     con: duckdb.DuckDBPyConnection, tenant_id: str, group_id: str, undecided_only: bool = True
 ) -> list[str]:
-    """The ids of a group's items (its undecided ones by default), most likely wrong first."""
+    """The ids of a group's items (its undecided ones by default), most likely wrong first. A group lies inside one
+    schema version and item type: those of its queued rows narrow the search (a group with none queued: every
+    item of the tenant is looked at)."""
     status = "AND i.status IN ('draft', 'needs_review')" if undecided_only else ""
+    kind = con.execute(
+        "SELECT schema_version, item_type FROM review_queue WHERE tenant_id = ? AND group_id = ? LIMIT 1",
+        [tenant_id, group_id],
+    ).fetchone()
+    narrow = "AND i.schema_version = ? AND i.item_type = ?" if kind else ""
     return [
         row[0]
         for row in con.execute(
-            f"""SELECT i.item_id FROM extracted_items i WHERE i.tenant_id = ? AND {group_id_sql()} = ? {status}
+            f"""SELECT i.item_id FROM extracted_items i
+                WHERE i.tenant_id = ? {narrow} AND {group_id_sql()} = ? {status}
                 ORDER BY {probability_sql()}, i.item_id""",
-            [tenant_id, group_id],
+            [tenant_id, *(kind or ()), group_id],
         ).fetchall()
     ]
