@@ -62,7 +62,7 @@ def undecided(con: Any, tenant: str) -> dict[str, dict[str, Any]]:
 
     rows = rows_as_dicts(
         con,
-        """SELECT i.item_id, i.item_type, i.value, i.status, r.source_uri,
+        """SELECT i.item_id, i.schema_version, i.item_type, i.value, i.status, r.source_uri,
                   (SELECT e.quote FROM evidence e WHERE e.item_id = i.item_id ORDER BY e.char_start LIMIT 1) AS quote
            FROM extracted_items i JOIN raw_documents r USING (doc_id)
            WHERE i.tenant_id = ? AND i.status IN ('draft', 'needs_review')""",

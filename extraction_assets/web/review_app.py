@@ -76,6 +76,7 @@ ACTIONS: tuple[Action, ...] = ("accept", "reject", "correct")
 STATUSES = ("needs_review", "draft", "accepted", "rejected", ANY_STATUS)
 DECIDED_STATUSES = ("accepted", "rejected", "needs_review")  # what a correction may leave an item as
 PUBLIC_PATHS = ("/openapi.json",)
+QUEUE_PAGE_GROUPS = 200  # groups the queue page shows at once, the most valuable decisions first
 STATIC_FILES = {"select.js": "text/javascript"}
 
 
@@ -217,7 +218,9 @@ def create_review_app(
         def load(con: duckdb.DuckDBPyConnection) -> dict[str, Any]:
             versions, types = queue_filters(con, tenant_id)
             if status == "needs_review":
-                groups = list_groups(con, tenant_id, filters["schema"], filters["type"], filters["reason"])
+                groups = list_groups(
+                    con, tenant_id, filters["schema"], filters["type"], filters["reason"], QUEUE_PAGE_GROUPS
+                )
                 return {"groups": groups, "rows": [], "versions": versions, "types": types}
             rows = list_queue(con, tenant_id, filters["schema"], filters["type"], filters["reason"], status)
             return {"groups": [], "rows": rows, "versions": versions, "types": types}
@@ -235,6 +238,7 @@ def create_review_app(
                 "rules": RULES,
                 "error": error,
                 "done": done,
+                "shown_limit": QUEUE_PAGE_GROUPS,
             },
             status_code,
         )
