@@ -96,6 +96,9 @@ def test_fields_with_evidence_a_correction_and_its_history(api) -> None:
         assert spend["evidence"][0]["turn_id"] == "t4"
 
         url, version = f"/extracted-fields/{spend['id']}", spend["version"]
+        one = http.get(url)
+        assert one.json()["version"] == version and one.headers["etag"] == f'"{version}"'
+        assert one.json()["evidence"] == spend["evidence"]
         assert http.patch(url, json={"status": "accepted", "by": "ceo", "version": version}).status_code == 422
         unversioned = http.patch(url, json={"status": "accepted"})
         assert unversioned.status_code == 428 and "If-Match" in unversioned.json()["error"]
