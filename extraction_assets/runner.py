@@ -9,6 +9,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import FrameType
 
 import dagster as dg
@@ -19,6 +20,7 @@ from extraction_assets.defs.partitions import (
     POOL,
     SHARDS,
     extraction_keys,
+    partition_key_of,
     partition_ranges,
     range_tags,
     schema_versions,
@@ -167,20 +169,25 @@ def run_pipeline(
     defs = build_definitions(settings)
     instance = instance or open_instance()
     found, errors = discover_schemas(settings.prompts_dir)
-    if errors:
-        raise ValueError("invalid prompt files:\n" + "\n".join(f"{p}: {e}" for p, e in errors.items()))
-    keys = sorted(schema_keys or found)
-    unknown = [k for k in keys if k not in found]
+    broken = {partition_key_of(Path(path)): error for path, error in errors.items()}
+    asked = sorted(schema_keys or {*found, *broken})
+    unknown = [k for k in asked if k not in found and k not in broken]
     if unknown:
         raise ValueError(f"unknown schema versions {unknown}; known: {sorted(found)}")
+    keys = [k for k in asked if k in found]  # a version whose prompt file cannot be used costs itself only
     partition_set = schema_versions.name or ""
     missing = [k for k in keys if not instance.has_dynamic_partition(partition_set, k)]
     if missing:
         instance.add_dynamic_partitions(partition_set, missing)
+    unusable = [
+        StepResult(name=f"extract {k}", success=False, skipped=f"its prompt file cannot be used: {broken[k]}")
+        for k in asked
+        if k in broken
+    ]
     with _interruptible() as interrupted, _holding(settings):
         if SHARDS == 1 and "extract" in stages:
-            return _passes(defs, instance, keys, "ingest" in stages, on_step, log_level, interrupted)
-        return _sharded(defs, instance, keys, stages, shards, on_step, log_level, interrupted)
+            return _passes(defs, instance, keys, "ingest" in stages, on_step, log_level, interrupted) + unusable
+        return _sharded(defs, instance, keys, stages, shards, on_step, log_level, interrupted) + unusable
 
 
 def _passes(

@@ -17,6 +17,7 @@ from extraction_assets.lib.stages.ingest import IngestReport, ingest_inbox
 from extraction_assets.lib.stages.review import (
     AuditCheck,
     QueueReport,
+    accept_audit_log,
     check_audit_log,
     refresh_review_queue,
     rivals_outside,
@@ -36,6 +37,7 @@ __all__ = [
     "QueueReport",
     "ScrubProgress",
     "ScrubReport",
+    "accept_audit_log",
     "check_audit_log",
     "compare_challengers",
     "evaluate_version",
