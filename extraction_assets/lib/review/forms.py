@@ -72,16 +72,32 @@ def _field(key: str, label: str, spec: AttributeSpec | FieldSpec, value: Any) ->
     )
 
 
+def _inferred(key: str, value: Any) -> FormField:
+    """An input for a key the schema does not declare (an extractor's `as_printed`, a clause's `for_convenience`),
+    typed by the value it holds."""
+    kind: InputKind = "text"
+    if isinstance(value, bool):
+        kind = "boolean"
+    elif isinstance(value, int | float):
+        kind = "number"
+    elif isinstance(value, list):
+        kind = "list" if all(isinstance(v, str) for v in value) else "json"
+    elif isinstance(value, dict):
+        kind = "json"
+    return FormField(key=key, label=key, kind=kind, shown=_shown(value, kind))
+
+
 def form_fields(spec: FieldSpec | None, value: Mapping[str, Any]) -> list[FormField]:
-    """The inputs correcting an item of this field: one per declared attribute, or the single value's; an item type
-    the schema does not declare gets one input per key, read as JSON."""
-    if spec is None:
-        return [FormField(key=k, label=k, kind="json", shown=_shown(v, "json")) for k, v in sorted(value.items())]
-    if spec.attributes:
-        return [_field(name, name, attr, value.get(name)) for name, attr in spec.attributes.items()]
-    if spec.type == "object" and "value" not in value:
-        return [FormField(key=k, label=k, kind="json", shown=_shown(v, "json")) for k, v in sorted(value.items())]
-    return [_field("value", spec.name, spec, value.get("value"))]
+    """The inputs correcting an item of this field: one per declared attribute (or the single value's), then one per
+    other key the value holds, typed by what it holds."""
+    if spec is None or (spec.type == "object" and not spec.attributes and "value" not in value):
+        declared: list[FormField] = []
+    elif spec.attributes:
+        declared = [_field(name, name, attr, value.get(name)) for name, attr in spec.attributes.items()]
+    else:
+        declared = [_field("value", spec.name, spec, value.get("value"))]
+    keys = {f.key for f in declared}
+    return declared + [_inferred(k, v) for k, v in sorted(value.items()) if k not in keys]
 
 
 def untouched_keys(fields: list[FormField], value: Mapping[str, Any]) -> dict[str, Any]:
