@@ -160,3 +160,24 @@ def _schemas() -> dict:
     from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
     return dict(discover_schemas(DEFAULT_PROMPTS)[0])
+
+
+def test_the_audit_chain_covers_the_decision_a_row_names(warehouse) -> None:
+    path, _ = warehouse
+    with open_warehouse(path) as con:
+        group = list_groups(con, "acme")[0]
+        group_id, members, versions = group_item_ids(con, "acme", group.group_id)
+        corrections.apply_changes(
+            con,
+            "acme",
+            members,
+            Change(status="rejected"),
+            "linh",
+            "reject",
+            versions=versions,
+            groups=dict.fromkeys(members, group_id),
+        )
+        assert check_chain(con).intact
+        con.execute("UPDATE audit_log SET group_id = NULL WHERE seq = 2")  # a row taken out of its group decision
+        report = check_chain(con)
+    assert not report.intact and any("content changed" in p for p in report.problems)
