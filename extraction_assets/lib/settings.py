@@ -44,6 +44,9 @@ class Settings(BaseModel):
     worker_niceness: int | None = Field(default=None, ge=0, le=19)  # scrub workers' `nice` below the run; None: 10
     # extraction partitions per schema version (by a hash of doc_id, or of tenant and Message-ID); 1 = one run each
     shards: int = Field(default=1, ge=1)
+    # where the evaluation reports folder is served (`extraction-assets ui` serves it): eval_report links there
+    reports_url: str | None = None
+    automation_interval_s: int = Field(default=30, ge=1)  # how often the automation sensor looks for work to follow
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -77,6 +80,8 @@ class Settings(BaseModel):
             "session_light_model": pick("EXTRACTION_SESSION_LIGHT_MODEL"),
             "worker_niceness": pick("EXTRACTION_WORKER_NICENESS"),
             "shards": pick("EXTRACTION_SHARDS"),
+            "reports_url": pick("EXTRACTION_REPORTS_URL"),
+            "automation_interval_s": pick("EXTRACTION_AUTOMATION_INTERVAL_S"),
         }
         return cls.model_validate({k: v for k, v in values.items() if v is not None})
 

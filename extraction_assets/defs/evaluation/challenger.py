@@ -8,10 +8,10 @@ from typing import Any
 import dagster as dg
 from pydantic import Field
 
-from extraction_assets.defs.evaluation.assets import eval_report, reports_dir
+from extraction_assets.defs.evaluation.assets import eval_report
 from extraction_assets.defs.partitions import POOL, SHARDS, schema_versions
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
-from extraction_assets.lib.stages import EvalRequest, compare_challengers
+from extraction_assets.lib.stages import EvalRequest, compare_challengers, reports_dir
 
 
 class ChallengerConfig(dg.Config):
@@ -35,7 +35,7 @@ def challenger_comparison(
     pipeline: PipelineResource,
     extractor: ExtractorResource,
 ) -> dg.MaterializeResult:
-    request = EvalRequest(max_documents=config.max_documents, reports_dir=reports_dir(warehouse))
+    request = EvalRequest(max_documents=config.max_documents, reports_dir=reports_dir(warehouse.path))
     report = compare_challengers(
         warehouse.connect,
         warehouse.path,

@@ -4,6 +4,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from extraction_assets.defs.data_versions import data_version
 from extraction_assets.defs.partitions import POOL
 from extraction_assets.defs.resources import PipelineResource, WarehouseResource
 from extraction_assets.lib.reporting import markdown_table
@@ -76,6 +77,8 @@ def scrubbed_documents(
         for t, p in report.tenants.items()
     ]
     return dg.MaterializeResult(
+        # nothing scrubbed: the version is kept, and extraction does not follow it for nothing
+        data_version=data_version(context, "scrubbed_documents", None, changed=report.scrubbed_now > 0),
         metadata={
             "dagster/row_count": report.total,
             "scrubbed_now": report.scrubbed_now,
@@ -88,5 +91,5 @@ def scrubbed_documents(
             "policies": dg.MetadataValue.md(
                 markdown_table(["tenant", "policy", "region", "kinds", "scrubber version", "scrubbed now"], rows)
             ),
-        }
+        },
     )

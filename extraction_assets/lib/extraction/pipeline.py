@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from extraction_assets.lib.calibration.model import band_confidence
 from extraction_assets.lib.extraction.answer_bounds import bound_value, bounded_title, suspicious
 from extraction_assets.lib.extraction.extractors import Extractor, ExtractorRun
 from extraction_assets.lib.extraction.grounding import TurnIndex, ground
@@ -144,7 +145,11 @@ def _record(
     )
     extracted_by = candidate.extracted_by or run.extracted_by
     band = schema.model_band if extracted_by == "model" else schema.heuristic_band
-    confidence = band.clamp(candidate.confidence)
+    probability, threshold = _calibrated(schema, candidate, extracted_by)
+    if probability is None:
+        confidence = band.clamp(candidate.confidence)
+    else:  # the probability placed in the band: monotone, never outside it, never 1.0
+        confidence = band.clamp(band_confidence(band.low, band.high, probability))
     value: dict[str, Any] = dict(candidate.value)
     title = candidate.title.strip()[:200] or evidence[0].quote[:120]
     reasons = review_reasons(
@@ -154,6 +159,8 @@ def _record(
         value,
         contradiction=candidate.contradiction,
         denial=candidate.denial,
+        probability=probability,
+        threshold=threshold,
     )
     if extracted_by == "model":  # what a model returns is bounded, and an echoed instruction is never a draft
         title = bounded_title(title)
@@ -176,7 +183,24 @@ def _record(
         review_reasons=reasons,
         reasoning_summary=candidate.reasoning_summary,
         evidence=evidence,
+        probability_correct=probability,
+        evidence_features=dict(candidate.features),
     )
+
+
+def _calibrated(
+    schema: SchemaVersion, candidate: CandidateItem, extracted_by: str
+) -> tuple[float | None, float | None]:
+    """(probability of being right, the version's review threshold) where the version's calibration covers this
+    field and the item's features came from the pack it was fitted on; (None, None) elsewhere (a model's answer, a
+    field or version without enough labelled data): today's confidence and threshold then decide."""
+    calibration = schema.calibration
+    if calibration is None or extracted_by == "model" or not candidate.features:
+        return None, None
+    fitted = calibration.field(candidate.item_type)
+    if fitted is None:
+        return None, None
+    return fitted.probability(candidate.features), calibration.threshold
 
 
 def missing_required_fields(

@@ -33,6 +33,7 @@ class QueueRow(BaseModel):
     item_type: str
     title: str
     confidence: float
+    probability_correct: float | None = None  # the calibrated probability of being right, where the version has one
     status: str
     extracted_by: str
     reasons: list[str]
@@ -42,7 +43,6 @@ class QueueRow(BaseModel):
     updated_by: str | None
     group_id: str
     group_size: int  # undecided items in its group (1 for a decided item)
-    probability_correct: float  # calibrated where its version is, else its confidence
 
     @property
     def rules(self) -> list[str]:
@@ -113,11 +113,12 @@ def list_queue(
     """
     rows = rows_as_dicts(
         con,
-        f"""SELECT i.item_id, i.schema_version, i.item_type, i.title, i.confidence, i.status, i.extracted_by,
+        f"""SELECT i.item_id, i.schema_version, i.item_type, i.title, i.confidence, i.probability_correct, i.status,
+                  i.extracted_by,
                   i.review_reasons AS reasons, r.source_uri, i.updated_by, i.doc_id,
                   (SELECT [e.char_start, e.char_end] FROM evidence e WHERE e.item_id = i.item_id
                    ORDER BY e.char_start LIMIT 1) AS first_span,
-                  {probability_sql()} AS probability_correct,
+                  {probability_sql()} AS p_right,
                   coalesce(q.group_id, {group_id_sql()}) AS group_id, coalesce(q.group_size, 1) AS group_size,
                   coalesce(q.priority, round(1.0 - {probability_sql()}, 4)) AS priority
            FROM extracted_items i JOIN raw_documents r USING (doc_id) LEFT JOIN review_queue q USING (item_id)
@@ -127,7 +128,7 @@ def list_queue(
              AND (? OR i.status = ?)
              AND (CAST(? AS VARCHAR) IS NULL
                   OR list_contains(list_transform(CAST(i.review_reasons AS VARCHAR[]), r -> split_part(r, ':', 1)), ?))
-           ORDER BY priority DESC, group_id, probability_correct, i.item_id
+           ORDER BY priority DESC, group_id, p_right, i.item_id
            LIMIT ?""",
         [
             tenant_id,

@@ -11,6 +11,7 @@ from extraction_assets.lib.stages.evaluate import (
     EvalStageReport,
     compare_challengers,
     evaluate_version,
+    reports_dir,
 )
 from extraction_assets.lib.stages.extract import ExtractOptions, PartitionReport, extract_partition, version_figures
 from extraction_assets.lib.stages.ingest import IngestReport, ingest_inbox
@@ -44,6 +45,7 @@ __all__ = [
     "extract_partition",
     "ingest_inbox",
     "refresh_review_queue",
+    "reports_dir",
     "rivals_outside",
     "scrub_pending",
     "sync_version_roles",

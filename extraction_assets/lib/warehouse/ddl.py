@@ -80,6 +80,10 @@ DDL: tuple[str, ...] = (
         updated_at TIMESTAMP NOT NULL,
         updated_by VARCHAR
     )""",
+    # honest confidence: the calibrated probability of being right (NULL where the version or field has no
+    # calibration) and the evidence features it was computed from
+    "ALTER TABLE extracted_items ADD COLUMN IF NOT EXISTS probability_correct DOUBLE",
+    "ALTER TABLE extracted_items ADD COLUMN IF NOT EXISTS evidence_features JSON",
     """CREATE TABLE IF NOT EXISTS evidence (
         evidence_id VARCHAR PRIMARY KEY,
         item_id VARCHAR NOT NULL,
@@ -199,6 +203,9 @@ DDL: tuple[str, ...] = (
         notes JSON NOT NULL,
         report_path VARCHAR
     )""",
+    # what review does with wrong values (mode fields) and where items land against chance (mode evidence_turns)
+    "ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS review JSON",
+    "ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS placement JSON",
     """CREATE TABLE IF NOT EXISTS eval_metrics (
         run_id VARCHAR NOT NULL,
         dataset VARCHAR NOT NULL,
@@ -309,9 +316,8 @@ DDL: tuple[str, ...] = (
         confidence DOUBLE NOT NULL,
         PRIMARY KEY (doc_id, word_no)
     )""",
-    # review (lib/review): the calibrated probability an item is right (NULL where its version is not calibrated), a
-    # queue row's near-duplicate group, and what one decision on many items is, in every audit row it wrote
-    "ALTER TABLE extracted_items ADD COLUMN IF NOT EXISTS probability_correct DOUBLE",
+    # review (lib/review): the reviewer who added an item the extractor missed, a queue row's near-duplicate group,
+    # and what one decision on many items is, in every audit row it wrote
     "ALTER TABLE extracted_items ADD COLUMN IF NOT EXISTS added_by VARCHAR",
     "ALTER TABLE review_queue ADD COLUMN IF NOT EXISTS group_id VARCHAR",
     "ALTER TABLE review_queue ADD COLUMN IF NOT EXISTS group_size INTEGER",
