@@ -35,6 +35,8 @@ TENANT = "tenant-1"
 REVIEWER = "bench-reviewer"
 TOKENS = {"page-reviewer": "bench-page-token", "api-reviewer": "bench-api-token"}
 FIELD_VERSIONS = ("receipt@v1", "contract@v1")  # the versions whose misses the gold can name (values with spans)
+TAUGHT_VERSIONS = ("receipt@v1", "contract@v1")  # the calibrated versions a tenant's refit applies to
+TEACHING_DECISIONS = 200  # scripted decisions before the refit
 CHALLENGER_DEV_LIMIT = 50  # dev records per dataset the challenger command scores (the reviewed decisions: all)
 
 
@@ -269,6 +271,58 @@ def missed_item_recall(path: Path, versions: tuple[str, ...]) -> dict[str, float
     return recall
 
 
+def wrong_unqueued(con: Any, items: dict[str, dict[str, Any]], judged: dict[str, Verdict], docs: set[str]) -> int:
+    """Drafts of the calibrated versions on documents outside `docs` that the gold says are wrong."""
+    drafts = con.execute(
+        "SELECT item_id FROM extracted_items WHERE tenant_id = ? AND status = 'draft' AND schema_version IN ?",
+        [TENANT, list(TAUGHT_VERSIONS)],
+    ).fetchall()
+    return sum(
+        1
+        for (item_id,) in drafts
+        if item_id in items
+        and items[item_id]["source_uri"] not in docs
+        and judged[item_id].judged
+        and judged[item_id].action != "accept"
+    )
+
+
+def teaching(path: Path, items: dict[str, dict[str, Any]], judged: dict[str, Verdict]) -> dict[str, Any]:
+    """The scripted reviewer decides the first `TEACHING_DECISIONS` items of the queue one by one (its order), then the
+    queue's step runs (each tenant's refit from its decisions, `review.lessons`): the wrong values left unqueued on
+    the documents no decision touched, before and after."""
+    from extraction_assets.lib.review import list_queue
+    from extraction_assets.lib.schemas import load_schema
+    from extraction_assets.lib.stages import refresh_review_queue
+
+    with open_warehouse(path) as con:
+        order = [r.item_id for r in list_queue(con, TENANT, limit=TEACHING_DECISIONS)]
+        docs = {items[i]["source_uri"] for i in order}
+        before = wrong_unqueued(con, items, judged, docs)
+        for item_id in order:
+            _decide(con, [item_id], judged[item_id])
+        refits: dict[str, Any] = {}
+        sent = 0
+        for version in TAUGHT_VERSIONS:
+            report = refresh_review_queue(con, version, load_schema(DEFAULT_PROMPTS, version))
+            refits[version] = report.figures["tenant_refits"].get(TENANT, "no decision")
+            sent += report.figures["sent_to_review_by_refits"]
+        after = wrong_unqueued(con, items, judged, docs)
+    by_version: dict[str, int] = {}
+    for item_id in order:
+        by_version[items[item_id]["schema_version"]] = by_version.get(items[item_id]["schema_version"], 0) + 1
+    return {
+        "teaching_decisions": len(order),
+        "teaching_decisions_by_version": ", ".join(f"{k} {v}" for k, v in sorted(by_version.items())),
+        "teaching_documents_decided": len(docs),
+        **{f"teaching_refit_{v}": str(r) for v, r in refits.items()},
+        "teaching_sent_to_review": sent,
+        "wrong_unqueued_rest_no_decisions": before,
+        "wrong_unqueued_rest_after_decisions": after,
+        "target_wrong_unqueued_rest_after": f"<= {before / 2:g}",
+    }
+
+
 def states(path: Path, item_ids: list[str]) -> dict[str, tuple[str, str]]:
     with open_warehouse(path, read_only=True) as con:
         rows = con.execute(
@@ -346,6 +400,9 @@ def bench_review_loop() -> Figures:
         same_on_page = states(alone, queue) == states(on_page, queue)
         shutil.copyfile(settings.warehouse, alone)
         lost, scenarios, codes = lost_updates(alone)
+        taught = Path(tmp) / "taught.duckdb"
+        shutil.copyfile(settings.warehouse, taught)
+        teaching_figures = teaching(taught, items, judged)
         added, refused = add_missed(grouped, reviewer, FIELD_VERSIONS)
         recall = missed_item_recall(grouped, FIELD_VERSIONS)
         challenger_s, challenger_code, challenger = challenger_command(
@@ -370,6 +427,7 @@ def bench_review_loop() -> Figures:
         "decide_s_one_by_one": round(alone_s, 2),
         "decide_s_by_groups": round(grouped_s, 2),
         "lost_updates_two_reviewers": f"{lost} of {scenarios}",
+        **teaching_figures,
         "missed_items_added_by_reviewer": added,
         "missed_items_refused": refused,
         **{f"missed_item_recall_{v}": "n/a" if r is None else r for v, r in recall.items()},

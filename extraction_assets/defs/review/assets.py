@@ -71,7 +71,7 @@ def review_queue(
             if held:
                 context.log.warning(f"{partition}: review queue held, blocking checks failed: {', '.join(held)}")
                 continue
-            report = refresh_review_queue(con, schema.key)
+            report = refresh_review_queue(con, schema.key, schema)
         figures = report.figures
         yield dg.AssetMaterialization(
             asset_key="review_queue",
@@ -84,6 +84,9 @@ def review_queue(
                 "added_by_reviewers": figures["added_by_reviewers"],
                 "role": f"{figures['role']} (rivals: {', '.join(figures['rivals']) or 'none'})",
                 "disagreements": figures["disagreements"],  # items queued because a rival version disagrees
+                # each tenant's refit from its reviewers' decisions (how many it used), and the drafts it sent to review
+                "tenant_refits": dg.MetadataValue.json(figures["tenant_refits"]),
+                "sent_to_review_by_refits": figures["sent_to_review_by_refits"],
                 "preview": dg.MetadataValue.md(
                     markdown_table(
                         ["type", "title", "conf", "reasons", "source"], [list(r.values()) for r in figures["preview"]]

@@ -225,7 +225,18 @@ def score_version_on_reviews(
     con: duckdb.DuckDBPyConnection, schema: SchemaVersion, tenant_id: str
 ) -> ReviewedScore | None:
     """The version scored on the tenant's reviewers' decisions on its schema; None without any decision."""
+    from extraction_assets.lib.review.lessons import stored_fit
+
     gold = decisions(con, tenant_id, schema.schema_name)
     if not gold:
         return None
-    return score_on_decisions(schema, tenant_id, gold, proposals(con, schema.key, sorted({d.doc_id for d in gold})))
+    score = score_on_decisions(schema, tenant_id, gold, proposals(con, schema.key, sorted({d.doc_id for d in gold})))
+    fit = stored_fit(con, tenant_id, schema.key)
+    score.result.notes.append(
+        f"calibration refit for {tenant_id} on {fit.decisions} of these decisions ({fit.wrong} wrong), "
+        f"fitted at {fit.fitted_at[:19]}"
+        if fit
+        else f"no calibration refit for {tenant_id} on {schema.key} yet (review.lessons: too few decisions, or "
+        "the version is not calibrated)"
+    )
+    return score

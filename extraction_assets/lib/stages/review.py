@@ -24,6 +24,8 @@ from extraction_assets.lib.warehouse import (
 if TYPE_CHECKING:
     import duckdb
 
+    from extraction_assets.lib.schemas import SchemaVersion
+
 
 @dataclass(frozen=True)
 class QueueReport:
@@ -53,10 +55,16 @@ def rivals_outside(con: duckdb.DuckDBPyConnection, versions: Sequence[str]) -> l
     return sorted({r for v in versions if v in roles for r in roles[v].rivals} - set(versions))
 
 
-def refresh_review_queue(con: duckdb.DuckDBPyConnection, version: str) -> QueueReport:
-    """A queue in step with its items (every idle pass) is not written again; any other is rebuilt from them."""
+def refresh_review_queue(
+    con: duckdb.DuckDBPyConnection, version: str, schema: SchemaVersion | None = None
+) -> QueueReport:
+    """A queue in step with its items (every idle pass) is not written again; any other is rebuilt from them. With
+    the version's `schema`, what its tenants' decisions taught is applied first (`review.lessons.teach`: a refit
+    where decisions moved, and the drafts a tenant's refit doubts sent to review)."""
     from extraction_assets.lib.review.challengers import disagreements, read_roles
+    from extraction_assets.lib.review.lessons import teach
 
+    lessons = teach(con, schema) if schema is not None else None
     in_step = queue_in_step(con, version)
     queued = row_count(con, "review_queue", version) if in_step else rebuild_review_queue(con, version)
     role = read_roles(con).get(version)
@@ -65,6 +73,8 @@ def refresh_review_queue(con: duckdb.DuckDBPyConnection, version: str) -> QueueR
         "role": role.role if role else "current",
         "rivals": role.rivals if role else [],
         "disagreements": disagreements(con, version),
+        "tenant_refits": lessons.fits if lessons else {},
+        "sent_to_review_by_refits": lessons.sent_to_review if lessons else 0,
     }
     return QueueReport(queued=queued, rebuilt=not in_step, figures=figures)
 

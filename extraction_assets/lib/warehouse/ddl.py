@@ -319,11 +319,23 @@ DDL: tuple[str, ...] = (
     # review (lib/review): the reviewer who added an item the extractor missed, a queue row's near-duplicate group,
     # and what one decision on many items is, in every audit row it wrote
     "ALTER TABLE extracted_items ADD COLUMN IF NOT EXISTS added_by VARCHAR",
+    "ALTER TABLE extracted_items ADD COLUMN IF NOT EXISTS tenant_probability DOUBLE",
     "ALTER TABLE review_queue ADD COLUMN IF NOT EXISTS group_id VARCHAR",
     "ALTER TABLE review_queue ADD COLUMN IF NOT EXISTS group_size INTEGER",
     "ALTER TABLE review_queue ADD COLUMN IF NOT EXISTS probability_correct DOUBLE",
     "ALTER TABLE audit_log ADD COLUMN IF NOT EXISTS decision_id VARCHAR",
     "ALTER TABLE audit_log ADD COLUMN IF NOT EXISTS group_id VARCHAR",
+    # what a tenant's reviewers' decisions taught (lib/review/lessons.py): its refit calibration of a schema version
+    """CREATE TABLE IF NOT EXISTS tenant_calibrations (
+        tenant_id VARCHAR NOT NULL,
+        schema_version VARCHAR NOT NULL,
+        calibration JSON NOT NULL,
+        decisions INTEGER NOT NULL,
+        wrong INTEGER NOT NULL,
+        threshold DOUBLE NOT NULL,
+        fitted_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (tenant_id, schema_version)
+    )""",
     # challenger versions (lib/review/challengers.py): each schema version's role, and the promotions people made
     """CREATE TABLE IF NOT EXISTS schema_version_roles (
         schema_version VARCHAR PRIMARY KEY,
@@ -377,6 +389,7 @@ TABLES: tuple[str, ...] = (
     "ocr_words",
     "schema_version_roles",
     "version_promotions",
+    "tenant_calibrations",
 )
 
 

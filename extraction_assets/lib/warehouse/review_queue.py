@@ -8,8 +8,9 @@ Near-duplicate items are grouped, so that one decision can settle them all: a gr
 (the field's `value`, else the item's title, which for items without one is their matched clause). A queue row
 carries its group and the group's size, and is ranked by the expected value of deciding its group: the errors a
 decision is expected to catch, the sum over the group's undecided items of their probability of being wrong.
-That probability is `extracted_items.probability_correct` where the item's confidence was calibrated, else the
-item's confidence read as one (its band's promise: "about this often right").
+That probability is `extracted_items.tenant_probability` where the item's tenant refit its calibration from its
+decisions, else `probability_correct` where the item's version is calibrated, else the item's confidence read as one
+(its band's promise: "about this often right").
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ GROUP_TEXT_SQL = (
 GROUP_ID_SQL = (
     "left(md5(concat_ws(chr(31), {i}.tenant_id, {i}.schema_version, {i}.item_type, " + GROUP_TEXT_SQL + ")), 16)"
 )
-# The probability that an item is right: calibrated where it was, else its confidence.
-PROBABILITY_SQL = "coalesce({i}.probability_correct, {i}.confidence)"
+# The probability that an item is right: its tenant's refit where there is one (`review/lessons.py`), else its
+# version's calibration, else its confidence.
+PROBABILITY_SQL = "coalesce({i}.tenant_probability, {i}.probability_correct, {i}.confidence)"
 
 
 def group_id_sql(alias: str = "i") -> str:
