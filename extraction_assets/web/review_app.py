@@ -54,7 +54,7 @@ from extraction_assets.lib.review.forms import FormField, form_fields, read_form
 from extraction_assets.lib.review.groups import group_detail, group_item_ids, list_groups, resolve_group_id
 from extraction_assets.lib.review.queries import current_rules
 from extraction_assets.lib.schemas import discover_schemas
-from extraction_assets.lib.warehouse import READER_WAIT_S, WarehouseBusy, open_warehouse
+from extraction_assets.lib.warehouse import READER_WAIT_S, WarehouseBusy, WarehouseUnreadable, open_warehouse
 from extraction_assets.lib.warehouse.review_queue import group_members
 from extraction_assets.web.interview_api import API_PREFIXES, error, interview_routes
 from extraction_assets.web.limits import BoundedBody
@@ -120,6 +120,11 @@ async def _security_headers(request: Request, call_next: Callable[[Request], Awa
 async def _busy(request: Request, exc: Exception) -> Response:
     """A run kept the warehouse's lock past the page's wait: say so and when to try again, not a stack trace."""
     return Response(f"busy: {exc}", status_code=503, headers={"Retry-After": "5"}, media_type="text/plain")
+
+
+async def _unreadable(request: Request, exc: Exception) -> Response:
+    """The warehouse file cannot be read (damaged, not a DuckDB file): which file, and what to do."""
+    return Response(f"error: {exc}", status_code=500, media_type="text/plain")
 
 
 def _pretty(value: Any) -> str:
@@ -455,7 +460,8 @@ def create_review_app(
         Middleware(BaseHTTPMiddleware, dispatch=_security_headers),
         Middleware(Authenticate, auth=auth, tenant_id=tenant_id),
     ]
-    return Starlette(routes=routes, middleware=middleware, exception_handlers={WarehouseBusy: _busy})
+    handlers = {WarehouseBusy: _busy, WarehouseUnreadable: _unreadable}
+    return Starlette(routes=routes, middleware=middleware, exception_handlers=handlers)
 
 
 class TenantDispatch:

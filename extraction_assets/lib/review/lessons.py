@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -91,19 +90,10 @@ def features(
 
 
 def _fit(rows: list[tuple[dict[str, float], bool]]) -> FieldCalibration:
-    """`calibration.fit.fit_field` (scikit-learn loads only to fit). A process that opened a warehouse marks pandas
-    absent in `sys.modules` (`warehouse.opening`), which scikit-learn reads as a module: the mark is lifted while it
-    fits."""
+    """`calibration.fit.fit_field`, imported here: scikit-learn loads only when a tenant's model is fitted."""
     from extraction_assets.lib.calibration.fit import fit_field
 
-    marked = "pandas" in sys.modules and sys.modules["pandas"] is None
-    if marked:
-        del sys.modules["pandas"]
-    try:
-        return fit_field(LESSON, rows)
-    finally:
-        if marked and "pandas" not in sys.modules:
-            sys.modules["pandas"] = None  # type: ignore[assignment]
+    return fit_field(LESSON, rows)
 
 
 def refit(con: duckdb.DuckDBPyConnection, tenant_id: str, schema: SchemaVersion) -> TenantFit | str:
