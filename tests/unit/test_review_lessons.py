@@ -65,6 +65,29 @@ def test_enough_decisions_refit_the_tenant_and_send_the_drafts_it_doubts_to_revi
     assert again.sent_to_review == 0 and idle == stamps, "a pass with nothing new writes nothing"
 
 
+def test_a_correction_of_any_key_of_a_value_counts_it_wrong(tmp_path: Path) -> None:
+    """A clause's `for_convenience` corrected, its text kept: the proposal was wrong all the same."""
+    path = tmp_path / "w.duckdb"
+    docs = _documents(36)
+    items = [
+        (name, "company", text.split("\n")[0], 0.78, "draft", {"value": text.split("\n")[0]})
+        for name, (_, _, text) in docs.items()
+    ]
+    ids = seed_documents(path, docs, items, schema="receipt@v1")
+    with open_warehouse(path) as con:
+        con.execute("UPDATE extracted_items SET probability_correct = 0.96")
+        for k in range(36):
+            item, shop = ids[f"r{k}:company"], SHOPS[k % 4] + " SDN BHD"
+            if SHOPS[k % 4] == "BLUE DOOR":
+                change = corrections.Change(value={"value": shop, "as_printed": shop.lower()})
+                corrections.apply_change(con, "acme", item, change, "ana", "correct")
+            else:
+                corrections.accept(con, "acme", item, "ana")
+        fit = refit(con, "acme", load_schema(DEFAULT_PROMPTS, "receipt@v1"))
+    assert not isinstance(fit, str), fit
+    assert (fit.decisions, fit.wrong) == (36, 9)
+
+
 def test_too_few_decisions_teach_nothing_and_say_so(tmp_path: Path) -> None:
     path = tmp_path / "w.duckdb"
     docs = _documents(8)

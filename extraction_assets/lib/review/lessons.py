@@ -53,9 +53,10 @@ def _log_odds(p: float) -> float:
 
 def _decided(con: duckdb.DuckDBPyConnection, tenant_id: str, schema_version: str) -> list[dict[str, Any]]:
     """The tenant's decided items of the version as their extractor proposed them: the field, the normalized value,
-    its calibrated probability, and whether people found it right."""
+    its calibrated probability, and whether people found it right: accepted with every key of its value as proposed
+    (a correction of any key, such as a clause's `for_convenience`, says the proposal was wrong)."""
     text = GROUP_TEXT_SQL.format(i="f")
-    return rows_as_dicts(
+    rows = rows_as_dicts(
         con,
         f"""WITH first_change AS (
                 SELECT item_id, json_extract(before_snapshot, '$.value') AS value,
@@ -63,13 +64,27 @@ def _decided(con: duckdb.DuckDBPyConnection, tenant_id: str, schema_version: str
                        CAST(json_extract(before_snapshot, '$.probability_correct') AS DOUBLE) AS probability
                 FROM audit_log WHERE tenant_id = ? AND action IN ('accept', 'reject', 'correct')
                 QUALIFY row_number() OVER (PARTITION BY item_id ORDER BY seq) = 1)
-            SELECT i.item_id, i.item_type, {text} AS text, f.probability,
-                   i.status = 'accepted' AND {GROUP_TEXT_SQL.format(i="i")} = {text} AS right
+            SELECT i.item_id, i.item_type, {text} AS text, f.probability, i.status,
+                   CAST(f.value AS VARCHAR) AS proposed, CAST(i.value AS VARCHAR) AS settled
             FROM extracted_items i JOIN first_change f USING (item_id)
             WHERE i.tenant_id = ? AND i.schema_version = ? AND i.status IN ('accepted', 'rejected')
               AND i.added_by IS NULL AND f.probability IS NOT NULL""",
         [tenant_id, tenant_id, schema_version],
     )
+    return [
+        {
+            "item_id": r["item_id"],
+            "item_type": r["item_type"],
+            "text": r["text"],
+            "probability": r["probability"],
+            "right": r["status"] == "accepted" and _loaded(r["proposed"]) == _loaded(r["settled"]),
+        }
+        for r in rows
+    ]
+
+
+def _loaded(value: str | None) -> Any:
+    return json.loads(value) if value is not None else None
 
 
 def _memory(decided: list[dict[str, Any]]) -> tuple[Counter[tuple[str, str]], Counter[tuple[str, str]]]:
