@@ -3,6 +3,7 @@ versions on the dev sets and on the reviewers' decisions, and lists who promoted
 for a challenger's partition, goes from its prompt file to that comparison in one run (extract it, queue where it
 disagrees, score it, compare)."""
 
+import warnings
 from typing import Any
 
 import dagster as dg
@@ -69,6 +70,9 @@ def challenger_comparison(
     return dg.MaterializeResult(metadata=metadata)
 
 
+# The job holds the extraction's single-run assets and eval_report (one run per partition); Dagster warns that it
+# takes the smaller, one partition a run, which is what the job is for: it is launched for one challenger's partition.
+warnings.filterwarnings("ignore", message="Asset job challenger_job materializes assets with varying BackfillPolicies")
 challenger_job = dg.define_asset_job(
     "challenger_job",
     selection=(dg.AssetSelection.groups("extraction", "review") if SHARDS == 1 else dg.AssetSelection.groups("review"))
