@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CURRENCIES", "EN", "JURISDICTION_ALIASES", "LEXICONS", "RU", "Lexicon"]
+__all__ = ["CURRENCIES", "EN", "FEDERAL_LAWS", "JURISDICTION_ALIASES", "LEXICONS", "RU", "Lexicon"]
 
 
 @dataclass(frozen=True)
@@ -22,6 +22,7 @@ class Lexicon:
     header_end: tuple[str, ...]  # where the preamble (parties, date) ends and the terms begin
     entity_forms: tuple[str, ...]  # legal forms that mark a party's name
     party_roles: tuple[str, ...]  # "hereinafter referred to as", "именуемое в дальнейшем"
+    name_continuations: tuple[str, ...]  # words a party's name may go on with: "and its Affiliates", "d/b/a"
     agreement_date: tuple[str, ...]  # phrases right before the date the contract was made
     start_date: tuple[str, ...]  # phrases right before the date the contract takes effect
     start_defined: tuple[str, ...]  # a defined term right after the start date: '(the "Effective Date")'
@@ -104,9 +105,11 @@ EN = Lexicon(
                    "controlled by", "applicable law", "shall apply", "applies"),
     law_of=("laws of the state of", "laws of the commonwealth of", "laws of the province of", "law of the state of",
             "laws of the", "laws of", "law of the", "law of", "legislation of the", "legislation of"),
-    not_governing_law=("organized under", "organised under", "incorporated under", "existing under",
+    not_governing_law=("organized under", "organised under", "incorporated under", "existing under", "standing under",
                        "formed under", "chartered under"),
     signatures=("in witness whereof", "signed and effective", "authorized signature", "signature", "/s/", "by:"),
+    name_continuations=("and its", "and their", "or its", "together with", "including its", "on behalf of", "d/b/a",
+                        "dba", "f/k/a", "formerly", "doing business as", "acting through", "a division of"),
     signed_on=("signed and effective this", "signed this", "executed this", "signed on", "executed on"),
     this_contract=("this agreement", "this contract", "the agreement", "this amendment", "hereunder", "hereof"),
     clauses={
@@ -173,6 +176,7 @@ RU = Lexicon(
     law_of=("законодательством", "законодательству", "законодательства", "правом", "право"),
     not_governing_law=("зарегистрирован*",),
     signatures=("подписи сторон", "реквизиты и подписи", "адреса и реквизиты", "подписи"),
+    name_continuations=(),
     signed_on=("подписан*", "дата подписания"),
     this_contract=("настоящ* договор*", "договор*", "отношени* сторон", "настоящ* контракт*", "настоящ* соглашени*"),
     clauses={
@@ -203,6 +207,10 @@ CURRENCIES: tuple[tuple[str, str], ...] = (
 # fmt: on
 
 # Short names of jurisdictions, spelled out so one place has one name.
+# A federal law a contract names beside a state's ("the laws of the United States of America and of the State of
+# Texas", "the State of Texas, U.S.A."): the state's is the contract's governing law.
+FEDERAL_LAWS = frozenset({"united states", "united states of america"})
+
 JURISDICTION_ALIASES: dict[str, str] = {
     "prc": "People's Republic of China",
     "p.r.c": "People's Republic of China",
