@@ -358,8 +358,8 @@ def discover_schemas(prompts_dir: Path) -> tuple[dict[str, SchemaVersion], dict[
 
 
 def load_schema(prompts_dir: Path, key: str) -> SchemaVersion:
-    """The schema version for a partition key such as `pulse@v1`."""
+    """The schema version for a partition key such as `pulse@v1`: a prompt file of the folder, never a path."""
     name, sep, version = key.partition("@")
-    if not sep:
-        raise SchemaError(f"{key!r} is not a partition key of the form schema@version")
+    if not (sep and _KEY_SAFE.fullmatch(name) and _KEY_SAFE.fullmatch(version)):
+        raise SchemaError(f"{key[:200]!r} is not a partition key of the form schema@version")
     return load_schema_file(prompts_dir / name / f"{version}.md")

@@ -110,6 +110,18 @@ def test_fit_field_learns_the_direction_of_a_feature_and_is_deterministic() -> N
     assert prior.features == [] and prior.probability({"odd": 1.0}) == prior.probability({})
 
 
+def test_fit_field_fits_in_a_process_that_marked_pandas_absent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Opening a warehouse marks pandas absent (a None entry in sys.modules); a fit afterwards must still work and
+    leave the mark as it was."""
+    pytest.importorskip("sklearn")
+    from extraction_assets.lib.calibration.fit import fit_field
+
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    rows = [({"odd": float(i % 2)}, i % 4 != 1) for i in range(60)]
+    assert fit_field("company", rows).features == ["odd"]
+    assert sys.modules["pandas"] is None
+
+
 def test_threshold_from_the_cost_of_an_error() -> None:
     pytest.importorskip("sklearn")
     from extraction_assets.lib.calibration.fit import Example, ThresholdError, choose_threshold

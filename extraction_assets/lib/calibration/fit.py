@@ -11,9 +11,11 @@ Folds come from a hash of the document id, so a refit on the same data gives the
 from __future__ import annotations
 
 import hashlib
+import sys
 import warnings
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from extraction_assets.lib.calibration.figures import Judged, ReviewFigures, review_figures
@@ -70,6 +72,20 @@ def why_not(examples: Sequence[Example]) -> str | None:
     return None
 
 
+@contextmanager
+def _pandas_mark_lifted() -> Iterator[None]:
+    """A process that opened a warehouse may mark pandas absent with a None entry in `sys.modules` (see
+    `warehouse.opening`); scikit-learn reads that entry as a module and fails. The mark is lifted while it fits."""
+    marked = "pandas" in sys.modules and sys.modules["pandas"] is None
+    if marked:
+        del sys.modules["pandas"]
+    try:
+        yield
+    finally:
+        if marked and "pandas" not in sys.modules:
+            sys.modules["pandas"] = None  # type: ignore[assignment]
+
+
 def fit_field(field: str, rows: Sequence[tuple[Mapping[str, float], bool]], c: float = DEFAULT_C) -> FieldCalibration:
     """A field's calibration from (features, correct) pairs. Features constant over the rows carry no information
     and are left out; a feature absent from a row counts 0. With fewer than MIN_EACH right or wrong rows the
@@ -92,7 +108,7 @@ def fit_field(field: str, rows: Sequence[tuple[Mapping[str, float], bool]], c: f
     standard = (x - center) / scale if kept else np.zeros((len(rows), 0))
     model = LogisticRegression(C=c, max_iter=1000)
     if kept:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _pandas_mark_lifted():
             warnings.simplefilter("ignore")
             model.fit(standard, y)
         coef, intercept = model.coef_[0].tolist(), float(model.intercept_[0])

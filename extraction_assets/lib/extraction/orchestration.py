@@ -374,6 +374,8 @@ def _over_chunks(
         _merge(stats, cost)
         if isinstance(exc, LLMError) and exc is not raised:  # the raised one's cost is counted where it is caught
             _add(stats, exc.stats)
+        elif isinstance(exc, Deferred) and exc.cost is not None:  # a request that ran out of time, raised or not
+            _add(stats, exc.cost)
     if raised is not None:
         raise raised
     return [(chunk, cast(R, value)) for chunk, (_, value, _) in zip(chunks, results, strict=True)]

@@ -21,6 +21,7 @@ from extraction_assets.lib.extraction.grounding import TurnIndex, ground
 from extraction_assets.lib.extraction.review_rules import review_reasons
 from extraction_assets.lib.extraction.routing import route_document
 from extraction_assets.lib.llm.budget import Deferred
+from extraction_assets.lib.llm.deadline import abandon_calls, resume_calls
 from extraction_assets.lib.models import (
     EXTRACTOR_METADATA,
     CandidateItem,
@@ -334,7 +335,9 @@ def extract_stream(
     """Outcomes in input order, `extractor.concurrency` documents in flight (model calls wait on the network).
 
     The input is read lazily and the caller may store outcomes between two of them: loading the next
-    documents and committing finished ones overlap with the model calls still running.
+    documents and committing finished ones overlap with the model calls still running. When the stream stops early
+    (an interrupt, a failed batch write), documents not started are dropped and model calls in flight are given up
+    at once: they wait for the next run, and the stop waits on no endpoint.
     """
     if extractor.concurrency <= 1:
         for doc, clean in pairs:
@@ -344,12 +347,20 @@ def extract_stream(
     window = extractor.concurrency * 4
     with ThreadPoolExecutor(max_workers=extractor.concurrency, thread_name_prefix="extract") as pool:
         running: deque[Future[ExtractionOutcome]] = deque()
-        for doc, clean in pairs:
-            running.append(pool.submit(extract_document, doc, clean, schema, extractor))
-            if len(running) >= window:
+        try:
+            for doc, clean in pairs:
+                running.append(pool.submit(extract_document, doc, clean, schema, extractor))
+                if len(running) >= window:
+                    yield running.popleft().result()
+            while running:
                 yield running.popleft().result()
-        while running:
-            yield running.popleft().result()
+        except BaseException:  # including the generator's close and Dagster's interrupt
+            abandon_calls()
+            try:
+                pool.shutdown(wait=True, cancel_futures=True)
+            finally:
+                resume_calls()  # every call of this stream has ended: later ones run as usual
+            raise
 
 
 def extract_documents(

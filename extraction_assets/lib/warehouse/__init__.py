@@ -24,6 +24,7 @@ from extraction_assets.lib.warehouse.connection import (
 from extraction_assets.lib.warehouse.currency import queue_in_step
 from extraction_assets.lib.warehouse.ddl import TABLES, ensure_schema
 from extraction_assets.lib.warehouse.documents import (
+    FileStamp,
     documents_to_scrub,
     file_stamps,
     insert_documents,
@@ -50,7 +51,13 @@ from extraction_assets.lib.warehouse.figures import (
 )
 from extraction_assets.lib.warehouse.held import HeldWarehouse, give_back, held_warehouse
 from extraction_assets.lib.warehouse.invariants import items_without_evidence
-from extraction_assets.lib.warehouse.lock_wait import READER_WAIT_S, WarehouseBusy
+from extraction_assets.lib.warehouse.lock_wait import (
+    READER_WAIT_S,
+    WarehouseBusy,
+    WarehouseUnreadable,
+    damaged,
+    unreadable,
+)
 from extraction_assets.lib.warehouse.ocr import evidence_regions
 from extraction_assets.lib.warehouse.review_queue import rebuild_review_queue, requeue_items
 from extraction_assets.lib.warehouse.sessions import (
@@ -73,13 +80,16 @@ __all__ = [
     "MACHINE_OWNED_STATUSES",
     "READER_WAIT_S",
     "TABLES",
+    "FileStamp",
     "HeldWarehouse",
     "Shard",
     "WarehouseBusy",
+    "WarehouseUnreadable",
     "batch_requests",
     "batched",
     "beside_warehouse",
     "cache_entries_for",
+    "damaged",
     "document_texts",
     "documents_to_route",
     "documents_to_scrub",
@@ -123,6 +133,7 @@ __all__ = [
     "table_counts",
     "tenant_ids",
     "transaction",
+    "unreadable",
     "update_batch_status",
     "upsert_scrubbed",
     "upsert_session",

@@ -242,6 +242,8 @@ DDL: tuple[str, ...] = (
         mtime_ns BIGINT NOT NULL,
         read_at TIMESTAMP NOT NULL
     )""",
+    "ALTER TABLE inbox_files ADD COLUMN IF NOT EXISTS ctime_ns BIGINT",
+    "ALTER TABLE inbox_files ADD COLUMN IF NOT EXISTS content_sha256 VARCHAR",
     """CREATE TABLE IF NOT EXISTS document_applicability (
         doc_id VARCHAR NOT NULL,
         schema_version VARCHAR NOT NULL,
