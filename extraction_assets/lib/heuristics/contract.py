@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import date
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from itertools import pairwise
 from typing import Any
 
@@ -281,7 +281,7 @@ class _Contract:
         return found
 
     def _en_parties(self) -> Iterator[tuple[int, int, float]]:
-        lo = self._parties_clause()
+        lo = self.parties_clause
         for m in _EN_PARTY.finditer(self.text, lo, self.header):
             name = self._name_span(m.start(), m.end())
             if name is not None:
@@ -295,7 +295,8 @@ class _Contract:
                 second = _WIDE_GAP.split(rest.group(1))[0].rstrip(", ")
                 yield m.end() + rest.start(1), m.end() + rest.start(1) + len(second), PARTIAL
 
-    def _parties_clause(self) -> int:
+    @cached_property
+    def parties_clause(self) -> int:
         """Where the parties are named: the first "between" that a party definition ("Seller") follows before
         another "between" (a title block's "BY AND BETWEEN X AND Y" only repeats them); else the first one."""
         betweens = [m.start() for m in _hits(self.view, ("between",), 0, self.header)]
@@ -581,6 +582,7 @@ class _Contract:
                     "explicit_cue": float(bool(_hits(self.view, self.lex.convenience, lo, hi))),
                     "about_this_contract": float(bool(_hits(self.view, self.lex.this_contract, lo, hi))),
                     "names_a_breach": float(bool(_hits(self.view, self.lex.for_cause, lo, hi))),
+                    "aftermath": float(bool(_hits(self.view, self.lex.aftermath, lo, hi))),  # "survives termination"
                 }
             (start, end), _ = chosen
             same = [hit for (lo, _), hit in sentences if lo == start]
@@ -658,6 +660,10 @@ NAME_REPEATS = 3
 _NAME_GLUE = frozenset({"of", "the", "and", "de", "for", "du", "la", "von", "van", "&"})
 
 
+_BLANK = re.compile(r"_{3,}|\[\s*_*\s*\](?!\s*\()|\[\s*[•●]\s*\]")  # a blank to fill in: "____", "[ ]"
+CLAUSE_CHARS = 600  # a party's name is given within this many characters of the clause that introduces the parties
+_ADDRESS_WORDS = re.compile(r"(?i:street|avenue|road|boulevard|blvd|suite|floor|drive|p\.?\s?o\.?\s+box)(?!\w)|\d{3,}")
+_SIGNATORY_WORDS = re.compile(r"(?i:officer|president|director|signatory|secretary|witness|attest|name:|title:|by:)")
 _MORE_PLACES = re.compile(r"\s*(?:,|and)\s+(?:the\s+)?[A-Z][a-z]")  # the place goes on: ", Canada", "and Wales"
 _NEXT_WORD = re.compile(r"[ \t]*,?[ \t]*([^\W\d_][\w.'’&-]*)")
 _PREVIOUS_WORD = re.compile(r"([^\W\d_][\w.'’&-]*)[ \t]*$")
@@ -741,12 +747,19 @@ def _features(contract: _Contract, found: _Found, others: dict[str, _Found]) -> 
             "common_words": float(min(sum(w.islower() and w not in _NAME_GLUE for w in words), 3)),
             "two_names": float(" and " in f" {value.casefold()} " and found.rule != "quoted"),
             **_boundary_features(contract, found.start, found.end),
+            "no_parties_clause": float(not _hits(contract.view, ("between", "among"), 0, contract.header)),
+            "far_from_clause": float(found.start - contract.parties_clause > CLAUSE_CHARS),
+            "address_like": float(bool(_ADDRESS_WORDS.search(value))),  # "Walnut Street, Boulder, CO"
+            "signatory_words": float(bool(_SIGNATORY_WORDS.search(value))),  # "K. Chan Chief Executive Officer ..."
         }
     elif found.field in _DATE_FIELDS:
         when = date.fromisoformat(value)
+        title, lex = others.get("document_name"), contract.lex
         others_dates = {d.value for d in contract.own_dates} - {when}
         nearest = min((abs((d - when).days) for d in others_dates), default=0) / _YEAR
         features |= {
+            "blank_in_header": float(bool(_BLANK.search(contract.text, 0, contract.header))),  # "____, 20__"
+            "amends": float(title is not None and bool(_hits(contract.view, lex.amends, title.start, title.end))),
             "other_dates": float(min(len(others_dates), 5)),
             "far_from_other_dates": float(bool(others_dates) and nearest > 1),
             "late_in_text": float(found.start > len(contract.text) / 2),

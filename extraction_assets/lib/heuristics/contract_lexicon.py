@@ -17,6 +17,7 @@ class Lexicon:
     language: str
     day_first: bool  # how a numeric date such as 03/04/2026 is read
     title_words: tuple[str, ...]  # a document's title names its kind: "... agreement", "договор ..."
+    amends: tuple[str, ...]  # a title naming an amendment: its dates are the amendment's, not the contract's
     title_cut: tuple[str, ...]  # where the preamble begins on the title's line: "... AGREEMENT This Agreement is"
     contract_types: dict[str, tuple[str, ...]]  # contract type -> phrases that name it
     header_end: tuple[str, ...]  # where the preamble (parties, date) ends and the terms begin
@@ -42,6 +43,7 @@ class Lexicon:
     convenience: tuple[str, ...]  # a termination clause that says it needs no cause
     weak_convenience: tuple[str, ...]  # ... that needs none, by implication ("at any time")
     for_cause: tuple[str, ...]  # a termination sentence naming a breach or default is for cause
+    aftermath: tuple[str, ...]  # a sentence about what follows a termination grants no right to terminate
     notice_only: tuple[str, ...]  # termination on notice alone ("upon sixty (60) days' written notice") needs no cause
 
 
@@ -50,6 +52,7 @@ EN = Lexicon(
     language="en",
     day_first=False,
     title_words=("agreement", "contract", "amendment", "addendum", "memorandum of understanding", "license"),
+    amends=("amendment", "amended", "addendum", "supplement*"),
     title_cut=("by and between", "between", "dated", "made and entered", "this"),
     contract_types={
         "supply": ("supply agreement", "supply contract", "manufacturing agreement", "manufacturing and supply"),
@@ -125,7 +128,11 @@ EN = Lexicon(
     },
     convenience=("for convenience", "without cause", "for any reason", "for no reason", "non-cause"),
     weak_convenience=("at any time", "sole discretion"),
-    for_cause=("breach*", "default*", "fail*", "insolven*", "bankrupt*"),
+    for_cause=("breach*", "default*", "fail*", "insolven*", "bankrupt*", "with cause", "for cause", "mutual consent",
+               "mutual agreement", "mutual written", "mutually agree*", "change of control", "change in control"),
+    aftermath=("surviv*", "upon termination", "upon the termination", "upon any termination", "upon expiration",
+               "effect of termination", "effects of termination", "after termination", "following termination",
+               "expiration or termination", "termination or expiration", "in the event of termination"),
     notice_only=("days notice", "days' notice", "days written notice", "days' written notice",
                  "days prior written notice", "days' prior written notice", "months notice", "months' notice",
                  "months written notice", "months' written notice", "months prior written notice",
@@ -136,6 +143,7 @@ RU = Lexicon(
     language="ru",
     day_first=True,
     title_words=("договор", "контракт", "соглашение", "дополнительное соглашение"),
+    amends=("дополнительное соглашение", "изменени*"),
     title_cut=("между", "настоящий", "заключили"),
     contract_types={
         "supply": ("договор поставки", "контракт поставки", "поставки"),
@@ -187,6 +195,7 @@ RU = Lexicon(
     convenience=("без объяснения причин", "без указания причин"),
     weak_convenience=("в любое время", "по своему усмотрению"),
     for_cause=("нарушени*", "неисполнени*", "ненадлежащ*"),
+    aftermath=("после расторжени*", "при расторжени*"),
     notice_only=("уведомив*", "предупредив*", "письменного уведомления за"),
 )
 
