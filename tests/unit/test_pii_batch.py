@@ -135,21 +135,47 @@ def test_one_batch_more_than_the_workers_is_queued() -> None:
     assert len(list(results)) == 4
 
 
-def test_a_text_with_nothing_masked_is_not_searched_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The check re-reads a scrubbed text only when the scrub changed it: unchanged, the same detectors (with more
-    kinds) have just read it and found nothing."""
-    checked: list[str] = []
-    real = module.find_unmasked
+def test_the_check_reads_a_scrubbed_text_only_where_the_scrub_changed_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Away from its placeholders a scrubbed text is the raw text the same detectors (with more kinds) have just
+    found clean: the check reads the stretch around each placeholder, and nothing of a text the scrub left as it was.
+    """
+    from extraction_assets.lib.pii import scrubber
+
+    searched: list[str] = []
+    real = scrubber._detect
 
     def spy(text: str, *args, **kwargs):  # type: ignore[no-untyped-def]
-        checked.append(text)
+        searched.append(text)
         return real(text, *args, **kwargs)
 
-    monkeypatch.setattr(module, "find_unmasked", spy)
-    docs = [_doc("t", "Meeting moved to Friday, 3 pm."), _doc("t", "Write to a@b.com")]
+    filler = "The committee met and agreed on the plan.\n" * 100
+    docs = [_doc("t", "Meeting moved to Friday, 3 pm."), _doc("t", f"{filler}Write to a@b.com\n{filler}")]
+    monkeypatch.setattr(scrubber, "_detect", spy)
     batch = module.scrub_batch(docs, PiiPolicy())
-    assert [row.text for row in batch.rows] == ["Meeting moved to Friday, 3 pm.", "Write to [EMAIL_1]"]
-    assert checked == ["Write to [EMAIL_1]"]
+    assert [row.text for row in batch.rows] == [
+        "Meeting moved to Friday, 3 pm.",
+        f"{filler}Write to [EMAIL_1]\n{filler}",
+    ]
+    checked = [text for text in searched if "[EMAIL_1]" in text]
+    assert len(checked) == 1 and len(checked[0]) < 2 * scrubber.RECHECK_REACH + 200 < len(batch.rows[1].text)
+
+
+def test_a_value_left_in_clear_next_to_a_placeholder_fails_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A detector that masks one value and misses its neighbour (here: one that forgets every second e-mail) leaves
+    the neighbour within the stretch the check reads: the document is a dead letter, never stored."""
+    from extraction_assets.lib.pii import scrubber
+
+    real = scrubber._detect
+
+    def forgetful(text: str, region, kinds):  # type: ignore[no-untyped-def]
+        hits = real(text, region, kinds)
+        return hits[::2] if len(kinds) > 3 else hits  # the scrub (every kind) forgets; the check (three) does not
+
+    monkeypatch.setattr(scrubber, "_detect", forgetful)
+    filler = "The committee met and agreed on the plan.\n" * 100
+    batch = module.scrub_batch([_doc("t", f"{filler}Write to a@b.com or c@d.com\n{filler}")], PiiPolicy())
+    assert batch.rows == []
+    assert batch.failures[0].reason == "UnmaskedAfterScrub: 1 value(s) still readable after scrubbing (EMAIL)"
 
 
 def test_scrub_workers_run_at_a_lower_priority_than_the_run_by_default_or_as_far_below_as_asked() -> None:

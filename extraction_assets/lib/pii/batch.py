@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from extraction_assets.lib.models import DeadLetter, Document, ScrubbedDocument
 from extraction_assets.lib.pii.deadline import SCRUB_BUDGET_S, time_budget
 from extraction_assets.lib.pii.policy import PiiPolicy, TenantPolicy
-from extraction_assets.lib.pii.scrubber import find_unmasked, scrub
+from extraction_assets.lib.pii.scrubber import scrub, unmasked_after_scrub
 from extraction_assets.lib.pii.vault import SealedMapping, seal
 
 
@@ -70,12 +70,8 @@ def scrub_batch(
         try:
             with time_budget(budget_s):
                 row, values = scrub_document_with_values(doc, tenant_policy)
-                unmasked = (
-                    find_unmasked(
-                        row.text, tenant_policy.region, tenant_policy.kinds, raw=doc.text, offset_map=row.offset_map
-                    )
-                    if row.offset_map.replacements
-                    else []  # nothing masked: the raw text, which the same detectors (more kinds) just found clean
+                unmasked = unmasked_after_scrub(
+                    row.text, row.offset_map, doc.text, tenant_policy.region, tenant_policy.kinds
                 )
             if unmasked:  # never stored, so never extracted nor sent to a model
                 kinds = ", ".join(sorted({d.kind for d in unmasked}))
