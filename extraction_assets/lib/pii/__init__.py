@@ -3,7 +3,7 @@
 from extraction_assets.lib.pii.batch import scrub_batch, scrub_document, scrub_document_with_values
 from extraction_assets.lib.pii.display import masked
 from extraction_assets.lib.pii.numbers import is_card_number, is_snils
-from extraction_assets.lib.pii.parallel import WORKER_NICENESS, scrub_in_workers, scrub_workers
+from extraction_assets.lib.pii.parallel import scrub_in_workers
 from extraction_assets.lib.pii.policy import BUNDLED_POLICY, PiiPolicy, PolicyEntry, TenantPolicy, load_policy
 from extraction_assets.lib.pii.scrubber import (
     ALL_KINDS,
@@ -33,7 +33,6 @@ __all__ = [
     "DETECTORS",
     "SCRUBBER_VERSION",
     "VAULT_KEY_ENV",
-    "WORKER_NICENESS",
     "Detection",
     "PiiPolicy",
     "PolicyEntry",
@@ -56,7 +55,6 @@ __all__ = [
     "scrub_document",
     "scrub_document_with_values",
     "scrub_in_workers",
-    "scrub_workers",
     "seal",
     "unseal",
 ]

@@ -15,14 +15,18 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from extraction_assets.lib.extraction import (
+    Decision,
     ExtractionTally,
     OrchestratedExtractor,
-    decide,
+    decide_by_place,
+    extract_document,
     extract_stream,
     extraction_input,
+    gate_decision,
     rules_fingerprint,
 )
 from extraction_assets.lib.models import Document, ExtractionOutcome, ScrubbedDocument
+from extraction_assets.lib.parallel import in_order, workers_for
 from extraction_assets.lib.review import RerunPreview, preview_rerun
 from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.stages.batches import store_finished_batches, submit_deferred
@@ -31,11 +35,15 @@ from extraction_assets.lib.warehouse import (
     Shard,
     batched,
     cache_entries_for,
+    document_from_row,
+    document_rows,
     documents_to_route,
     extraction_figures,
     load_documents,
     load_scrubbed,
     pending_extractions,
+    scrubbed_from_row,
+    scrubbed_rows,
     shard_documents,
     versions_summary,
     write_decisions,
@@ -101,26 +109,30 @@ def route_documents(
     batch by batch; then `then` reads what routing left (the pending work), in the connection that wrote the last
     decisions, or in the one that found nothing to route: a connection fewer each, most of an incremental run.
 
-    The first batch is read in the listing's connection; every connection is closed before the gates run."""
+    Most decisions need a document's kind, tenant and path only (`decide_by_place`); the text of a document is read,
+    in a connection closed before its gate runs, only when the gate must decide."""
     rules = rules_fingerprint(schema)
     with connect(read_only=True) as con:
         unrouted = documents_to_route(con, schema.key, schema.document_kinds, rules, tenant)
-        to_route = shard_documents(con, shard, unrouted)
+        kept = set(shard_documents(con, shard, [d.doc_id for d in unrouted]))
+        to_route = [d for d in unrouted if d.doc_id in kept]
         if not to_route:
             return {}, then(con)
-        batches = batched(to_route, ROUTE_BATCH)
-        loaded = _load(con, batches[0])
     totals: Counter[str] = Counter()
     after: T | None = None
+    batches = batched(to_route, ROUTE_BATCH)
     for number, batch in enumerate(batches, start=1):
-        if number > 1:
+        placed = [(d, decide_by_place(d.kind, d.tenant_id, d.source_uri, schema)) for d in batch]
+        gated = [d.doc_id for d, decision in placed if not isinstance(decision, Decision)]
+        if gated:
             with connect(read_only=True) as con:
-                loaded = _load(con, batch)
-        docs, scrubbed = loaded
+                docs, scrubbed = _load(con, gated)
+            texts = {doc.doc_id: extraction_input(doc, scrubbed[doc.doc_id]) for doc in docs}
         decisions = []
-        for doc in docs:
-            decision = decide(doc, extraction_input(doc, scrubbed[doc.doc_id]), schema)
-            decisions.append((doc, decision.taken, decision.score, decision.reason))
+        for d, decision in placed:
+            if not isinstance(decision, Decision):
+                decision = gate_decision(texts[d.doc_id], schema, decision)
+            decisions.append((d, decision.taken, decision.score, decision.reason))
             totals[f"reason: {decision.reason}"] += 1
         with connect() as con:
             totals.update(write_decisions(con, schema.key, rules, decisions))
@@ -134,6 +146,14 @@ def _load(con: duckdb.DuckDBPyConnection, doc_ids: list[str]) -> tuple[list[Docu
     return load_documents(con, doc_ids), load_scrubbed(con, doc_ids)
 
 
+def extract_rows(
+    raw: list[dict[str, Any]], scrubbed: list[dict[str, Any]], schema: SchemaVersion, built: Extractor
+) -> list[ExtractionOutcome]:
+    """A batch's documents, as their stored rows, extracted in a worker process (which parses the rows itself)."""
+    cleaned = {row["doc_id"]: scrubbed_from_row(row) for row in scrubbed}
+    return [extract_document(doc, cleaned[doc.doc_id], schema, built) for doc in map(document_from_row, raw)]
+
+
 def extract_partition(
     connect: Connect,
     built: Extractor,
@@ -142,8 +162,11 @@ def extract_partition(
     options: ExtractOptions,
     log: Log,
     warn: Log,
+    niceness: int | None = None,
 ) -> PartitionReport:
-    """Route, extract and commit one partition."""
+    """Route, extract and commit one partition. Offline, work of more than one batch is extracted in the process's
+    worker pool (`lib/parallel.py`, its workers `niceness` below this process) while this process reads the next
+    batch and commits the finished one; a model's calls run in threads here (they wait on the network)."""
     version = built.version(schema)
 
     def work(con: duckdb.DuckDBPyConnection) -> _Work:
@@ -175,6 +198,11 @@ def extract_partition(
                     built.preload_cache(cache_entries_for(con, built.model, batch))
             yield from ((doc, scrubbed[doc.doc_id]) for doc in docs)
 
+    def rows() -> Iterator[tuple[list[dict[str, Any]], list[dict[str, Any]], SchemaVersion, Extractor]]:
+        for batch in batched(pending, EXTRACT_BATCH):
+            with connect(read_only=True) as con:
+                yield document_rows(con, batch), scrubbed_rows(con, batch), schema, built
+
     def commit(outcomes: list[ExtractionOutcome]) -> None:
         with connect() as con:
             written = write_extraction_batch(
@@ -190,8 +218,14 @@ def extract_partition(
             f"{tally.counts['documents']}/{len(pending)} done"
         )
 
+    workers = 0 if built.model else workers_for(len(pending), EXTRACT_BATCH)
+    outcomes = (
+        (outcome for batch in in_order(extract_rows, rows(), workers, niceness) for outcome in batch)
+        if workers
+        else extract_stream(documents(), schema, built)
+    )
     finished: list[ExtractionOutcome] = []
-    for outcome in extract_stream(documents(), schema, built):
+    for outcome in outcomes:
         finished.append(outcome)
         if len(finished) == EXTRACT_BATCH:
             commit(finished)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from extraction_assets.lib.models import DeadLetter, Document
+from extraction_assets.lib.parallel import WORKER_NICENESS, workers_for
 from extraction_assets.lib.stages.connect import Connect
 from extraction_assets.lib.warehouse import (
     batched,
@@ -62,7 +63,7 @@ def scrub_pending(
 ) -> ScrubReport:
     """No connection is held while a batch of large files is scrubbed; each batch's rows and dead letters are
     written in one go. The worker processes run `niceness` below this one (None: `WORKER_NICENESS`)."""
-    from extraction_assets.lib.pii import WORKER_NICENESS, scrub_batch, scrub_in_workers, scrub_workers  # detectors
+    from extraction_assets.lib.pii import scrub_in_workers  # the detectors load with the step
 
     with connect(read_only=True) as con:
         tenants = {t: policy.for_tenant(t) for t in tenant_ids(con)}
@@ -75,12 +76,8 @@ def scrub_pending(
                 docs = load_documents(con, ids)
             yield docs  # closed first: the batch is scrubbed while the generator waits
 
-    workers = scrub_workers(len(pending), SCRUB_BATCH)
-    scrubbed = (
-        scrub_in_workers(loaded(), policy, vault_key, workers, WORKER_NICENESS if niceness is None else niceness)
-        if workers > 1
-        else (scrub_batch(docs, policy, vault_key) for docs in loaded())
-    )
+    workers = workers_for(len(pending), SCRUB_BATCH)
+    scrubbed = scrub_in_workers(loaded(), policy, vault_key, workers, WORKER_NICENESS if niceness is None else niceness)
     done = 0
     for batch in scrubbed:
         with connect() as con:
@@ -90,7 +87,7 @@ def scrub_pending(
         report.per_tenant.update(batch.per_tenant)
         report.failures.extend(batch.failures)
         done += len(batch.rows) + len(batch.failures)
-        on_batch(ScrubProgress(done=done, pending=len(pending), failed=len(report.failures), workers=workers))
+        on_batch(ScrubProgress(done=done, pending=len(pending), failed=len(report.failures), workers=max(1, workers)))
     with connect(read_only=True) as con:
         report.total = row_count(con, "scrubbed_documents")
     return report

@@ -24,6 +24,8 @@ from extraction_assets.lib.warehouse.connection import (
 from extraction_assets.lib.warehouse.currency import queue_in_step
 from extraction_assets.lib.warehouse.ddl import TABLES, ensure_schema
 from extraction_assets.lib.warehouse.documents import (
+    document_from_row,
+    document_rows,
     documents_to_scrub,
     file_stamps,
     insert_documents,
@@ -31,6 +33,8 @@ from extraction_assets.lib.warehouse.documents import (
     load_scrubbed,
     record_dead_letters,
     record_file_stamps,
+    scrubbed_from_row,
+    scrubbed_rows,
     stored_sources,
     tenant_ids,
     upsert_scrubbed,
@@ -80,6 +84,8 @@ __all__ = [
     "batched",
     "beside_warehouse",
     "cache_entries_for",
+    "document_from_row",
+    "document_rows",
     "document_texts",
     "documents_to_route",
     "documents_to_scrub",
@@ -115,6 +121,8 @@ __all__ = [
     "review_queue_figures",
     "row_count",
     "rows_as_dicts",
+    "scrubbed_from_row",
+    "scrubbed_rows",
     "session_item_ids",
     "shard_documents",
     "shard_of",

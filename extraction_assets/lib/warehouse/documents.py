@@ -161,7 +161,7 @@ def parsed_turns(turns_json: str) -> tuple[Turn, ...]:
     return tuple(_TURNS.validate_json(turns_json))
 
 
-def _document_from_row(row: dict[str, Any]) -> Document:
+def document_from_row(row: dict[str, Any]) -> Document:
     return Document(
         doc_id=row["doc_id"],
         tenant_id=row["tenant_id"],
@@ -176,12 +176,17 @@ def _document_from_row(row: dict[str, Any]) -> Document:
 
 
 def load_documents(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> list[Document]:
+    return [document_from_row(r) for r in document_rows(con, doc_ids)]
+
+
+def document_rows(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The raw rows of these documents as stored (`document_from_row` makes each a Document): what a worker
+    process is sent, which parses them itself."""
     if not doc_ids:
         return []
-    rows = rows_as_dicts(
+    return rows_as_dicts(
         con, f"SELECT * FROM raw_documents WHERE {by_rowid('raw_documents')} ORDER BY doc_id", [list(doc_ids)]
     )
-    return [_document_from_row(r) for r in rows]
 
 
 # Work lists (documents to scrub, route or extract) come in the order the raw rows are stored (`r` is
@@ -308,20 +313,25 @@ def masked_quotes(con: duckdb.DuckDBPyConnection, spans: Sequence[tuple[str, str
 
 
 def load_scrubbed(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> dict[str, ScrubbedDocument]:
+    return {r["doc_id"]: scrubbed_from_row(r) for r in scrubbed_rows(con, doc_ids)}
+
+
+def scrubbed_rows(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The scrubbed rows of these documents as stored (`scrubbed_from_row` makes each a ScrubbedDocument)."""
     if not doc_ids:
-        return {}
-    rows = rows_as_dicts(
+        return []
+    return rows_as_dicts(
         con,
         "SELECT doc_id, tenant_id, text, offset_map, pii_counts, scrubber_version FROM scrubbed_documents "
         f"WHERE {by_rowid('scrubbed_documents')}",
         [list(doc_ids)],
     )
-    return {
-        r["doc_id"]: ScrubbedDocument.model_validate(
-            {**r, "offset_map": json.loads(r["offset_map"]), "pii_counts": json.loads(r["pii_counts"])}
-        )
-        for r in rows
-    }
+
+
+def scrubbed_from_row(row: dict[str, Any]) -> ScrubbedDocument:
+    return ScrubbedDocument.model_validate(
+        {**row, "offset_map": json.loads(row["offset_map"]), "pii_counts": json.loads(row["pii_counts"])}
+    )
 
 
 def file_stamps(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, int]]:
