@@ -21,7 +21,7 @@ def raw_documents(
 ) -> dg.MaterializeResult:
     from extraction_assets.lib.pii import masked  # loaded per run, as the detectors are by the scrub step
 
-    report = ingest_inbox(warehouse.connect, pipeline.inbox_path, pipeline.max_file_bytes)
+    report = ingest_inbox(warehouse.connect, pipeline.inbox_path, pipeline.max_file_bytes, pipeline.worker_niceness)
     unreadable = report.unreadable
     for failure in unreadable:
         context.log.warning(masked(f"unreadable {failure.source_uri}: {failure.reason}"))

@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from extraction_assets.lib.models import DeadLetter, Document, ReadFailure
+from extraction_assets.lib.parallel import in_order, workers_for
 from extraction_assets.lib.stages.connect import Connect
 from extraction_assets.lib.warehouse import (
+    batched,
     file_stamps,
     insert_documents,
     iter_batches,
@@ -20,6 +22,7 @@ from extraction_assets.lib.warehouse import (
 )
 
 INGEST_BATCH = 200
+READ_CHUNK = 32  # files a worker reads at a time: enough work to outweigh sending it, little to hold
 
 
 @dataclass
@@ -53,10 +56,14 @@ def _duplicate(doc: Document, first_source: str) -> DeadLetter:
     )
 
 
-def ingest_inbox(connect: Connect, inbox: Path, max_file_bytes: int | None) -> IngestReport:
+def ingest_inbox(
+    connect: Connect, inbox: Path, max_file_bytes: int | None, niceness: int | None = None
+) -> IngestReport:
     """Read only new and changed files (an unchanged inbox costs a stat per file), store documents not stored yet;
-    the files' stamps are recorded last, so a crash before reads them again and loses nothing."""
-    from extraction_assets.lib.readers import read_inbox  # pypdf, openpyxl load with a first PDF or xlsx
+    the files' stamps are recorded last, so a crash before reads them again and loses nothing. Files are read
+    `READ_CHUNK` at a time in the process's worker pool when there is more than one chunk (`niceness` below this
+    process); this process stores what comes back, in the walk's order."""
+    from extraction_assets.lib.readers import FileRead, planned_reads, read_planned  # pypdf etc. load when needed
 
     report = IngestReport()
     seen: dict[str, str] = {}  # id -> first source: documents are read, stored and let go a batch at a time
@@ -73,7 +80,10 @@ def ingest_inbox(connect: Connect, inbox: Path, max_file_bytes: int | None) -> I
         read_now[source_uri] = (size, mtime_ns)
         return True
 
-    for records in iter_batches(read_inbox(inbox, max_file_bytes, needs_reading), INGEST_BATCH):
+    planned = list(planned_reads(inbox, max_file_bytes, needs_reading))
+    workers = workers_for(sum(isinstance(p, FileRead) for p in planned), READ_CHUNK)
+    chunks = in_order(read_planned, ((chunk,) for chunk in batched(planned, READ_CHUNK)), workers, niceness)
+    for records in iter_batches((record for chunk in chunks for record in chunk), INGEST_BATCH):
         batch: list[Document] = []
         for record in records:
             if isinstance(record, ReadFailure):
