@@ -25,7 +25,7 @@ from extraction_assets.defs.partitions import (
 from extraction_assets.instance import open_instance, pool_turn, run_tags
 from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.settings import Settings
-from extraction_assets.lib.warehouse import give_back, is_lake
+from extraction_assets.lib.warehouse import give_back, held_warehouse, is_lake
 
 INTERRUPTED = "interrupted (SIGINT)"
 STAGES = ("ingest", "extract", "queue")  # queue: the review queue, its own step when extraction is sharded
@@ -269,13 +269,17 @@ def extraction_steps(
 
 @contextmanager
 def _holding(settings: Settings) -> Iterator[None]:
-    """The runs share this process's held warehouse file (one open, a warm cache, one checkpoint); given back at the
-    end, so the process does not keep it while it prints or exits."""
-    try:
+    """The runs share this process's held warehouse file (one open, a warm cache, one checkpoint), kept open between
+    their batches and steps (only a process waiting for it gets it meanwhile); given back at the end, so the process
+    does not keep it while it prints or exits."""
+    if is_lake(settings.warehouse):
         yield
+        return
+    try:
+        with held_warehouse(settings.warehouse).pinned():
+            yield
     finally:
-        if not is_lake(settings.warehouse):
-            give_back(settings.warehouse)
+        give_back(settings.warehouse)
 
 
 @contextmanager
