@@ -44,6 +44,8 @@ class Settings(BaseModel):
     worker_niceness: int | None = Field(default=None, ge=0, le=19)  # scrub workers' `nice` below the run; None: 10
     # extraction partitions per schema version (by a hash of doc_id, or of tenant and Message-ID); 1 = one run each
     shards: int = Field(default=1, ge=1)
+    duckdb_memory_mb: int | None = Field(default=None, ge=64)  # DuckDB's memory limit per process; None: fitted
+    duckdb_threads: int | None = Field(default=None, ge=1)  # DuckDB's threads per process; None: fitted
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -77,6 +79,8 @@ class Settings(BaseModel):
             "session_light_model": pick("EXTRACTION_SESSION_LIGHT_MODEL"),
             "worker_niceness": pick("EXTRACTION_WORKER_NICENESS"),
             "shards": pick("EXTRACTION_SHARDS"),
+            "duckdb_memory_mb": pick("EXTRACTION_DUCKDB_MEMORY_MB"),
+            "duckdb_threads": pick("EXTRACTION_DUCKDB_THREADS"),
         }
         return cls.model_validate({k: v for k, v in values.items() if v is not None})
 

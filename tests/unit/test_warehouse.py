@@ -445,3 +445,28 @@ def test_a_documents_turns_are_parsed_once_for_every_reader_and_anew_when_they_c
         con.execute("UPDATE raw_documents SET turns = ? WHERE doc_id = ?", [stored, doc.doc_id])
         assert load_documents(con, [doc.doc_id])[0].turns == later
     assert parsed_turns.cache_info().misses == 2
+
+
+def test_duckdb_gets_a_memory_limit_and_threads_fitted_to_the_machine_or_as_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a limit DuckDB may keep 80% of the machine for its buffer pool, so a run's memory grew with the
+    warehouse; every database a process opens gets the limit and the thread count (the settings' or fitted ones)."""
+    import subprocess
+    import sys
+
+    from extraction_assets.lib.warehouse.engine import fitted_memory_mb, fitted_threads
+
+    assert 64 <= fitted_memory_mb() <= 256 and fitted_threads() >= 1
+    show = (
+        "import sys\n"
+        "from extraction_assets.lib.warehouse import open_warehouse\n"
+        "with open_warehouse(sys.argv[1]) as con:\n"
+        "    print(*con.execute(\"SELECT current_setting('memory_limit'), current_setting('threads')\").fetchone())\n"
+    )
+    fitted = subprocess.run([sys.executable, "-c", show, str(tmp_path / "a.duckdb")], capture_output=True, text=True)
+    assert fitted.stdout.split()[-1] == str(fitted_threads()), fitted.stderr
+    monkeypatch.setenv("EXTRACTION_DUCKDB_MEMORY_MB", "512")
+    monkeypatch.setenv("EXTRACTION_DUCKDB_THREADS", "3")
+    set_ = subprocess.run([sys.executable, "-c", show, str(tmp_path / "b.duckdb")], capture_output=True, text=True)
+    assert set_.stdout.split() == ["488.2", "MiB", "3"], set_.stderr

@@ -7,7 +7,7 @@ import dagster as dg
 from extraction_assets.defs.partitions import POOL
 from extraction_assets.defs.resources import PipelineResource, WarehouseResource
 from extraction_assets.lib.reporting import markdown_table
-from extraction_assets.lib.stages import ScrubProgress, ingest_inbox, scrub_pending
+from extraction_assets.lib.stages import ScrubProgress, Throttled, ingest_inbox, scrub_pending
 
 
 @dg.asset(
@@ -67,8 +67,10 @@ def scrubbed_documents(
     vault_key = key_from_env()
     context.log.info(f"policy {policy.source}; vault {'on' if vault_key else 'off'}")
 
+    say = Throttled(context.log.info)
+
     def progress(at: ScrubProgress) -> None:
-        context.log.info(f"scrubbed {at.done}/{at.pending} documents ({at.failed} failed, {at.workers} processes)")
+        say(f"scrubbed {at.done}/{at.pending} documents ({at.failed} failed, {at.workers} processes)")
 
     report = scrub_pending(warehouse.connect, policy, vault_key, progress, pipeline.worker_niceness)
     rows = [

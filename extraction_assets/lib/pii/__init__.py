@@ -1,6 +1,6 @@
 """PII scrubbing: the detectors and their registry, the tenant policy, the re-identification vault, batch scrubbing."""
 
-from extraction_assets.lib.pii.batch import scrub_batch, scrub_document, scrub_document_with_values
+from extraction_assets.lib.pii.batch import ToScrub, scrub_batch, scrub_document, scrub_document_with_values
 from extraction_assets.lib.pii.display import masked
 from extraction_assets.lib.pii.numbers import is_card_number, is_snils
 from extraction_assets.lib.pii.parallel import scrub_in_workers
@@ -39,6 +39,7 @@ __all__ = [
     "ScrubResult",
     "SealedMapping",
     "TenantPolicy",
+    "ToScrub",
     "VaultError",
     "detect",
     "find_unmasked",

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 
-from extraction_assets.lib.models import Document
 from extraction_assets.lib.parallel import WORKER_NICENESS, in_order
-from extraction_assets.lib.pii.batch import ScrubBatch, scrub_batch
+from extraction_assets.lib.pii.batch import Scrubbable, ScrubBatch, scrub_batch
 from extraction_assets.lib.pii.policy import PiiPolicy
 
 
 def scrub_in_workers(
-    batches: Iterable[Sequence[Document]],
+    batches: Iterable[Sequence[Scrubbable]],
     policy: PiiPolicy,
     vault_key: bytes | None,
     workers: int,

@@ -8,6 +8,7 @@ from extraction_assets.lib.stages.connect import Connect
 from extraction_assets.lib.stages.evaluate import EvalRequest, EvalStageReport, evaluate_version
 from extraction_assets.lib.stages.extract import ExtractOptions, PartitionReport, extract_partition, version_figures
 from extraction_assets.lib.stages.ingest import IngestReport, ingest_inbox
+from extraction_assets.lib.stages.progress import Throttled
 from extraction_assets.lib.stages.review import AuditCheck, QueueReport, check_audit_log, refresh_review_queue
 from extraction_assets.lib.stages.scrub import ScrubProgress, ScrubReport, scrub_pending
 
@@ -22,6 +23,7 @@ __all__ = [
     "QueueReport",
     "ScrubProgress",
     "ScrubReport",
+    "Throttled",
     "check_audit_log",
     "evaluate_version",
     "extract_partition",

@@ -12,11 +12,12 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from extraction_assets.lib.extraction import (
     Decision,
     ExtractionTally,
+    GateDecides,
     OrchestratedExtractor,
     decide_by_place,
     extract_document,
@@ -31,7 +32,9 @@ from extraction_assets.lib.review import RerunPreview, preview_rerun
 from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.stages.batches import store_finished_batches, submit_deferred
 from extraction_assets.lib.stages.connect import Connect
+from extraction_assets.lib.stages.progress import Throttled
 from extraction_assets.lib.warehouse import (
+    Placed,
     Shard,
     batched,
     cache_entries_for,
@@ -146,12 +149,42 @@ def _load(con: duckdb.DuckDBPyConnection, doc_ids: list[str]) -> tuple[list[Docu
     return load_documents(con, doc_ids), load_scrubbed(con, doc_ids)
 
 
-def extract_rows(
-    raw: list[dict[str, Any]], scrubbed: list[dict[str, Any]], schema: SchemaVersion, built: Extractor
-) -> list[ExtractionOutcome]:
-    """A batch's documents, as their stored rows, extracted in a worker process (which parses the rows itself)."""
+class Plan(NamedTuple):
+    """What a worker does with one document: ask the gate (where routing left it to the gate), and extract it if it
+    is taken and its extraction is out of date."""
+
+    gate: GateDecides | None
+    extract: bool
+
+
+class TextWork(NamedTuple):
+    """What a batch of documents that need their text came back with: the gates' decisions, and the outcomes."""
+
+    decisions: list[tuple[str, Decision]]
+    outcomes: list[ExtractionOutcome]
+
+
+def route_and_extract(
+    raw: list[dict[str, Any]],
+    scrubbed: list[dict[str, Any]],
+    plans: dict[str, Plan],
+    schema: SchemaVersion,
+    built: Extractor,
+) -> TextWork:
+    """A batch's documents, as their stored rows, gated and extracted as their plans say: in a worker process, which
+    parses the rows itself."""
     cleaned = {row["doc_id"]: scrubbed_from_row(row) for row in scrubbed}
-    return [extract_document(doc, cleaned[doc.doc_id], schema, built) for doc in map(document_from_row, raw)]
+    work = TextWork([], [])
+    for doc in map(document_from_row, raw):
+        plan, clean = plans[doc.doc_id], cleaned[doc.doc_id]
+        taken = True
+        if plan.gate is not None:
+            decision = gate_decision(extraction_input(doc, clean), schema, plan.gate)
+            work.decisions.append((doc.doc_id, decision))
+            taken = decision.taken
+        if taken and plan.extract:
+            work.outcomes.append(extract_document(doc, clean, schema, built))
+    return work
 
 
 def extract_partition(
@@ -164,9 +197,112 @@ def extract_partition(
     warn: Log,
     niceness: int | None = None,
 ) -> PartitionReport:
-    """Route, extract and commit one partition. Offline, work of more than one batch is extracted in the process's
-    worker pool (`lib/parallel.py`, its workers `niceness` below this process) while this process reads the next
-    batch and commits the finished one; a model's calls run in threads here (they wait on the network)."""
+    """Route, extract and commit one partition. Offline, one pass over the documents that need their text (a gate to
+    ask, an extraction to make) does both, in the process's worker pool when there is more than a batch of them
+    (`lib/parallel.py`, its workers `niceness` below this process) while this process reads the next batch and
+    commits the finished one. With a model, routing comes first and the model's calls then run in threads here
+    (they wait on the network), as many in flight as the endpoint takes, across batches."""
+    if built.model:
+        return _extract_with_model(connect, built, schema, shard, options, log, warn)
+    return _extract_offline(connect, built, schema, shard, options, log, warn, niceness)
+
+
+def _extract_offline(
+    connect: Connect,
+    built: Extractor,
+    schema: SchemaVersion,
+    shard: Shard,
+    options: ExtractOptions,
+    log: Log,
+    warn: Log,
+    niceness: int | None,
+) -> PartitionReport:
+    version, rules = built.version(schema), rules_fingerprint(schema)
+    kinds, tenant, force = schema.document_kinds, options.tenant, options.force
+    with connect(read_only=True) as con:
+        unrouted = documents_to_route(con, schema.key, kinds, rules, tenant)
+        in_shard = set(shard_documents(con, shard, [d.doc_id for d in unrouted]))
+        to_route = [d for d in unrouted if d.doc_id in in_shard]
+        out_of_date = set(pending_extractions(con, schema.key, kinds, version, tenant, force)) if to_route else set()
+        routing = {d.doc_id for d in to_route}
+        routed_pending = [
+            doc_id
+            for doc_id in shard_documents(
+                con, shard, pending_extractions(con, schema.key, kinds, version, tenant, force, routed=True)
+            )
+            if doc_id not in routing
+        ]
+        placed = {d.doc_id: decide_by_place(d.kind, d.tenant_id, d.source_uri, schema) for d in to_route}
+        plans = {
+            d.doc_id: Plan(None if isinstance(decision, Decision) else decision, d.doc_id in out_of_date)
+            for d, decision in ((d, placed[d.doc_id]) for d in to_route)
+            if not isinstance(decision, Decision) or (decision.taken and d.doc_id in out_of_date)
+        } | {doc_id: Plan(None, True) for doc_id in routed_pending}
+        rerun = preview_rerun(con, schema.key, tenant, [doc_id for doc_id, plan in plans.items() if plan.extract])
+    by_id = {d.doc_id: d for d in to_route}
+    totals: Counter[str] = Counter()
+    without_text = [(by_id[i], decision) for i, decision in placed.items() if isinstance(decision, Decision)]
+    for batch in batched([d for d in without_text if d[0].doc_id not in plans], ROUTE_BATCH):
+        with connect() as con:
+            totals.update(_decided(con, schema.key, rules, batch))
+    candidates = sum(plan.extract for plan in plans.values())
+    if candidates:
+        log(f"{schema.key}: up to {candidates} documents to extract with {version}")
+    if rerun.need_confirmation and not options.confirm_overwrite:
+        warn(f"{rerun.message}: kept, since the run was not confirmed (confirm_overwrite)")
+    tally = ExtractionTally()
+    extracted: list[str] = []
+    started = time.perf_counter()
+    say = Throttled(log)
+
+    def jobs() -> Iterator[tuple[Any, ...]]:
+        for batch in batched(list(plans), EXTRACT_BATCH):
+            with connect(read_only=True) as con:
+                raw, clean = document_rows(con, batch), scrubbed_rows(con, batch)
+            yield raw, clean, {doc_id: plans[doc_id] for doc_id in batch}, schema, built
+
+    for work in in_order(route_and_extract, jobs(), workers_for(len(plans), EXTRACT_BATCH), niceness):
+        decisions = [(by_id[doc_id], decision) for doc_id, decision in work.decisions]
+        for outcome in work.outcomes:  # taken by place and extracted: the decision is stored with the items
+            if isinstance(decided := placed.get(outcome.doc_id), Decision):
+                decisions.append((by_id[outcome.doc_id], decided))
+        with connect() as con:
+            if decisions:
+                totals.update(_decided(con, schema.key, rules, decisions))
+            written = write_extraction_batch(
+                con,
+                schema.key,
+                [o for o in work.outcomes if o.status != "pending"],
+                overwrite_protected=options.confirm_overwrite,
+            )
+        tally.add(work.outcomes, written)
+        extracted += [o.doc_id for o in work.outcomes]
+        say(
+            f"{schema.key}: {tally.counts['documents']}/{candidates} documents extracted, {tally.counts['items']} items"
+        )
+    if to_route:
+        log(f"{schema.key}: routed {len(to_route)} documents: {dict(totals)}")
+    return PartitionReport(version, dict(totals), extracted, rerun, tally, round(time.perf_counter() - started, 3))
+
+
+def _decided(
+    con: duckdb.DuckDBPyConnection, key: str, rules: str, decisions: list[tuple[Placed, Decision]]
+) -> Counter[str]:
+    """Store a batch of routing decisions: what was taken, not taken and removed, and each decision's reason."""
+    counts = Counter(write_decisions(con, key, rules, [(d, *decision) for d, decision in decisions]))
+    counts.update(f"reason: {decision.reason}" for _, decision in decisions)
+    return counts
+
+
+def _extract_with_model(
+    connect: Connect,
+    built: Extractor,
+    schema: SchemaVersion,
+    shard: Shard,
+    options: ExtractOptions,
+    log: Log,
+    warn: Log,
+) -> PartitionReport:
     version = built.version(schema)
 
     def work(con: duckdb.DuckDBPyConnection) -> _Work:
@@ -188,20 +324,15 @@ def extract_partition(
         warn(f"{planned.rerun.message}: kept, since the run was not confirmed (confirm_overwrite)")
     tally = ExtractionTally()
     started = time.perf_counter()
+    say = Throttled(log)
 
     def documents() -> Iterator[tuple[Document, ScrubbedDocument]]:
         for batch in batched(pending, EXTRACT_BATCH):
             # read-only (readers share it), then closed: no DuckDB lock is held while a model works
             with connect(read_only=True) as con:
                 docs, scrubbed = _load(con, batch)
-                if built.model:
-                    built.preload_cache(cache_entries_for(con, built.model, batch))
+                built.preload_cache(cache_entries_for(con, built.model or "", batch))
             yield from ((doc, scrubbed[doc.doc_id]) for doc in docs)
-
-    def rows() -> Iterator[tuple[list[dict[str, Any]], list[dict[str, Any]], SchemaVersion, Extractor]]:
-        for batch in batched(pending, EXTRACT_BATCH):
-            with connect(read_only=True) as con:
-                yield document_rows(con, batch), scrubbed_rows(con, batch), schema, built
 
     def commit(outcomes: list[ExtractionOutcome]) -> None:
         with connect() as con:
@@ -213,19 +344,13 @@ def extract_partition(
                 cache_entries=built.take_cache_entries(),
             )
         tally.add(outcomes, written)
-        log(
+        say(
             f"{len(outcomes)} documents committed, {written['items']} items stored, "
             f"{tally.counts['documents']}/{len(pending)} done"
         )
 
-    workers = 0 if built.model else workers_for(len(pending), EXTRACT_BATCH)
-    outcomes = (
-        (outcome for batch in in_order(extract_rows, rows(), workers, niceness) for outcome in batch)
-        if workers
-        else extract_stream(documents(), schema, built)
-    )
     finished: list[ExtractionOutcome] = []
-    for outcome in outcomes:
+    for outcome in extract_stream(documents(), schema, built):
         finished.append(outcome)
         if len(finished) == EXTRACT_BATCH:
             commit(finished)

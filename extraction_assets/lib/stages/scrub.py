@@ -9,16 +9,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from extraction_assets.lib.models import DeadLetter, Document
+from extraction_assets.lib.models import DeadLetter
 from extraction_assets.lib.parallel import WORKER_NICENESS, workers_for
 from extraction_assets.lib.stages.connect import Connect
 from extraction_assets.lib.warehouse import (
     batched,
     documents_to_scrub,
-    load_documents,
     record_dead_letters,
     row_count,
     tenant_ids,
+    texts_to_scrub,
     upsert_scrubbed,
 )
 
@@ -63,17 +63,17 @@ def scrub_pending(
 ) -> ScrubReport:
     """No connection is held while a batch of large files is scrubbed; each batch's rows and dead letters are
     written in one go. The worker processes run `niceness` below this one (None: `WORKER_NICENESS`)."""
-    from extraction_assets.lib.pii import scrub_in_workers  # the detectors load with the step
+    from extraction_assets.lib.pii import ToScrub, scrub_in_workers  # the detectors load with the step
 
     with connect(read_only=True) as con:
         tenants = {t: policy.for_tenant(t) for t in tenant_ids(con)}
         pending = documents_to_scrub(con, {t: p.scrubber_version for t, p in tenants.items()})
     report = ScrubReport(tenants=tenants, pending=len(pending))
 
-    def loaded() -> Iterator[list[Document]]:
+    def loaded() -> Iterator[list[ToScrub]]:
         for ids in batched(pending, SCRUB_BATCH):
             with connect(read_only=True) as con:
-                docs = load_documents(con, ids)
+                docs = [ToScrub(*row) for row in texts_to_scrub(con, ids)]
             yield docs  # closed first: the batch is scrubbed while the generator waits
 
     workers = workers_for(len(pending), SCRUB_BATCH)

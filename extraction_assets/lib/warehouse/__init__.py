@@ -1,7 +1,7 @@
 """The warehouse (a DuckDB file, or a DuckLake catalog): table DDL, connections, every read and write the pipeline
 makes, the figures assets report, invariants, summary."""
 
-from extraction_assets.lib.warehouse.applicability import documents_to_route, write_decisions
+from extraction_assets.lib.warehouse.applicability import Placed, documents_to_route, write_decisions
 from extraction_assets.lib.warehouse.backend import beside_warehouse, is_lake, retry_conflicts
 from extraction_assets.lib.warehouse.batches import (
     batch_requests,
@@ -37,6 +37,7 @@ from extraction_assets.lib.warehouse.documents import (
     scrubbed_rows,
     stored_sources,
     tenant_ids,
+    texts_to_scrub,
     upsert_scrubbed,
 )
 from extraction_assets.lib.warehouse.extraction import (
@@ -78,6 +79,7 @@ __all__ = [
     "READER_WAIT_S",
     "TABLES",
     "HeldWarehouse",
+    "Placed",
     "Shard",
     "WarehouseBusy",
     "batch_requests",
@@ -130,6 +132,7 @@ __all__ = [
     "stored_sources",
     "table_counts",
     "tenant_ids",
+    "texts_to_scrub",
     "transaction",
     "update_batch_status",
     "upsert_scrubbed",

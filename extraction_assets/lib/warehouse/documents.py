@@ -179,6 +179,16 @@ def load_documents(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> li
     return [document_from_row(r) for r in document_rows(con, doc_ids)]
 
 
+def texts_to_scrub(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> list[tuple[str, str, str, str]]:
+    """(doc_id, tenant_id, source_uri, text) of these documents, in the order given: what a scrub reads."""
+    order = {doc_id: n for n, doc_id in enumerate(doc_ids)}
+    rows = con.execute(
+        f"SELECT doc_id, tenant_id, source_uri, text FROM raw_documents WHERE {by_rowid('raw_documents')}",
+        [list(doc_ids)],
+    ).fetchall()
+    return sorted(rows, key=lambda row: order[row[0]])
+
+
 def document_rows(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> list[dict[str, Any]]:
     """The raw rows of these documents as stored (`document_from_row` makes each a Document): what a worker
     process is sent, which parses them itself."""

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from extraction_assets.lib.private_files import open_private
+from extraction_assets.lib.warehouse.engine import engine_config
 
 if TYPE_CHECKING:
     import duckdb
@@ -215,7 +216,7 @@ def open_duckdb_file(
     try:
         while True:
             try:
-                return duckdb.connect(str(path), read_only=read_only)
+                return duckdb.connect(str(path), read_only=read_only, config=engine_config())
             except duckdb.IOException as exc:
                 if not is_lock_conflict(exc):
                     raise
