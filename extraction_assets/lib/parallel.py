@@ -63,16 +63,32 @@ def background_pool(workers: int, niceness: int = WORKER_NICENESS) -> ProcessPoo
     )
 
 
+WORKER_PROCESSES_VARIABLE = "EXTRACTION_WORKER_PROCESSES"
+
+
 def usable_cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def pool_size() -> int:
+    """Worker processes a pool has: `EXTRACTION_WORKER_PROCESSES` when set (0: none, every step's work in its own
+    process; shard processes running at once share the cores out this way), else one per usable core, none on a
+    single core."""
+    from extraction_assets.lib.settings import Settings
+
+    given = Settings.from_env().worker_processes
+    if given is not None:
+        return given
+    cores = usable_cores()
+    return cores if cores > 1 else 0
+
+
 def workers_for(items: int, batch_size: int) -> int:
-    """Worker processes worth using for `items` in batches of `batch_size`: one per usable core, none (0: the work
-    runs in the step's own process) for work of a single batch or on a single core."""
-    if items <= batch_size or usable_cores() < 2:
+    """Worker processes worth using for `items` in batches of `batch_size`: up to the pool's size, none (0: the work
+    runs in the step's own process) for work of a single batch."""
+    if items <= batch_size:
         return 0
-    return min(usable_cores(), -(-items // batch_size))
+    return min(pool_size(), -(-items // batch_size))
 
 
 _pool: ProcessPoolExecutor | None = None
@@ -89,7 +105,7 @@ def process_pool(niceness: int = WORKER_NICENESS) -> ProcessPoolExecutor:
             _pool.shutdown(wait=False, cancel_futures=True)
             _pool = None
         if _pool is None:
-            _pool, _pool_niceness = background_pool(usable_cores(), niceness), niceness
+            _pool, _pool_niceness = background_pool(max(1, pool_size()), niceness), niceness
         return _pool
 
 
