@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import FrameType
 
 import dagster as dg
@@ -21,6 +22,7 @@ from extraction_assets.defs.partitions import (
     POOL,
     SHARDS,
     extraction_keys,
+    partition_key_of,
     partition_ranges,
     range_tags,
     schema_versions,
@@ -170,33 +172,38 @@ def run_pipeline(
     defs = build_definitions(settings)
     instance = instance or open_instance()
     found, errors = discover_schemas(settings.prompts_dir)
-    if errors:
-        raise ValueError("invalid prompt files:\n" + "\n".join(f"{p}: {e}" for p, e in errors.items()))
-    keys = sorted(schema_keys or found)
-    unknown = [k for k in keys if k not in found]
+    broken = {partition_key_of(Path(path)): error for path, error in errors.items()}
+    asked = sorted(schema_keys or {*found, *broken})
+    unknown = [k for k in asked if k not in found and k not in broken]
     if unknown:
         raise ValueError(f"unknown schema versions {unknown}; known: {sorted(found)}")
+    keys = [k for k in asked if k in found]  # a version whose prompt file cannot be used costs itself only
     partition_set = schema_versions.name or ""
     missing = [k for k in keys if not instance.has_dynamic_partition(partition_set, k)]
     if missing:
         instance.add_dynamic_partitions(partition_set, missing)
+    unusable = [
+        StepResult(name=f"extract {k}", success=False, skipped=f"its prompt file cannot be used: {broken[k]}")
+        for k in asked
+        if k in broken
+    ]
     with _interruptible() as interrupted, _holding(settings):
         if SHARDS == 1 and "extract" in stages:
-            return _passes(defs, instance, keys, "ingest" in stages, on_step, log_level, interrupted)
+            return _passes(defs, instance, keys, "ingest" in stages, on_step, log_level, interrupted) + unusable
         at_once = shards_at_once(settings, shards) if "extract" in stages else []
         if not at_once:
-            return _sharded(defs, instance, keys, stages, shards, on_step, log_level, interrupted)
-        results = _sharded(
-            defs, instance, keys, [s for s in stages if s == "ingest"], None, on_step, log_level, interrupted
-        )
+            return _sharded(defs, instance, keys, stages, shards, on_step, log_level, interrupted) + unusable
+        ingest = [s for s in stages if s == "ingest"]
+        results = _sharded(defs, instance, keys, ingest, None, on_step, log_level, interrupted)
         if interrupted.is_set() or any(r.failed_blocking_checks for r in results):
             reason = INTERRUPTED if interrupted.is_set() else "blocking check failed in ingest"
-            return results + [StepResult(name=f"extract shard {s}", success=False, skipped=reason) for s in at_once]
+            skipped = [StepResult(name=f"extract shard {s}", success=False, skipped=reason) for s in at_once]
+            return results + skipped + unusable
         if on_step:
             on_step(f"{len(at_once)} shards at once")
         results += _extract_shards(settings, keys, at_once, log_level)
         queue = [s for s in stages if s == "queue"]
-        return results + _sharded(defs, instance, keys, queue, None, on_step, log_level, interrupted)
+        return results + _sharded(defs, instance, keys, queue, None, on_step, log_level, interrupted) + unusable
 
 
 def _passes(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import tempfile
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +19,16 @@ if TYPE_CHECKING:
 
 
 INTEGRATION = Path(__file__).parent / "integration"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The user's config folder (the audit heads' key and their copies) is one of the session's own, never the real
+    one: every test's warehouse would leave a signed head there. Subprocesses inherit it."""
+    os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="extraction-assets-config-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(os.environ["XDG_CONFIG_HOME"], ignore_errors=True)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

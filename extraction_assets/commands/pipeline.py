@@ -96,7 +96,7 @@ def print_steps(results: list[StepResult]) -> bool:
     ok = True
     for number, step in enumerate(results):
         if step.skipped:
-            console.print(f"[red]SKIPPED[/] {step.name} ({step.skipped})")
+            console.print(f"[red]SKIPPED[/] {step.name} ({escape(step.skipped)})")
             ok = False
             continue
         passed = step.success and not step.failed_checks

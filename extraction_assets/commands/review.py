@@ -1,9 +1,9 @@
 """`extraction-assets review ...`: work through one tenant's review queue from a terminal or a local page.
 
-Every sub-command needs `--tenant` and prints JSON with `--json`. Exit codes: 0 done (or nothing to
-change), 1 an import with failed tasks, 2 invalid input, 3 a re-run that needs `--confirm` (nothing
-was changed), 4 no such item in this tenant. This module is the parser only; what the sub-commands do is in
-`review_handlers.py`, imported when one runs.
+Every sub-command needs `--tenant` (but `serve` and `audit`) and prints JSON with `--json`. Exit codes: 0 done (or
+nothing to change), 1 an import with failed tasks or a failed audit check, 2 invalid input, 3 a re-run that needs
+`--confirm` (nothing was changed), 4 no such item in this tenant. This module is the parser only; what the
+sub-commands do is in `review_handlers.py`, imported when one runs.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import argparse
 from extraction_assets.commands.common import add_warehouse_option, lazy_handler
 
 EXIT_OK, EXIT_IMPORT_FAILURES, EXIT_INVALID, EXIT_NEEDS_CONFIRMATION, EXIT_NOT_FOUND = 0, 1, 2, 3, 4
+EXIT_CHECK_FAILED = EXIT_IMPORT_FAILURES  # 1: what was asked for ran, and found something wrong
 ANY_STATUS = "any"  # lib.review.ANY_STATUS, spelled here so that parsing imports no DuckDB
 STATUS_CHOICES = ("needs_review", "draft", "accepted", "rejected", ANY_STATUS)
 HANDLERS = "extraction_assets.commands.review_handlers"
@@ -92,6 +93,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     serve = action("serve", "cmd_serve", "the review page and the interview API on http://127.0.0.1:PORT/", False)
     serve.add_argument("--host", default="127.0.0.1", choices=("127.0.0.1", "localhost"), help="local only")
     serve.add_argument("--port", type=int, default=8765)
+    audit = action("audit", "cmd_audit", "check the audit log's chain and its signed heads (every tenant)", False)
+    audit.add_argument(
+        "--accept",
+        action="store_true",
+        help="sign the log as it stands where its head file is missing or unsigned (refused if rows were removed)",
+    )
     reviewer = action(
         "add-reviewer", "cmd_add_reviewer", "set up a reviewer in one step: a token, written (hashed) for the server"
     )

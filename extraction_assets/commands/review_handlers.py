@@ -16,6 +16,7 @@ from rich.text import Text
 
 from extraction_assets.commands.common import console, settings_from_args
 from extraction_assets.commands.review import (
+    EXIT_CHECK_FAILED,
     EXIT_IMPORT_FAILURES,
     EXIT_INVALID,
     EXIT_NEEDS_CONFIRMATION,
@@ -372,6 +373,32 @@ def cmd_token(args: argparse.Namespace, settings: Settings) -> int:
 
     _emit(args, {**entry, "token": token}, render)
     return EXIT_OK
+
+
+def cmd_audit(args: argparse.Namespace, settings: Settings) -> int:
+    """The audit log's check, as a run makes it (the chain, its signed heads, the items people own); `--accept` signs
+    the log as it stands where its head file is missing or does not verify, and refuses a log that lost rows."""
+    from functools import partial
+
+    from extraction_assets.lib.stages import accept_audit_log, check_audit_log
+
+    connect = partial(open_warehouse, settings.warehouse, wait_seconds=READER_WAIT_S)
+    checked = (accept_audit_log if args.accept else check_audit_log)(connect, settings.warehouse)
+    report = checked.report
+
+    def render() -> None:
+        rows = f"{report.head.row_count} rows"
+        if report.intact:
+            console.print(Text(f"audit log intact: {rows}" + (", its head signed" if report.head.row_count else "")))
+            return
+        console.print(Text(f"audit log check failed ({rows}):", style="red"))
+        for problem in report.problems:
+            console.print(Text(f"  {problem}"))
+        if args.accept:
+            console.print(Text("nothing was accepted: the log fails more than a missing or unsigned head"))
+
+    _emit(args, {"intact": report.intact, "rows": report.head.row_count, "problems": report.problems}, render)
+    return EXIT_OK if report.intact else EXIT_CHECK_FAILED
 
 
 def run(args: argparse.Namespace) -> int:

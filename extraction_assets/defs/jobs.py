@@ -6,6 +6,8 @@ the point of sharding): extract_job runs one shard of a version and review_job r
 from every shard (the automation sensor also does that after each shard's run).
 """
 
+from pathlib import Path
+
 import dagster as dg
 
 from extraction_assets.defs.partitions import (
@@ -15,6 +17,7 @@ from extraction_assets.defs.partitions import (
     range_name,
     range_tags,
     schema_versions,
+    usable_versions,
 )
 
 ingest_job = dg.define_asset_job(
@@ -53,11 +56,11 @@ JOBS = [ingest_job, pass_job, extract_job] if SHARDS == 1 else [ingest_job, extr
 
 
 def pass_requests(
-    instance: dg.DagsterInstance, run_key: str, tags: dict[str, str] | None = None
+    instance: dg.DagsterInstance, prompts_dir: Path, run_key: str, tags: dict[str, str] | None = None
 ) -> list[dg.RunRequest]:
-    """The run of a pass over every schema version the instance knows (one per contiguous range of them: one), or
-    an ingest run where there is none yet or where shards follow by automation."""
-    keys = instance.get_dynamic_partitions(schema_versions.name or "")
+    """The run of a pass over every usable schema version the instance knows (one per contiguous range of them:
+    usually one), or an ingest run where there is none yet or where shards follow by automation."""
+    keys = usable_versions(instance, prompts_dir)
     if SHARDS > 1 or not keys:
         return [dg.RunRequest(run_key=run_key, job_name=ingest_job.name, tags=tags or {})]
     return [

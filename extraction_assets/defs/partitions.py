@@ -14,7 +14,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from extraction_assets.lib.schemas import SchemaError, SchemaVersion, load_schema
+from extraction_assets.lib.schemas import SchemaError, SchemaVersion, discover_schemas, load_schema
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import ALL_DOCUMENTS, Shard, is_lake
 
@@ -58,6 +58,14 @@ def extraction_partition(key: str, shards: int = SHARDS) -> tuple[str, Shard]:
 warnings.filterwarnings("ignore", message="Parameter `backfill_policy` of function `asset` is currently in beta")
 BACKFILL = dg.BackfillPolicy.single_run() if SHARDS == 1 else dg.BackfillPolicy.multi_run(1)
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"
+
+
+def usable_versions(instance: dg.DagsterInstance, prompts_dir: Path) -> list[str]:
+    """The instance's schema versions whose prompt file loads, in its order. The step of a run that holds a version
+    whose file cannot be used fails, which records no version of the run and holds back every queue in it: passes and
+    nightly runs leave such a version out (the schema_version_sensor's run of it alone shows why)."""
+    found, _ = discover_schemas(prompts_dir)
+    return [key for key in instance.get_dynamic_partitions(schema_versions.name or "") if key in found]
 
 
 def partition_ranges(instance: dg.DagsterInstance, keys: Sequence[str]) -> list[list[str]]:

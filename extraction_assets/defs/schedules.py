@@ -10,8 +10,9 @@ from extraction_assets.defs.partitions import (
     partition_ranges,
     range_name,
     range_tags,
-    schema_versions,
+    usable_versions,
 )
+from extraction_assets.defs.resources import PipelineResource
 
 
 def _stamp(context: dg.ScheduleEvaluationContext) -> str:
@@ -26,8 +27,10 @@ def _stamp(context: dg.ScheduleEvaluationContext) -> str:
     "queued under every schema version. Stopped by default, like every schedule: start it where the inbox fills "
     "up on its own (the inbox sensor does the same within seconds).",
 )
-def ingest_schedule(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest] | dg.SkipReason:
-    requests = pass_requests(context.instance, f"every-15-minutes-{_stamp(context)}")
+def ingest_schedule(
+    context: dg.ScheduleEvaluationContext, pipeline: PipelineResource
+) -> list[dg.RunRequest] | dg.SkipReason:
+    requests = pass_requests(context.instance, pipeline.prompts_path, f"every-15-minutes-{_stamp(context)}")
     if SHARDS == 1 and requests[0].job_name != pass_job.name:
         return dg.SkipReason("no schema version yet (the schema_version_sensor adds one per prompt file)")
     return requests
@@ -40,9 +43,9 @@ def ingest_schedule(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest
     description="At 02:00, every schema version in one run: pending and previously failed documents are "
     "(re)processed. Stopped by default: start it where a model endpoint's failures should be retried overnight.",
 )
-def nightly_extract_schedule(context: dg.ScheduleEvaluationContext) -> list[dg.RunRequest]:
+def nightly_extract_schedule(context: dg.ScheduleEvaluationContext, pipeline: PipelineResource) -> list[dg.RunRequest]:
     stamp = _stamp(context)
-    keys = context.instance.get_dynamic_partitions(schema_versions.name or "")
+    keys = usable_versions(context.instance, pipeline.prompts_path)  # a broken prompt file's run fails alone
     if SHARDS == 1:
         return [
             dg.RunRequest(run_key=f"nightly-{stamp}:{range_name(span)}", tags=range_tags(span))

@@ -4,6 +4,8 @@ starts a pass (`inbox_sensor`, off by default): one run that ingests, then extra
 Derived assets also follow their upstream by automation conditions (see `automation.py`), for what a person
 materializes by hand."""
 
+import hashlib
+import json
 from pathlib import Path
 
 import dagster as dg
@@ -26,24 +28,36 @@ from extraction_assets.lib.schemas import discover_schemas
     minimum_interval_seconds=30,
     default_status=dg.DefaultSensorStatus.RUNNING,
     description="A new prompt file -> its schema-version partition and one run extracting it; a removed one -> its "
-    "partition retired (its results stay). On by default: it is how prompt files become partitions.",
+    "partition retired (its results stay); a file that cannot be used -> a run of its partition alone that fails "
+    "naming the file and line, and a run again once it is fixed. On by default: it is how prompt files become "
+    "partitions.",
 )
 def schema_version_sensor(context: dg.SensorEvaluationContext, pipeline: PipelineResource) -> dg.SensorResult:
     """Adding `prompts/<schema>/<version>.md` adds partition `<schema>@<version>` and extracts it; removing the file
     removes the partition key (its results stay in the warehouse, no run is started). A file that exists but does
-    not parse keeps its partition: fixing the file must not lose it."""
+    not parse keeps its partition (fixing the file must not lose it) or gets one, and its partition a run of its own
+    that fails with the file's error, once per error (the cursor keeps each broken file's error digest): so the
+    partition shows why in the UI, and no other version's run carries it. Fixed, it is extracted."""
     found, errors = discover_schemas(pipeline.prompts_path)
-    for path, error in errors.items():
-        context.log.warning(f"prompt file skipped: {path}: {error}")
-    on_disk = set(found) | {partition_key_of(Path(path)) for path in errors}
+    broken = {partition_key_of(Path(path)): error for path, error in errors.items()}
+    for error in broken.values():
+        context.log.warning(f"prompt file skipped: {error}")
+    was_broken: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
+    now_broken = {key: hashlib.sha256(error.encode()).hexdigest()[:16] for key, error in broken.items()}
     known = set(context.instance.get_dynamic_partitions(schema_versions.name or ""))
     new_keys = sorted(set(found) - known)
-    gone_keys = sorted(known - on_disk)
-    if not new_keys and not gone_keys:
-        return dg.SensorResult(skip_reason=f"no new or removed prompt files ({len(known)} schema versions)")
+    gone_keys = sorted(known - set(found) - set(broken))
+    failing = sorted(key for key, digest in now_broken.items() if was_broken.get(key) != digest)
+    fixed = sorted(key for key in set(found) & known if key in was_broken)
+    if not (new_keys or gone_keys or failing or fixed):
+        return dg.SensorResult(
+            skip_reason=f"no new or removed prompt files ({len(known)} schema versions"
+            + (f", {len(broken)} that cannot be used, unchanged)" if broken else ")"),
+            cursor=json.dumps(now_broken, sort_keys=True),
+        )
     requests: list[dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest] = []
-    if new_keys:
-        requests.append(schema_versions.build_add_request(new_keys))
+    if added := new_keys + sorted(set(failing) - known):  # the new usable ones first: their range holds no broken one
+        requests.append(schema_versions.build_add_request(added))
     if gone_keys:
         context.log.info(f"retiring {gone_keys}: their prompt files are gone (their results stay in the warehouse)")
         requests.append(schema_versions.build_delete_request(gone_keys))
@@ -57,7 +71,20 @@ def schema_version_sensor(context: dg.SensorEvaluationContext, pipeline: Pipelin
             for part in extraction_keys(key)
         ]
     )
-    return dg.SensorResult(dynamic_partitions_requests=requests, run_requests=runs)
+    # alone: a version whose file cannot be used fails its run, and must not fail another version's
+    runs += [
+        dg.RunRequest(partition_key=part, run_key=f"prompt-file-error:{part}:{now_broken[key]}")
+        for key in failing
+        for part in extraction_keys(key)
+    ]
+    runs += [
+        dg.RunRequest(partition_key=part, run_key=f"prompt-file-fixed:{part}:{found[key].content_sha256[:16]}")
+        for key in fixed
+        for part in extraction_keys(key)
+    ]
+    return dg.SensorResult(
+        dynamic_partitions_requests=requests, run_requests=runs, cursor=json.dumps(now_broken, sort_keys=True)
+    )
 
 
 INBOX_TICK_SECONDS = 5
@@ -85,5 +112,6 @@ def inbox_sensor(context: dg.SensorEvaluationContext, pipeline: PipelineResource
         return dg.SensorResult(skip_reason=f"no new or changed inbox files ({len(stamps)} files)")
     context.log.info(f"the inbox changed ({len(stamps)} files): ingest requested")
     return dg.SensorResult(
-        run_requests=pass_requests(context.instance, f"inbox:{digest}", INBOX_PRIORITY), cursor=digest
+        run_requests=pass_requests(context.instance, pipeline.prompts_path, f"inbox:{digest}", INBOX_PRIORITY),
+        cursor=digest,
     )

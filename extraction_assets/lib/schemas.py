@@ -7,12 +7,21 @@ edited; a change is a new version, so old and new results can sit side by side.
 from __future__ import annotations
 
 import hashlib
+import keyword
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from extraction_assets.lib.models import DocumentKind
 
@@ -27,8 +36,35 @@ _KEY_SAFE = re.compile(r"^[a-z0-9_\-]+$")
 ALL_KINDS: tuple[DocumentKind, ...] = ("text", "pulse", "email", "chat", "transcript")
 
 
+# A prompt goes into every request: a file larger than this is a mistake, never a prompt (the largest bundled is 7 KB).
+MAX_PROMPT_BYTES = 256 * 1024
+MAX_YAML_NODES = 20_000  # the bundled files' front matter holds at most ~250
+# What a field or attribute name may not be: it becomes a pydantic field of the response models (so not one of
+# BaseModel's attributes, nor of instructor's `ResponseSchema`, nor in pydantic's protected `model_` namespace),
+# a JSON key of every item's value, and a keyword argument. An attribute sits beside the keys the item and record
+# models add themselves (`items_model`, `record_model`), so it may not take one of those either.
+_INSTRUCTOR_NAMES = frozenset({"from_response", "openai_schema", "anthropic_schema", "gemini_schema"})
+_RESERVED_PREFIXES = ("model_", "parse_", "_")  # pydantic's protected namespace, instructor's parsers, private
+_RESERVED_NAMES = frozenset(dir(BaseModel)) | _INSTRUCTOR_NAMES
+_ANSWER_KEYS = frozenset({"item_type", "title", "evidence_span", "evidence_spans", "confidence"})
+
+
 class SchemaError(ValueError):
-    """A prompt file that cannot define a schema version; the message names the file and the problem."""
+    """A prompt file that cannot define a schema version; the message names the file, the line where it can, and
+    the problem."""
+
+
+def _usable_name(name: str, taken: frozenset[str] = frozenset()) -> str:
+    """`name` when it can name a field (or, with `taken`, an attribute); else ValueError saying why."""
+    if not name.isidentifier() or keyword.iskeyword(name) or keyword.issoftkeyword(name):
+        raise ValueError(f"{name!r} must be a Python identifier and not a keyword (letters, digits and '_')")
+    if name in _RESERVED_NAMES or name in taken or name.startswith(_RESERVED_PREFIXES):
+        raise ValueError(f"{name!r} is reserved (the response models use it); choose another name")
+    return name
+
+
+FieldName = Annotated[str, AfterValidator(_usable_name)]
+AttributeName = Annotated[str, AfterValidator(lambda name: _usable_name(name, _ANSWER_KEYS))]
 
 
 class ConfidenceBand(BaseModel):
@@ -57,21 +93,21 @@ class AttributeSpec(BaseModel):
 
     type: FieldType = "string"
     description: str = ""
-    enum_options: list[str] | None = None
+    enum_options: list[str] | None = Field(default=None, min_length=1)
 
 
 class FieldSpec(BaseModel):
     """An item type (shape `items`) or an output field (shape `fields`), with its review rules."""
 
-    name: str
+    name: FieldName
     type: FieldType = "object"
     description: str = ""
     required: bool = False
-    enum_options: list[str] | None = None
+    enum_options: list[str] | None = Field(default=None, min_length=1)
     confidence_threshold: float = Field(default=0.75, ge=0.0, le=1.0)
     review_policy: ReviewPolicy = "auto"
     extraction_hint: str = ""
-    attributes: dict[str, AttributeSpec] = Field(default_factory=dict)
+    attributes: dict[AttributeName, AttributeSpec] = Field(default_factory=dict)
     objective: str | None = None  # the interview objective the field belongs to (live sessions); None: its own
 
     @property
@@ -167,39 +203,126 @@ class SchemaVersion(BaseModel):
 
 
 # libyaml's parser with the safe constructors: a prompt file is parsed by every step of its partition (~5x faster)
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_YAML_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_FRONT_MATTER_LINE = 2  # the front matter's first line is the file's second (the first is `---`)
+
+
+class _BoundedLoader(_YAML_LOADER):  # type: ignore[valid-type,misc]  # the C loader where libyaml is installed
+    """The safe loader, bounded: a prompt file is read by the sensor, every run and the review tools, so a few hundred
+    bytes must never cost minutes. An alias (`*a`) makes the composed graph share a node, and nine aliases nested nine
+    deep are 9**9 values to whatever walks the result (an 858-byte file hung discovery): aliases are refused, and so is
+    a graph of more than MAX_YAML_NODES nodes, before anything is constructed. libyaml refuses deep nesting itself."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        _check_tree(node)
+        return super().construct_document(node)
+
+
+def _check_tree(root: yaml.Node) -> None:
+    """Raise at the first node reached twice (an alias, at the line of what holds it) or past the node budget; linear
+    in the distinct nodes."""
+    seen: set[int] = set()
+    stack: list[tuple[yaml.Node, yaml.Node]] = [(root, root)]
+    while stack:
+        node, parent = stack.pop()
+        if id(node) in seen:
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                "YAML aliases (*name) are not allowed in a prompt file: write the value out",
+                parent.start_mark,
+            )
+        seen.add(id(node))
+        if len(seen) > MAX_YAML_NODES:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"the front matter holds more than {MAX_YAML_NODES} values", node.start_mark
+            )
+        children = [c for pair in node.value for c in pair] if isinstance(node, yaml.MappingNode) else node.value
+        if isinstance(node, yaml.CollectionNode):  # in document order: an anchor is met before its aliases
+            stack.extend((child, node) for child in reversed(children))
+
+
+def _line_of(root: yaml.Node | None, loc: tuple[str | int, ...]) -> int:
+    """The file line of the deepest node of `loc` (a pydantic error's location) in the front matter."""
+    node = root
+    line = root.start_mark.line if root is not None else 0
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            node = next((v for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == str(part)), None)
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            node = None
+        if node is None:
+            break
+        line = node.start_mark.line
+    return line + _FRONT_MATTER_LINE
+
+
+def _validation_message(source: str, root: yaml.Node | None, exc: ValidationError) -> str:
+    """Each of pydantic's errors as `file, line N: where: what`."""
+    return "; ".join(
+        f"{source}, line {_line_of(root, error['loc'])}: {'.'.join(map(str, error['loc'])) or 'front matter'}: "
+        + error["msg"].removeprefix("Value error, ")
+        for error in exc.errors(include_url=False)
+    )
+
+
+def _front_matter(text: str, source: str) -> tuple[dict[str, Any], yaml.Node | None]:
+    """The front matter as a mapping, and its composed node (for the lines of later errors)."""
+    loader = _BoundedLoader(text)
+    try:
+        root = loader.get_single_node()
+        meta = loader.construct_document(root) if root is not None else {}
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{source}, line {mark.line + _FRONT_MATTER_LINE}" if mark else source
+        if isinstance(exc, yaml.constructor.ConstructorError):  # valid YAML, refused (an alias, a Python tag)
+            raise SchemaError(f"{where}: {exc.problem}") from exc
+        raise SchemaError(f"{where}: front matter is not valid YAML: {exc.problem or exc}") from exc
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise SchemaError(f"{source}: front matter is not valid YAML: {exc}") from exc
+    finally:
+        loader.dispose()
+    if not isinstance(meta, dict):
+        raise SchemaError(f"{source}: front matter must be a mapping")
+    return meta, root
 
 
 def parse_schema_text(text: str, source: str = "<string>") -> SchemaVersion:
-    """Parse one prompt file's content; raises SchemaError with the file name on any problem."""
+    """Parse one prompt file's content; raises SchemaError with the file name (and line) on any problem."""
     match = _FRONT_MATTER.match(text.replace("\r\n", "\n"))
     if not match:
         raise SchemaError(f"{source}: no YAML front matter (a '---' block at the top)")
-    try:
-        meta = yaml.load(match.group(1), Loader=_YAML_LOADER) or {}
-    except yaml.YAMLError as exc:
-        raise SchemaError(f"{source}: front matter is not valid YAML: {exc}") from exc
-    if not isinstance(meta, dict):
-        raise SchemaError(f"{source}: front matter must be a mapping")
+    meta, root = _front_matter(match.group(1), source)
     meta["instructions"] = match.group(2).strip()
     meta["source_path"] = source
     meta["content_sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
     try:
         schema = SchemaVersion.model_validate(meta)
     except ValidationError as exc:
-        raise SchemaError(f"{source}: {exc}") from exc
+        raise SchemaError(_validation_message(source, root, exc)) from exc
     if schema.examples:
         from extraction_assets.lib.llm.examples import ExampleError, example_answers  # pydantic models of the schema
 
         try:
             example_answers(schema)
         except ExampleError as exc:
-            raise SchemaError(f"{source}: {exc}") from exc
+            line = _line_of(root, ("examples", exc.index))
+            raise SchemaError(f"{source}, line {line}: {exc}") from exc
     return schema
 
 
 def load_schema_file(path: Path) -> SchemaVersion:
-    schema = parse_schema_text(path.read_text(encoding="utf-8"), source=path.as_posix())
+    with path.open("rb") as handle:
+        data = handle.read(MAX_PROMPT_BYTES + 1)
+    if len(data) > MAX_PROMPT_BYTES:
+        raise SchemaError(f"{path.as_posix()}: larger than {MAX_PROMPT_BYTES // 1024} KiB: a prompt file is not data")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SchemaError(f"{path.as_posix()}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    schema = parse_schema_text(text, source=path.as_posix())
     expected = f"{path.parent.name}@{path.stem}"
     if schema.key != expected:
         raise SchemaError(f"{path.as_posix()}: declares {schema.key} but its path says {expected}")

@@ -74,8 +74,10 @@ def test_the_sensor_retires_the_partition_of_a_removed_prompt_file_and_keeps_its
 
 
 def test_a_prompt_file_that_does_not_parse_keeps_its_partition(settings: Settings, prompts: Path) -> None:
+    """...and gets a run of its own, which fails naming the file (`test_hostile_prompt_files.py`)."""
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions(PARTITIONS, sorted(discover_schemas(prompts)[0]))
     (prompts / "pulse" / "v1.md").write_text("---\nnot: [valid\n", encoding="utf-8")
     result = _sensor(instance, settings)
-    assert result.skip_reason and not result.dynamic_partitions_requests and not result.run_requests
+    assert not result.dynamic_partitions_requests
+    assert [request.partition_key for request in result.run_requests] == ["pulse@v1"]

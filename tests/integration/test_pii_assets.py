@@ -19,6 +19,7 @@ from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import open_warehouse, rows_as_dicts
 from extraction_assets.runner import run_pipeline
 from tests.conftest import read_every_document
+from tests.hidden_pii_forms import HIDDEN_FORMS, plain
 
 PULSE = "pulse@v1"
 DEV_SET = DEFAULT_DATA
@@ -75,6 +76,32 @@ def test_no_detected_value_reaches_the_model_server(settings: Settings, inbox: P
     leaked = sorted(v for v in values if v in sent)
     assert leaked == []
     assert "[EMAIL_1]" in sent and "[PHONE_1]" in sent and "[CREDIT_CARD_1]" in sent
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for inner in value.values() for s in _strings(inner)]
+    if isinstance(value, list):
+        return [s for inner in value for s in _strings(inner)]
+    return []
+
+
+def test_no_hidden_form_of_a_value_reaches_the_model_server(settings: Settings, inbox: Path) -> None:
+    """Twenty values written so their pattern misses them (fullwidth characters, "%252540", a card with dots, a number
+    wrapped across quoted lines, an INN after "ID number"), each in a note of its own, extracted model-first by the
+    fake server: no request holds one, in any form (compatibility characters, encodings and wraps undone)."""
+    notes = inbox / "hidden-forms" / "notes"
+    notes.mkdir(parents=True)
+    for number, form in enumerate(HIDDEN_FORMS):
+        (notes / f"note-{number:02d}.txt").write_text(f"Team note {number}.\n{form.text}\n", encoding="utf-8")
+    with FakeLLMServer(prompts_dir=settings.prompts_dir) as fake:
+        _run(settings.model_copy(update={"llm_base_url": fake.base_url, "llm_model": "fake-model"}))
+        sent = plain(" ".join(_strings(fake.requests)))
+    assert all(f"Team note {number}." in " ".join(_strings(fake.requests)) for number in range(len(HIDDEN_FORMS)))
+    leaked = [form.name for form in HIDDEN_FORMS if plain(form.value) in sent]
+    assert leaked == []
 
 
 def _scrub_state(settings: Settings) -> dict[str, dict]:

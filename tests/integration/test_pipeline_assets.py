@@ -10,7 +10,7 @@ import dagster as dg
 import pytest
 
 from extraction_assets.definitions import build_definitions
-from extraction_assets.defs.resources import ExtractorResource
+from extraction_assets.defs.resources import ExtractorResource, PipelineResource
 from extraction_assets.lib.extraction import ExtractorRun, HeuristicExtractor
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
 from extraction_assets.lib.schemas import SchemaVersion, discover_schemas, load_schema
@@ -266,7 +266,6 @@ def test_accepted_items_survive_a_re_extraction(settings: Settings, instance) ->
 
 
 def test_schema_sensor_adds_a_partition_for_a_new_prompt_file(settings: Settings, prompts: Path) -> None:
-    from extraction_assets.defs.resources import PipelineResource
     from extraction_assets.defs.sensors import schema_version_sensor
 
     instance = dg.DagsterInstance.ephemeral()
@@ -320,15 +319,20 @@ def _check_automation(defs: dg.Definitions, instance: dg.DagsterInstance) -> Non
     assert again.total_requested == 0
 
 
-def test_nightly_schedule_requests_every_schema_version_in_one_run() -> None:
+def test_nightly_schedule_requests_every_schema_version_in_one_run(prompts: Path) -> None:
     from datetime import datetime
 
     from extraction_assets.defs.schedules import nightly_extract_schedule
 
+    v2 = (prompts / "pulse" / "v1.md").read_text(encoding="utf-8").replace("version: v1", "version: v2")
+    (prompts / "pulse" / "v2.md").write_text(v2, encoding="utf-8")
+    pipeline = PipelineResource(inbox=".", prompts_dir=str(prompts))
     with tempfile.TemporaryDirectory() as home:
         instance = dg.DagsterInstance.local_temp(home)
-        instance.add_dynamic_partitions("schema_versions", [PULSE, "pulse@v2"])
-        context = dg.build_schedule_context(instance=instance, scheduled_execution_time=datetime(2026, 11, 30, 2))
-        requests = list(nightly_extract_schedule(context))
-    assert [covered(r) for r in requests] == [(PULSE, "pulse@v2")]  # every version in one run
+        instance.add_dynamic_partitions("schema_versions", [PULSE, "pulse@v2", "pulse@v3"])  # v3: no prompt file
+        with dg.build_schedule_context(  # a context with resources must be closed: it leaves the instance current
+            instance=instance, scheduled_execution_time=datetime(2026, 11, 30, 2), resources={"pipeline": pipeline}
+        ) as context:
+            requests = list(nightly_extract_schedule(context))
+    assert [covered(r) for r in requests] == [(PULSE, "pulse@v2")]  # every usable version in one run
     assert all("2026-11-30T02:00:00" in r.run_key for r in requests)

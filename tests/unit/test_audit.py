@@ -121,17 +121,18 @@ def test_an_item_edited_directly_in_the_table_is_caught(con, ids) -> None:
 
 
 def test_a_rewrite_of_the_chain_and_its_heads_is_caught_by_the_head_kept_outside(con, tmp_path: Path) -> None:
-    from extraction_assets.lib.review import keep_outside_head, read_outside_head
+    from extraction_assets.lib.review import keep_outside_head, read_kept_heads
 
-    outside = tmp_path / "w.duckdb.audit-head.json"
-    report = check_chain(con, read_outside_head(outside))
-    assert report.intact and read_outside_head(outside) == report.head  # moved by the appends themselves
-    assert not keep_outside_head(outside, report)
+    kept = read_kept_heads(tmp_path / "w.duckdb.audit-head.json")
+    report = check_chain(con, kept)
+    assert report.intact and [k.head for k in kept] == [report.head] * 2  # moved by the appends themselves
+    assert not keep_outside_head(kept, report)
     con.execute("DELETE FROM audit_log WHERE seq = (SELECT max(seq) FROM audit_log)")  # the log shrinks...
     con.execute("DELETE FROM audit_log_heads")  # ...and the warehouse's own record of it goes too
     con.execute("UPDATE extracted_items SET status = 'draft', extracted_by = 'heuristic' WHERE status <> 'draft'")
-    problems = check_chain(con, read_outside_head(outside)).problems
-    assert any("head kept outside the warehouse" in p for p in problems)
+    problems = check_chain(con, kept).problems
+    assert any("head file beside the warehouse" in p for p in problems)
+    assert any("copy of the head in the user's config folder" in p for p in problems)
 
 
 @pytest.mark.parametrize("keyed", [False, True])
@@ -142,7 +143,7 @@ def test_deleting_the_newest_decision_and_restoring_its_item_is_caught_with_no_c
     shows even when no pipeline check ran since the decision."""
     import json
 
-    from extraction_assets.lib.review import read_outside_head
+    from extraction_assets.lib.review import read_kept_heads
 
     if keyed:
         monkeypatch.setenv("EXTRACTION_AUDIT_KEY", "a key kept outside the warehouse")
@@ -151,14 +152,14 @@ def test_deleting_the_newest_decision_and_restoring_its_item_is_caught_with_no_c
     with open_warehouse(path) as con:
         corrections.accept(con, "acme", ids["acme:risk"], "ana")
         corrections.reject(con, "acme", ids["acme:decision"], "ben")  # the newest decision
-        outside = read_outside_head(path.with_name("w.duckdb.audit-head.json"))
-        assert outside is not None and outside.row_count == 2
+        kept = read_kept_heads(path.with_name("w.duckdb.audit-head.json"))
+        assert [k.head.row_count if k.head else None for k in kept] == [2, 2]
         before = json.loads(con.execute("SELECT before_snapshot FROM audit_log WHERE seq = 2").fetchone()[0])
         con.execute("DELETE FROM audit_log WHERE seq = 2")
         con.execute(
             "UPDATE extracted_items SET status = ?, extracted_by = ?, updated_by = NULL WHERE item_id = ?",
             [before["status"], before["extracted_by"], ids["acme:decision"]],
         )
-        problems = check_chain(con, outside).problems
-        assert any("head kept outside the warehouse" in p for p in problems), problems
+        problems = check_chain(con, kept).problems
+        assert any("head file beside the warehouse" in p for p in problems), problems
         assert not check_chain(con).problems  # what the warehouse alone says: nothing (no check ran since)

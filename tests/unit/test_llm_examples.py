@@ -3,6 +3,7 @@ request's hash and of its budgeted tokens."""
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 import pytest
@@ -80,7 +81,7 @@ def test_examples_are_in_the_request_hash_and_the_budget() -> None:
 def test_a_bad_example_is_a_load_error_naming_the_file_and_the_example(examples: str, says: str) -> None:
     with pytest.raises(SchemaError) as raised:
         _schema(examples)
-    assert str(raised.value).startswith("prompts/notes/v1.md: ")
+    assert re.match(r"prompts/notes/v1\.md, line \d+: ", str(raised.value)), "the file and the example's line"
     assert says in str(raised.value)
 
 

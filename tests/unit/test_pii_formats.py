@@ -9,6 +9,7 @@ import pytest
 from stdnum import iban, luhn
 
 from extraction_assets.lib.pii import ALL_KINDS, detect, load_policy, scrub
+from tests.hidden_pii_forms import HIDDEN_FORMS, HiddenForm
 
 
 def masked(text: str, region: str | None = None) -> list[tuple[str, str]]:
@@ -284,3 +285,25 @@ def test_forms_that_hid_a_value_from_its_pattern_are_masked_where_they_stand(tex
 def test_a_time_written_with_a_doubled_colon_is_no_address() -> None:
     assert scrub("В 23::00 по Москве, в 12::30 в Минске").detections == []  # seen in real news text
     assert [d.kind for d in scrub("host fe80::1:2 and 2001:db8::ff00:42:8329").detections] == ["IP_ADDRESS"] * 2
+
+
+@pytest.mark.parametrize("form", HIDDEN_FORMS, ids=[form.name for form in HIDDEN_FORMS])
+def test_compatibility_forms_encodings_and_quoted_wraps_are_masked_as_written(form: HiddenForm) -> None:
+    """The forms a fourth attack found reaching a model (fullwidth and small-form characters, "%252540", the
+    one-dot leader, a card with dots, a number wrapped across quoted lines, an INN after "ID number"): each is
+    masked whole, as a span of the text itself, and the scrubbed text keeps everything else as written."""
+    result = scrub(form.text)
+    assert [(d.kind, d.value) for d in result.detections] == [(form.kind, form.value)]
+    (found,) = result.detections
+    assert form.text[found.start : found.end] == form.value
+    assert result.text == form.text.replace(form.value, f"[{form.kind}_1]")
+
+
+def test_a_run_of_fullwidth_characters_is_cut_where_the_value_is() -> None:
+    """Each fullwidth character stands for one: a card inside a longer fullwidth run is masked alone."""
+    text = "ＮＯＴＥ\u3000４０１２８８８８８８８８１８８１\u3000ｆｉｌｅｄ"  # one run of fullwidth characters
+    assert masked(text) == [("CREDIT_CARD", "４０１２８８８８８８８８１８８１")]
+    mixed = "fi ligature ﬁle ＠ home, mail ｊｏ＠ｅｘａｍｐｌｅ．ｃｏｍ"
+    assert scrub(mixed).text == "fi ligature ﬁle ＠ home, mail [EMAIL_1]"
+    ssn = "５３６\u201190\u20114312"  # non-breaking hyphens inside a run of fullwidth digits read as "-" too
+    assert masked(f"SSN {ssn} ok") == [("US_SSN", ssn)]

@@ -39,6 +39,10 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "encoded at signs": lambda n: "a%2540b " * (n // 8),
     "quoted lines": lambda n: "\n> 12" * (n // 5),
     "wrapped digit groups": lambda n: "1234\n" * (n // 5),
+    "quoted digit groups": lambda n: "12 \n> 34" * (n // 8),
+    "fullwidth digits and signs": lambda n: "４０１２＠ａ．" * (n // 7),
+    "compatibility characters one by one": lambda n: "a＠" * (n // 2),
+    "encoded percent signs": lambda n: "%25" * (n // 3),
 }
 
 

@@ -3,10 +3,13 @@ from pathlib import Path
 import pytest
 
 from extraction_assets.lib.schemas import (
+    MAX_PROMPT_BYTES,
+    MAX_YAML_NODES,
     ConfidenceBand,
     SchemaError,
     discover_schemas,
     load_schema,
+    load_schema_file,
     parse_schema_text,
 )
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
@@ -99,3 +102,67 @@ def test_bundled_pulse_schema_matches_seed_000() -> None:
     assert schema.orchestration == "model_first"
     assert schema.field("risk").attributes["risk_type"].enum_options == ["cash", "customer", "delivery", "operations"]
     assert "verbatim" in schema.instructions
+
+
+def test_an_alias_is_refused_before_anything_walks_it_naming_its_line() -> None:
+    """Nine aliases nested nine deep are 9**9 values to whatever walks the answer: refused at the first alias (the
+    bomb itself goes through discovery and the command line in `tests/integration/test_hostile_prompt_files.py`)."""
+    one_alias = MINIMAL.replace(
+        "---\nExtract", 'examples:\n  - text: "a risk"\n    expected:\n      a: &a [x]\n      b: [*a]\n---\nExtract'
+    )
+    with pytest.raises(SchemaError) as raised:
+        parse_schema_text(one_alias, "prompts/notes/v2.md")
+    assert str(raised.value).startswith("prompts/notes/v2.md, line 13: YAML aliases (*name) are not allowed")
+    merge_key = MINIMAL.replace("fields:\n", "base: &base {review_policy: always}\nfields:\n").replace(
+        "  - name: risk\n", "  - name: risk\n    <<: *base\n"
+    )
+    with pytest.raises(SchemaError, match="line 7: YAML aliases"):
+        parse_schema_text(merge_key, "prompts/notes/v2.md")
+
+
+def test_a_front_matter_past_the_node_budget_or_a_file_past_the_size_limit_is_refused(tmp_path: Path) -> None:
+    many = "\n".join(f"  k{i}: {i}" for i in range(MAX_YAML_NODES))
+    with pytest.raises(SchemaError, match=f"more than {MAX_YAML_NODES} values"):
+        parse_schema_text(MINIMAL.replace("---\nExtract", f"options:\n{many}\n---\nExtract"), "prompts/notes/v2.md")
+    (tmp_path / "notes").mkdir()
+    big = tmp_path / "notes" / "v2.md"
+    big.write_text(MINIMAL + "x" * MAX_PROMPT_BYTES, encoding="utf-8")
+    with pytest.raises(SchemaError, match="larger than 256 KiB"):
+        load_schema_file(big)
+    big.write_bytes(MINIMAL.encode() + b"\xff")
+    with pytest.raises(SchemaError, match="not UTF-8"):
+        load_schema_file(big)
+
+
+@pytest.mark.parametrize(
+    ("fields", "line", "says"),
+    [
+        ("  - name: model_config\n", 6, "fields.0.name: 'model_config' is reserved"),
+        ("  - name: risk\n  - name: model_dump\n", 7, "'model_dump' is reserved"),
+        ("  - name: openai_schema\n", 6, "'openai_schema' is reserved"),
+        ("  - name: class\n", 6, "'class' must be a Python identifier and not a keyword"),
+        ("  - name: due date\n", 6, "must be a Python identifier"),
+        ("  - name: _private\n", 6, "'_private' is reserved"),
+        ("  - name: risk\n    attributes:\n      title: {type: string}\n", 8, "attributes.title.[key]: 'title'"),
+        ("  - name: risk\n    attributes:\n      ok: {type: enum, enum_options: []}\n", 8, "at least 1 item"),
+    ],
+)
+def test_a_field_or_attribute_name_the_response_models_cannot_take_is_refused_at_its_line(
+    fields: str, line: int, says: str
+) -> None:
+    text = f"---\nschema: notes\nversion: v2\nheuristic: pulse\nfields:\n{fields}---\nExtract.\n"
+    with pytest.raises(SchemaError) as raised:
+        parse_schema_text(text, "prompts/notes/v2.md")
+    assert str(raised.value).startswith(f"prompts/notes/v2.md, line {line}: "), str(raised.value)
+    assert says in str(raised.value)
+
+
+def test_every_public_name_of_the_response_models_bases_is_refused() -> None:
+    """The reserved names follow pydantic's BaseModel and instructor's ResponseSchema as installed: a name either
+    base gains later is refused too, or this fails."""
+    from instructor import ResponseSchema
+
+    for name in [n for n in dir(ResponseSchema) if not n.startswith("__")]:
+        text = f"---\nschema: notes\nversion: v2\nheuristic: pulse\nfields:\n  - name: {name}\n---\nx\n"
+        with pytest.raises(SchemaError, match="reserved"):
+            parse_schema_text(text, "prompts/notes/v2.md")

@@ -108,7 +108,8 @@ instance = dg.DagsterInstance.local_temp(tempfile.mkdtemp())
 sensor = schema_version_sensor(dg.build_sensor_context(instance=instance, resources=defs.resources))
 instance.add_dynamic_partitions("schema_versions", ["pulse@v1"])
 at_two = datetime.datetime(2026, 12, 1, 2, tzinfo=datetime.timezone.utc)
-nightly = list(nightly_extract_schedule(dg.build_schedule_context(instance=instance, scheduled_execution_time=at_two)))
+context = dg.build_schedule_context(instance=instance, scheduled_execution_time=at_two, resources=defs.resources)
+nightly = list(nightly_extract_schedule(context))
 review = defs.resolve_assets_def("review_queue")
 print(json.dumps({
     "extract_partitions": type(defs.resolve_job_def("extract_job").partitions_def).__name__,

@@ -27,7 +27,12 @@ _LOCK = threading.Lock()
 
 
 class ExampleError(ValueError):
-    """An example whose answer does not validate, or whose evidence is not in its own text."""
+    """An example whose answer does not validate, or whose evidence is not in its own text; `index` is its place in
+    the front matter's `examples` (from 0), so the error can name its line."""
+
+    def __init__(self, index: int, message: str) -> None:
+        super().__init__(f"example {index + 1}: {message}")
+        self.index = index
 
 
 def _answers_of(schema: SchemaVersion, example: FewShotExample) -> dict[str, BaseModel]:
@@ -65,15 +70,15 @@ def example_answers(schema: SchemaVersion) -> list[dict[str, BaseModel]]:
     if key in _answers:
         return _answers[key]
     checked = []
-    for number, example in enumerate(schema.examples, 1):
+    for index, example in enumerate(schema.examples):
         try:
             answers = _answers_of(schema, example)
         except (ValidationError, KeyError) as exc:
-            raise ExampleError(f"example {number}: its expected answer does not fit the schema: {exc}") from exc
+            raise ExampleError(index, f"its expected answer does not fit the schema: {exc}") from exc
         for answer in answers.values():
             for span in _spans(answer.model_dump(mode="json")):
                 if span not in example.text:
-                    raise ExampleError(f"example {number}: evidence span {span!r} is not in its text verbatim")
+                    raise ExampleError(index, f"evidence span {span!r} is not in its text verbatim")
         checked.append(answers)
     with _LOCK:
         _answers[key] = checked

@@ -53,11 +53,11 @@ _CONTEXT_AFTER = 30
 
 _CARD = re.compile(
     r"(?<![0-9A-Za-z_.,])(?:\d{12,19}"  # contiguous
-    r"|\d{4}(?P<s>[ -])\d{4}(?P=s)\d{4}(?P=s)\d{1,4}(?:(?P=s)\d{3})?"  # 4-4-4-4(-3), 4-4-4-1
-    r"|\d{4}(?P<t>[ -])\d{6}(?P=t)\d{4,5}"  # Amex / Diners 4-6-5, 4-6-4
+    r"|\d{4}(?P<s>[ .-])\d{4}(?P=s)\d{4}(?P=s)\d{1,4}(?:(?P=s)\d{3})?"  # 4-4-4-4(-3), 4-4-4-1
+    r"|\d{4}(?P<t>[ .-])\d{6}(?P=t)\d{4,5}"  # Amex / Diners 4-6-5, 4-6-4
     r")(?![0-9A-Za-z_]|[.,]\d)"
 )
-_CARD_SEPARATOR = re.compile(r"[ -]")
+_CARD_SEPARATOR = re.compile(r"[ .-]")
 # A card broken by a line wrap: four-digit groups with one or more separators replaced by a line break, or a
 # contiguous run split by one (that form is as likely two numbers on two lines, so it needs a card word).
 _WRAP = r"[^\S\n]*\r?\n[^\S\n]*"
@@ -254,8 +254,22 @@ def find_ru_snils(scan: Scan) -> list[Hit]:
 
 
 _INN = re.compile(r"(?<![0-9A-Za-z])(?:\d{2}(?:[ -]?\d{2}){5}|\d{10})(?![0-9A-Za-z]|[ -]\d)")
-_INN_CONTEXT = re.compile(r"(?i)\bинн\b|\binn\b|налогоплательщик|taxpayer")
-_INN_HINTS = ("инн", "inn", "налогоплательщик", "taxpayer")
+# an INN's own label, or a personal id's: "ID number 7707083893" is someone's id whatever its country
+_INN_CONTEXT = re.compile(
+    r"(?i)\bинн\b|\binn\b|налогоплательщик|taxpayer|\bid[^\S\n]*(?:number|no\b|nr\b|#)|identification[^\S\n]+number"
+)
+_INN_HINTS = (
+    "инн",
+    "inn",
+    "налогоплательщик",
+    "taxpayer",
+    "id number",
+    "id no",
+    "id nr",
+    "id#",
+    "id #",
+    "identification",
+)
 # a company's own form before its number: a legal entity's 10-digit INN is a business id, readable
 _COMPANY_FORM = re.compile(r"(?i)(?<!\w)(?:ооо|оао|зао|пао|ао|нко|llc|ltd|jsc|gmbh)(?!\w)")
 

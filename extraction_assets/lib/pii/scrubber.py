@@ -44,7 +44,7 @@ from extraction_assets.lib.pii.numbers import (
 from extraction_assets.lib.pii.scan import Hit, Scan
 from extraction_assets.lib.pii.view import View, detection_view
 
-SCRUBBER_VERSION = "pii-v6"  # v6: a "(" inside a phone-shaped run starts the next number; v5: hidden forms undone
+SCRUBBER_VERSION = "pii-v7"  # v7: compatibility forms (NFKC), quoted number wraps; v6: a "(" starts a number
 DEFAULT_REGION = "US"
 
 

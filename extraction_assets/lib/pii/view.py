@@ -3,38 +3,58 @@ to the text's own offsets, so what is masked is always a span of the text itself
 
 Undone: zero-width characters and soft hyphens inside a value ("jo\u200bhn@x.com", a card with one between two
 digits); Unicode dashes and spaces in place of ASCII ones (an SSN with non-breaking hyphens); an "@" written as a
-percent code, a double-encoded one or an HTML entity ("%2540", "&#64;", "&commat;"); and a quote prefix after a
-line break ("\\n> "), so a value wrapped inside a quoted reply reads as it does unquoted. A text with none of them
-is its own view, at no cost."""
+percent code, encoded once or more, or an HTML entity ("%40", "%252540", "&#64;", "&commat;"); a quote prefix after
+a line break ("\n> "), so a value wrapped inside a quoted reply reads as it does unquoted (a number wrapped between
+two of its groups reads with a space there, one wrapped at its dash with none); and compatibility forms, each
+character as NFKC gives it ("＠" and "﹫" as "@", fullwidth digits as digits, the one-dot leader "․" as "."). A text
+with none of them is its own view, at no cost."""
 
 from __future__ import annotations
 
+import functools
 import re
+import unicodedata
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 
-_HIDING = re.compile(
-    r"[\u200b\u200c\u200d\u2060\ufeff\u00ad]"  # zero-width characters, the soft hyphen
-    r"|[\u2010\u2011\u2012\u2013\u2212]"  # hyphens and minus signs that stand for "-"
-    r"|[\u00a0\u2007\u2009\u202f]"  # spaces that stand for " "
-    r"|%2540|%40|&#0*64;|&#x0*40;|&commat;"  # an "@" encoded
-    r"|\n[ \t]*(?:>[ \t]?)+",  # a quote prefix after a line break
-    re.IGNORECASE,
+_QUOTE = r"\n[ \t]*(?:>[ \t]?)+"  # a line break and the quote prefix of the next line
+_DASHES = "\u2010\u2011\u2012\u2013\u2212"  # hyphens and minus signs that stand for "-"
+_SPACES = "\u00a0\u2007\u2009\u202f"  # spaces that stand for " "
+_FORMS = (
+    r"(?P<gone>[\u200b\u200c\u200d\u2060\ufeff\u00ad])"  # zero-width characters, the soft hyphen
+    rf"|(?P<dash>[{_DASHES}])|(?P<space>[{_SPACES}])"
+    r"|(?P<at>(?i:%(?:25)*40|&#0*64;|&#x0*40;|&commat;))"  # an "@" encoded, once or more
+    rf"|(?P<joined>(?<=\d-){_QUOTE}(?=\d)|(?<=\d){_QUOTE}(?=-\d))"  # a quoted number wrapped at its dash
+    rf"|(?P<spaced>(?<=\d)[ \t]*{_QUOTE}[ \t]*(?=\d))"  # ... or between two of its groups
+    rf"|(?P<quote>{_QUOTE})"
 )
-_DASHES = frozenset("\u2010\u2011\u2012\u2013\u2212")
-_SPACES = frozenset("\u00a0\u2007\u2009\u202f")
+_HIDING = re.compile(_FORMS)  # case-insensitive only where it says so: the Kelvin sign must not match "k"
+_UNDONE = {"dash": "-", "space": " ", "at": "@", "joined": "", "spaced": " ", "quote": "\n", "gone": ""}
+# inside a run of compatibility characters, the dashes and spaces above read as they do alone (NFKC would keep a
+# non-breaking hyphen a Unicode hyphen)
+_PLAIN = {**dict.fromkeys(_DASHES, "-"), **dict.fromkeys(_SPACES, " ")}
 
 
-def _undone(found: str) -> str:
-    if found in _DASHES:
-        return "-"
-    if found in _SPACES:
-        return " "
-    if found.startswith("\n"):
-        return "\n"
-    if len(found) == 1:  # zero-width
-        return ""
-    return "@"
+@functools.cache
+def _with_compatibility_forms() -> re.Pattern[str]:
+    """The forms above and every character NFKC changes (4,866 in Unicode 14: fullwidth and small forms, ligatures,
+    circled and superscript digits, ...), built when a text first holds one (about 0.1 s, once per process)."""
+    changed = [c for c in range(0x80, 0x110000) if not unicodedata.is_normalized("NFKC", chr(c))]
+    ranges: list[list[int]] = []
+    for c in changed:
+        if ranges and ranges[-1][1] == c - 1:
+            ranges[-1][1] = c
+        else:
+            ranges.append([c, c])
+    members = "".join(re.escape(chr(lo)) + (f"-{re.escape(chr(hi))}" if hi > lo else "") for lo, hi in ranges)
+    return re.compile(f"{_FORMS}|(?P<compat>[{members}]+)")
+
+
+def _undone(found: re.Match[str]) -> str:
+    kind = found.lastgroup or "gone"
+    if kind == "compat":  # a run, each character alone: NFKC of the run would compose some ("ｶﾞ" -> "ガ")
+        return "".join(_PLAIN.get(c) or unicodedata.normalize("NFKC", c) for c in found.group())
+    return _UNDONE[kind]
 
 
 @dataclass
@@ -46,7 +66,8 @@ class View:
     _segments: list[tuple[int, int, int, int]] = field(default_factory=list)  # view start, raw start, lengths
 
     def to_raw(self, start: int, end: int) -> tuple[int, int]:
-        """A span of the view as a span of the text (an undone form cut by it counts whole)."""
+        """A span of the view as a span of the text (an undone form cut by it counts whole, unless each of its
+        characters stands for one: a run of fullwidth digits is cut where the view is)."""
         if not self._segments:
             return start, end
         return self._raw_start(start), self._raw_end(end)
@@ -57,7 +78,7 @@ class View:
             return at
         view_start, raw_start, view_len, raw_len = self._segments[i]
         if at < view_start + view_len:
-            return raw_start
+            return raw_start + (at - view_start if view_len == raw_len else 0)  # one for one: character by character
         return raw_start + raw_len + at - view_start - view_len
 
     def _raw_end(self, at: int) -> int:
@@ -66,22 +87,23 @@ class View:
             return at
         view_start, raw_start, view_len, raw_len = self._segments[i]
         if at <= view_start + view_len:
-            return raw_start + raw_len
+            return raw_start + (at - view_start if view_len == raw_len else raw_len)
         return raw_start + raw_len + at - view_start - view_len
 
 
 def detection_view(text: str) -> View:
     """The view of `text`: itself when nothing in it hides a value."""
-    if _HIDING.search(text) is None:
+    hiding = _HIDING if unicodedata.is_normalized("NFKC", text) else _with_compatibility_forms()
+    if hiding.search(text) is None:
         return View(text)
     pieces: list[str] = []
     starts: list[int] = []
     segments: list[tuple[int, int, int, int]] = []
     cursor = length = 0
-    for found in _HIDING.finditer(text):
+    for found in hiding.finditer(text):
         pieces.append(text[cursor : found.start()])
         length += found.start() - cursor
-        replacement = _undone(found.group())
+        replacement = _undone(found)
         starts.append(length)
         segments.append((length, found.start(), len(replacement), found.end() - found.start()))
         pieces.append(replacement)

@@ -5,7 +5,7 @@ from extraction_assets.lib.review.audit import (
     AuditEntry,
     check_chain,
     keep_outside_head,
-    read_outside_head,
+    read_kept_heads,
     record_head,
 )
 from extraction_assets.lib.review.auth import (
@@ -72,7 +72,7 @@ __all__ = [
     "preview_rerun",
     "provenance",
     "queue_filters",
-    "read_outside_head",
+    "read_kept_heads",
     "record_head",
     "reveal_item",
     "utf16_offset",

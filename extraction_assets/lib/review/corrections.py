@@ -148,6 +148,9 @@ def _type_problems(item: dict[str, Any], value: dict[str, Any], schemas: Mapping
 
 
 MAX_NOTE_CHARS = 2000  # a reason for the audit trail: stored for good, read by every audit check
+# A person's value (or normalized value), as JSON: stored for good in the audit log and read by every check. Ten times
+# a model's longest string value (`answer_bounds.MAX_STRING_CHARS`): a name, a date, a clause, a short list.
+MAX_VALUE_CHARS = 10_000
 
 
 def bounded_note(note: str | None) -> str | None:
@@ -155,6 +158,14 @@ def bounded_note(note: str | None) -> str | None:
     if note is not None and len(note) > MAX_NOTE_CHARS:
         raise InvalidCorrection(f"the note is {len(note)} characters long; at most {MAX_NOTE_CHARS} are kept")
     return note
+
+
+def bounded_value(name: str, value: Any) -> Any:
+    """A value the audit log may keep (its JSON at most MAX_VALUE_CHARS characters), or why not."""
+    size = len(json.dumps(value, ensure_ascii=False, default=str))
+    if size > MAX_VALUE_CHARS:
+        raise InvalidCorrection(f"the {name} is {size} characters of JSON; at most {MAX_VALUE_CHARS} are kept")
+    return value
 
 
 def apply_change(
@@ -175,6 +186,8 @@ def apply_change(
     if not actor:
         raise InvalidCorrection("who made the change is required (--by)")
     note = bounded_note(note)
+    for name in ("value", "normalized_value"):
+        bounded_value(name.replace("_", " "), getattr(change, name))
     asked = change.model_fields_set & set(_EDITABLE)
     if not asked:
         raise InvalidCorrection("nothing to change: give a value, a normalized value or a status")

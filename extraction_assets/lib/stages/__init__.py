@@ -9,7 +9,13 @@ from extraction_assets.lib.stages.evaluate import EvalRequest, EvalStageReport, 
 from extraction_assets.lib.stages.extract import ExtractOptions, PartitionReport, extract_partition, version_figures
 from extraction_assets.lib.stages.ingest import IngestReport, ingest_inbox
 from extraction_assets.lib.stages.progress import Throttled
-from extraction_assets.lib.stages.review import AuditCheck, QueueReport, check_audit_log, refresh_review_queue
+from extraction_assets.lib.stages.review import (
+    AuditCheck,
+    QueueReport,
+    accept_audit_log,
+    check_audit_log,
+    refresh_review_queue,
+)
 from extraction_assets.lib.stages.scrub import ScrubProgress, ScrubReport, scrub_pending
 
 __all__ = [
@@ -24,6 +30,7 @@ __all__ = [
     "ScrubProgress",
     "ScrubReport",
     "Throttled",
+    "accept_audit_log",
     "check_audit_log",
     "evaluate_version",
     "extract_partition",

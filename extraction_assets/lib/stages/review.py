@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from extraction_assets.lib.review import check_chain, keep_outside_head, read_outside_head, record_head
-from extraction_assets.lib.review.audit import OUTSIDE_HEAD_SUFFIX, ChainReport
+from extraction_assets.lib.review import check_chain, keep_outside_head, read_kept_heads, record_head
+from extraction_assets.lib.review.audit import OUTSIDE_HEAD_SUFFIX, ChainReport, KeptHead
 from extraction_assets.lib.stages.connect import Connect
 from extraction_assets.lib.warehouse import (
     beside_warehouse,
+    is_lake,
     queue_in_step,
     rebuild_review_queue,
     review_queue_figures,
@@ -50,14 +51,33 @@ class AuditCheck:
 
 def check_audit_log(connect: Connect, warehouse: str | Path) -> AuditCheck:
     """Read the whole log with readers sharing the file, then record a head that moved in a short transaction (an
-    idle run writes nothing), and keep it beside the warehouse too (where the data are local files)."""
-    outside = beside_warehouse(warehouse, OUTSIDE_HEAD_SUFFIX)
+    idle run writes nothing), and keep it signed beside the warehouse and in the user's config folder too (where the
+    data are local files)."""
+    kept = _kept_heads(warehouse)
     with connect(read_only=True) as con:
-        report = check_chain(con, read_outside_head(outside) if outside else None)
+        report = check_chain(con, kept)
     recorded = False
     if report.intact and report.head != report.previous:
         with connect() as con, transaction(con):
             recorded = record_head(con, report)
-    if outside:
-        keep_outside_head(outside, report)
+    keep_outside_head(kept, report)
     return AuditCheck(report=report, recorded=recorded)
+
+
+def accept_audit_log(connect: Connect, warehouse: str | Path) -> AuditCheck:
+    """Sign the log as it stands where a head kept outside the warehouse is missing or does not verify (a lost head
+    file, a warehouse last checked before heads were signed). Refused, nothing written, when the log fails anything
+    else: a row that does not recompute, or a log that no longer extends a head that verifies, is an erasure, not a
+    lost head."""
+    kept = _kept_heads(warehouse)
+    verified = [outside.model_copy(update={"required": False}) for outside in kept if outside.problem is None]
+    with connect() as con, transaction(con):
+        report = check_chain(con, verified)
+        recorded = record_head(con, report)
+    keep_outside_head(kept, report)
+    return AuditCheck(report=report, recorded=recorded)
+
+
+def _kept_heads(warehouse: str | Path) -> list[KeptHead]:
+    outside = beside_warehouse(warehouse, OUTSIDE_HEAD_SUFFIX)
+    return read_kept_heads(outside, required=not is_lake(warehouse)) if outside else []
