@@ -18,19 +18,10 @@ if TYPE_CHECKING:
 class WarehouseResource(dg.ConfigurableResource):
     """The DuckDB file or DuckLake catalog (`path` as EXTRACTION_WAREHOUSE gives it). A process holds a DuckDB file
     open and lends each batch a cursor of it, giving the file back whenever another process waits for it (see the
-    give-back rule of `held.py`), so readers still get in between batches, and after two seconds idle once no run
-    uses it; a DuckLake catalog opens a connection per batch."""
+    give-back rule of `held.py`), so readers still get in between batches, and after two seconds idle (not while its
+    worker processes compute); a DuckLake catalog opens a connection per batch."""
 
     path: str
-
-    @contextmanager
-    def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator["WarehouseResource"]:
-        """For a run's length the held file stays open between its batches and steps (`HeldWarehouse.pinned`)."""
-        if is_lake(self.path):
-            yield self
-            return
-        with held_warehouse(self.path).pinned():
-            yield self
 
     @contextmanager
     def connect(self, read_only: bool = False) -> Iterator["duckdb.DuckDBPyConnection"]:

@@ -91,6 +91,7 @@ def workers_for(items: int, batch_size: int) -> int:
     return min(pool_size(), -(-items // batch_size))
 
 
+_working = 0  # `in_order` calls in progress in this process
 _pool: ProcessPoolExecutor | None = None
 _pool_niceness: int | None = None
 _pool_lock = threading.Lock()
@@ -127,11 +128,13 @@ def in_order(
     """`work(*job)` for each job: in the step's own process when `workers` is 0, else in the process's pool with at
     most `workers` + 1 jobs in flight; results in the jobs' order. The jobs are read as the workers need them (the
     caller loads the next batch while they work); stopping early cancels what has not started."""
+    global _working
     if workers < 1:
         yield from (work(*job) for job in jobs)
         return
     pool = process_pool(WORKER_NICENESS if niceness is None else niceness)
     in_flight: deque[Future[R]] = deque()
+    _working += 1
     try:
         for job in jobs:
             in_flight.append(pool.submit(work, *job))
@@ -143,5 +146,11 @@ def in_order(
         stop_pool()
         raise
     finally:
+        _working -= 1
         for future in in_flight:
             future.cancel()
+
+
+def working() -> bool:
+    """Whether this process's workers have work of a step in progress (the step waits on them, it is not idle)."""
+    return _working > 0

@@ -12,8 +12,9 @@ The give-back rule. The holder gives the file back:
   cannot starve a writer. Past that share it keeps the file, names the processes waiting, and gives the file back
   again once their share has fallen under it. A waiting process that does not take the file when it stands free
   (`lock_wait.GAP_S`) is named and not waited for again;
-- after `IDLE_S` without a lease (the end of a run, a watch between passes), unless it is pinned (`pinned`: a run
-  in progress, whose gaps between batches, while worker processes compute, are no reason to close and checkpoint);
+- after `IDLE_S` without a lease (the end of a run, a watch between passes), unless it is pinned (`pinned`: the
+  command line's run in progress) or this process's worker processes are computing a step's batches (the gaps
+  between its batches are no reason to close and checkpoint the file, and to open it cold again);
 - when its owner is done (`give_back`: the runner, at the end of `run_pipeline`).
 A lease is a read-write cursor whatever the caller asked for: a process cannot hold one DuckDB file both read-only
 and read-write, and what a batch reads is the same either way. For the same reason `open_warehouse` lends from the
@@ -30,6 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from extraction_assets.lib.parallel import working
 from extraction_assets.lib.warehouse.lock_wait import WRITER_YIELD_S, waiting_processes
 from extraction_assets.lib.warehouse.opening import connect
 
@@ -193,6 +195,6 @@ class HeldWarehouse:
                 if self._others_wait():
                     self._give_back(for_waiters=True)
                     return
-                if not self._pins and time.monotonic() - self._idle_since >= IDLE_S:
+                if not self._pins and not working() and time.monotonic() - self._idle_since >= IDLE_S:
                     self._give_back()
                     return
