@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from extraction_assets.lib.models import Document
-from extraction_assets.lib.parallel import usable_cores, workers_for
-from extraction_assets.lib.pii import PiiPolicy, PolicyEntry, scrub_in_workers
+from extraction_assets.lib.parallel import in_order, usable_cores, workers_for
+from extraction_assets.lib.pii import PiiPolicy, PolicyEntry
 from extraction_assets.lib.pii import batch as module
 
 
@@ -112,7 +112,7 @@ def test_batches_scrubbed_in_worker_processes_come_back_in_order_as_in_process()
         [_doc("t", f"mail me at user{b}.{i}@example.com or call 212-555-01{i:02d}") for i in range(3)] for b in range(4)
     ]
     expected = [module.scrub_batch(docs, PiiPolicy()) for docs in batches]
-    assert list(scrub_in_workers(iter(batches), PiiPolicy(), None, workers=2)) == expected
+    assert list(in_order(module.scrub_batch, ((docs, PiiPolicy(), None) for docs in batches), 2)) == expected
 
 
 def test_one_batch_of_work_is_scrubbed_in_process() -> None:
@@ -130,7 +130,7 @@ def test_one_batch_more_than_the_workers_is_queued() -> None:
             taken.append(b)
             yield [_doc("t", f"call 212-555-01{b:02d}")]
 
-    results = scrub_in_workers(batches(), PiiPolicy(), None, workers=2)
+    results = in_order(module.scrub_batch, ((docs, PiiPolicy(), None) for docs in batches()), 2)
     first = next(results)
     assert first.rows[0].text == "call [PHONE_1]"
     assert taken == [0, 1, 2]

@@ -3,7 +3,6 @@
 from extraction_assets.lib.pii.batch import ToScrub, scrub_batch, scrub_document, scrub_document_with_values
 from extraction_assets.lib.pii.display import masked
 from extraction_assets.lib.pii.numbers import is_card_number, is_snils
-from extraction_assets.lib.pii.parallel import scrub_in_workers
 from extraction_assets.lib.pii.policy import BUNDLED_POLICY, PiiPolicy, PolicyEntry, TenantPolicy, load_policy
 from extraction_assets.lib.pii.scrubber import (
     ALL_KINDS,
@@ -55,7 +54,6 @@ __all__ = [
     "scrub_batch",
     "scrub_document",
     "scrub_document_with_values",
-    "scrub_in_workers",
     "seal",
     "unseal",
 ]

@@ -4,13 +4,16 @@ copy of a document already stored, becomes a dead letter."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from extraction_assets.lib.models import DeadLetter, Document, ReadFailure
 from extraction_assets.lib.parallel import in_order, workers_for
 from extraction_assets.lib.stages.connect import Connect
 from extraction_assets.lib.warehouse import (
+    StoredDocument,
     batched,
     file_stamps,
     insert_documents,
@@ -18,11 +21,15 @@ from extraction_assets.lib.warehouse import (
     record_dead_letters,
     record_file_stamps,
     row_count,
+    stored_document,
     stored_sources,
 )
 
 INGEST_BATCH = 200
 READ_CHUNK = 32  # files a worker reads at a time: enough work to outweigh sending it, little to hold
+
+if TYPE_CHECKING:
+    from extraction_assets.lib.readers import FileRead
 
 
 @dataclass
@@ -45,7 +52,15 @@ class IngestReport:
         return self.documents_read - sum(self.new_by_kind.values())
 
 
-def _duplicate(doc: Document, first_source: str) -> DeadLetter:
+def read_to_store(entries: Sequence[FileRead | ReadFailure]) -> list[StoredDocument | ReadFailure]:
+    """Planned files read, each document made into the rows it is stored as (in a worker process: the writer only
+    stores them)."""
+    from extraction_assets.lib.readers import read_planned
+
+    return [stored_document(r) if isinstance(r, Document) else r for r in read_planned(entries)]
+
+
+def _duplicate(doc: StoredDocument, first_source: str) -> DeadLetter:
     """A copy of a document already read from another file: counted, never stored twice."""
     return DeadLetter(
         stage="duplicate",
@@ -63,7 +78,7 @@ def ingest_inbox(
     the files' stamps are recorded last, so a crash before reads them again and loses nothing. Files are read
     `READ_CHUNK` at a time in the process's worker pool when there is more than one chunk (`niceness` below this
     process); this process stores what comes back, in the walk's order."""
-    from extraction_assets.lib.readers import FileRead, planned_reads, read_planned  # pypdf etc. load when needed
+    from extraction_assets.lib.readers import FileRead, planned_reads  # pypdf, openpyxl load with a first PDF or xlsx
 
     report = IngestReport()
     seen: dict[str, str] = {}  # id -> first source: documents are read, stored and let go a batch at a time
@@ -82,9 +97,9 @@ def ingest_inbox(
 
     planned = list(planned_reads(inbox, max_file_bytes, needs_reading))
     workers = workers_for(sum(isinstance(p, FileRead) for p in planned), READ_CHUNK)
-    chunks = in_order(read_planned, ((chunk,) for chunk in batched(planned, READ_CHUNK)), workers, niceness)
+    chunks = in_order(read_to_store, ((chunk,) for chunk in batched(planned, READ_CHUNK)), workers, niceness)
     for records in iter_batches((record for chunk in chunks for record in chunk), INGEST_BATCH):
-        batch: list[Document] = []
+        batch: list[StoredDocument] = []
         for record in records:
             if isinstance(record, ReadFailure):
                 failures.append(record)

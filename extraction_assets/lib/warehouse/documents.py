@@ -6,7 +6,7 @@ import functools
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import TypeAdapter
 
@@ -21,7 +21,7 @@ from extraction_assets.lib.warehouse.connection import (
     to_json,
     transaction,
 )
-from extraction_assets.lib.warehouse.ocr import insert_ocr_words
+from extraction_assets.lib.warehouse.ocr import ocr_word_rows
 
 # duckdb loads when a connection opens, and the PII package (phonenumbers, cryptography) with the scrub step, not
 # with the code location
@@ -46,8 +46,50 @@ def _raw_count(con: duckdb.DuckDBPyConnection) -> int:
     return int(con.execute("SELECT count(*) FROM raw_documents").fetchone()[0])  # type: ignore[index]
 
 
+class StoredDocument(NamedTuple):
+    """A document as its `raw_documents` row (and its OCR words' rows) will be written, made where it was read (a
+    worker process): the writer only stores it. `verified`: its id is the content hash of the row's own values."""
+
+    row: dict[str, Any]
+    verified: bool
+    ocr_words: list[dict[str, Any]]
+
+    @property
+    def doc_id(self) -> str:
+        return str(self.row["doc_id"])
+
+    @property
+    def tenant_id(self) -> str:
+        return str(self.row["tenant_id"])
+
+    @property
+    def source_uri(self) -> str:
+        return str(self.row["source_uri"])
+
+    @property
+    def kind(self) -> str:
+        return str(self.row["kind"])
+
+
+def stored_document(doc: Document) -> StoredDocument:
+    row: dict[str, Any] = {
+        "doc_id": doc.doc_id,
+        "tenant_id": doc.tenant_id,
+        "source_uri": doc.source_uri,
+        "kind": doc.kind,
+        "text": doc.text,
+        "turns": to_json([t.model_dump() for t in doc.turns]),
+        "doc_date": doc.doc_date,
+        "title": doc.title,
+        "metadata": to_json(doc.metadata),
+        "char_count": len(doc.text),
+    }
+    verified = is_content_hash(doc.doc_id, doc.tenant_id, doc.kind, doc.text, row["metadata"])
+    return StoredDocument(row, verified, ocr_word_rows(doc))
+
+
 @retry_conflicts
-def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -> int:
+def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document | StoredDocument]) -> int:
     """Insert documents not yet stored; returns how many were new.
 
     Each new row whose id is its content hash (recomputed from the values written) is stored with its fingerprint
@@ -56,39 +98,18 @@ def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -
     if not docs:
         return 0
     stamp = now()
-    rows: list[dict[str, Any]] = [
-        {
-            "doc_id": d.doc_id,
-            "tenant_id": d.tenant_id,
-            "source_uri": d.source_uri,
-            "kind": d.kind,
-            "text": d.text,
-            "turns": to_json([t.model_dump() for t in d.turns]),
-            "doc_date": d.doc_date,
-            "title": d.title,
-            "metadata": to_json(d.metadata),
-            "char_count": len(d.text),
-            "ingested_at": stamp,
-        }
-        for d in docs
-    ]
-    written: dict[str, dict[str, Any]] = {}
-    for row in rows:  # what the merge writes for a key given twice: its first row
-        written.setdefault(row["doc_id"], row)
+    stored = [d if isinstance(d, StoredDocument) else stored_document(d) for d in docs]
+    rows = [{**d.row, "ingested_at": stamp} for d in stored]
+    written: dict[str, StoredDocument] = {}
+    for doc in stored:  # what the merge writes for a key given twice: its first row
+        written.setdefault(doc.doc_id, doc)
     with transaction(con):
         before = _raw_count(con)
         merge_rows(con, "raw_documents", rows)
-        insert_ocr_words(con, docs)  # an image document's word boxes, stored with it
+        merge_rows(con, "ocr_words", [word for doc in stored for word in doc.ocr_words])  # an image's word boxes
         inserted = _raw_count(con) - before  # this transaction's own rows: another writer's are not counted
         if inserted == len(written) and not on_lake(con):  # every key is a row just written, as `written` holds it
-            stamp_verified_documents(
-                con,
-                [
-                    doc_id
-                    for doc_id, r in written.items()
-                    if is_content_hash(doc_id, r["tenant_id"], r["kind"], r["text"], r["metadata"])
-                ],
-            )
+            stamp_verified_documents(con, [doc_id for doc_id, doc in written.items() if doc.verified])
     return inserted
 
 
@@ -246,11 +267,29 @@ def documents_to_scrub(con: duckdb.DuckDBPyConnection, version_by_tenant: Mappin
     ]
 
 
+def scrubbed_row(r: ScrubbedDocument) -> dict[str, Any]:
+    """A scrubbed document as its `scrubbed_documents` row (its stamp aside): made where it was scrubbed (a worker
+    process), so the writer only stores it. The hash of the text the scrub checked is stored with it."""
+    return {
+        "doc_id": r.doc_id,
+        "tenant_id": r.tenant_id,
+        "text": r.text,
+        "offset_map": r.offset_map.model_dump_json(),
+        "pii_counts": to_json(r.pii_counts),
+        "pii_total": sum(r.pii_counts.values()),
+        "scrubber_version": r.scrubber_version,
+        "policy": to_json(r.policy),
+        "checked_sha256": text_sha256(r.text),
+    }
+
+
 @retry_conflicts
 def upsert_scrubbed(
-    con: duckdb.DuckDBPyConnection, rows: Sequence[ScrubbedDocument], sealed: Sequence[SealedMapping] = ()
+    con: duckdb.DuckDBPyConnection,
+    rows: Sequence[ScrubbedDocument | dict[str, Any]],
+    sealed: Sequence[SealedMapping] = (),
 ) -> None:
-    """Store scrubbed documents and, in the same transaction, their vault entries.
+    """Store scrubbed documents (or their rows, `scrubbed_row`) and, in the same transaction, their vault entries.
 
     A re-scrubbed document's old vault entry is removed with it, so an entry always matches the stored text.
     The rows come from the scrub, which checked each text for unmasked values: the hash of that checked text
@@ -259,30 +298,17 @@ def upsert_scrubbed(
     if not rows:
         return
     stamp = now()
-    values = [
-        {
-            "doc_id": r.doc_id,
-            "tenant_id": r.tenant_id,
-            "text": r.text,
-            "offset_map": to_json(r.offset_map.model_dump()),
-            "pii_counts": to_json(r.pii_counts),
-            "pii_total": sum(r.pii_counts.values()),
-            "scrubber_version": r.scrubber_version,
-            "scrubbed_at": stamp,
-            "policy": to_json(r.policy),
-            "checked_sha256": text_sha256(r.text),
-        }
-        for r in rows
-    ]
+    values = [{**(r if isinstance(r, dict) else scrubbed_row(r)), "scrubbed_at": stamp} for r in rows]
+    doc_ids = [v["doc_id"] for v in values]
     with transaction(con):
         merge_rows(con, "scrubbed_documents", values, update=[c for c in values[0] if c not in ("doc_id", "tenant_id")])
         if not on_lake(con):  # the text just written is the one the scrub checked: its fingerprint
             con.execute(
                 f"UPDATE scrubbed_documents SET checked_hash = {SCRUBBED_FINGERPRINT} "
                 f"WHERE {by_rowid('scrubbed_documents')}",
-                [[r.doc_id for r in rows]],
+                [doc_ids],
             )
-        con.execute("DELETE FROM pii_vault WHERE doc_id IN (SELECT unnest(?))", [[r.doc_id for r in rows]])
+        con.execute("DELETE FROM pii_vault WHERE doc_id IN (SELECT unnest(?))", [doc_ids])
         insert_rows(con, "pii_vault", [entry.row() for entry in sealed])
 
 
@@ -340,7 +366,11 @@ def scrubbed_rows(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> lis
 
 def scrubbed_from_row(row: dict[str, Any]) -> ScrubbedDocument:
     return ScrubbedDocument.model_validate(
-        {**row, "offset_map": json.loads(row["offset_map"]), "pii_counts": json.loads(row["pii_counts"])}
+        {
+            **row,
+            "offset_map": OffsetMap.model_validate_json(row["offset_map"]),
+            "pii_counts": json.loads(row["pii_counts"]),
+        }
     )
 
 
