@@ -470,3 +470,24 @@ def test_duckdb_gets_a_memory_limit_and_threads_fitted_to_the_machine_or_as_set(
     monkeypatch.setenv("EXTRACTION_DUCKDB_THREADS", "3")
     set_ = subprocess.run([sys.executable, "-c", show, str(tmp_path / "b.duckdb")], capture_output=True, text=True)
     assert set_.stdout.split() == ["488.2", "MiB", "3"], set_.stderr
+
+
+def test_a_quote_verified_as_it_is_stored_is_not_read_again_until_it_or_its_document_changes(tmp_path: Path) -> None:
+    """The quote check compared every quote with its document's text on every run, holding every text at once (a
+    32 k-document warehouse ran DuckDB out of its memory limit); a quote verified as it was stored carries a
+    fingerprint, and only rows whose fingerprint no longer holds are compared."""
+    from extraction_assets.lib.warehouse import invariants
+
+    doc = _doc("Supplier delay. Cash is short. Penalty looming.")
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        insert_documents(con, [doc])
+        write_extraction_batch(con, "pulse@v1", [_outcome(doc, [_item(doc, "i1", "Cash is short.")])])
+        assert invariants.unverified_quotes(con) == {}
+        assert invariants.quote_mismatches(con) == {}
+        con.execute("UPDATE evidence SET quote = 'Cash is long.'")
+        assert invariants.unverified_quotes(con) == {doc.doc_id: ["ev-i1"]}
+        assert invariants.quote_mismatches(con) == {"pulse@v1": ["ev-i1"]}
+        con.execute("UPDATE evidence SET quote = 'Cash is short.'")
+        assert invariants.quote_mismatches(con) == {}
+        con.execute("UPDATE raw_documents SET text = replace(text, 'Cash', 'Cask')")
+        assert invariants.quote_mismatches(con) == {"pulse@v1": ["ev-i1"]}

@@ -89,16 +89,20 @@ def write_decisions(
                 for doc, taken, score, reason in decisions
             ],
         )
-        removed = [
-            row[0]
-            for row in con.execute(
-                """SELECT item_id FROM extracted_items WHERE schema_version = ? AND doc_id IN (SELECT unnest(?))
+        removed = (
+            [
+                row[0]
+                for row in con.execute(
+                    """SELECT item_id FROM extracted_items WHERE schema_version = ? AND doc_id IN (SELECT unnest(?))
                    AND status IN (SELECT unnest(?)) AND extracted_by <> 'human'""",
-                [schema_version, dropped, list(MACHINE_OWNED_STATUSES)],
-            ).fetchall()
-        ]
+                    [schema_version, dropped, list(MACHINE_OWNED_STATUSES)],
+                ).fetchall()
+            ]
+            if dropped
+            else []
+        )  # each statement reads its whole table: none when nothing is dropped
         delete_items(con, removed)
-        for table in ("extraction_status", "document_routing"):
+        for table in ("extraction_status", "document_routing") if dropped else ():
             con.execute(
                 f"DELETE FROM {table} WHERE schema_version = ? AND doc_id IN (SELECT unnest(?))",
                 [schema_version, dropped],

@@ -122,6 +122,9 @@ def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document | S
 # (barring a 64-bit collision) makes them differ, and the row is verified again.
 DOCUMENT_FINGERPRINT = "hash(doc_id, tenant_id, kind, text, metadata)"
 SCRUBBED_FINGERPRINT = "hash(text)"
+# An evidence row's: its quote and offsets, and its document's own fingerprint (`r.fingerprint`, DOCUMENT_FINGERPRINT
+# of the row it quotes), so a changed document makes every quote of it be verified again.
+QUOTE_FINGERPRINT = "hash(e.quote, e.char_start, e.char_end, r.fingerprint)"
 
 
 def is_content_hash(doc_id: str, tenant_id: str, kind: str, text: str, metadata: str | None) -> bool:
@@ -215,9 +218,8 @@ def document_rows(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> lis
     process is sent, which parses them itself."""
     if not doc_ids:
         return []
-    return rows_as_dicts(
-        con, f"SELECT * FROM raw_documents WHERE {by_rowid('raw_documents')} ORDER BY doc_id", [list(doc_ids)]
-    )
+    rows = rows_as_dicts(con, f"SELECT * FROM raw_documents WHERE {by_rowid('raw_documents')}", [list(doc_ids)])
+    return sorted(rows, key=lambda row: row["doc_id"])  # sorted here: a sort in DuckDB holds every text in memory
 
 
 # Work lists (documents to scrub, route or extract) come in the order the raw rows are stored (`r` is
@@ -227,14 +229,14 @@ def document_rows(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> lis
 STORED_ORDER = "r.rowid"
 
 
-def by_rowid(table: str) -> str:
-    """A filter on `doc_id IN (the ids parameter)` that DuckDB reads as a row-id fetch.
+def by_rowid(table: str, key: str = "doc_id") -> str:
+    """A filter on `<key> IN (the ids parameter)` that DuckDB reads as a row-id fetch.
 
     Filtered on `doc_id` itself, a scan that keeps a few rows fetches their text row by row from its compressed
     segments: 21 documents cost four times the whole table. Looking the row ids up first (the key column only),
     then fetching those rows, costs what the rows cost.
     """
-    return f"rowid IN (SELECT rowid FROM {table} WHERE doc_id IN (SELECT unnest(?)))"
+    return f"rowid IN (SELECT rowid FROM {table} WHERE {key} IN (SELECT unnest(?)))"
 
 
 def tenant_ids(con: duckdb.DuckDBPyConnection) -> list[str]:
