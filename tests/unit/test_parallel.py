@@ -7,6 +7,7 @@ import pytest
 
 from extraction_assets.lib.parallel import in_order, pool_size, usable_cores, workers_for
 from extraction_assets.lib.settings import Settings
+from extraction_assets.lib.warehouse import batched
 from extraction_assets.runner import shards_at_once
 
 
@@ -38,3 +39,10 @@ def test_shards_run_at_once_on_a_lake(
 ) -> None:
     monkeypatch.setattr("extraction_assets.runner.SHARDS", 3)
     assert shards_at_once(Settings(warehouse=warehouse), shards) == at_once
+
+
+def test_a_batch_ends_at_its_count_or_its_weight_and_a_heavy_item_is_a_batch_of_its_own() -> None:
+    sizes = {"a": 5, "b": 5, "c": 30, "d": 1, "e": 1, "f": 1}
+    assert batched(list(sizes), 3) == [["a", "b", "c"], ["d", "e", "f"]]
+    assert batched(list(sizes), 3, sizes.__getitem__, 10) == [["a", "b"], ["c"], ["d", "e", "f"]]
+    assert batched([], 3, sizes.__getitem__, 10) == []

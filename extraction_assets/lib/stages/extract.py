@@ -40,6 +40,7 @@ from extraction_assets.lib.warehouse import (
     cache_entries_for,
     document_from_row,
     document_rows,
+    document_sizes,
     documents_to_route,
     extraction_figures,
     load_documents,
@@ -61,6 +62,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 ROUTE_BATCH = 500  # routing reads text only, and a gate is cheap
 EXTRACT_BATCH = 128  # per commit: the last commit overlaps no model call, so keep it short; opening costs ~30 ms
+BATCH_CHARS = 2_000_000  # offline, a batch's documents' characters at most: its rows (text, turns, scrubbed text) in
+# memory, sent to a worker and back, three batches in flight, stay a few tens of MB whatever the documents' sizes
 Log = Callable[[str], None]
 
 
@@ -239,6 +242,7 @@ def _extract_offline(
             if not isinstance(decision, Decision) or (decision.taken and d.doc_id in out_of_date)
         } | {doc_id: Plan(None, True) for doc_id in routed_pending}
         rerun = preview_rerun(con, schema.key, tenant, [doc_id for doc_id, plan in plans.items() if plan.extract])
+        sizes = document_sizes(con, list(plans)) if len(plans) > 1 else {}
     by_id = {d.doc_id: d for d in to_route}
     totals: Counter[str] = Counter()
     without_text = [(by_id[i], decision) for i, decision in placed.items() if isinstance(decision, Decision)]
@@ -256,7 +260,7 @@ def _extract_offline(
     say = Throttled(log)
 
     def jobs() -> Iterator[tuple[Any, ...]]:
-        for batch in batched(list(plans), EXTRACT_BATCH):
+        for batch in batched(list(plans), EXTRACT_BATCH, lambda doc_id: sizes.get(doc_id, 0), BATCH_CHARS):
             with connect(read_only=True) as con:
                 raw, clean = document_rows(con, batch), scrubbed_rows(con, batch)
             yield raw, clean, {doc_id: plans[doc_id] for doc_id in batch}, schema, built

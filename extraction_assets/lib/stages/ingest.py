@@ -27,6 +27,7 @@ from extraction_assets.lib.warehouse import (
 
 INGEST_BATCH = 200
 READ_CHUNK = 32  # files a worker reads at a time: enough work to outweigh sending it, little to hold
+READ_CHUNK_BYTES = 4 * 1024 * 1024  # and at most this many bytes of them (a large file is a chunk of its own)
 
 if TYPE_CHECKING:
     from extraction_assets.lib.readers import FileRead
@@ -50,6 +51,10 @@ class IngestReport:
     @property
     def skipped_known(self) -> int:
         return self.documents_read - sum(self.new_by_kind.values())
+
+
+def _file_size(entry: FileRead | ReadFailure) -> int:
+    return 0 if isinstance(entry, ReadFailure) else entry.walked.st_size
 
 
 def read_to_store(entries: Sequence[FileRead | ReadFailure]) -> list[StoredDocument | ReadFailure]:
@@ -97,7 +102,8 @@ def ingest_inbox(
 
     planned = list(planned_reads(inbox, max_file_bytes, needs_reading))
     workers = workers_for(sum(isinstance(p, FileRead) for p in planned), READ_CHUNK)
-    chunks = in_order(read_to_store, ((chunk,) for chunk in batched(planned, READ_CHUNK)), workers, niceness)
+    chunked = batched(planned, READ_CHUNK, _file_size, READ_CHUNK_BYTES)
+    chunks = in_order(read_to_store, ((chunk,) for chunk in chunked), workers, niceness)
     for records in iter_batches((record for chunk in chunks for record in chunk), INGEST_BATCH):
         batch: list[StoredDocument] = []
         for record in records:

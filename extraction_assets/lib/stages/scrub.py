@@ -14,6 +14,7 @@ from extraction_assets.lib.parallel import in_order, workers_for
 from extraction_assets.lib.stages.connect import Connect
 from extraction_assets.lib.warehouse import (
     batched,
+    document_sizes,
     documents_to_scrub,
     record_dead_letters,
     row_count,
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from extraction_assets.lib.pii import PiiPolicy, SealedMapping, TenantPolicy, ToScrub
 
 SCRUB_BATCH = 200
+BATCH_CHARS = 4_000_000  # a batch's documents' characters at most: what it holds in memory, sent and back
 
 
 @dataclass
@@ -88,10 +90,11 @@ def scrub_pending(
     with connect(read_only=True) as con:
         tenants = {t: policy.for_tenant(t) for t in tenant_ids(con)}
         pending = documents_to_scrub(con, {t: p.scrubber_version for t, p in tenants.items()})
+        sizes = document_sizes(con, pending) if len(pending) > 1 else {}
     report = ScrubReport(tenants=tenants, pending=len(pending))
 
     def loaded() -> Iterator[list[ToScrub]]:
-        for ids in batched(pending, SCRUB_BATCH):
+        for ids in batched(pending, SCRUB_BATCH, lambda doc_id: sizes.get(doc_id, 0), BATCH_CHARS):
             with connect(read_only=True) as con:
                 docs = [ToScrub(*row) for row in texts_to_scrub(con, ids)]
             yield docs  # closed first: the batch is scrubbed while the generator waits

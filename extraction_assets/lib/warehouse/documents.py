@@ -203,6 +203,15 @@ def load_documents(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> li
     return [document_from_row(r) for r in document_rows(con, doc_ids)]
 
 
+def document_sizes(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> dict[str, int]:
+    """Each document's text length (characters), by id: what a batch of them holds in memory."""
+    return dict(
+        con.execute(
+            f"SELECT doc_id, char_count FROM raw_documents WHERE {by_rowid('raw_documents')}", [list(doc_ids)]
+        ).fetchall()
+    )
+
+
 def texts_to_scrub(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> list[tuple[str, str, str, str]]:
     """(doc_id, tenant_id, source_uri, text) of these documents, in the order given: what a scrub reads."""
     order = {doc_id: n for n, doc_id in enumerate(doc_ids)}
