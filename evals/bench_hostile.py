@@ -2,9 +2,10 @@
 
 The inbox is built in a temporary folder: an XLSX decompression bomb, a text file over the size limit, a
 5 MB single line, a 100,000-row CSV, a JSONL file with a 10,000-deep line and a 5,000-digit number between
-good lines, links out of the tenant folder (a system file, another tenant, a loop) and a FIFO, beside a few
-good documents. The offline `extraction-assets run` goes through it in a child process; the bench reports
-that process's peak RSS (target: at most 1 GB), the dead letters by reason and the documents kept.
+good lines, many tiny rows within the size limit (an 8 MB CSV of 4 M one-character rows, a 1 M-row workbook),
+links out of the tenant folder (a system file, another tenant, a loop) and a FIFO, beside a few good documents.
+The offline `extraction-assets run` goes through it in a child process; the bench reports that process's peak RSS
+(target: at most 1 GB), the dead letters by reason and the documents kept.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from evals.bench_throughput import Figures, run_offline
+from evals.hostile_files import tiny_rows
 
 GOOD = {
     "acme/notes/standup.md": "- We will send the quote to Northwind by Friday.\n- Risk: the supplier is late.\n",
@@ -45,6 +47,8 @@ def build_hostile_inbox(root: Path) -> int:
     good_line = json.dumps({"author": "Minh", "date": "2026-11-29", "answers": [{"question": "Q?", "answer": "ok"}]})
     lines = [good_line, "[" * 10_000 + "]" * 10_000, '{"answers": ' + "9" * 5_000 + "}", good_line]
     (bad / "mixed.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    tiny_rows(bad / "tiny-rows.csv", 4_000_000)  # each row costs memory beyond its one character
+    tiny_rows(bad / "tiny-rows.xlsx", 1_000_000)
     (bad / "passwd.txt").symlink_to("/etc/passwd")
     (bad / "other-tenant.md").symlink_to(root / "other" / "notes" / "secret.md")
     (bad / "loop.txt").symlink_to(bad / "loop.txt")
@@ -79,7 +83,8 @@ def bench_hostile() -> Figures:
     }
     figures |= {f"dead_letters.{reason}": n for reason, n in sorted(reasons.items())}
     figures["measured_on"] = (
-        "a built inbox: a 256 MB XLSX bomb, 50 MB text, 5 MB line, 100,000-row CSV, bad JSONL lines, links out "
-        "(system file, other tenant, loop), a FIFO, and 3 good documents; offline `extraction-assets run` in a child"
+        "a built inbox: a 256 MB XLSX bomb, 50 MB text, 5 MB line, 100,000-row CSV, bad JSONL lines, an 8 MB CSV of "
+        "4 M rows, a 1 M-row XLSX, links out (system file, other tenant, loop), a FIFO, and 3 good documents; offline "
+        "`extraction-assets run` in a child"
     )
     return figures

@@ -2,8 +2,9 @@
 
 It answers chat completions by running the schema's own heuristic pack over the document inside the
 request's boundary tags, shaped as the response schema asks, and on demand adds the faults a real
-endpoint shows: latency, 429 with Retry-After, 500, timeouts, invalid JSON, schema-violating JSON,
-invented evidence spans and echoed prompt-injection text. It records every request it receives.
+endpoint shows: latency, 429 with Retry-After, 500, timeouts, an answer sent one byte at a time (its body, or its
+headers too), invalid JSON, schema-violating JSON, invented evidence spans and echoed prompt-injection text. It
+records every request it receives.
 
 It also serves the Batch API (`POST /v1/files` with purpose `batch`, `POST /v1/batches`, `GET /v1/batches/<id>`,
 `GET /v1/files/<id>/content`): a batch stays `in_progress` for `batch_polls` retrievals, then completes, or
@@ -53,6 +54,10 @@ class Faults(BaseModel):
     server_error_every: int = 0
     timeout_every: int = 0
     timeout_s: float = 3.0
+    drip_s: float = 0.0  # > 0: every answer is sent one byte every this many seconds (a slow or stuck endpoint)
+    drip_headers: bool = False  # with drip_s: the status line and headers too, not only the body
+    refuse_with: str = ""  # set: every chat request is answered 400 with this error message (a provider's echo)
+    title_prefix: str = ""  # written before every item title (a model's control characters, say)
     invalid_json: bool = False
     schema_violation: bool = False
     hallucinate: bool = False
@@ -139,7 +144,7 @@ class _Responder:
             "items": [
                 {
                     "item_type": c.item_type,
-                    "title": c.title,
+                    "title": faults.title_prefix + c.title,
                     "evidence_span": c.evidence_span,
                     "confidence": faults.confidence,
                     **{k: v for k, v in c.value.items() if v is not None},
@@ -251,6 +256,8 @@ class FakeLLMServer:
             return 429, headers, {"error": {"message": "rate limited", "type": "rate_limit_exceeded"}}
         if _hit(faults.server_error_every, index):
             return 500, {}, {"error": {"message": "internal error", "type": "server_error"}}
+        if faults.refuse_with:
+            return 400, {}, {"error": {"message": faults.refuse_with, "type": "invalid_request_error"}}
         answer = self._responder.answer(body.get("messages", []), faults)
         if faults.schema_violation:
             answer = _violate(answer)
@@ -361,8 +368,29 @@ class FakeLLMServer:
                 self.send_header("Content-Length", str(len(data)))
                 for name, value in (headers or {}).items():
                     self.send_header(name, value)
+                if fake.faults.drip_s > 0:
+                    self._drip(data)
+                    return
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _drip(self, data: bytes) -> None:
+                """The answer one byte every `drip_s` seconds (the headers at once unless `drip_headers`), until it
+                is sent or the client hangs up."""
+                head = b""
+                if fake.faults.drip_headers:
+                    buffered: list[bytes] = getattr(self, "_headers_buffer")  # noqa: B009  (what end_headers sends)
+                    head = b"".join(buffered) + b"\r\n"
+                    buffered.clear()
+                else:
+                    self.end_headers()
+                    self.wfile.flush()
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    for byte in head + data:
+                        time.sleep(fake.faults.drip_s)
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                self.close_connection = True
 
             def _send_bytes(self, data: bytes) -> None:
                 self.send_response(200)
@@ -437,6 +465,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--server-error-every", type=int, default=0, help="answer 500 to requests 1, N+1, ...")
     parser.add_argument("--hallucinate", action="store_true", help="invent every evidence span")
     parser.add_argument("--invalid-json", action="store_true", help="answer with text that is not JSON")
+    parser.add_argument("--drip-s", type=float, default=0.0, help="send each answer one byte every this many seconds")
+    parser.add_argument("--drip-headers", action="store_true", help="with --drip-s: the headers one byte at a time too")
     args = parser.parse_args(argv)
     faults = Faults(
         latency_ms=args.latency_ms,
@@ -444,6 +474,8 @@ def main(argv: list[str] | None = None) -> int:
         server_error_every=args.server_error_every,
         hallucinate=args.hallucinate,
         invalid_json=args.invalid_json,
+        drip_s=args.drip_s,
+        drip_headers=args.drip_headers,
     )
     with FakeLLMServer(faults, port=args.port) as fake:
         print(f"fake model endpoint at {fake.base_url} (model name: anything), Ctrl+C to stop", flush=True)

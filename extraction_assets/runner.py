@@ -33,7 +33,8 @@ from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import give_back, held_warehouse, is_lake
 
-INTERRUPTED = "interrupted (SIGINT)"
+INTERRUPTED = "interrupted (SIGINT or SIGTERM)"
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 STAGES = ("ingest", "extract", "queue")  # queue: the review queue, its own step when extraction is sharded
 INGEST_ASSETS = ("raw_documents", "scrubbed_documents")
 
@@ -231,6 +232,8 @@ def _passes(
         started = time.perf_counter()
         result = _materialize(defs, instance, "pass", selection, log_level=log_level, tags=range_tags(span))
         parts = _split(defs, instance, result, names, time.perf_counter() - started)
+        if _was_interrupted(result):
+            interrupted.set()
         if interrupted.is_set():
             for part in parts:
                 part.success, part.skipped = False, part.skipped or INTERRUPTED
@@ -266,7 +269,12 @@ def _sharded(
             return
         started = time.perf_counter()
         result = _materialize(defs, instance, name, selection, key, log_level)
-        results.extend(_split(defs, instance, result, {partition: name}, time.perf_counter() - started))
+        parts = _split(defs, instance, result, {partition: name}, time.perf_counter() - started)
+        if _was_interrupted(result):
+            interrupted.set()
+            for part in parts:
+                part.success, part.skipped = False, part.skipped or INTERRUPTED
+        results.extend(parts)
 
     if "ingest" in stages:
         run("ingest", dg.AssetSelection.groups("ingest"), None, None)
@@ -336,28 +344,42 @@ def _holding(settings: Settings) -> Iterator[None]:
 
 @contextmanager
 def _interruptible() -> Iterator[threading.Event]:
-    """Remember a SIGINT (Dagster turns it into a failed step and carries on) so no later step starts.
+    """Remember a SIGINT or SIGTERM so no later step starts: Ctrl-C, and a service manager's or `kill`'s stop alike.
 
-    Committed batches stay; every write is idempotent, so the next run continues where this one stopped.
+    Between runs the signal is ours; while a run executes, Dagster handles both itself (it maps SIGTERM to its
+    SIGINT handler), ends the step and the run as interrupted, and carries on: `_was_interrupted` reads that from the
+    run. Committed batches stay; every write is idempotent, so the next run continues where this one stopped.
     """
     interrupted = threading.Event()
     if threading.current_thread() is not threading.main_thread():
         yield interrupted
         return
-    previous = signal.getsignal(signal.SIGINT)
+    previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
 
-    def on_sigint(signum: int, frame: FrameType | None) -> None:
+    def on_stop(signum: int, frame: FrameType | None) -> None:
         interrupted.set()
-        if callable(previous):
-            previous(signum, frame)
+        handler = previous[signal.Signals(signum)]
+        if callable(handler):
+            handler(signum, frame)
         else:
             raise KeyboardInterrupt
 
-    signal.signal(signal.SIGINT, on_sigint)
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, on_stop)
     try:
         yield interrupted
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _was_interrupted(result: dg.ExecuteInProcessResult) -> bool:
+    """Whether a signal ended the run: Dagster records the run's failure as an unexpected termination."""
+    for event in result.all_events:
+        if event.is_run_failure and event.job_failure_data is not None:
+            reason = event.job_failure_data.failure_reason
+            return reason is not None and reason.value == "UNEXPECTED_TERMINATION"
+    return False
 
 
 def rerun_partition(

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from extraction_assets.commands import calibrate, review, ui
 from extraction_assets.commands import eval as eval_command
-from extraction_assets.commands import review, ui
 
 Register = Callable[[argparse._SubParsersAction], None]
 
-REGISTRY: list[Register] = [review.register, eval_command.register, ui.register]
+REGISTRY: list[Register] = [review.register, eval_command.register, calibrate.register, ui.register]

@@ -10,9 +10,13 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from typing import Any
 
-from rich.console import Console, ConsoleDimensions
+from rich.console import Console, ConsoleDimensions, ConsoleOptions, RenderableType, RenderHook, RenderResult
+from rich.segment import Segment
+from rich.text import Text
 
+from extraction_assets.lib.reporting import visible_controls
 from extraction_assets.lib.settings import Settings
 
 
@@ -32,8 +36,28 @@ class _Console(Console):
         Console.size.fset(self, new_size)  # type: ignore[attr-defined]
 
 
+class _Shown:
+    """What it wraps, rendered with the control characters of its text made visible: a file name, a title or a
+    reason comes from a file or a model, and an escape sequence in it would drive the terminal. The console's own
+    styles are control segments of their own and go out as they are."""
+
+    def __init__(self, inner: RenderableType) -> None:
+        self.inner = inner
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for segment in console.render(self.inner, options):
+            yield segment if segment.control else Segment(visible_controls(segment.text), segment.style)
+
+
+class _ShowControls(RenderHook):
+    def process_renderables(self, renderables: list[Any]) -> list[Any]:
+        return [_Shown(r) for r in renderables]
+
+
 console = _Console()
+console.push_render_hook(_ShowControls())
 EXIT_BUSY = 75  # EX_TEMPFAIL: try again later
+EXIT_UNREADABLE = 74  # EX_IOERR: the warehouse file cannot be read
 
 
 def seconds_since_start() -> float | None:
@@ -81,7 +105,7 @@ def lazy_handler(target: str) -> Callable[[argparse.Namespace], int]:
     module_name, _, function = target.partition(":")
 
     def handler(args: argparse.Namespace) -> int:
-        from extraction_assets.lib.warehouse import WarehouseBusy
+        from extraction_assets.lib.warehouse import WarehouseBusy, WarehouseUnreadable, damaged, unreadable
 
         with imported_for_good() if module_name not in sys.modules else nullcontext():
             command = getattr(importlib.import_module(module_name), function)
@@ -90,5 +114,11 @@ def lazy_handler(target: str) -> Callable[[argparse.Namespace], int]:
         except WarehouseBusy as exc:  # a run kept the lock past the wait: say so, no traceback
             console.print(f"[yellow]busy:[/] {exc}")
             return EXIT_BUSY
+        except Exception as exc:  # a damaged warehouse, found on opening it or by a query later: one line, no traceback
+            if not isinstance(exc, WarehouseUnreadable) and not damaged(exc):
+                raise
+            said = exc if isinstance(exc, WarehouseUnreadable) else unreadable(settings_from_args(args).warehouse, exc)
+            console.print(Text(f"error: {said}", style="red"))
+            return EXIT_UNREADABLE
 
     return handler

@@ -157,7 +157,10 @@ def _model_line(figures: dict[str, Any]) -> str | None:
         f"{figures.get('prompt_tokens', 0)} prompt + {figures.get('completion_tokens', 0)} completion tokens"
         + (f", estimated cost {cost:.4f}" if isinstance(cost, float) else "")
     )
-    return line + (f"; {pending} documents pending, the next run continues" if pending else "")
+    outcomes = figures.get("outcomes") or {}
+    late = outcomes.get("pending_deadline", 0) + outcomes.get("pending_endpoint_stuck", 0)
+    why = f" ({late} because the endpoint ran out of EXTRACTION_LLM_TIMEOUT)" if late else ""
+    return line + (f"; {pending} documents pending{why}, the next run continues" if pending else "")
 
 
 def _show_summary(warehouse: Path, as_json: bool) -> None:

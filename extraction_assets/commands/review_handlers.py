@@ -111,16 +111,16 @@ def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
         """Three short columns and one that wraps by words (type and title, then why and where), so a row reads
         on an 80-column terminal."""
         table = Table(title=f"{args.tenant}: {len(rows)} items ({args.status})", box=box.SIMPLE_HEAD)
-        for column in ("item", "conf", "status"):
+        for column in ("item", "conf", "P(ok)", "status"):
             table.add_column(column, no_wrap=True)
         table.add_column("type: title / why · source", ratio=1)
         for r in rows:
             what = Text(f"{r.item_type}: ", style="bold")
             what.append(r.title)
             what.append(f"\n{', '.join(r.rules) or '-'} · {r.source_uri}", style="dim")
-            table.add_row(
-                r.item_id[:8], "person" if r.extracted_by == "human" else f"{r.confidence:.2f}", r.status, what
-            )
+            person = r.extracted_by == "human"
+            probability = "-" if person or r.probability_correct is None else f"{r.probability_correct:.2f}"
+            table.add_row(r.item_id[:8], "person" if person else f"{r.confidence:.2f}", probability, r.status, what)
         console.print(table)
 
     _emit(args, [r.model_dump() for r in rows], render)

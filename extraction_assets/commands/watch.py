@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import signal
 import time
 from pathlib import Path
 
@@ -57,11 +58,13 @@ def warm_up() -> None:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # a service manager's stop ends it as Ctrl-C does
     settings = settings_from_args(args)
     instance = open_instance()
     warm_up()
     watched = [p for p in (settings.inbox, settings.prompts_dir) if Path(p).exists()]
-    console.print(f"watching {', '.join(str(p) for p in watched)}; warehouse {settings.warehouse} (Ctrl-C stops)")
+    where = ", ".join(str(p) for p in watched)
+    console.print(f"watching {where}; warehouse {settings.warehouse} (Ctrl-C or SIGTERM stops)")
     passes = 0
     changes = watch(
         *watched,

@@ -43,6 +43,7 @@ class PipelineResource(dg.ConfigurableResource):
     sessions_dir: str = ".data/sessions"  # live interview sessions, `<tenant>/<session_id>.json[l]`
     session_light_model: str | None = None  # a small model for the sessions' light extraction; None: heuristic
     worker_niceness: int | None = None  # how far below the run its scrub workers run; None: the default (10)
+    reports_url: str | None = None  # where the evaluation reports are served; None: eval_report shows their paths
 
     @property
     def max_file_bytes(self) -> int | None:
@@ -77,6 +78,7 @@ def resources_from_settings(settings: Settings) -> dict[str, dg.ConfigurableReso
             sessions_dir=str(settings.sessions_dir),
             session_light_model=settings.session_light_model,
             worker_niceness=settings.worker_niceness,
+            reports_url=settings.reports_url,
         ),
         "extractor": ExtractorResource(
             **ExtractorChoice.from_settings(settings).model_dump(exclude={"llm_api_key"}),

@@ -97,13 +97,14 @@ NO_SESSIONS = hashlib.sha256().hexdigest()[:32]  # the fingerprint of a folder w
 
 
 def sessions_fingerprint(sessions_dir: Path) -> str:
-    """The stamps of every session file: a change in any of them is a new fingerprint."""
+    """The stamps of every session file (taken by the listing, no link followed), and the entries that may not be
+    read: a change in any of them is a new fingerprint."""
     from extraction_assets.lib.sessions import session_files
 
     digest = hashlib.sha256()
-    for path in session_files(sessions_dir):
-        stat = path.stat()
-        digest.update(f"{path.relative_to(sessions_dir).as_posix()}:{stat.st_size}:{stat.st_mtime_ns}\n".encode())
+    for entry in session_files(sessions_dir):
+        stamp = entry.problem if entry.info is None else f"{entry.info.st_size}:{entry.info.st_mtime_ns}"
+        digest.update(f"{entry.rel}:{stamp}\n".encode())
     return digest.hexdigest()[:32]
 
 

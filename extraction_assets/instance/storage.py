@@ -6,7 +6,13 @@ around the first open makes the creation happen once; later opens find the table
 
 The pools get their limit then too: the daemon's run queue limits only pools it knows a limit of, and with a
 per-run limit no step ever claims a slot (which would set it), so on a fresh home every run queued before the first
-pass of the queue would start at once. `make ui` opens the home this way before the daemon starts.
+pass of the queue would start at once. `make ui` and `extraction-assets ui` open the home this way before the
+daemon starts.
+
+A fresh home also says that automation is on: the UI reads a flag of the pre-sensor asset daemon, unset (so "off")
+on a new instance, and shows "Auto-materialize off: automation condition evaluation is paused" on every job page,
+while the automation sensor (what evaluates conditions in Dagster 1.13) runs regardless. The flag is set once, to
+what is true; a person who switches it in the UI keeps their choice.
 """
 
 from __future__ import annotations
@@ -18,11 +24,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import dagster as dg
+from dagster._daemon.asset_daemon import _PRE_SENSOR_ASSET_DAEMON_PAUSED_KEY
 
 from extraction_assets.defs.partitions import EXTRACTION_POOL
 from extraction_assets.lib.private_files import open_private
 
 INIT_LOCK = ".extraction-assets-init.lock"
+AUTOMATION_PAUSED = _PRE_SENSOR_ASSET_DAEMON_PAUSED_KEY  # what the UI's "Auto-materialize on/off" shows
 
 
 @contextmanager
@@ -49,4 +57,7 @@ def open_instance() -> dg.DagsterInstance:
         storage = instance.event_log_storage
         if storage.supports_global_concurrency_limits and EXTRACTION_POOL not in storage.get_concurrency_keys():
             storage.initialize_concurrency_limit_to_default(EXTRACTION_POOL)  # the default limit of dagster.yaml
+        cursors = instance.daemon_cursor_storage
+        if cursors.get_cursor_values({AUTOMATION_PAUSED}).get(AUTOMATION_PAUSED) is None:
+            cursors.set_cursor_values({AUTOMATION_PAUSED: "false"})
     return instance

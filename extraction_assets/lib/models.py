@@ -120,6 +120,9 @@ class CandidateItem(BaseModel):
     contradiction: str | None = None  # why statements in the document disagree about this item
     denial: str | None = None  # the speaker denied this conclusion
     extracted_by: str | None = None  # "heuristic" or "model" when a merged run mixes both; else the run's
+    # the evidence the extractor weighed (which rule fired, rivals, value sanity): what a calibration turns into the
+    # probability of being right (`lib/calibration`); empty where the extractor reports none (a model's answer)
+    features: dict[str, float] = Field(default_factory=dict)
 
 
 class Grounding(BaseModel):
@@ -217,6 +220,8 @@ class ItemRecord(BaseModel):
     review_reasons: list[str] = Field(default_factory=list)
     reasoning_summary: str | None = None
     evidence: list[EvidenceRecord] = Field(default_factory=list)
+    probability_correct: float | None = None  # the version's calibration of its features; None: not calibrated
+    evidence_features: dict[str, float] = Field(default_factory=dict)  # what the probability was computed from
 
 
 class RoutingDecision(BaseModel):

@@ -2,8 +2,24 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
+
+# Characters that act instead of showing: bidirectional controls (a right-to-left override in a title makes "pay 100"
+# read "001 yap", or hides what follows) and the C0 and C1 controls but tab and newline (an escape sequence in a file
+# name or a model's title clears or recolours a terminal).
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _mark(found: re.Match[str]) -> str:
+    return f"⟦U+{ord(found.group()):04X}⟧"
+
+
+def visible_controls(text: str) -> str:
+    """`text` with each control character replaced by a visible mark naming it: it neither acts nor hides, and a
+    reader sees that it was there."""
+    return _CONTROLS.sub(_mark, text) if _CONTROLS.search(text) else text
 
 
 def map_strings(value: Any, change: Callable[[str], str]) -> Any:
@@ -18,13 +34,14 @@ def map_strings(value: Any, change: Callable[[str], str]) -> Any:
 
 
 def _cell(value: object, width: int, masked: Callable[[str], str]) -> str:
-    text = "" if value is None else masked(str(value))
+    text = "" if value is None else visible_controls(masked(str(value)))
     text = " ".join(text.split()).replace("|", "\\|")
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]], width: int = 80) -> str:
-    """A Markdown table with cells masked (`pii.masked`), flattened to one line, pipes escaped and long values cut."""
+    """A Markdown table with cells masked (`pii.masked`) and their controls made visible, flattened to one line, pipes
+    escaped and long values cut."""
     if not rows:
         return "_none_"
     from extraction_assets.lib.pii.display import masked  # the detectors load with the first table, not the code

@@ -23,6 +23,7 @@ from pydantic import (
     model_validator,
 )
 
+from extraction_assets.lib.calibration.model import ReviewCost, VersionCalibration, load_calibration
 from extraction_assets.lib.models import DocumentKind
 
 Orchestration = Literal["model_first", "heuristic_first", "classify_then_extract", "heuristic_only"]
@@ -165,6 +166,11 @@ class SchemaVersion(BaseModel):
     fields: list[FieldSpec]
     options: dict[str, Any] = Field(default_factory=dict)
     examples: list[FewShotExample] = Field(default_factory=list, max_length=5)  # few-shot, for the model path
+    # the cost of an error (`review: {max_error_rate: 0.02}` or `{queue_share: 0.2}`): the calibration's fit turns it
+    # into the probability under which an item goes to review; None: the fields' confidence thresholds decide
+    review: ReviewCost | None = None
+    # the fitted calibration beside the prompt file (`<version>.calibration.json`), read with it; None: none
+    calibration: VersionCalibration | None = None
     instructions: str = ""
     source_path: str = ""
     content_sha256: str = ""
@@ -326,7 +332,13 @@ def load_schema_file(path: Path) -> SchemaVersion:
     expected = f"{path.parent.name}@{path.stem}"
     if schema.key != expected:
         raise SchemaError(f"{path.as_posix()}: declares {schema.key} but its path says {expected}")
-    return schema
+    try:
+        calibration = load_calibration(path)
+    except (OSError, ValueError) as exc:
+        raise SchemaError(f"{path.as_posix()}: its calibration file cannot be read: {exc}") from exc
+    if calibration is not None and calibration.schema_version != schema.key:
+        raise SchemaError(f"{path.as_posix()}: its calibration file is for {calibration.schema_version}")
+    return schema.model_copy(update={"calibration": calibration}) if calibration is not None else schema
 
 
 def discover_schemas(prompts_dir: Path) -> tuple[dict[str, SchemaVersion], dict[str, str]]:
@@ -346,8 +358,8 @@ def discover_schemas(prompts_dir: Path) -> tuple[dict[str, SchemaVersion], dict[
 
 
 def load_schema(prompts_dir: Path, key: str) -> SchemaVersion:
-    """The schema version for a partition key such as `pulse@v1`."""
+    """The schema version for a partition key such as `pulse@v1`: a prompt file of the folder, never a path."""
     name, sep, version = key.partition("@")
-    if not sep:
-        raise SchemaError(f"{key!r} is not a partition key of the form schema@version")
+    if not (sep and _KEY_SAFE.fullmatch(name) and _KEY_SAFE.fullmatch(version)):
+        raise SchemaError(f"{key[:200]!r} is not a partition key of the form schema@version")
     return load_schema_file(prompts_dir / name / f"{version}.md")

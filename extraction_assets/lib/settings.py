@@ -48,6 +48,9 @@ class Settings(BaseModel):
     shards: int = Field(default=1, ge=1)
     duckdb_memory_mb: int | None = Field(default=None, ge=64)  # DuckDB's memory limit per process; None: fitted
     duckdb_threads: int | None = Field(default=None, ge=1)  # DuckDB's threads per process; None: fitted
+    # where the evaluation reports folder is served (`extraction-assets ui` serves it): eval_report links there
+    reports_url: str | None = None
+    automation_interval_s: int = Field(default=30, ge=1)  # how often the automation sensor looks for work to follow
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -84,6 +87,8 @@ class Settings(BaseModel):
             "shards": pick("EXTRACTION_SHARDS"),
             "duckdb_memory_mb": pick("EXTRACTION_DUCKDB_MEMORY_MB"),
             "duckdb_threads": pick("EXTRACTION_DUCKDB_THREADS"),
+            "reports_url": pick("EXTRACTION_REPORTS_URL"),
+            "automation_interval_s": pick("EXTRACTION_AUTOMATION_INTERVAL_S"),
         }
         return cls.model_validate({k: v for k, v in values.items() if v is not None})
 

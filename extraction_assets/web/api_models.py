@@ -35,6 +35,9 @@ class ExtractedFieldOut(BaseModel):
     value: Any = Field(description="the value in the field's type; null for a required field not answered")
     normalized_value: Any = None
     confidence: float
+    probability_correct: float | None = Field(
+        default=None, description="the calibrated probability that the value is right; null where not calibrated"
+    )
     status: Literal["draft", "needs_review", "accepted", "rejected"]
     extracted_by: Literal["heuristic", "model", "human"]
     model: str | None

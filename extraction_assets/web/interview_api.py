@@ -78,6 +78,7 @@ def field_out(detail: Any, session_id: str) -> ExtractedFieldOut:
         value=_bare(item["value"]),
         normalized_value=item["normalized_value"],
         confidence=item["confidence"],
+        probability_correct=item.get("probability_correct"),
         status=item["status"],
         extracted_by=item["extracted_by"],
         model=item["model"],

@@ -47,7 +47,7 @@ from extraction_assets.lib.review import (
     reveal_item,
 )
 from extraction_assets.lib.schemas import discover_schemas
-from extraction_assets.lib.warehouse import READER_WAIT_S, WarehouseBusy, open_warehouse
+from extraction_assets.lib.warehouse import READER_WAIT_S, WarehouseBusy, WarehouseUnreadable, open_warehouse
 from extraction_assets.web.interview_api import API_PREFIXES, error, interview_routes
 from extraction_assets.web.limits import BoundedBody
 from extraction_assets.web.openapi import openapi_document
@@ -106,6 +106,11 @@ async def _security_headers(request: Request, call_next: Callable[[Request], Awa
 async def _busy(request: Request, exc: Exception) -> Response:
     """A run kept the warehouse's lock past the page's wait: say so and when to try again, not a stack trace."""
     return Response(f"busy: {exc}", status_code=503, headers={"Retry-After": "5"}, media_type="text/plain")
+
+
+async def _unreadable(request: Request, exc: Exception) -> Response:
+    """The warehouse file cannot be read (damaged, not a DuckDB file): which file, and what to do."""
+    return Response(f"error: {exc}", status_code=500, media_type="text/plain")
 
 
 def _pretty(value: Any) -> str:
@@ -272,7 +277,8 @@ def create_review_app(
         Middleware(BaseHTTPMiddleware, dispatch=_security_headers),
         Middleware(Authenticate, auth=auth, tenant_id=tenant_id),
     ]
-    return Starlette(routes=routes, middleware=middleware, exception_handlers={WarehouseBusy: _busy})
+    handlers = {WarehouseBusy: _busy, WarehouseUnreadable: _unreadable}
+    return Starlette(routes=routes, middleware=middleware, exception_handlers=handlers)
 
 
 class TenantDispatch:

@@ -86,8 +86,9 @@ def test_a_failed_blocking_extraction_check_holds_its_own_versions_queue_only_an
     settings: Settings,
 ) -> None:
     """The extraction checks are evaluated per version inside the run; a blocking one that fails holds back that
-    version's review queue while the other versions of the same run go on, and the run says which and why. A run
-    that selects one of the checks evaluates that one only."""
+    version's review queue while the other versions of the same run go on, and the run says which and why. Items
+    and evidence are written together, so neither is materialized alone: asking for one (as the UI does, adding
+    the other) makes both, with every check of both."""
     instance = dg.DagsterInstance.ephemeral()
     run_pipeline(settings, schema_keys=[PULSE, "email@v1"], instance=instance)
     with duckdb.connect(str(settings.warehouse)) as con:
@@ -110,15 +111,23 @@ def test_a_failed_blocking_extraction_check_holds_its_own_versions_queue_only_an
     [run_id] = {s.run_id for s in steps.values()}
     messages = [e.user_message for e in instance.all_logs(run_id)]
     assert any(f"{PULSE}: review queue held, blocking checks failed" in m for m in messages)
-    assert not any("emitted no result" in m for m in messages)
+    assert not any("emitted no result" in m or "did not yield" in m for m in messages)
 
     defs = build_definitions(settings)
-    only = dg.AssetCheckKey(dg.AssetKey("extracted_items"), "items_per_document_capped")
-    alone = dg.materialize(
-        list(defs.assets) + list(defs.asset_checks),
+    everything, items = list(defs.assets) + list(defs.asset_checks), dg.AssetSelection.assets("extracted_items")
+    with pytest.raises(dg.DagsterInvalidDefinitionError) as refused:
+        dg.materialize(everything, instance=instance, resources=defs.resources, selection=items, partition_key=PULSE)
+    assert isinstance(refused.value.__cause__, dg.DagsterInvalidSubsetError)
+    both = dg.materialize(
+        everything,
         instance=instance,
         resources=defs.resources,
-        selection=dg.AssetSelection.groups("extraction").without_checks() | dg.AssetSelection.checks(only),
+        selection=items.required_multi_asset_neighbors(),  # what the UI's "Materialize" adds
         partition_key=PULSE,
     )
-    assert [(e.asset_check_key, e.passed) for e in alone.get_asset_check_evaluations()] == [(only, True)]
+    assert {e.asset_key.to_user_string() for e in both.get_asset_materialization_events()} == {
+        "extracted_items",
+        "grounded_evidence",
+    }
+    failed = {e.asset_check_key.to_user_string() for e in both.get_asset_check_evaluations() if not e.passed}
+    assert len(both.get_asset_check_evaluations()) == 6 and failed == {"grounded_evidence:quotes_match_source"}

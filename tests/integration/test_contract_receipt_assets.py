@@ -67,6 +67,23 @@ def test_contracts_are_routed_and_receipts_read(settings: Settings) -> None:
         ).fetchall()
     assert len(scan) == 1 and "no text layer" in scan[0][0]
 
+    receipts = next(r for r in results if r.name == "extract receipt@v1").metadata["extracted_items"]
+    assert receipts["confidence"].startswith("calibrated: items under probability")
+    assert 0 <= receipts["queue_share"] <= 1 and receipts["calibrated_items"] == 4
+    assert 0 <= receipts["expected_error_capture"] <= 1 and 0 < receipts["expected_precision_unqueued"] < 1
+    at_fit = receipts["review_figures_at_fit"]
+    assert "error capture" in at_fit and "cross-validated" in at_fit and "ECE" in at_fit
+    with open_warehouse(settings.warehouse) as con:
+        probabilities = dict(
+            con.execute(
+                """SELECT item_type, probability_correct FROM extracted_items WHERE schema_version = 'contract@v1'
+                   AND doc_id IN (SELECT doc_id FROM raw_documents WHERE source_uri = ?)""",
+                [PDF],
+            ).fetchall()
+        )
+    assert probabilities["contract_type"] is None  # no labelled data judges it: today's confidence
+    assert 0 < probabilities["party_a"] < 1
+
     again = run_pipeline(settings, schema_keys=["contract@v1"], instance=dg.DagsterInstance.ephemeral())
     assert all(r.success for r in again)
     assert _routing(settings) == routing  # nothing re-extracted, nothing re-routed

@@ -136,6 +136,10 @@ def test_eval_report_scores_stores_and_compares(settings: Settings, registry: Pa
     assert comparison["datasets"] == 2 and comparison["configurations"] == 2
     assert "#### standups" in comparison["comparison"] and "pulse@v1" in comparison["comparison"]
     assert "data:image/png;base64," in comparison["history"]
+    # where the reports folder is served (`extraction-assets ui` serves it), the metadata links to the report there
+    served = settings.model_copy(update={"reports_url": "http://127.0.0.1:3001/"})
+    linked = _metadata(_materialize(served, instance, "eval_report", "pulse@v1", config), "eval_report")
+    assert linked["standups/report"] == f"http://127.0.0.1:3001/{report.name}"
 
 
 def test_a_rerun_of_an_eval_is_answered_from_the_model_cache(

@@ -4,6 +4,7 @@ replacing the last real run's figures."""
 from __future__ import annotations
 
 import logging
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import dagster as dg
 from extraction_assets.definitions import build_definitions
 from extraction_assets.defs.resources import PipelineResource
 from extraction_assets.defs.sensors import schema_version_sensor
-from extraction_assets.lib.settings import Settings
+from extraction_assets.lib.settings import SAMPLE_INBOX, Settings
 from extraction_assets.lib.warehouse import open_warehouse
 from extraction_assets.runner import run_pipeline
 
@@ -35,6 +36,44 @@ def test_after_a_full_run_neither_sensor_starts_a_run(settings: Settings) -> Non
         assert tick.skip_reason and "no new or removed prompt files" in (tick.skip_reason.skip_message or "")
         automation = dg.evaluate_automation_conditions(defs=defs, instance=instance)
         assert automation.total_requested == 0
+
+
+def test_a_manual_materialization_that_changes_nothing_is_followed_by_nothing(settings: Settings) -> None:
+    """What a person does in the UI after a pass: materializing ingest or one version's extraction again, with
+    nothing new, keeps their data versions, so automation asks for nothing; a real change is still followed."""
+    defs = build_definitions(settings)
+    everything = list(defs.assets or []) + list(defs.asset_checks or [])
+    extraction = dg.AssetSelection.groups("extraction")
+
+    def materialize(selection: dg.AssetSelection, partition: str | None = None) -> None:
+        dg.materialize(
+            everything, instance=instance, resources=defs.resources, selection=selection, partition_key=partition
+        )
+
+    with tempfile.TemporaryDirectory() as home:
+        instance = dg.DagsterInstance.local_temp(home)
+        run_pipeline(settings, instance=instance)
+        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+        materialize(dg.AssetSelection.groups("ingest"))
+        materialize(extraction, "pulse@v1")
+        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
+        assert tick.total_requested == 0
+
+        shutil.copy(
+            SAMPLE_INBOX / "acme" / "pulses" / "2026-11-23-dana.json", settings.inbox / "acme" / "pulses" / "new.json"
+        )
+        text = (settings.inbox / "acme" / "pulses" / "new.json").read_text(encoding="utf-8")
+        (settings.inbox / "acme" / "pulses" / "new.json").write_text(
+            text.replace("2026-11-23", "2026-12-01"), encoding="utf-8"
+        )
+        materialize(dg.AssetSelection.groups("ingest"))
+        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
+        assert "pulse@v1" in tick.get_requested_partitions(dg.AssetKey("extracted_items"))
+        # this test launches none of what a tick requests: a tick later those requests are no longer new
+        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
+        materialize(extraction, "pulse@v1")
+        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
+        assert tick.get_requested_partitions(dg.AssetKey("review_queue")) == {"pulse@v1"}
 
 
 def test_a_run_with_nothing_to_do_keeps_the_partition_totals_and_leaves_run_figures_alone(

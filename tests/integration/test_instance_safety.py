@@ -52,6 +52,21 @@ def test_processes_opening_a_fresh_shared_home_at_once_create_its_storage_once(t
     assert all(out.strip() == "0" for out, _ in results)
 
 
+def test_a_fresh_home_says_automation_is_on_and_keeps_a_persons_choice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dagster._daemon.asset_daemon import get_auto_materialize_paused, set_auto_materialize_paused
+
+    from extraction_assets.instance import open_instance
+
+    monkeypatch.setenv("DAGSTER_HOME", str(_home(tmp_path / "home")))
+    with open_instance() as instance:
+        assert not get_auto_materialize_paused(instance)  # what the UI's "Auto-materialize on/off" reads
+        set_auto_materialize_paused(instance, True)  # a person switches it off in the UI
+    with open_instance() as instance:
+        assert get_auto_materialize_paused(instance)
+
+
 def _fake_run(instance: dg.DagsterInstance, pid: int) -> str:
     """A run in progress that holds the `duckdb` pool's only slot, as a run of another process does."""
     run_id = str(uuid.uuid4())

@@ -184,18 +184,15 @@ def test_a_rerun_asks_nothing_again_also_for_answers_that_failed_validation(mode
         (Faults(server_error_every=2), "model", 2),
         (Faults(invalid_json=True), "fallback_used", 1),
         (Faults(schema_violation=True), "fallback_used", 2),  # instructor re-asked once with the error
-        (Faults(timeout_every=1, timeout_s=1.5), "fallback_used", 1),
     ],
-    ids=["429-retry-after", "500", "invalid-json", "schema-violation", "timeout"],
+    ids=["429-retry-after", "500", "invalid-json", "schema-violation"],
 )
 def test_each_fault_ends_in_its_documented_outcome_with_nothing_lost(
     model_settings, fake, instance, faults, outcome, min_requests_per_doc
 ) -> None:
     fake.faults = faults
-    if faults.timeout_every:  # a short client timeout, and one retry, against a server that hangs
-        extractor = _extractor(fake, llm_timeout_s=0.5, llm_max_concurrency=3, llm_http_retries=1)
-    else:  # a retried request may land on another faulty turn
-        extractor = _extractor(fake, llm_timeout_s=10.0, llm_max_concurrency=3, llm_http_retries=6)
+    # a retried request may land on another faulty turn
+    extractor = _extractor(fake, llm_timeout_s=10.0, llm_max_concurrency=3, llm_http_retries=6)
     meta = _run(model_settings, extractor, instance)
     docs = _documents(model_settings)
     assert meta["outcomes"] == {outcome: docs}
@@ -213,6 +210,22 @@ def test_each_fault_ends_in_its_documented_outcome_with_nothing_lost(
         assert model_letters == docs
     else:
         assert errors == [None] * docs
+
+
+def test_a_call_past_its_timeout_leaves_its_document_pending_and_the_next_run_extracts_it(
+    model_settings, fake, instance
+) -> None:
+    """A server that hangs past the client's timeout: the call ends at its timeout, retries included, and its
+    document waits for the next run (no fallback, no failure); once the endpoint answers, the next run extracts it."""
+    fake.faults = Faults(timeout_every=1, timeout_s=1.5)
+    meta = _run(model_settings, _extractor(fake, llm_timeout_s=0.5, llm_max_concurrency=3), instance)
+    docs = _documents(model_settings)
+    assert meta["documents_pending"] == docs
+    assert set(meta["outcomes"]) <= {"pending_deadline", "pending_endpoint_stuck"}
+    assert _status(model_settings) == {} and _items(model_settings) == []
+    fake.faults = Faults()
+    again = _run(model_settings, _extractor(fake), instance)
+    assert again["outcomes"] == {"model": docs} and _status(model_settings) == {"processed": docs}
     # a retry of the same documents never duplicates items
     _force_reextraction(model_settings)
     fake.faults = Faults()

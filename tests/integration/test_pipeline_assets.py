@@ -104,6 +104,9 @@ def test_full_run_fills_every_table_and_keeps_invariants(settings: Settings) -> 
     items_meta = _metadata(results, f"extract {PULSE}", "extracted_items")
     assert items_meta["items_stored"] == pulse_items
     assert "preview" in items_meta
+    # pulse has no labelled data that judges its items: it says so and keeps today's confidence and review
+    assert items_meta["confidence"].startswith("not calibrated: no registry dataset judges its values")
+    assert 0 < items_meta["queue_share"] <= 1 and "calibrated_items" not in items_meta
     # every version in one table on each version's materialization; no model figures offline (plots of zeros)
     versions = {record.data["version"]: record.data for record in items_meta["versions"].records}
     assert set(versions) == set(discover_schemas(settings.prompts_dir)[0])

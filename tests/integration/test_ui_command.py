@@ -1,5 +1,6 @@
 """`extraction-assets ui` (what `make ui` runs): the page answers with the code location loaded, the daemon runs
-beside it, and SIGTERM stops all of it, also when started where SIGINT is ignored (a script's `&`, a service)."""
+beside it on the same code server, the eval reports are served beside them, and SIGTERM stops all of it, also when
+started where SIGINT is ignored (a script's `&`, a service)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,11 @@ def _children(pid: int) -> set[int]:
     return found
 
 
+def _code_server(pids: set[int]) -> int:
+    """The one of `pids` running Dagster's code server."""
+    return next(pid for pid in pids if b"code-server" in Path(f"/proc/{pid}/cmdline").read_bytes())
+
+
 def test_the_ui_loads_and_stops_on_sigterm(tmp_path: Path) -> None:
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("EXTRACTION_", "DAGSTER_"))} | {
@@ -46,8 +52,9 @@ def test_the_ui_loads_and_stops_on_sigterm(tmp_path: Path) -> None:
         "EXTRACTION_WAREHOUSE": str(tmp_path / "warehouse.duckdb"),
     }
     (tmp_path / "dagster").mkdir()
+    reports = free_port()
     ui = subprocess.Popen(
-        [str(BIN / "extraction-assets"), "ui", "--port", str(port)],
+        [str(BIN / "extraction-assets"), "ui", "--port", str(port), "--reports-port", str(reports)],
         env=env,
         cwd=tmp_path,
         stdout=subprocess.PIPE,
@@ -66,10 +73,14 @@ def test_the_ui_loads_and_stops_on_sigterm(tmp_path: Path) -> None:
                 break
             time.sleep(0.5)
         assert loaded == [{"name": "extraction_assets", "loadStatus": "LOADED"}]
-        while time.monotonic() < deadline and len(_children(ui.pid)) < 2:
+        while time.monotonic() < deadline and len(_children(ui.pid)) < 3:
             time.sleep(0.2)
         children = _children(ui.pid)
-        assert len(children) == 2, "the webserver and the daemon"
+        assert len(children) == 3, "the code server, the webserver and the daemon"
+        assert not any(_children(pid) for pid in children - {_code_server(children)}), "no code server of their own"
+        (tmp_path / "eval_reports" / "r.html").write_text("<h1>report</h1>", encoding="utf-8")
+        with urllib.request.urlopen(f"http://127.0.0.1:{reports}/r.html", timeout=5) as answer:
+            assert answer.read() == b"<h1>report</h1>"
         ui.send_signal(signal.SIGTERM)
         assert ui.wait(timeout=60) == 0
         assert "SIGTERM: stopping the UI" in ui.stdout.read().decode()

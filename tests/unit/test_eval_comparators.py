@@ -40,6 +40,8 @@ def test_dates_in_different_formats() -> None:
     assert values_match("2016-09-23", "9/23/16", month_first)
     assert values_match("September 23, 2016", "9/23/16", month_first)
     assert parse_date("[]/[]/2004") is None  # a date missing its day and month is not a date
+    assert parse_date("2016/05/01", day_first=True) == date(2016, 5, 1)  # a year first is year, month, day
+    assert parse_date("(06/12/2016)", day_first=True) == date(2016, 12, 6)  # brackets are not part of the date
     assert parse_date("perpetual") is None
     assert values_match("Perpetual", "perpetual", month_first)  # falls back to the normalized string
     assert parse_date("2020-02-30") is None

@@ -88,3 +88,23 @@ def test_long_documents_are_shown_as_merged_excerpts() -> None:
     assert excerpt_windows(300, marks) == [(0, 300)]  # short texts are shown whole
     html = render_html(_result(text="filler " * 2000 + "Total 9.00 end"))
     assert "characters" in html and "of 14014" in html
+
+
+def test_the_report_shows_what_review_catches_with_its_curve_and_a_reliability_diagram_per_field() -> None:
+    from extraction_assets.lib.calibration import Judged, review_figures
+    from extraction_assets.lib.evaluation.runner import ConfidenceNote
+
+    judged = [
+        Judged("total", 0.7, 0.3, True, False),
+        Judged("total", 0.8, 0.95, False, True),
+        Judged("date", 0.8, 0.99, False, True),
+        Judged("date", 0.8, 0.6, True, True),
+    ]
+    note = ConfidenceNote(status="calibrated", threshold=0.9, review="max_error_rate 0.02", data=["d/dev.jsonl"])
+    html = render_html(_result().model_copy(update={"review": review_figures(judged), "confidence": note}))
+    assert "What review catches" in html
+    assert 'alt="capture against queue curve"' in html and 'alt="reliability diagram per field"' in html
+    assert "items under 0.900 go to review (chosen for max_error_rate 0.02)" in html
+    lacking = ConfidenceNote(status="not_calibrated", reason="no registry dataset judges its values")
+    html = render_html(_result().model_copy(update={"confidence": lacking}))
+    assert "Confidence is not calibrated for receipt@v1: no registry dataset judges its values" in html

@@ -58,4 +58,26 @@ def test_a_partitions_figures_count_its_own_rows(tmp_path: Path) -> None:
         "items_by_type": {},
         "routing_outcomes": {},
         "preview": [],
+        "calibrated_items": 0,
+        "expected_error_capture": None,
+        "expected_precision_unqueued": None,
     }
+
+
+def test_a_partition_expects_from_its_probabilities_what_review_catches(tmp_path: Path) -> None:
+    path = tmp_path / "w.duckdb"
+    seed(path)
+    with open_warehouse(path) as con:
+        ids = [row[0] for row in con.execute("SELECT item_id FROM extracted_items ORDER BY item_id").fetchall()]
+        probability = dict(zip(ids, (0.9, 0.8, 0.5, 0.95), strict=True))
+        for item_id, p in probability.items():
+            con.execute("UPDATE extracted_items SET probability_correct = ? WHERE item_id = ?", [p, item_id])
+        rows = con.execute("SELECT item_id, status FROM extracted_items WHERE schema_version = ?", [SCHEMA]).fetchall()
+        figures = extraction_figures(con, [SCHEMA])[SCHEMA]
+    machine = {i: status for i, status in rows if status in ("draft", "needs_review")}
+    wrong = sum(1 - probability[i] for i in machine)
+    queued = sum(1 - probability[i] for i, status in machine.items() if status == "needs_review")
+    drafts = [probability[i] for i, status in machine.items() if status == "draft"]
+    assert figures["calibrated_items"] == len(machine)
+    assert figures["expected_error_capture"] == round(queued / wrong, 4)
+    assert figures["expected_precision_unqueued"] == (round(sum(drafts) / len(drafts), 4) if drafts else None)

@@ -18,6 +18,8 @@ from extraction_assets.lib.heuristics.pulse import (
     score_confidence,
 )
 from extraction_assets.lib.models import CandidateItem, DocumentKind, ExtractionInput, Turn
+from extraction_assets.lib.schemas import load_schema
+from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 WED = date(2026, 11, 25)
 
@@ -329,7 +331,7 @@ def test_deterministic() -> None:
 def test_registry() -> None:
     doc = ExtractionInput(doc_id="d", tenant_id="t", kind="text", text="We will ship the order by Friday.")
     assert get_pack("pulse") is HEURISTIC_PACKS["pulse"]
-    assert get_pack("pulse").extract(doc, None) == extract_pulse(doc)  # type: ignore[arg-type]
+    assert get_pack("pulse").extract(doc, load_schema(DEFAULT_PROMPTS, "pulse@v1")) == extract_pulse(doc)
     assert get_pack("pulse").version.startswith("heuristic-pulse-")
     with pytest.raises(KeyError, match="pulse"):
         get_pack("no-such-pack")
@@ -416,3 +418,38 @@ def test_a_future_tense_that_foretells_a_problem_is_a_risk_not_a_commitment(text
 def test_a_promise_beside_a_problem_stays_a_commitment() -> None:
     items = extract_pulse(_doc("We will send the revised quote by Friday despite the delay."))
     assert {item.item_type for item in items} == {"commitment", "risk"}
+
+
+def _meeting(lines: list[tuple[str, str]]) -> ExtractionInput:
+    text, turns, pos = "", [], 0
+    for number, (speaker, said) in enumerate(lines):
+        line = f"{speaker}: {said}\n"
+        turns.append(Turn(turn_id=f"t{number}", start=pos + len(speaker) + 2, end=pos + len(line) - 1, speaker=speaker))
+        text += line
+        pos += len(line)
+    return ExtractionInput(doc_id="m", tenant_id="t", kind="transcript", text=text, turns=turns)
+
+
+def test_a_meeting_keeps_only_explicit_signals_and_at_most_four_items() -> None:
+    """In a meeting one weak keyword ("I'll start", "should we") says nothing: the pack abstains instead of guessing."""
+    chatter = [
+        ("Sam", "I'll start, if that's okay."),
+        ("Dana", "Should we look at the slides?"),
+        ("Sam", "It might be a bit late for that."),
+    ]
+    assert extract_pulse(_meeting(chatter)) == []
+    explicit = [
+        ("Sam", "Dana, I need your decision today on the expedite fee."),
+        ("Dana", "I will confirm with Rita and send the revised schedule by Friday."),
+        ("Priya", "The supplier shortage puts the launch at risk and we face the SLA penalty."),
+        ("Sam", "I'll start, if that's okay."),
+        ("Jo", "We promised the client a refund and will send it by Monday."),
+        ("Priya", "The cancellation of the second order is a risk for December."),
+    ]
+    items = extract_pulse(_meeting(explicit))
+    assert 0 < len(items) <= 4
+    assert all(item.features["explicit"] == 1.0 for item in items)
+    assert "I'll start" not in " ".join(item.evidence_span for item in items)
+    assert len(extract_pulse(_meeting(explicit), meeting_max_items=2)) == 2
+    as_notes = _meeting(explicit).model_copy(update={"kind": "text"})  # the same words as a note: not a meeting
+    assert len(extract_pulse(as_notes)) > len(items)

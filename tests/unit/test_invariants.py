@@ -15,6 +15,10 @@ EVIDENCE_COLUMNS = (
     "(evidence_id, item_id, doc_id, tenant_id, schema_version, char_start, char_end, quote, turn_id, match_kind,"
     " strength, evidence_type, match_score, created_at)"
 )
+# named columns: a column added to the table (they only ever are) leaves these rows as they were
+ITEM_COLUMNS = """(item_id, doc_id, tenant_id, schema_version, item_type, value, normalized_value, title, confidence,
+    status, extracted_by, extractor_version, model, review_reasons, reasoning_summary, created_at, updated_at,
+    updated_by)"""
 
 
 @pytest.fixture
@@ -30,7 +34,8 @@ def con(tmp_path: Path):
             ("i2", "needs_review", 0.65, '["below_threshold: x"]'),
         ]:
             con.execute(
-                """INSERT INTO extracted_items VALUES (?, 'd1', 'acme', 'pulse@v1', 'risk', '{}', NULL, 't', ?, ?,
+                f"""INSERT INTO extracted_items {ITEM_COLUMNS}
+                   VALUES (?, 'd1', 'acme', 'pulse@v1', 'risk', '{{}}', NULL, 't', ?, ?,
                    'heuristic', 'h1', NULL, ?, NULL, now(), now(), NULL)""",
                 [item_id, conf, status, reasons],
             )
@@ -82,7 +87,8 @@ def test_cap_violation(con) -> None:
 
 def test_null_placeholder_needs_no_evidence_only_while_in_review(con) -> None:
     con.execute(
-        """INSERT INTO extracted_items VALUES ('i3', 'd1', 'acme', 'pulse@v1', 'risk', '{"value": null}', NULL, 't',
+        f"""INSERT INTO extracted_items {ITEM_COLUMNS}
+           VALUES ('i3', 'd1', 'acme', 'pulse@v1', 'risk', '{{"value": null}}', NULL, 't',
            0.0, 'needs_review', 'heuristic', 'h1', NULL, '["no_evidence: x"]', NULL, now(), now(), NULL)"""
     )
     assert invariants.items_without_evidence(con) == {}

@@ -469,7 +469,7 @@ def test_os_error_while_reading_is_a_failure(tmp_path: Path, monkeypatch: pytest
     def boom(path: Path, limit: int, *where: object) -> bytes:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr(readers, "_read_regular", boom)
+    monkeypatch.setattr(readers, "read_regular", boom)
     assert read_fail(path).reason == "unreadable file: Permission denied"
 
 
@@ -665,9 +665,7 @@ def test_a_file_swapped_after_the_walk_is_refused(tmp_path: Path) -> None:
     write(tmp_path, "other.txt", "Someone else's note.")
     os.replace(tmp_path / "other.txt", inbox / "evil" / "zz.txt")
     (rest,) = list(results)
-    assert (
-        isinstance(rest, ReadFailure) and rest.reason == "file replaced while the inbox was read (read again next run)"
-    )
+    assert isinstance(rest, ReadFailure) and rest.reason == "file replaced after it was listed (read again next run)"
 
 
 def test_a_hard_link_to_a_file_outside_its_tenant_folder_is_not_read(tmp_path: Path) -> None:
@@ -796,8 +794,8 @@ def test_an_unchanged_inbox_costs_one_stat_per_file_from_the_folder_scan(tmp_pat
         monkeypatch.setattr(os, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k))
     asked: dict[str, tuple[int, int]] = {}
 
-    def unchanged(source_uri: str, size: int, mtime_ns: int) -> bool:
-        asked[source_uri] = (size, mtime_ns)
+    def unchanged(source_uri: str, info: os.stat_result, content: object) -> bool:
+        asked[source_uri] = (info.st_size, info.st_mtime_ns)
         return False
 
     assert list(read_inbox(tmp_path, needs_reading=unchanged)) == []

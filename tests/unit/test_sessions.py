@@ -17,10 +17,12 @@ from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.sessions import (
     HeuristicLight,
     SessionEnv,
+    SessionFile,
     SessionFileError,
     light_extractor,
     read_session,
     session_document,
+    session_files,
     sync_sessions,
 )
 from extraction_assets.lib.warehouse import documents_to_route, invariants, open_warehouse, rows_as_dicts
@@ -40,6 +42,12 @@ def live(tmp_path: Path, prompts: Path) -> tuple[SessionEnv, Path, Path]:
 
 def _connect(warehouse: Path):
     return lambda: open_warehouse(warehouse)
+
+
+def _read(sessions: Path, path: Path) -> SessionFile:
+    """The session file at `path`, listed and read as a pass does."""
+    [entry] = [e for e in session_files(sessions) if e.rel == path.relative_to(sessions).as_posix()]
+    return read_session(sessions, entry)
 
 
 def _items(warehouse: Path) -> dict[str, dict[str, Any]]:
@@ -168,9 +176,9 @@ def test_a_light_model_that_errors_is_a_light_failure(live, tmp_path: Path) -> N
 def test_a_session_document_keeps_its_id_and_offsets_as_it_grows(live) -> None:
     env, path, _ = live
     append(path, turn(*TURNS[0]), turn(*TURNS[1]))
-    first = session_document(read_session(path, env.sessions_dir))
+    first = session_document(_read(env.sessions_dir, path))
     append(path, turn(*TURNS[2]))
-    later = session_document(read_session(path, env.sessions_dir))
+    later = session_document(_read(env.sessions_dir, path))
     assert first.doc_id == later.doc_id and later.text.startswith(first.text)
     assert later.turns[:2] == first.turns
 
@@ -181,7 +189,7 @@ def test_a_line_being_written_waits_and_a_bad_line_is_reported(live) -> None:
     with path.open("a", encoding="utf-8") as out:
         out.write("{not json\n")
         out.write('{"id": "t2", "speaker": "受访者", "text": "半')  # still being written
-    session = read_session(path, env.sessions_dir)
+    session = _read(env.sessions_dir, path)
     assert [t["id"] for t in session.turns] == ["t1"]
     assert len(session.problems) == 1 and "line 2" in session.problems[0]
 
@@ -190,7 +198,7 @@ def test_an_unknown_status_is_refused(live) -> None:
     env, path, _ = live
     path.with_suffix(".json").write_text(json.dumps({"status": "paused", "turns": []}), encoding="utf-8")
     with pytest.raises(SessionFileError, match="unknown session status"):
-        read_session(path.with_suffix(".json"), env.sessions_dir)
+        _read(env.sessions_dir, path.with_suffix(".json"))
 
 
 def test_a_rewritten_json_transcript_is_read_whole(live) -> None:

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import dagster as dg
 from pydantic import Field
@@ -9,8 +10,7 @@ from pydantic import Field
 from extraction_assets.defs.partitions import POOL, schema_versions
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
 from extraction_assets.lib.reporting import markdown_table
-from extraction_assets.lib.stages import EvalRequest, evaluate_version
-from extraction_assets.lib.warehouse import beside_warehouse
+from extraction_assets.lib.stages import EvalRequest, evaluate_version, reports_dir
 
 
 class EvalReportConfig(dg.Config):
@@ -20,12 +20,6 @@ class EvalReportConfig(dg.Config):
         default_factory=list
     )  # only these registry entries (default: every entry that scores the version)
     sample_documents: int = 5  # documents shown with highlighted spans in the HTML report
-
-
-def reports_dir(warehouse: WarehouseResource) -> Path:
-    """Beside the warehouse file (or a DuckLake's local catalog or data folder), else under `.data`."""
-    beside = beside_warehouse(warehouse.path, "")
-    return (beside.resolve().parent if beside else Path(".data").resolve()) / "eval_reports"
 
 
 @dg.asset(
@@ -43,7 +37,7 @@ def eval_report(
     pipeline: PipelineResource,
     extractor: ExtractorResource,
 ) -> dg.MaterializeResult:
-    from extraction_assets.lib.evaluation import MICRO, data_uri, markdown_summary
+    from extraction_assets.lib.evaluation import MICRO, data_uri, markdown_summary, review_figures
 
     key = context.partition_key
     request = EvalRequest(
@@ -51,7 +45,7 @@ def eval_report(
         datasets=tuple(config.datasets),
         max_documents=config.max_documents,
         sample_documents=config.sample_documents,
-        reports_dir=reports_dir(warehouse),
+        reports_dir=reports_dir(warehouse.path),
     )
 
     def progress(name: str, done: int, total: int) -> None:
@@ -69,7 +63,9 @@ def eval_report(
         for figure in ("f1", "recall"):  # numbers the UI plots across materializations
             if (value := getattr(micro, figure)) is not None:
                 metadata[f"{name}/{figure}"] = value
-        metadata[f"{name}/report"] = dg.MetadataValue.path(str(scored.html))
+        for figure, value in review_figures(result).items():  # what review does with wrong values; items vs chance
+            metadata[f"{name}/{figure}"] = value
+        metadata[f"{name}/report"] = _report_link(scored.html, pipeline.reports_url)
         if scored.reliability_png is not None:
             metadata[f"{name}/reliability"] = dg.MetadataValue.md(f"![reliability]({data_uri(scored.reliability_png)})")
     for message in report.messages:
@@ -84,6 +80,14 @@ def eval_report(
             **metadata,
         }
     )
+
+
+def _report_link(html: Path, reports_url: str | None) -> dg.MetadataValue:
+    """A link that opens the HTML report where its folder is served (`extraction-assets ui` serves it), else its
+    path (a materialization outside the UI)."""
+    if reports_url:
+        return dg.MetadataValue.url(f"{reports_url.rstrip('/')}/{quote(html.name)}")
+    return dg.MetadataValue.path(str(html))
 
 
 @dg.asset(

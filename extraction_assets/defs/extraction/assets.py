@@ -16,6 +16,7 @@ from pydantic import Field
 
 from extraction_assets.defs.automation import AFTER_UPSTREAM
 from extraction_assets.defs.check_results import materializations_of
+from extraction_assets.defs.data_versions import data_version
 from extraction_assets.defs.extraction import checks
 from extraction_assets.defs.ingest.assets import scrubbed_documents
 from extraction_assets.defs.partitions import (
@@ -35,6 +36,9 @@ from extraction_assets.lib.warehouse import one_worker
 
 if TYPE_CHECKING:
     from extraction_assets.lib.extraction import Extractor
+
+
+OUTPUTS = ("extracted_items", "grounded_evidence")
 
 
 class ExtractionConfig(dg.Config):
@@ -74,7 +78,9 @@ def _extraction_spec(key: str, description: str) -> dg.AssetSpec:
     partitions_def=extraction_partitions,
     backfill_policy=BACKFILL,
     pool=EXTRACTION_POOL,
-    can_subset=True,
+    # one transaction writes an item with its evidence: neither asset is made alone, nor are their checks run
+    # without them. The UI says so (materializing one offers both, a check shows it needs the materialization)
+    can_subset=False,
 )
 def extracted_items_and_evidence(
     context: dg.AssetExecutionContext,
@@ -82,7 +88,7 @@ def extracted_items_and_evidence(
     pipeline: PipelineResource,
     extractor: ExtractorResource,
     config: ExtractionConfig,
-) -> Iterator[dg.MaterializeResult | dg.AssetCheckEvaluation]:
+) -> Iterator[dg.MaterializeResult | dg.AssetCheckEvaluation | dg.Output[None]]:
     """Every schema version of the run, one after the other, each written in one transaction per batch (items and
     evidence never exist apart); then each version's metadata and check results, its own in the UI.
 
@@ -117,7 +123,9 @@ def extracted_items_and_evidence(
     figures, summary = version_figures(warehouse.connect, sorted({schemas[p].key for p in done})) if done else ({}, [])
     versions = versions_table(summary)
     for partition, report in done.items():
-        items, evidence = _metadata(config, extractor, built, report, figures[schemas[partition].key])
+        schema = schemas[partition]
+        items, evidence = _metadata(config, extractor, built, report, figures[schema.key])
+        items.update(confidence_figures(schema, figures[schema.key]))
         context.add_asset_metadata(
             {**items, "versions": versions}, asset_key="extracted_items", partition_key=partition
         )
@@ -129,17 +137,19 @@ def extracted_items_and_evidence(
             "committed stays, and a retry or re-execution extracts only what is left",
             allow_retries=not all(isinstance(e, dg.Failure) and not e.allow_retries for e in failed.values()),
         )
-    selected = context.selected_asset_keys
-    for key in ("extracted_items", "grounded_evidence"):
-        if dg.AssetKey(key) in selected:
-            yield dg.MaterializeResult(asset_key=key)
+    changed = any(not report.idle for report in done.values())
+    for key in OUTPUTS:  # an idle run keeps the data version: the review queue does not follow it for nothing
+        yield dg.MaterializeResult(asset_key=key, data_version=data_version(context, key, partitions, changed))
+    targets = {key: materializations_of(context, key, partitions) for key in OUTPUTS}
     chosen = context.selected_asset_check_keys
-    if not chosen:
-        return
-    targets = {key.to_user_string(): materializations_of(context, key.to_user_string(), partitions) for key in selected}
     with warehouse.connect(read_only=True) as con:
         found = checks.evaluations(con, schemas, chosen, targets)
     yield from found  # the connection is closed before Dagster records them
+    # Dagster counts a check's output as yielded only for an AssetCheckResult (one per step, without a partition);
+    # each check's per-partition evaluations are its result, so its output is yielded as Dagster yields one for it
+    # (else every run logs that the step "did not yield or return expected outputs")
+    for check_key in chosen:
+        yield dg.Output(None, output_name=context.assets_def.get_output_name_for_asset_check_key(check_key))
 
 
 def versions_table(rows: list[dict[str, Any]]) -> dg.TableMetadataValue:
@@ -190,7 +200,7 @@ def _metadata(
         "routing_outcomes": dg.MetadataValue.json(figures["routing_outcomes"]),
         "preview": dg.MetadataValue.md(
             markdown_table(
-                ["type", "title", "conf", "status", "evidence", "match", "turn"],
+                ["type", "title", "conf", "P(right)", "status", "evidence", "match", "turn"],
                 [list(r.values()) for r in figures["preview"]],
             )
         ),
@@ -208,6 +218,28 @@ def _metadata(
         **({} if report.idle else {"evidence_written": totals["evidence"]}),
     }
     return {**partition_figures, **this_run}, evidence
+
+
+def confidence_figures(schema: SchemaVersion, figures: dict[str, Any]) -> dict[str, Any]:
+    """What review does with wrong values on this partition: its queue share, and what its items' probabilities of
+    being right expect review to catch (capture, precision of the drafts); beside them the calibration's own figures
+    on its labelled data (error capture, queue share, precision unqueued, ECE per field, cross-validated first)."""
+    from extraction_assets.lib.calibration import FIT_HEADERS, describe, fit_rows
+
+    found: dict[str, Any] = {
+        "confidence": describe(schema.calibration),
+        "queue_share": round(figures["needs_review_items"] / figures["items"], 4) if figures["items"] else 0.0,
+    }
+    if figures["calibrated_items"]:
+        found["calibrated_items"] = figures["calibrated_items"]
+        for name in ("expected_error_capture", "expected_precision_unqueued"):
+            if figures[name] is not None:
+                found[name] = figures[name]
+    if schema.calibration is not None and schema.calibration.status == "calibrated":
+        found["review_figures_at_fit"] = dg.MetadataValue.md(
+            markdown_table(FIT_HEADERS, fit_rows(schema.calibration), width=40)
+        )
+    return found
 
 
 def run_figures(config: ExtractionConfig, report: PartitionReport) -> dict[str, Any]:

@@ -5,9 +5,10 @@ They are the extraction asset's own checks (`SPECS`), evaluated by its step once
 materialized: one run serves many partitions, and each partition gets its own result (an `AssetCheckEvaluation`
 tied to its materialization), shown per partition in the UI. Each check reads the schema versions of the run's
 partitions (every shard of each) in one query: a run costs what its partitions hold and a query per check, however
-many versions it serves. Each is still its own check, with its own key, description, blocking flag and result, and
-any subset of them can be selected. A failed blocking check holds back its own version's review queue and nothing
-else.
+many versions it serves. Each is still its own check, with its own key, description, blocking flag and result. They
+run with the step that writes what they check (the multi-asset cannot be subset: items and evidence are written
+together), so the UI's "Execute" on one of them says it needs the materialization. A failed blocking check holds
+back its own version's review queue and nothing else.
 """
 
 import warnings

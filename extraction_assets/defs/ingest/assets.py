@@ -4,9 +4,10 @@ from pathlib import Path
 
 import dagster as dg
 
+from extraction_assets.defs.data_versions import data_version
 from extraction_assets.defs.partitions import POOL
 from extraction_assets.defs.resources import PipelineResource, WarehouseResource
-from extraction_assets.lib.reporting import markdown_table
+from extraction_assets.lib.reporting import markdown_table, visible_controls
 from extraction_assets.lib.stages import ScrubProgress, Throttled, ingest_inbox, scrub_pending
 
 
@@ -21,10 +22,13 @@ def raw_documents(
 ) -> dg.MaterializeResult:
     from extraction_assets.lib.pii import masked  # loaded per run, as the detectors are by the scrub step
 
+    def shown(text: str) -> str:  # a file's name is the tenant's to choose: an escape sequence in it only shows
+        return visible_controls(masked(text))
+
     report = ingest_inbox(warehouse.connect, pipeline.inbox_path, pipeline.max_file_bytes, pipeline.worker_niceness)
     unreadable = report.unreadable
     for failure in unreadable:
-        context.log.warning(masked(f"unreadable {failure.source_uri}: {failure.reason}"))
+        context.log.warning(shown(f"unreadable {failure.source_uri}: {failure.reason}"))
     context.log.info(
         f"read {report.documents_read} documents, {report.inserted} new, {len(unreadable)} unreadable, "
         f"{report.skipped} skipped"
@@ -46,7 +50,7 @@ def raw_documents(
                 markdown_table(["source", "reason"], [[f.source_uri, f.reason] for f in unreadable[:20]])
             ),
             # the same, one line each, for the command line's report (masked like every shown text)
-            "unreadable_lines": dg.MetadataValue.json([masked(f"{f.source_uri}: {f.reason}") for f in unreadable[:50]]),
+            "unreadable_lines": dg.MetadataValue.json([shown(f"{f.source_uri}: {f.reason}") for f in unreadable[:50]]),
         }
     )
 
@@ -78,6 +82,8 @@ def scrubbed_documents(
         for t, p in report.tenants.items()
     ]
     return dg.MaterializeResult(
+        # nothing scrubbed: the version is kept, and extraction does not follow it for nothing
+        data_version=data_version(context, "scrubbed_documents", None, changed=report.scrubbed_now > 0),
         metadata={
             "dagster/row_count": report.total,
             "scrubbed_now": report.scrubbed_now,
@@ -90,5 +96,5 @@ def scrubbed_documents(
             "policies": dg.MetadataValue.md(
                 markdown_table(["tenant", "policy", "region", "kinds", "scrubber version", "scrubbed now"], rows)
             ),
-        }
+        },
     )

@@ -22,7 +22,13 @@ from extraction_assets.lib.evaluation.metrics import (
     percentile,
     ratio,
 )
-from extraction_assets.lib.evaluation.plots import data_uri, history_png, reliability_png
+from extraction_assets.lib.evaluation.plots import (
+    capture_curve_png,
+    data_uri,
+    field_reliability_png,
+    history_png,
+    reliability_png,
+)
 from extraction_assets.lib.evaluation.registry import (
     DEFAULT_REGISTRY,
     Comparator,
@@ -32,7 +38,7 @@ from extraction_assets.lib.evaluation.registry import (
     load_registry,
     parse_registry,
 )
-from extraction_assets.lib.evaluation.report import field_rows, figure_rows, markdown_summary
+from extraction_assets.lib.evaluation.report import field_rows, figure_rows, markdown_summary, review_figures
 from extraction_assets.lib.evaluation.runner import (
     DocumentSample,
     EvalConfigError,
@@ -75,12 +81,14 @@ __all__ = [
     "WarehouseModelCache",
     "available_entries",
     "calibration",
+    "capture_curve_png",
     "compare_versions",
     "comparison_markdown",
     "count_records",
     "data_uri",
     "excerpt_windows",
     "f_beta",
+    "field_reliability_png",
     "field_rows",
     "field_scores",
     "figure_rows",
@@ -104,6 +112,7 @@ __all__ = [
     "reliability_png",
     "render_html",
     "resolve",
+    "review_figures",
     "run_eval",
     "score_document",
     "score_documents",

@@ -19,6 +19,7 @@ from extraction_assets.lib.evaluation.registry import Comparator, FieldMapping
 
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
 _PARENTHESES = re.compile(r"\([^)]*\)")
+_YEAR_FIRST = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\b")
 # two defaults that differ in every part: a part missing from the string shows as a difference
 _DEFAULTS = (datetime(1901, 1, 1), datetime(1902, 2, 2))
 
@@ -30,16 +31,22 @@ def normalize_text(value: object) -> str:
 
 
 def parse_date(value: object, day_first: bool = False) -> date | None:
-    """A complete calendar date, or None (no date, or one missing its day, month or year)."""
-    text = str(value).strip()
+    """A complete calendar date, or None (no date, or one missing its day, month or year). Brackets around a printed
+    date are not part of it, and a date that opens with a four-digit year is year, month, day whatever `day_first`
+    says (dateutil would read "2016/05/01" day first as 5 January)."""
+    text = str(value).strip().strip("()[]").strip()
     if not text:
         return None
     try:
         return datetime.fromisoformat(text).date()  # ISO is unambiguous; dateutil's day_first would swap it
     except ValueError:
         pass
+    year_first = bool(_YEAR_FIRST.match(text))
     try:
-        first, second = (date_parser.parse(text, dayfirst=day_first, default=d) for d in _DEFAULTS)
+        first, second = (
+            date_parser.parse(text, dayfirst=day_first and not year_first, yearfirst=year_first, default=d)
+            for d in _DEFAULTS
+        )
     except (ValueError, OverflowError, date_parser.ParserError):
         return None
     return first.date() if first.date() == second.date() else None

@@ -14,8 +14,18 @@ from jinja2 import Environment, PackageLoader
 from pydantic import BaseModel
 
 from extraction_assets.lib.evaluation.metrics import MICRO
-from extraction_assets.lib.evaluation.plots import data_uri, reliability_png
-from extraction_assets.lib.evaluation.report import FIELD_HEADERS, field_rows, figure_rows
+from extraction_assets.lib.evaluation.plots import capture_curve_png, data_uri, field_reliability_png, reliability_png
+from extraction_assets.lib.evaluation.report import (
+    FIELD_HEADERS,
+    PLACEMENT_HEADERS,
+    REVIEW_HEADERS,
+    confidence_summary,
+    field_rows,
+    figure_rows,
+    placement_rows,
+    placement_summary,
+    review_rows,
+)
 from extraction_assets.lib.evaluation.runner import DocumentSample, EvalResult
 from extraction_assets.lib.evaluation.scoring import Mark
 
@@ -103,14 +113,29 @@ def render_html(result: EvalResult) -> str:
     def classes(run: Run) -> str:
         return " ".join([*(f"l{index[label]}" for label in run.labels[:1] if label in index), run.verdict]).strip()
 
-    plot = None
+    title = f"{result.dataset} on {result.schema_version}"
+    plot = curve = per_field = None
     if result.calibration.points:
-        plot = data_uri(reliability_png(result.calibration.bins, f"{result.dataset} on {result.schema_version}"))
+        plot = data_uri(reliability_png(result.calibration.bins, title))
+    review = result.review
+    if review is not None and review.items:
+        fit = result.confidence.cross_validated.get("curve", []) if result.confidence else []
+        operating = (review.queue_share or 0.0, review.error_capture or 0.0) if review.wrong else None
+        curve = data_uri(capture_curve_png(review.curve, operating, title, fit))
+        per_field = data_uri(field_reliability_png(review.fields, f"reliability per field: {title}"))
     return _ENV.get_template("report.html.j2").render(
         r=result,
         field_headers=FIELD_HEADERS,
         fields=field_rows(result),
         figures=figure_rows(result),
+        review_headers=REVIEW_HEADERS,
+        review=review_rows(result),
+        placement_headers=PLACEMENT_HEADERS,
+        placement=placement_rows(result),
+        placement_summary=placement_summary(result),
+        confidence=confidence_summary(result),
+        curve=curve,
+        per_field=per_field,
         plot=plot,
         colors=colors,
         classes=classes,

@@ -67,6 +67,9 @@ class DatasetEntry(BaseModel):
 
     name: str
     path: str
+    # more labelled files of the same data (the same gold format): fitted on and reported beside `path` by
+    # `extraction-assets calibrate` and the benchmark; the eval report scores `path`
+    extra_paths: list[str] = Field(default_factory=list)
     schema_version: str
     document_kind: DocumentKind = "text"
     turns: Literal["none", "lines"] = "none"  # `lines`: one turn per line, `Speaker: text`
@@ -108,8 +111,16 @@ class DatasetEntry(BaseModel):
         return schema_key.partition("@")[0] == self.schema_name
 
     def resolved_path(self, root: Path = PROJECT_DIR) -> Path:
-        path = Path(self.path).expanduser()
-        return path if path.is_absolute() else (root / path).resolve()
+        return _resolved(self.path, root)
+
+    def labelled_paths(self, root: Path = PROJECT_DIR) -> list[Path]:
+        """`path` and every extra path that exists (a machine may lack some)."""
+        return [p for p in (_resolved(x, root) for x in [self.path, *self.extra_paths]) if p.is_file()]
+
+
+def _resolved(path: str, root: Path) -> Path:
+    found = Path(path).expanduser()
+    return found if found.is_absolute() else (root / found).resolve()
 
 
 class Registry(BaseModel):

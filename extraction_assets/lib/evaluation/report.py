@@ -13,6 +13,8 @@ from extraction_assets.lib.evaluation.runner import EvalResult
 from extraction_assets.lib.reporting import markdown_table
 
 FIELD_HEADERS = ("field", "compare", "support", "predicted", "precision", "recall", "F1", "F2")
+REVIEW_HEADERS = ("field", "items", "wrong", "queued", "error capture", "queue share", "precision unqueued", "ECE")
+PLACEMENT_HEADERS = ("field", "items", "inside gold evidence", "hit rate", "chance", "lift (x chance)")
 
 
 def fmt(value: float | int | None, digits: int = 3) -> str:
@@ -72,12 +74,116 @@ def figure_rows(result: EvalResult) -> list[list[str]]:
     ]
 
 
+def review_rows(result: EvalResult) -> list[list[str]]:
+    """What review does with wrong values, per field and pooled (mode `fields`)."""
+    review = result.review
+    if review is None:
+        return []
+    rows = [
+        [
+            f.field + ("" if f.calibrated else " (not calibrated)"),
+            str(f.items),
+            str(f.wrong),
+            str(f.queued),
+            fmt(f.error_capture),
+            fmt(f.queue_share),
+            fmt(f.precision_unqueued),
+            fmt(f.ece),
+        ]
+        for f in review.fields
+    ]
+    pooled = [
+        "all fields",
+        str(review.items),
+        str(review.wrong),
+        str(review.queued),
+        fmt(review.error_capture),
+        fmt(review.queue_share),
+        fmt(review.precision_unqueued),
+        fmt(review.ece),
+    ]
+    return [*rows, pooled]
+
+
+def placement_rows(result: EvalResult) -> list[list[str]]:
+    """Where items land against chance (mode `evidence_turns`), per field and pooled."""
+    placement = result.placement
+    if placement is None:
+        return []
+    fields = [*placement.fields, *([placement.pooled] if placement.pooled else [])]
+    return [[f.field, str(f.items), str(f.hits), fmt(f.hit_rate), fmt(f.chance), fmt(f.lift, 2)] for f in fields]
+
+
+def placement_summary(result: EvalResult) -> str:
+    placement = result.placement
+    if placement is None:
+        return ""
+    return (
+        f"{fmt(placement.items_per_document, 2)} items a document (at most {placement.items_per_document_max}); "
+        f"{placement.documents_over_cap} of {placement.documents} documents over {placement.cap}"
+    )
+
+
+def confidence_summary(result: EvalResult) -> str:
+    """One sentence: whether the version's confidence is a calibrated probability, and what its fit measured."""
+    note = result.confidence
+    if note is None:
+        return ""
+    if note.status != "calibrated":
+        return f"Confidence is not calibrated for {result.schema_version}: {note.reason}. Today's rules decide review."
+    cv = note.cross_validated
+    measured = (
+        f" At fit time, cross-validated by document on {', '.join(note.data)}: error capture "
+        f"{fmt(cv.get('error_capture'))}, queue share {fmt(cv.get('queue_share'))}, precision unqueued "
+        f"{fmt(cv.get('precision_unqueued'))}, ECE {fmt(cv.get('ece'))}."
+        if cv
+        else ""
+    )
+    missing = "".join(f" Field {name} is not calibrated: {why}." for name, why in note.not_calibrated.items())
+    return (
+        f"Confidence is a calibrated probability of being right; items under {fmt(note.threshold)} go to review "
+        f"(chosen for {note.review}).{measured}{missing}"
+    )
+
+
+def review_figures(result: EvalResult) -> dict[str, float | int | str]:
+    """The figures a materialization plots across runs: error capture, queue share, precision of what is not
+    queued and ECE (mode `fields`); items a document and lift over chance (mode `evidence_turns`); whether the
+    version's confidence is calibrated."""
+    figures: dict[str, float | int | str] = {}
+    if result.review is not None:
+        for name in ("error_capture", "queue_share", "precision_unqueued", "ece"):
+            if (value := getattr(result.review, name)) is not None:
+                figures[name] = value
+        for f in result.review.fields:
+            if f.ece is not None:
+                figures[f"ece_{f.field}"] = f.ece
+    if result.placement is not None:
+        if result.placement.items_per_document is not None:
+            figures["items_per_document"] = result.placement.items_per_document
+        figures["items_per_document_max"] = result.placement.items_per_document_max
+        for placed in [*result.placement.fields, *([result.placement.pooled] if result.placement.pooled else [])]:
+            if placed.lift is not None:
+                figures[f"lift_{placed.field}"] = placed.lift
+    if result.confidence is not None:
+        note = result.confidence
+        figures["confidence"] = "calibrated" if note.status == "calibrated" else f"not calibrated: {note.reason}"
+    return figures
+
+
 def markdown_summary(results: Sequence[EvalResult]) -> str:
     """Per-dataset field tables, then the figures, for a materialization's metadata."""
     parts = []
     for result in results:
         parts.append(f"#### {result.dataset} ({result.mode}, {result.documents} documents)")
         parts.append(markdown_table(FIELD_HEADERS, field_rows(result)))
+        if result.review is not None:
+            parts.append(markdown_table(REVIEW_HEADERS, review_rows(result)))
+        if result.placement is not None:
+            parts.append(markdown_table(PLACEMENT_HEADERS, placement_rows(result)))
+            parts.append(placement_summary(result))
         parts.append(markdown_table(["figure", "value"], figure_rows(result)))
+        if summary := confidence_summary(result):
+            parts.append(f"> {summary}")
         parts += [f"> {note}" for note in result.notes]
     return "\n\n".join(parts) if parts else "_no dataset scores this schema version_"

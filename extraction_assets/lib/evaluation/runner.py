@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
+from extraction_assets.lib.calibration import Judged, ReviewFigures, review_figures
 from extraction_assets.lib.evaluation.gold import GoldRecord, count_records, read_gold
 from extraction_assets.lib.evaluation.metrics import (
     MICRO,
@@ -29,7 +30,15 @@ from extraction_assets.lib.evaluation.metrics import (
     ratio,
 )
 from extraction_assets.lib.evaluation.registry import DatasetEntry
-from extraction_assets.lib.evaluation.scoring import DocumentScore, FieldOutcome, Mark, Prediction, score_document
+from extraction_assets.lib.evaluation.scoring import (
+    DocumentScore,
+    FieldOutcome,
+    Mark,
+    Placement,
+    Prediction,
+    Verdict,
+    score_document,
+)
 from extraction_assets.lib.extraction.extractors import Extractor
 from extraction_assets.lib.extraction.pipeline import extract_documents
 from extraction_assets.lib.llm.budget import estimated_cost
@@ -41,6 +50,7 @@ from extraction_assets.lib.warehouse.connection import batched, now
 
 EVAL_BATCH = 32
 Progress = Callable[[int, int], None]
+Collect = Callable[[GoldRecord, list[Verdict]], None]  # every judged item of a document, with its features
 
 
 class ModelCache(Protocol):
@@ -79,6 +89,90 @@ class DocumentSample(BaseModel):
     outcomes: list[FieldOutcome]
 
 
+class PlacementField(BaseModel):
+    field: str
+    items: int
+    hits: int  # items inside gold evidence of their field
+    hit_rate: float | None
+    chance: float | None  # mean over the items of the share of their document's turns the gold evidence covers
+    lift: float | None  # hit_rate / chance: 1 is no better than an item on a random turn
+
+
+class PlacementFigures(BaseModel):
+    """Mode `evidence_turns`: how many items a document gets, and whether they land where the gold says the thing
+    is discussed more often than chance."""
+
+    documents: int
+    items_per_document: float | None
+    items_per_document_max: int
+    documents_over_cap: int  # documents with more items than the cap
+    cap: int
+    fields: list[PlacementField] = Field(default_factory=list)
+    pooled: PlacementField | None = None
+
+
+MEETING_ITEM_CAP = 4  # a meeting is worth at most this many items
+
+
+class ConfidenceNote(BaseModel):
+    """What the version's confidence means, as the report says it: calibrated (its threshold, the cost it was chosen
+    for and the figures measured at fit time, cross-validated by document) or not, and why."""
+
+    status: str  # calibrated, not_calibrated, none (no calibration file)
+    reason: str = ""
+    threshold: float | None = None
+    review: str | None = None
+    data: list[str] = Field(default_factory=list)  # the labelled files it was fitted on
+    not_calibrated: dict[str, str] = Field(default_factory=dict)
+    cross_validated: dict[str, Any] = Field(default_factory=dict)  # pooled over every labelled file
+    in_sample: dict[str, Any] = Field(default_factory=dict)
+
+
+def confidence_note(schema: SchemaVersion | None) -> ConfidenceNote | None:
+    if schema is None:
+        return None
+    calibration = schema.calibration
+    if calibration is None:
+        return ConfidenceNote(status="none", reason="no calibration file: confidences are the pack's rule constants")
+    figures = calibration.figures
+    return ConfidenceNote(
+        status=calibration.status,
+        reason=calibration.reason,
+        threshold=calibration.threshold,
+        review=calibration.review.describe() if calibration.review else None,
+        data=[d["file"] for d in calibration.provenance.data] if calibration.provenance else [],
+        not_calibrated=calibration.not_calibrated,
+        cross_validated=figures.get("cross_validated", {}).get("all", {}),
+        in_sample=figures.get("in_sample", {}).get("all", {}),
+    )
+
+
+def placement_figures(placements: list[Placement], items_per_doc: list[int]) -> PlacementFigures:
+    def summary(name: str, members: list[Placement]) -> PlacementField:
+        hits = sum(p.hit for p in members)
+        chance = sum(p.chance for p in members) / len(members) if members else None
+        rate = hits / len(members) if members else None
+        return PlacementField(
+            field=name,
+            items=len(members),
+            hits=hits,
+            hit_rate=None if rate is None else round(rate, 4),
+            chance=None if chance is None else round(chance, 4),
+            lift=round(rate / chance, 2) if rate is not None and chance else None,
+        )
+
+    names = list(dict.fromkeys(p.field for p in placements))
+    return PlacementFigures(
+        documents=len(items_per_doc),
+        items_per_document=round(sum(items_per_doc) / len(items_per_doc), 2) if items_per_doc else None,
+        items_per_document_max=max(items_per_doc, default=0),
+        documents_over_cap=sum(n > MEETING_ITEM_CAP for n in items_per_doc),
+        cap=MEETING_ITEM_CAP,
+        fields=[summary(n, [p for p in placements if p.field == n]) for n in names],
+        pooled=summary("pooled", placements),
+    )
+
+
 class EvalResult(BaseModel):
     dataset: str
     schema_version: str
@@ -99,6 +193,9 @@ class EvalResult(BaseModel):
     items_stored: int = 0
     items_dropped: int = 0
     calibration: Calibration
+    review: ReviewFigures | None = None  # mode `fields`: what review does with wrong values (figures and curve)
+    confidence: ConfidenceNote | None = None  # whether the version's confidence is calibrated, and its fit's figures
+    placement: PlacementFigures | None = None  # mode `evidence_turns`: items per document, hits against chance
     latency_ms_mean: float | None = None
     latency_ms_p95: float | None = None
     wall_seconds: float = 0.0
@@ -181,6 +278,9 @@ def _item_predictions(outcome: ExtractionOutcome) -> list[Prediction]:
             confidence=item.confidence,
             spans=[(ev.char_start, ev.char_end) for ev in item.evidence],
             status=item.status,
+            probability=item.probability_correct,
+            features=item.evidence_features,
+            reasons=item.review_reasons,
         )
         for item in outcome.items
         if item.evidence
@@ -213,6 +313,9 @@ class _Tally:
             name: FieldCounts(fp=None if entry.mode == "evidence_turns" else 0) for name in entry.fields
         }
         self.pairs: list[tuple[float, bool]] = []
+        self.judged: list[Judged] = []
+        self.placements: list[Placement] = []
+        self.items_per_doc: list[int] = []
         self.latencies: list[float] = []
         self.totals: dict[str, int] = dict.fromkeys(
             ("documents", "failed", "pending", "invalid", "proposed", "stored", "dropped", "needs_review"), 0
@@ -232,8 +335,20 @@ class _Tally:
         for name, counts in score.counts.items():
             self.counts[name].add(counts)
         self.pairs += score.calibration
+        self.judged += [
+            Judged(
+                field=v.prediction.field,  # the schema field: what a calibration is fitted per
+                confidence=v.prediction.confidence,
+                probability=v.prediction.probability,
+                queued=v.prediction.status == "needs_review",
+                correct=v.correct,
+            )
+            for v in score.verdicts
+        ]
+        self.placements += score.placements
         self.latencies.append(latency_ms)
         if outcome is not None:
+            self.items_per_doc.append(sum(1 for i in outcome.items if i.evidence))
             self.totals["failed"] += outcome.status == "failed"
             self.totals["pending"] += outcome.status == "pending"
             self.totals["proposed"] += outcome.proposed
@@ -285,6 +400,7 @@ def run_eval(
     on_progress: Progress | None = None,
     cache: ModelCache | None = None,
     per_pass: bool = True,
+    collect: Collect | None = None,
 ) -> EvalResult:
     """Score `path` (records in the gold format) under the entry's mapping.
 
@@ -294,7 +410,7 @@ def run_eval(
     A schema with `extraction_passes` > 1 is also scored with its first 1, 2, ... passes only
     (`recall_per_pass`); those requests are the full run's first passes, answered from the cache.
     """
-    result = _run_eval(entry, path, schema, extractor, schema_key, limit, samples, on_progress, cache)
+    result = _run_eval(entry, path, schema, extractor, schema_key, limit, samples, on_progress, cache, collect)
     if not per_pass or schema is None or schema.extraction_passes == 1 or entry.mode == "entity_spans":
         return result
     earlier = [
@@ -327,6 +443,7 @@ def _run_eval(
     samples: int,
     on_progress: Progress | None,
     cache: ModelCache | None,
+    collect: Collect | None = None,
 ) -> EvalResult:
     if not path.is_file():
         raise EvalConfigError(f"{entry.name}: {path} does not exist")
@@ -371,6 +488,8 @@ def _run_eval(
             outcomes = list(extracted)
         for record, doc, preds, outcome, ms in zip(batch, docs, predictions, outcomes, scrub_ms, strict=True):
             score = score_document(entry, record, preds)
+            if collect is not None:
+                collect(record, score.verdicts)
             extract_ms = timed.elapsed_ms.get(doc.doc_id, 0.0) if timed is not None else 0.0
             tally.add(record, score, ms + extract_ms, outcome)
             tally.sample(record, score, outcome, samples)
@@ -418,6 +537,9 @@ def _result(
         items_stored=totals["stored"],
         items_dropped=totals["dropped"],
         calibration=calibration([] if entry.mode == "evidence_turns" else tally.pairs),
+        review=review_figures(tally.judged) if entry.mode == "fields" else None,
+        confidence=None if scrubber_only else confidence_note(schema),
+        placement=placement_figures(tally.placements, tally.items_per_doc) if entry.mode == "evidence_turns" else None,
         latency_ms_mean=mean(tally.latencies),
         latency_ms_p95=percentile(tally.latencies, 0.95),
         wall_seconds=round(wall_seconds, 2),

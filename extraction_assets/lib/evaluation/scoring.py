@@ -40,6 +40,14 @@ class Prediction(BaseModel):
     confidence: float
     spans: list[tuple[int, int]] = Field(default_factory=list)
     status: str = "draft"
+    probability: float | None = None  # the calibrated probability of being right, where the version has one
+    features: dict[str, float] = Field(default_factory=dict)  # the evidence features it was computed from
+    reasons: list[str] = Field(default_factory=list)  # its review reasons
+
+    @property
+    def certainty(self) -> float:
+        """What the item states about being right: its probability, else its confidence."""
+        return self.confidence if self.probability is None else self.probability
 
     def value_for(self, attribute: str) -> Any:
         """The item's value under `attribute`; an item without a `value` stands for its evidence quote."""
@@ -68,9 +76,28 @@ class FieldOutcome(BaseModel):
     counts: FieldCounts
 
 
+class Verdict(BaseModel):
+    """A prediction the gold can judge, under the registry field that judged it."""
+
+    field: str
+    prediction: Prediction
+    correct: bool
+
+
+class Placement(BaseModel):
+    """Mode `evidence_turns`: whether an item landed inside gold evidence of its field, and the chance that an item
+    on a random turn of the same document would (the share of its turns the gold evidence covers)."""
+
+    field: str
+    hit: bool
+    chance: float
+
+
 class DocumentScore(BaseModel):
     counts: dict[str, FieldCounts]
     calibration: list[tuple[float, bool]] = Field(default_factory=list)
+    verdicts: list[Verdict] = Field(default_factory=list)
+    placements: list[Placement] = Field(default_factory=list)
     gold_marks: list[Mark] = Field(default_factory=list)
     predicted_marks: list[Mark] = Field(default_factory=list)
     outcomes: list[FieldOutcome] = Field(default_factory=list)
@@ -112,7 +139,8 @@ def _score_field(name: str, mapping: FieldMapping, record: GoldRecord, predictio
         counts = _scalar_counts(bool(gold_values), bool(preds), any(verdicts))
     return DocumentScore(
         counts={name: counts},
-        calibration=[(p.confidence, ok) for p, ok in zip(preds, verdicts, strict=True)],
+        calibration=[(p.certainty, ok) for p, ok in zip(preds, verdicts, strict=True)],
+        verdicts=[Verdict(field=name, prediction=p, correct=ok) for p, ok in zip(preds, verdicts, strict=True)],
         gold_marks=[Mark(start=s.start, end=s.end, label=name) for s in gold_spans],
         predicted_marks=_marks(name, preds, verdicts, mapping.attribute),
         outcomes=[
@@ -154,8 +182,10 @@ def _score_evidence(
         any(spans_overlap(s, (g.start, g.end)) for s in p.spans for spans in gold_items for g in spans) or None
         for p in preds
     ]
+    chance = _turn_coverage(record.text, [(g.start, g.end) for spans in gold_items for g in spans])
     return DocumentScore(
         counts={name: counts},
+        placements=[Placement(field=name, hit=bool(ok), chance=chance) for ok in verdicts],
         gold_marks=[Mark(start=g.start, end=g.end, label=name) for spans in gold_items for g in spans],
         predicted_marks=_marks(name, preds, verdicts, mapping.attribute),
         outcomes=[
@@ -167,6 +197,17 @@ def _score_evidence(
             )
         ],
     )
+
+
+def _turn_coverage(text: str, gold: list[tuple[int, int]]) -> float:
+    """The share of the document's non-empty lines (its turns) that overlap a gold span."""
+    lines, pos = [], 0
+    for line in text.split("\n"):
+        if line.strip():
+            lines.append((pos, pos + len(line)))
+        pos += len(line) + 1
+    inside = sum(1 for line in lines if any(spans_overlap(line, g) for g in gold))
+    return inside / len(lines) if lines else 0.0
 
 
 def _score_entities(
@@ -208,6 +249,8 @@ def score_document(entry: DatasetEntry, record: GoldRecord, predictions: list[Pr
             part = _score_entities(name, mapping, entry, record, predictions)
         total.counts.update(part.counts)
         total.calibration += part.calibration
+        total.verdicts += part.verdicts
+        total.placements += part.placements
         total.gold_marks += part.gold_marks
         total.predicted_marks += part.predicted_marks
         total.outcomes += part.outcomes

@@ -59,6 +59,8 @@ def store_eval(con: duckdb.DuckDBPyConnection, result: EvalResult, report_path: 
         "completion_tokens": result.completion_tokens,
         "notes": json.dumps({"notes": result.notes, "messages": result.messages}, ensure_ascii=False),
         "report_path": report_path,
+        "review": None if result.review is None else json.dumps(result.review.model_dump(mode="json")),
+        "placement": None if result.placement is None else json.dumps(result.placement.model_dump(mode="json")),
     }
     metrics = [
         {**key, **f.model_dump()}  # every FieldScore attribute is an eval_metrics column of the same name

@@ -50,6 +50,16 @@ class Extractor(Protocol):
         ...
 
 
+def heuristic_version(schema: SchemaVersion) -> str:
+    """The schema's pack version, with its calibration's fingerprint where the version is calibrated: a new pack or
+    a refit that changes how items are scored makes the partition's documents pending again."""
+    from extraction_assets.lib.heuristics import pack_version  # the registry only: no pack loads
+
+    pack = pack_version(schema.heuristic)
+    calibration = schema.calibration
+    return f"{pack}+{calibration.tag}" if calibration is not None and calibration.status == "calibrated" else pack
+
+
 class HeuristicExtractor:
     """The offline default: the schema's heuristic pack, no network, same output every time."""
 
@@ -64,9 +74,7 @@ class HeuristicExtractor:
         return []
 
     def version(self, schema: SchemaVersion) -> str:
-        from extraction_assets.lib.heuristics import pack_version  # the registry only: no pack loads
-
-        return pack_version(schema.heuristic)
+        return heuristic_version(schema)
 
     def extract(self, doc: ExtractionInput, schema: SchemaVersion) -> ExtractorRun:
         from extraction_assets.lib.heuristics import get_pack

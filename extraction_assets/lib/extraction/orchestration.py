@@ -34,7 +34,7 @@ from pydantic import BaseModel
 from extraction_assets.lib.extraction.agreement import with_agreement
 from extraction_assets.lib.extraction.chunk_merge import merge_chunk_candidates
 from extraction_assets.lib.extraction.chunking import Chunk, chunk_input, document_chunks
-from extraction_assets.lib.extraction.extractors import ExtractorRun, HeuristicExtractor
+from extraction_assets.lib.extraction.extractors import ExtractorRun, HeuristicExtractor, heuristic_version
 from extraction_assets.lib.llm.budget import Deferred, Prices
 from extraction_assets.lib.llm.client import CallStats, LLMClient, LLMError
 from extraction_assets.lib.llm.prompting import build_messages
@@ -132,9 +132,7 @@ class OrchestratedExtractor:
         return self.client is not None and not self.kill_switch and schema.orchestration != "heuristic_only"
 
     def version(self, schema: SchemaVersion) -> str:
-        from extraction_assets.lib.heuristics import pack_version  # the registry only: no pack loads
-
-        pack = pack_version(schema.heuristic)
+        pack = heuristic_version(schema)
         if not self._model_active(schema):
             return pack
         assert self.client is not None
@@ -376,6 +374,8 @@ def _over_chunks(
         _merge(stats, cost)
         if isinstance(exc, LLMError) and exc is not raised:  # the raised one's cost is counted where it is caught
             _add(stats, exc.stats)
+        elif isinstance(exc, Deferred) and exc.cost is not None:  # a request that ran out of time, raised or not
+            _add(stats, exc.cost)
     if raised is not None:
         raise raised
     return [(chunk, cast(R, value)) for chunk, (_, value, _) in zip(chunks, results, strict=True)]

@@ -14,12 +14,14 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+from extraction_assets.lib.calibration.model import band_confidence
 from extraction_assets.lib.extraction.answer_bounds import bound_value, bounded_title, suspicious
 from extraction_assets.lib.extraction.extractors import Extractor, ExtractorRun
 from extraction_assets.lib.extraction.grounding import TurnIndex, ground
 from extraction_assets.lib.extraction.review_rules import review_reasons
 from extraction_assets.lib.extraction.routing import route_document
 from extraction_assets.lib.llm.budget import Deferred
+from extraction_assets.lib.llm.deadline import abandon_calls, resume_calls
 from extraction_assets.lib.models import (
     EXTRACTOR_METADATA,
     CandidateItem,
@@ -144,7 +146,11 @@ def _record(
     )
     extracted_by = candidate.extracted_by or run.extracted_by
     band = schema.model_band if extracted_by == "model" else schema.heuristic_band
-    confidence = band.clamp(candidate.confidence)
+    probability, threshold = _calibrated(schema, candidate, extracted_by)
+    if probability is None:
+        confidence = band.clamp(candidate.confidence)
+    else:  # the probability placed in the band: monotone, never outside it, never 1.0
+        confidence = band.clamp(band_confidence(band.low, band.high, probability))
     value: dict[str, Any] = dict(candidate.value)
     title = candidate.title.strip()[:200] or evidence[0].quote[:120]
     reasons = review_reasons(
@@ -154,6 +160,8 @@ def _record(
         value,
         contradiction=candidate.contradiction,
         denial=candidate.denial,
+        probability=probability,
+        threshold=threshold,
     )
     if extracted_by == "model":  # what a model returns is bounded, and an echoed instruction is never a draft
         title = bounded_title(title)
@@ -176,7 +184,24 @@ def _record(
         review_reasons=reasons,
         reasoning_summary=candidate.reasoning_summary,
         evidence=evidence,
+        probability_correct=probability,
+        evidence_features=dict(candidate.features),
     )
+
+
+def _calibrated(
+    schema: SchemaVersion, candidate: CandidateItem, extracted_by: str
+) -> tuple[float | None, float | None]:
+    """(probability of being right, the version's review threshold) where the version's calibration covers this
+    field and the item's features came from the pack it was fitted on; (None, None) elsewhere (a model's answer, a
+    field or version without enough labelled data): today's confidence and threshold then decide."""
+    calibration = schema.calibration
+    if calibration is None or extracted_by == "model" or not candidate.features:
+        return None, None
+    fitted = calibration.field(candidate.item_type)
+    if fitted is None:
+        return None, None
+    return fitted.probability(candidate.features), calibration.threshold
 
 
 def missing_required_fields(
@@ -310,7 +335,9 @@ def extract_stream(
     """Outcomes in input order, `extractor.concurrency` documents in flight (model calls wait on the network).
 
     The input is read lazily and the caller may store outcomes between two of them: loading the next
-    documents and committing finished ones overlap with the model calls still running.
+    documents and committing finished ones overlap with the model calls still running. When the stream stops early
+    (an interrupt, a failed batch write), documents not started are dropped and model calls in flight are given up
+    at once: they wait for the next run, and the stop waits on no endpoint.
     """
     if extractor.concurrency <= 1:
         for doc, clean in pairs:
@@ -320,12 +347,20 @@ def extract_stream(
     window = extractor.concurrency * 4
     with ThreadPoolExecutor(max_workers=extractor.concurrency, thread_name_prefix="extract") as pool:
         running: deque[Future[ExtractionOutcome]] = deque()
-        for doc, clean in pairs:
-            running.append(pool.submit(extract_document, doc, clean, schema, extractor))
-            if len(running) >= window:
+        try:
+            for doc, clean in pairs:
+                running.append(pool.submit(extract_document, doc, clean, schema, extractor))
+                if len(running) >= window:
+                    yield running.popleft().result()
+            while running:
                 yield running.popleft().result()
-        while running:
-            yield running.popleft().result()
+        except BaseException:  # including the generator's close and Dagster's interrupt
+            abandon_calls()
+            try:
+                pool.shutdown(wait=True, cancel_futures=True)
+            finally:
+                resume_calls()  # every call of this stream has ended: later ones run as usual
+            raise
 
 
 def extract_documents(

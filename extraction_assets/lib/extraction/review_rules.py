@@ -70,12 +70,21 @@ def review_reasons(
     value: dict[str, Any],
     contradiction: str | None = None,
     denial: str | None = None,
+    probability: float | None = None,
+    threshold: float | None = None,
 ) -> list[str]:
-    """Every rule that sends this item to review; an empty list means it may stay a draft."""
+    """Every rule that sends this item to review; an empty list means it may stay a draft.
+
+    A calibrated item (`probability` of being right, and the version's `threshold` chosen from the cost of an error)
+    is below threshold when its probability is; any other item when its confidence is under its field's threshold.
+    """
     if spec is None:
         return ["type_violation: the item type is not declared in the schema"]
     reasons: list[str] = []
-    if confidence < spec.confidence_threshold:
+    if probability is not None and threshold is not None:
+        if probability < threshold:
+            reasons.append(f"below_threshold: probability correct {probability:.3f} < {threshold:.3f}")
+    elif confidence < spec.confidence_threshold:
         reasons.append(f"below_threshold: confidence {confidence:.2f} < {spec.confidence_threshold:.2f}")
     if not evidence:
         reasons.append("no_evidence: no verbatim evidence was located")

@@ -1,6 +1,7 @@
 """Counters a materialization reports: outcomes (model, fallback_used, failed, skipped, disabled, pending_budget,
-pending_batch), calls, cache hits, chunks, tokens (failed attempts and re-asks included) and latency percentiles,
-so a user sees what a run cost, how often it fell back and how much it left for the next run."""
+pending_batch, pending_deadline, pending_endpoint_stuck), calls, cache hits, chunks, tokens (failed attempts and
+re-asks included) and latency percentiles, so a user sees what a run cost, how often it fell back and how much it
+left for the next run."""
 
 from __future__ import annotations
 

@@ -46,7 +46,7 @@ class HeuristicPack:
 
 HEURISTIC_PACKS: dict[str, HeuristicPack] = {
     "pulse": HeuristicPack(
-        version="heuristic-pulse-v2",
+        version="heuristic-pulse-v3",
         extractor="pulse:extract_pulse_pack",
         gate_name="pulse_gate",
         folders=("pulses", "chat", "meetings"),
@@ -58,13 +58,13 @@ HEURISTIC_PACKS: dict[str, HeuristicPack] = {
         folders=("interviews",),
     ),
     "receipt": HeuristicPack(
-        version="heuristic-receipt-v2",
+        version="heuristic-receipt-v3",
         extractor="receipt:extract_receipt",
         gate_name="receipt_gate",
         folders=("receipts",),
     ),
     "contract": HeuristicPack(
-        version="heuristic-contract-v3",
+        version="heuristic-contract-v4",
         extractor="contract:extract_contract",
         gate_name="contract_gate",
         folders=("contracts",),

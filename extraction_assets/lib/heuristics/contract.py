@@ -11,10 +11,12 @@ quotes and OCR look-alikes do not hide a word, while every evidence span stays a
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from datetime import date
 from functools import lru_cache
 from itertools import pairwise
 from typing import Any
@@ -100,6 +102,8 @@ class _Found:
     end: int
     factor: float
     shown: str
+    rule: str = ""  # which cue found it (the evidence features name it)
+    features: dict[str, float] = dataclasses.field(default_factory=dict)  # evidence only its finder knows
 
 
 @lru_cache(maxsize=1024)
@@ -169,13 +173,13 @@ class _Contract:
             right -= 1
         return left, right
 
-    def found(self, field: str, value: dict[str, Any], start: int, end: int, factor: float) -> _Found:
+    def found(self, field: str, value: dict[str, Any], start: int, end: int, factor: float, rule: str) -> _Found:
         shown = str(value.get("value"))
-        return _Found(field, value, start, end, factor, shown)
+        return _Found(field, value, start, end, factor, shown, rule)
 
     # --- title and type ----------------------------------------------------------------------------
 
-    def title(self) -> tuple[int, int, float] | None:
+    def title(self) -> tuple[int, int, float, str] | None:
         """The document's title near the top: an upper-case piece that starts or ends with a contract word
         ("SUPPLY AGREEMENT", "ДОГОВОР ПОСТАВКИ № 7"), else any upper-case piece naming one, else a short
         Title Case piece ending with one ("e-business Hosting Agreement")."""
@@ -194,9 +198,9 @@ class _Contract:
             title_case = 2 <= len(words.split()) <= 8 and '"' not in words
             tier = 0 if upper and at_edge else 1 if upper else 2 if at_edge and title_case else 3
             tiers.setdefault(tier, (start, end))
-        for tier, factor in ((0, FULL), (1, PARTIAL), (2, PARTIAL)):
+        for tier, factor, rule in ((0, FULL, "upper_edge"), (1, PARTIAL, "upper"), (2, PARTIAL, "title_case")):
             if tier in tiers:
-                return (*tiers[tier], factor)
+                return (*tiers[tier], factor, rule)
         return None
 
     def _opens_with_date(self, start: int) -> bool:
@@ -216,14 +220,14 @@ class _Contract:
         redacted = _REDACTION.search(self.view, start, end)
         return _strip(self.text, start, redacted.start() if redacted else end)
 
-    def document_name(self, title: tuple[int, int, float] | None) -> _Found | None:
+    def document_name(self, title: tuple[int, int, float, str] | None) -> _Found | None:
         if title is None:
             return None
-        start, end, factor = title
+        start, end, factor, rule = title
         name = " ".join(self.text[start:end].split())
-        return self.found("document_name", {"value": name}, start, end, factor)
+        return self.found("document_name", {"value": name}, start, end, factor, rule)
 
-    def contract_type(self, title: tuple[int, int, float] | None) -> _Found | None:
+    def contract_type(self, title: tuple[int, int, float, str] | None) -> _Found | None:
         """The kind the title names (its earliest dictionary phrase), else one named in the header, else other."""
         windows = [(title[0], title[1], FULL)] if title else []
         windows.append((0, self.header, PARTIAL))
@@ -236,10 +240,11 @@ class _Contract:
             if named:
                 _, kind, m = min(named, key=lambda n: n[0])
                 start, end = (lo, hi) if title and lo == title[0] else self.sentence(m.start(), m.end())
-                return self.found("contract_type", {"value": kind, "matched": m.group(0)}, start, end, factor)
+                rule = "title" if factor == FULL else "header"
+                return self.found("contract_type", {"value": kind, "matched": m.group(0)}, start, end, factor, rule)
         if title is None:
             return None
-        return self.found("contract_type", {"value": "other"}, title[0], title[1], GUESS)
+        return self.found("contract_type", {"value": "other"}, title[0], title[1], GUESS, "other")
 
     # --- parties -----------------------------------------------------------------------------------
 
@@ -258,7 +263,11 @@ class _Contract:
             if alias:
                 value["alias"] = self.text[alias.start(1) : alias.end(1)]
             field = "party_a" if not found else "party_b"
-            found.append(self.found(field, value, start, end, factor))
+            if self.lex.language == "ru":
+                rule = "quoted" if factor == FULL else "capitalized"
+            else:
+                rule = "legal_form" if factor == FULL else "between"
+            found.append(self.found(field, value, start, end, factor, rule))
         return found
 
     def _en_parties(self) -> Iterator[tuple[int, int, float]]:
@@ -332,7 +341,7 @@ class _Contract:
                 s, e = self.sentence(trigger.start(), mention.end)
                 if not _hits(self.view, near, s, e):
                     continue
-            return self._date_found(mention, FULL)
+            return self._date_found(mention, FULL, rule="trigger")
         return None
 
     def _date_at(self, position: int) -> DateMention | None:
@@ -347,25 +356,31 @@ class _Contract:
             return None
         return None if _SENTENCE_END.search(gap) or _GAP_BREAK.search(gap) else mention
 
-    def _date_found(self, mention: DateMention, factor: float, field: str = "") -> _Found:
+    def _date_found(self, mention: DateMention, factor: float, field: str = "", rule: str = "") -> _Found:
         printed = self.text[mention.start : mention.end]
         value = {"value": mention.value.isoformat(), "as_printed": printed}
-        return self.found(field, value, mention.start, mention.end, factor)
+        return self.found(field, value, mention.start, mention.end, factor, rule)
 
     def agreement_date(self) -> _Found | None:
         """After a trigger in the header; else the header's first date; else a date said to be the signing's
-        ("Signed and effective this <date>"); else the last date of the signature block."""
-        found = self.date_after(self.lex.agreement_date, 0, self.header)
+        ("Signed and effective this <date>"); else the last date of the signature block. Every rule is asked, so
+        the value's features say whether the others confirm it or name another date."""
+        trigger = self.date_after(self.lex.agreement_date, 0, self.header)
+        first = next((d for d in self.own_dates if d.start < self.header), None)
+        header_first = self._date_found(first, PARTIAL, rule="header_first") if first else None
+        signed_on = self.date_after(self.lex.signed_on, self.header, len(self.view))
+        signed_on = replace(signed_on, factor=PARTIAL, rule="signed_on") if signed_on else None  # a body date
+        signed = self._signed_dates()
+        latest = max(signed, key=lambda d: d.value) if signed else None
+        signature = self._date_found(latest, GUESS, rule="signature") if latest else None
+        found = trigger or header_first or signed_on or signature
         if found is None:
-            first = next((d for d in self.own_dates if d.start < self.header), None)
-            found = self._date_found(first, PARTIAL) if first else None
-        if found is None:
-            signed_on = self.date_after(self.lex.signed_on, self.header, len(self.view))
-            found = replace(signed_on, factor=PARTIAL) if signed_on else None  # a body date, not the preamble's
-        if found is None:
-            signed = self._signed_dates()
-            found = self._date_found(max(signed, key=lambda d: d.value), GUESS) if signed else None
-        return _renamed(found, "agreement_date")
+            return None
+        answers = [f.value["value"] for f in (trigger, header_first, signed_on) if f is not None and f is not found]
+        answers += [d.value.isoformat() for d in signed if signature is not found]
+        chosen = found.value["value"]
+        seconds = {"confirmed": float(chosen in answers), "contradicted": float(any(a != chosen for a in answers))}
+        return replace(found, field="agreement_date", features=seconds)
 
     def _signed_dates(self) -> list[DateMention]:
         """The dates of the first signature block that has any: a body's "date of last signature" names the block
@@ -389,7 +404,7 @@ class _Contract:
         near = self.lex.term_words
         found = (
             self.date_after(self.lex.end_date, 0, len(self.view), near)
-            or self.date_after(self.lex.period_end, 0, len(self.view), near, after=self.lex.period_start)
+            or _ruled(self.date_after(self.lex.period_end, 0, len(self.view), near, self.lex.period_start), "period")
             or self._defined_date(self.lex.end_defined)
         )
         return _renamed(found, "end_date")
@@ -399,7 +414,7 @@ class _Contract:
         for mention in self.dates:
             defined = _hits(self.view, terms, mention.end, mention.end + DEFINED_TERM_GAP)
             if defined and _DEFINED_TERM_GAP.fullmatch(self.view, mention.end, defined[0].start()):
-                return self._date_found(mention, FULL)
+                return self._date_found(mention, FULL, rule="defined")
         return None
 
     # --- money -------------------------------------------------------------------------------------
@@ -424,8 +439,8 @@ class _Contract:
                 total = {"value": float(value), "as_printed": self.text[span[0] : span[1]], "currency": code}
                 printed = {"value": code, "as_printed": self.text[c_start:c_end]}
                 return [  # the currency's evidence is the whole amount: a lone "$" shows a reviewer nothing
-                    self.found("total_amount", total, *span, FULL),
-                    self.found("currency", printed, *span, FULL),
+                    self.found("total_amount", total, *span, FULL, "trigger"),
+                    self.found("currency", printed, *span, FULL, "trigger"),
                 ]
         return []
 
@@ -464,7 +479,9 @@ class _Contract:
         if not candidates:
             return None
         s, e, name, printed = (own or candidates)[0]
-        return self.found("governing_law", {"value": name, "as_printed": printed}, s, e, FULL if own else PARTIAL)
+        value = {"value": name, "as_printed": printed}
+        found = self.found("governing_law", value, s, e, FULL if own else PARTIAL, "this_contract" if own else "other")
+        return replace(found, features={"places_disagree": float(len({c[2].casefold() for c in candidates}) > 1)})
 
     def _law_in(self, s: int, e: int) -> tuple[str, str] | None:
         """(jurisdiction, as printed) of the first "laws of <place>" (or "<Place> law") in the sentence ``[s, e)``."""
@@ -518,7 +535,7 @@ class _Contract:
         """A sentence with a convenience cue ("without cause") or a bare notice period ("upon 90 days' written
         notice"), unless it names a breach or default: "may terminate at any time if the other party is in breach"
         is a right to end the contract for cause."""
-        cue = self.lex.convenience + self.lex.notice_only
+        cue = self.lex.convenience + self.lex.weak_convenience + self.lex.notice_only
         return bool(_hits(self.view, cue, start, end)) and not _hits(self.view, self.lex.for_cause, start, end)
 
     def clauses(self) -> list[_Found]:
@@ -531,14 +548,22 @@ class _Contract:
             prose = [x for x in sentences if not self._is_heading(*x[0])]
             chosen = (prose or sentences)[0]
             value: dict[str, Any] = {"value": True}
+            features: dict[str, float] = {"sentences": float(min(len({lo for (lo, _), _ in sentences}), 5))}
             if field == "termination_clause":
                 convenient = [x for x in sentences if self._without_cause(*x[0])]
                 chosen = convenient[0] if convenient else chosen
                 value["for_convenience"] = bool(convenient)
+                (lo, hi), _ = chosen
+                features |= {
+                    "convenient_sentences": float(min(len({lo for (lo, _), _ in convenient}), 3)),
+                    "explicit_cue": float(bool(_hits(self.view, self.lex.convenience, lo, hi))),
+                    "about_this_contract": float(bool(_hits(self.view, self.lex.this_contract, lo, hi))),
+                    "names_a_breach": float(bool(_hits(self.view, self.lex.for_cause, lo, hi))),
+                }
             (start, end), _ = chosen
             same = [hit for (lo, _), hit in sentences if lo == start]
             value["keywords"] = sorted({" ".join(hit.group(0).split()) for hit in same})
-            found.append(self.found(field, value, start, end, FULL))
+            found.append(replace(self.found(field, value, start, end, FULL, "keyword"), features=features))
         return found
 
 
@@ -561,7 +586,11 @@ def _strip(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _renamed(found: _Found | None, field: str) -> _Found | None:
-    return None if found is None else _Found(field, found.value, found.start, found.end, found.factor, found.shown)
+    return None if found is None else replace(found, field=field)
+
+
+def _ruled(found: _Found | None, rule: str) -> _Found | None:
+    return None if found is None else replace(found, rule=rule)
 
 
 def looks_like_contract(contract: _Contract) -> bool:
@@ -571,6 +600,81 @@ def looks_like_contract(contract: _Contract) -> bool:
     return bool(_hits(contract.view, contract.lex.title_words, 0, top)) and bool(
         _hits(contract.view, parties, 0, max(top, contract.header))
     )
+
+
+# The rules each field's finder may have used, the most trusted first (the baseline of its flags).
+_RULES: dict[str, tuple[str, ...]] = {
+    "document_name": ("upper_edge", "upper", "title_case"),
+    "contract_type": ("title", "header", "other"),
+    "party_a": ("legal_form", "between", "quoted", "capitalized"),
+    "party_b": ("legal_form", "between", "quoted", "capitalized"),
+    "agreement_date": ("trigger", "header_first", "signed_on", "signature"),
+    "start_date": ("trigger", "defined"),
+    "end_date": ("trigger", "period", "defined"),
+    "governing_law": ("this_contract", "other"),
+}
+_DATE_FIELDS = ("agreement_date", "start_date", "end_date")
+_YEAR = 365.25
+NAME_REPEATS = 3
+
+
+_NAME_GLUE = frozenset({"of", "the", "and", "de", "for", "du", "la", "von", "van", "&"})
+
+
+def _features(contract: _Contract, found: _Found, others: dict[str, _Found]) -> dict[str, float]:
+    """The evidence a value rests on, for the schema version's calibration (`lib/calibration`): which rule found it,
+    whether other rules or fields agree, and whether the value looks sane (a party holding a date, a one-word
+    title, a date years from the contract's other dates)."""
+    rules = _RULES.get(found.field, ())
+    features = {f"rule_{r}": float(found.rule == r) for r in rules[1:]}
+    features["in_header"] = float(found.start < contract.header)
+    value = str(found.value.get("value", ""))
+    words = value.split()
+    if found.field == "document_name":
+        said = " ".join(contract.view[found.start : found.end].split())
+        features |= {
+            "single_word": float(len(words) == 1),
+            "long": float(len(words) > 6),
+            "has_digit": float(any(c.isdigit() for c in value)),
+            "named_again": float(" ".join(contract.view[found.end :].split()).count(said) > 0),
+        }
+    elif found.field in ("party_a", "party_b"):
+        inside = [d for d in contract.dates if found.start <= d.start < found.end]
+        repeats = contract.view.count(contract.view[found.start : found.end], found.end)
+        before = contract.text[found.start - 1 : found.start]
+        features |= {
+            "no_alias": float("alias" not in found.value),
+            "holds_date": float(bool(inside)),
+            "has_digit": float(any(c.isdigit() for c in value)),
+            "single_word": float(len(words) == 1),
+            "long": float(len(words) > 6),
+            "not_repeated": float(repeats == 0),
+            "repeats": float(min(repeats, NAME_REPEATS)),
+            "cut_from_word": float(bool(before) and (before.isalnum() or before in ".-'’")),
+            "common_words": float(min(sum(w.islower() and w not in _NAME_GLUE for w in words), 3)),
+            "two_names": float(" and " in f" {value.casefold()} " and found.rule != "quoted"),
+        }
+    elif found.field in _DATE_FIELDS:
+        when = date.fromisoformat(value)
+        others_dates = {d.value for d in contract.own_dates} - {when}
+        nearest = min((abs((d - when).days) for d in others_dates), default=0) / _YEAR
+        features |= {
+            "other_dates": float(min(len(others_dates), 5)),
+            "far_from_other_dates": float(bool(others_dates) and nearest > 1),
+            "late_in_text": float(found.start > len(contract.text) / 2),
+        }
+        agreed = others.get("agreement_date")
+        if found.field != "agreement_date":
+            features["same_as_agreement_date"] = float(agreed is not None and agreed.value["value"] == value)
+        start = others.get("start_date")
+        if found.field == "end_date" and start is not None:
+            features["not_after_start"] = float(value <= start.value["value"])
+    elif found.field == "governing_law":
+        features |= {"single_word": float(len(words) == 1), "upper_case": float(value.isupper())}
+    elif found.field == "penalty_clause":
+        keywords = found.value.get("keywords", [])
+        features["liquidated"] = float(any("liquidated" in k for k in keywords))
+    return features | found.features
 
 
 def extract_contract(doc: ExtractionInput, schema: SchemaVersion) -> list[CandidateItem]:
@@ -592,9 +696,17 @@ def extract_contract(doc: ExtractionInput, schema: SchemaVersion) -> list[Candid
         *contract.clauses(),
     ]
     language = contract.lex.language
+    by_field = {f.field: f for f in found if f is not None}
     return [
         field_candidate(
-            schema, f.field, {**f.value, "language": language}, doc.text[f.start : f.end], f.start, f.factor, f.shown
+            schema,
+            f.field,
+            {**f.value, "language": language},
+            doc.text[f.start : f.end],
+            f.start,
+            f.factor,
+            f.shown,
+            _features(contract, f, by_field),
         )
         for f in found
         if f is not None and schema.field(f.field) is not None

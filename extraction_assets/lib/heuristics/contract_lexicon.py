@@ -38,7 +38,8 @@ class Lexicon:
     signatures: tuple[str, ...]  # where the signature block begins (its dates say when the contract was signed)
     signed_on: tuple[str, ...]  # phrases right before the date of signing, anywhere: "Signed and effective this"
     clauses: dict[str, tuple[str, ...]]  # clause flag field -> phrases that show the clause
-    convenience: tuple[str, ...]  # a termination clause that needs no cause
+    convenience: tuple[str, ...]  # a termination clause that says it needs no cause
+    weak_convenience: tuple[str, ...]  # ... that needs none, by implication ("at any time")
     for_cause: tuple[str, ...]  # a termination sentence naming a breach or default is for cause
     notice_only: tuple[str, ...]  # termination on notice alone ("upon sixty (60) days' written notice") needs no cause
 
@@ -119,8 +120,8 @@ EN = Lexicon(
         ),
         "arbitration_clause": ("arbitration", "arbitrator*", "arbitral"),
     },
-    convenience=("for convenience", "without cause", "for any reason", "for no reason", "at any time",
-                 "sole discretion", "non-cause"),
+    convenience=("for convenience", "without cause", "for any reason", "for no reason", "non-cause"),
+    weak_convenience=("at any time", "sole discretion"),
     for_cause=("breach*", "default*", "fail*", "insolven*", "bankrupt*"),
     notice_only=("days notice", "days' notice", "days written notice", "days' written notice",
                  "days prior written notice", "days' prior written notice", "months notice", "months' notice",
@@ -179,7 +180,8 @@ RU = Lexicon(
         "termination_clause": ("расторгн*", "расторжени*", "односторонн* отказ*", "отказаться от исполнения"),
         "arbitration_clause": ("арбитражн*", "третейск*", "мкас", "международн* арбитраж*"),
     },
-    convenience=("без объяснения причин", "в любое время", "без указания причин", "по своему усмотрению"),
+    convenience=("без объяснения причин", "без указания причин"),
+    weak_convenience=("в любое время", "по своему усмотрению"),
     for_cause=("нарушени*", "неисполнени*", "ненадлежащ*"),
     notice_only=("уведомив*", "предупредив*", "письменного уведомления за"),
 )

@@ -26,9 +26,17 @@ def band_confidence(schema: SchemaVersion, factor: float) -> float:
 
 
 def field_candidate(
-    schema: SchemaVersion, field: str, value: dict[str, Any], quote: str, start: int, factor: float, shown: str
+    schema: SchemaVersion,
+    field: str,
+    value: dict[str, Any],
+    quote: str,
+    start: int,
+    factor: float,
+    shown: str,
+    features: dict[str, float] | None = None,
 ) -> CandidateItem:
-    """One field's value; ``quote`` is the verbatim source slice starting at ``start``."""
+    """One field's value; ``quote`` is the verbatim source slice starting at ``start``; ``features`` are the evidence
+    its calibration weighs (`lib/calibration`)."""
     return CandidateItem(
         item_type=field,
         title=make_title(f"{field}: {shown}"),
@@ -36,4 +44,5 @@ def field_candidate(
         confidence=band_confidence(schema, factor),
         span_hint=start,
         value=value,
+        features=features or {},
     )

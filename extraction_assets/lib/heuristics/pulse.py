@@ -38,6 +38,7 @@ __all__ = [
 
 ITEM_TYPES: tuple[str, ...] = ("commitment", "risk", "decision")
 MAX_ITEMS = 10
+MEETING_MAX_ITEMS = 4  # a meeting transcript's items, unless its schema's `options.meeting_max_items` says otherwise
 CONFIDENCE_MIN = 0.60
 CONFIDENCE_MAX = 0.80
 TITLE_LIMIT = 120
@@ -287,17 +288,21 @@ def score_confidence(*, strong: bool, distinct_keywords: int, has_due_date: bool
     return round(min(max(points, 60), 80) / 100, 2)
 
 
-def extract_pulse(doc: ExtractionInput) -> list[CandidateItem]:
+def extract_pulse(doc: ExtractionInput, meeting_max_items: int = MEETING_MAX_ITEMS) -> list[CandidateItem]:
     """Propose commitments, risks and decision requests, one per (clause, type) with a keyword.
 
     In a pulse answer slot (a turn answering a question) only the strongest clause per type is kept
     (one item per type per answer: the strongest clause wins, so an answer yields at most three items).
+    In a meeting transcript the pack abstains instead of guessing (`_is_meeting`): a clause carried by one weak
+    keyword ("I'll start", "should we ...?") lands where a meeting discusses a decision or a problem no more often
+    than a random turn does, so only clauses with an explicit signal are kept, at most ``meeting_max_items``.
     Returns at most ``MAX_ITEMS`` items in text order; each ``evidence_span`` is the exact slice
     ``doc.text[span_hint:span_hint + len(evidence_span)]``.
     """
     if not doc.text.strip():
         return []
     turns = {turn.turn_id: turn for turn in doc.turns}
+    meeting = _is_meeting(doc)
     best: dict[tuple[str, str | None, str], tuple[float, int, int, CandidateItem]] = {}
     for seg in _answer_segments(doc):
         norm = normalize_for_match(seg.text)
@@ -314,19 +319,27 @@ def extract_pulse(doc: ExtractionInput) -> list[CandidateItem]:
             if not hits or (item_type == "commitment" and _foretells_a_risk(norm, needles, hits_by_type["risk"])):
                 continue
             item = _candidate(item_type, seg, hits, norm, question, due, turn)
+            if meeting and not item.features["explicit"]:
+                continue  # a meeting's chatter: one weak keyword says nothing
             slot = turn.turn_id if turn is not None and turn.question else None
             key = (item_type, slot, "" if slot else seg.text)
             ranked = (item.confidence, -seg.start, -type_rank, item)
             if key not in best or ranked[:3] > best[key][:3]:
                 best[key] = ranked
-    ranked_items = sorted(best.values(), key=lambda r: (-r[0], -r[1], -r[2]))[:MAX_ITEMS]
+    cap = min(MAX_ITEMS, meeting_max_items) if meeting else MAX_ITEMS
+    ranked_items = sorted(best.values(), key=lambda r: (-r[0], -r[1], -r[2]))[:cap]
     ranked_items.sort(key=lambda r: (-r[1], -r[2]))
     return [r[3] for r in ranked_items]
 
 
-def extract_pulse_pack(doc: ExtractionInput, _schema: SchemaVersion) -> list[CandidateItem]:
-    """The pack's entry point (every pack's is `extract(doc, schema)`): pulse reads no option of its schema."""
-    return extract_pulse(doc)
+def extract_pulse_pack(doc: ExtractionInput, schema: SchemaVersion) -> list[CandidateItem]:
+    """The pack's entry point (every pack's is `extract(doc, schema)`); `options.meeting_max_items` caps a meeting."""
+    return extract_pulse(doc, int(schema.options.get("meeting_max_items", MEETING_MAX_ITEMS)))
+
+
+def _is_meeting(doc: ExtractionInput) -> bool:
+    """A transcript of people speaking in turn: two speakers or more. (A check-in, a chat export or a note is not.)"""
+    return doc.kind == "transcript" and len({t.speaker for t in doc.turns if t.speaker}) >= 2
 
 
 def _foretells_a_risk(norm: str, needles: set[str], risk_hits: list[_Hit]) -> bool:
@@ -420,6 +433,13 @@ def _candidate(
     confidence = score_confidence(
         strong=strong, distinct_keywords=len(labels), has_due_date=due_date is not None, in_slot=in_slot
     )
+    features = {  # the evidence the score was made of (what a calibration would weigh, stored with the item)
+        "strong": float(strong),
+        "keywords": float(min(len(labels), 3)),
+        "due_date": float(due_date is not None),
+        "in_slot": float(in_slot),
+        "explicit": float(strong or len(labels) >= 2 or due_date is not None),
+    }
     risk_type = _infer_risk_type(labels, norm) if item_type == "risk" else None
     severity = _infer_severity(norm, risk_type) if item_type == "risk" else None
     return CandidateItem(
@@ -436,6 +456,7 @@ def _candidate(
             "matched_keywords": labels,
             "turn_id": turn.turn_id if turn is not None else None,
         },
+        features=features,
     )
 
 

@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from rapidfuzz.distance import Levenshtein
+
 from extraction_assets.lib.heuristics.fields import FULL, GUESS, PARTIAL, field_candidate
-from extraction_assets.lib.heuristics.printed_values import find_dates, parse_amount, scan_view
+from extraction_assets.lib.heuristics.printed_values import DateMention, find_dates, parse_amount, scan_view
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
 from extraction_assets.lib.schemas import SchemaVersion
 
@@ -41,11 +43,15 @@ _REGISTRATION = re.compile(
     r"^\(?\s*(?:no\.?\s*)?(?:(?:co\.?|company|br|business|reg|roc)[\s.-]*(?:reg|no|registration)?[\s.:-]*(?:no)?[\s.:-]*)?"
     r"[a-z]{0,3}\d{4,}[\s-]*[a-z]?\)?\s*$"
 )
-_ADDRESS_WORDS = re.compile(
-    r"(?<!\w)(?:no|lot|jalan|jln|jl|lorong|lrg|taman|tmn|kampung|kg|bandar|seksyen|persiaran|lebuh|lebuhraya|kawasan"
-    r"|road|rd|street|st|avenue|ave|lane|block|blk|level|floor|unit|suite|building|plaza|mall|centre|center"
-    r"|square|park|batu|km|off|pusat|perindustrian|industrial|commercial)(?!\w)"
+# fmt: off
+_ADDRESS_WORD_LIST = (
+    "no", "lot", "jalan", "jln", "jl", "lorong", "lrg", "taman", "tmn", "kampung", "kg", "bandar", "seksyen",
+    "persiaran", "lebuh", "lebuhraya", "kawasan", "road", "rd", "street", "st", "avenue", "ave", "lane", "block", "blk",
+    "level", "floor", "unit", "suite", "building", "plaza", "mall", "centre", "center", "square", "park", "batu", "km",
+    "off", "pusat", "perindustrian", "industrial", "commercial",
 )
+# fmt: on
+_ADDRESS_WORDS = re.compile(r"(?<!\w)(?:" + "|".join(_ADDRESS_WORD_LIST) + r")(?!\w)")
 _REGISTRATION_LABEL = re.compile(r"(?<!\w)(?:co|company|br|roc|reg|gst|business)[\s.-]*(?:reg[\s.]*)?(?:no|id)\b")
 _TRAILING_REGISTRATION = re.compile(r"[\s,]*[(\[]?\s*(?:co\.?\s*(?:no|reg)\.?\s*:?\s*)?[a-z]{0,3}\d{4,}.*$")
 _POSTCODE = re.compile(r"(?<![\d-])\d{5}(?![\d-])")
@@ -166,29 +172,31 @@ class _Name:
     last: int  # last line of the name
     end: int  # offset where the name ends on its last line
     factor: float
+    rule: str  # which cue found it: legal_form, trade_word, registration, first_name
 
 
 def _company(lines: list[_Line], first: int, end: int) -> _Name | None:
     """The seller's name in the header ``lines[first:end]``: a legal form, a trade word, the line above the
     registration number, or the first name line, in that order of trust."""
     header = range(first, end)
-    for pattern, factor in ((_LEGAL_FORMS, FULL), (_TRADE_WORDS, PARTIAL)):
+    for pattern, factor, rule in ((_LEGAL_FORMS, FULL, "legal_form"), (_TRADE_WORDS, PARTIAL, "trade_word")):
         for number in header:
             line = lines[number]
             cut = _name_end(line)
             if cut is not None and pattern.search(line.text) and not _looks_like_street(line.text):
-                return _continue_name(lines, end, _Name(_extend_name(lines, first, number), number, cut, factor))
+                name = _Name(_extend_name(lines, first, number), number, cut, factor, rule)
+                return _continue_name(lines, end, name)
     for number in header:
         if _looks_like_address(lines[number].text):
             break
         if number > first and _REGISTRATION.match(lines[number].text):
             cut = _name_end(lines[number - 1])
             if cut is not None:
-                return _Name(_extend_name(lines, first, number - 1), number - 1, cut, PARTIAL)
+                return _Name(_extend_name(lines, first, number - 1), number - 1, cut, PARTIAL, "registration")
     for number in header:
         cut = _name_end(lines[number])
         if cut is not None and not _looks_like_address(lines[number].text):
-            return _Name(number, number, cut, GUESS)
+            return _Name(number, number, cut, GUESS, "first_name")
     return None
 
 
@@ -215,7 +223,7 @@ def _continue_name(lines: list[_Line], end: int, name: _Name) -> _Name:
     if below >= end or not lines[name.last].text.endswith("&") or _looks_like_address(lines[below].text):
         return name
     cut = _name_end(lines[below])
-    return name if cut is None else _Name(name.first, below, cut, name.factor)
+    return name if cut is None else _Name(name.first, below, cut, name.factor, name.rule)
 
 
 def _address(lines: list[_Line], after: int) -> tuple[int, int] | None:
@@ -285,7 +293,17 @@ def _ends_address(text: str) -> bool:
     )
 
 
-def _total(lines: list[_Line], amounts: list[_Amount]) -> tuple[_Amount, float] | None:
+@dataclass(frozen=True)
+class _Total:
+    amount: _Amount
+    factor: float
+    rule: str  # cash_and_label, cash_only, strong_label, label, repeated_largest
+    rivals: int  # other labelled amounts (distinct values) the choice was made against
+    tied: bool  # a rival carried the same label strength
+    settled: Decimal | None  # cash tendered minus change, when both are printed
+
+
+def _total(lines: list[_Line], amounts: list[_Amount]) -> _Total | None:
     """The amount paid: cash minus change when an amount equals it, else the one after the strongest total label."""
     by_line: dict[int, list[_Amount]] = {}
     for amount in amounts:
@@ -303,28 +321,36 @@ def _total(lines: list[_Line], amounts: list[_Amount]) -> tuple[_Amount, float] 
     settled, paid = _settled(lines, by_line)
     if settled is None and paid is not None:
         candidates = [(rank + 2 * (amount.value == paid), n, amount) for rank, n, amount in candidates]
+
+    def chosen(amount: _Amount, factor: float, rule: str) -> _Total:
+        rivals = [c for c in candidates if c[2].value != amount.value]
+        own = max((c[0] for c in candidates if c[2].value == amount.value), default=0)
+        distinct = len({c[2].value for c in rivals})
+        return _Total(amount, factor, rule, distinct, any(c[0] >= own for c in rivals), settled)
+
     if settled is not None:
         agreeing = [c for c in candidates if c[2].value == settled]
         if agreeing:
-            return agreeing[0][2], FULL
+            return chosen(agreeing[0][2], FULL, "cash_and_label")
         last_label = max((c[1] for c in candidates), default=0)
         occurrences = [a for a in amounts if a.value == settled]
         if occurrences:
-            return next((a for a in occurrences if a.line >= last_label), occurrences[-1]), PARTIAL
+            return chosen(next((a for a in occurrences if a.line >= last_label), occurrences[-1]), PARTIAL, "cash_only")
     if not candidates:
-        return _repeated_largest(amounts)
+        guess = _repeated_largest(amounts)
+        return None if guess is None else chosen(guess, GUESS, "repeated_largest")
     rank, _, amount = max(candidates, key=lambda c: (c[0], c[2].value, -c[1]))
-    return amount, FULL if rank >= 3 else PARTIAL
+    return chosen(amount, FULL, "strong_label") if rank >= 3 else chosen(amount, PARTIAL, "label")
 
 
-def _repeated_largest(amounts: list[_Amount]) -> tuple[_Amount, float] | None:
+def _repeated_largest(amounts: list[_Amount]) -> _Amount | None:
     """No readable total label: the total is printed at least twice (item sum, total, tender), so guess the
     largest amount printed more than once."""
     counts = Counter(a.value for a in amounts if a.value > 0)
     repeated = [a for a in amounts if counts[a.value] > 1]
     if not repeated:
         return None
-    return max(repeated, key=lambda a: (a.value, -a.start)), GUESS
+    return max(repeated, key=lambda a: (a.value, -a.start))
 
 
 def _settled(lines: list[_Line], by_line: dict[int, list[_Amount]]) -> tuple[Decimal | None, Decimal | None]:
@@ -406,6 +432,89 @@ def _span(source: str, lines: list[_Line], first: int, last: int) -> tuple[int, 
     return start, source[start:end]
 
 
+# Evidence features: what each value's choice rested on and whether the value looks sane, for the schema version's
+# calibration (`lib/calibration`) to turn into a probability of being right. Flags are 0/1, counts small integers.
+_DAYS_FAR = 366  # a date more than a year from every other date printed on the receipt
+
+
+def _rule(name: str, rules: tuple[str, ...]) -> dict[str, float]:
+    """One flag per rule but the first (the most trusted, the baseline the others are weighed against)."""
+    return {f"rule_{r}": float(name == r) for r in rules[1:]}
+
+
+def _odd_punctuation(value: str) -> bool:
+    """A name with an unbalanced bracket, a label's colon or no letter at its start is a piece of something else."""
+    return value.count("(") != value.count(")") or ":" in value or not value[:1].isalnum()
+
+
+def _company_features(lines: list[_Line], header_first: int, name: _Name, value: str) -> dict[str, float]:
+    words = value.split()
+    return {
+        **_rule(name.rule, ("legal_form", "trade_word", "registration", "first_name")),
+        "lines_above": float(min(name.first - header_first, 3)),  # name lines skipped above it in the header
+        "joined_lines": float(name.last - name.first),
+        "single_word": float(len(words) == 1),
+        "odd_punctuation": float(_odd_punctuation(value)),
+        "has_digit": float(any(c.isdigit() for c in value)),
+    }
+
+
+_WORD = re.compile(r"[a-z]{4,}")
+_KNOWN_WORDS = tuple(w for w in _ADDRESS_WORD_LIST if len(w) >= 4)
+
+
+def _misread(word: str) -> bool:
+    """A word one letter away from an address word it is not ("banoar", "perinoustrian"): an OCR misreading, so the
+    printed address and the text disagree somewhere."""
+    return word not in _KNOWN_WORDS and any(
+        abs(len(word) - len(known)) <= 1 and Levenshtein.distance(word, known, score_cutoff=1) == 1
+        for known in _KNOWN_WORDS
+    )
+
+
+def _address_features(lines: list[_Line], after: int, first: int, last: int) -> dict[str, float]:
+    texts = [lines[n].text for n in range(first, last + 1)]
+    reached = next((i for i, t in enumerate(texts) if _is_town(t) or _REGION.search(t)), None)
+    return {
+        "lines": float(len(texts)),
+        "skipped_lines": float(min(first - after, 3)),  # lines between the seller's name and its address
+        "no_postcode": float(not any(_POSTCODE.search(t) for t in texts)),
+        "no_region": float(not any(_REGION.search(t) for t in texts)),
+        "lines_after_town": float(0 if reached is None else len(texts) - 1 - reached),
+        "opens_without_number": float(not re.match(r"^(?:no\.?\s*|lot\s*)?\d", texts[0])),
+        "long_number": float(any(re.search(r"\d{6,}", t) for t in texts)),  # a phone or registration number
+        "misread_words": float(min(sum(_misread(w) for t in texts for w in _WORD.findall(t)), 2)),
+        "short_last_line": float(sum(c.isalpha() for c in texts[-1]) < 4),
+    }
+
+
+def _date_features(dates: list[DateMention], mention: DateMention, labelled: bool, printed: str) -> dict[str, float]:
+    others = {d.value for d in dates} - {mention.value}
+    nearest = min((abs((d - mention.value).days) for d in others), default=0)
+    return {
+        "unlabelled": float(not labelled),
+        "other_dates": float(min(len(others), 3)),
+        "far_from_other_dates": float(bool(others) and nearest > _DAYS_FAR),
+        "two_digit_year": float(not re.search(r"\d{4}", printed)),
+    }
+
+
+def _total_features(total: _Total, amounts: list[_Amount], lines: list[_Line]) -> dict[str, float]:
+    value = total.amount.value
+    tendered = {a.value for a in amounts if _PAID.search(lines[a.line].text) or _CHANGE.search(lines[a.line].text)}
+    larger = [a.value for a in amounts if a.value > value and a.value not in tendered]
+    rounded = any("rounding" in line.text for line in lines)
+    return {
+        **_rule(total.rule, ("cash_and_label", "cash_only", "strong_label", "label", "repeated_largest")),
+        "contested": float(total.tied),  # a rival amount carried as strong a label
+        "exceeded": float(bool(larger)),  # a larger amount printed, not a tendered one: a total is the largest
+        "printed_once": float(sum(a.value == value for a in amounts) == 1),  # a total is printed again (cash, sum)
+        "cash_confirms": float(total.settled == value),
+        "cash_contradicts": float(total.settled is not None and total.settled != value),
+        "odd_rounding": float(rounded and (value * 100) % 5 != 0),  # rounded to 5 sen, yet not a multiple of it
+    }
+
+
 def extract_receipt(doc: ExtractionInput, schema: SchemaVersion) -> list[CandidateItem]:
     """Company, date, address and total of a receipt; nothing at all for a document that is not one."""
     view = scan_view(doc.text)
@@ -421,23 +530,30 @@ def extract_receipt(doc: ExtractionInput, schema: SchemaVersion) -> list[Candida
         start = lines[company.first].start
         quote = doc.text[start : company.end]
         name = " ".join(quote.split())
-        candidates.append(field_candidate(schema, "company", {"value": name}, quote, start, company.factor, name))
+        features = _company_features(lines, first, company, name)
+        candidates.append(
+            field_candidate(schema, "company", {"value": name}, quote, start, company.factor, name, features)
+        )
         address = _address(lines, company.last + 1)
         if address is not None:
             start, quote = _span(doc.text, lines, *address)
             flat = " ".join(quote.split())
-            candidates.append(field_candidate(schema, "address", {"value": flat}, quote, start, FULL, flat))
+            features = _address_features(lines, company.last + 1, *address)
+            candidates.append(field_candidate(schema, "address", {"value": flat}, quote, start, FULL, flat, features))
     dates = find_dates(view, day_first=day_first)
     if dates:
         labelled = [d for d in dates if "date" in view[max(0, d.start - 40) : d.start]]
         mention, factor = (labelled[0], FULL) if labelled else (dates[0], PARTIAL)
         printed = doc.text[mention.start : mention.end]
         value: dict[str, Any] = {"value": mention.value.isoformat(), "as_printed": printed}
-        candidates.append(field_candidate(schema, "date", value, printed, mention.start, factor, printed))
+        features = _date_features(dates, mention, bool(labelled), printed)
+        candidates.append(field_candidate(schema, "date", value, printed, mention.start, factor, printed, features))
     total = _total(lines, amounts)
     if total is not None:
-        amount, factor = total
-        printed = doc.text[amount.start : amount.end]
-        value = {"value": float(amount.value), "as_printed": printed}
-        candidates.append(field_candidate(schema, "total", value, printed, amount.start, factor, printed))
+        printed = doc.text[total.amount.start : total.amount.end]
+        value = {"value": float(total.amount.value), "as_printed": printed}
+        features = _total_features(total, amounts, lines)
+        candidates.append(
+            field_candidate(schema, "total", value, printed, total.amount.start, total.factor, printed, features)
+        )
     return candidates

@@ -1,4 +1,5 @@
-"""How much of a model's answer the client takes in, and how much of it a re-ask sends back.
+"""How much of a model's answer the client takes in, and how much of it a re-ask sends back (how long it may take:
+`deadline.py`); an error answer is masked as it comes in.
 
 A hostile or broken endpoint can answer with megabytes (a 5,000,000-character `owner_name`). Unbounded, the
 client reads it all, and instructor's re-ask sends the invalid answer and its validation errors back with every
@@ -37,23 +38,32 @@ def reask_cap(original_turns: int) -> Callable[..., None]:
 
 
 class _BoundedTransport:
-    """Wraps the HTTP transport: reads a response body up to `max_bytes`, and answers 413 past it."""
+    """Wraps the HTTP transport: reads a response body up to `max_bytes`, and answers 413 past it; the request and its
+    whole answer within the request's timeout (`deadline.attempt`)."""
 
     def __init__(self, inner: Any, max_bytes: int) -> None:
         self.inner = inner
         self.max_bytes = max_bytes
 
     def handle_request(self, request: Any) -> Any:
-        response = self.inner.handle_request(request)
-        chunks = self._read(response)
-        response.close()
+        from extraction_assets.lib.llm.deadline import attempt
+
+        with attempt((request.extensions.get("timeout") or {}).get("read")):
+            response = self.inner.handle_request(request)
+            try:
+                chunks = self._read(response)
+            finally:
+                response.close()
         if chunks is None:
             body = {"error": {"message": f"response body over {self.max_bytes} bytes refused", "type": "too_large"}}
             return type(response)(413, json=body, request=request)
+        content = b"".join(chunks)
+        if response.status_code >= 400:  # an error may echo what the provider was sent: masked before anything logs it
+            content = _masked(content)
         return type(response)(
             response.status_code,
             headers=response.headers,
-            content=b"".join(chunks),
+            content=content,
             request=request,
             extensions=response.extensions,
         )
@@ -74,10 +84,23 @@ class _BoundedTransport:
         self.inner.close()
 
 
+def _masked(body: bytes) -> bytes:
+    """An error body with every personal value the scrubber finds replaced by its placeholder: openai puts the text
+    in its exception, and instructor logs that at ERROR level (to stderr, and to Dagster's compute log) before
+    anything of ours sees it."""
+    from extraction_assets.lib.pii import masked
+
+    return masked(body.decode("utf-8", "replace")).encode("utf-8")
+
+
 def bounded_http_client(max_bytes: int = MAX_RESPONSE_BYTES) -> Any:
-    """openai's default HTTP client (its limits and timeouts) over a transport that refuses oversized bodies."""
+    """openai's default HTTP client (its limits and timeouts) over a transport that refuses oversized bodies and keeps
+    every call's deadlines (`deadline.py`)."""
     import openai
 
+    from extraction_assets.lib.llm.deadline import bound_connections
+
     http = sys.modules[type(openai.DefaultHttpxClient()).__mro__[1].__module__.partition(".")[0]]  # httpx or httpx2
-    bounded = _BoundedTransport(http.HTTPTransport(), max_bytes)  # a BaseTransport of whichever httpx openai uses
-    return openai.DefaultHttpxClient(transport=bounded)  # type: ignore[arg-type]
+    transport = http.HTTPTransport()  # a BaseTransport of whichever httpx openai uses
+    bound_connections(transport)
+    return openai.DefaultHttpxClient(transport=_BoundedTransport(transport, max_bytes))  # type: ignore[arg-type]

@@ -14,22 +14,24 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-DeferReason = Literal["budget", "batch"]
+DeferReason = Literal["budget", "batch", "deadline", "endpoint_stuck"]
 BYTES_PER_TOKEN = 3  # UTF-8 bytes: an over-estimate for English (about 4 characters a token), close for CJK
 COMPLETION_RESERVE = 512  # tokens reserved for an answer when the endpoint sets no `max_tokens`
 
 
 class Deferred(RuntimeError):
-    """The request was not sent in this run: the token budget is spent (`budget`) or it waits in a batch (`batch`)."""
+    """The request gets no answer in this run: the token budget is spent (`budget`), it waits in a batch (`batch`), it
+    ran past its deadline (`deadline`), or the endpoint is stuck and it was not sent (`endpoint_stuck`)."""
 
     def __init__(self, reason: DeferReason) -> None:
         super().__init__(f"deferred: {reason}")
         self.reason: DeferReason = reason
         self.stats: dict[str, float] = {}  # what the document's requests before this one cost
+        self.cost: Any = None  # a CallStats: what this request cost when it was sent and ran out of time
 
 
 class Prices(BaseModel):

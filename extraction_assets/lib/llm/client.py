@@ -2,9 +2,12 @@
 
 Transport retries (429 with Retry-After, 5xx, timeouts) are the openai client's exponential backoff;
 validation retries are instructor's re-ask, which feeds the validation error back to the model.
-Every failure surfaces as `LLMError`, so orchestration can fall back instead of failing. A request reserves its
-estimated tokens in the run's budget before it is sent and settles them with its real usage; one the budget no
-longer allows raises `Deferred` before anything is sent (see `budget.py`).
+Every failure surfaces as `LLMError`, so orchestration can fall back instead of failing. A call has `timeout_s` in all,
+retries and re-asks included, to its answer's last byte (`deadline.py`): past it the call raises `Deferred("deadline")`
+and its document stays pending for the next run; once as many calls in a row as may be in flight at once have run out
+of time, the endpoint is taken for stuck and the run's remaining requests are not sent (`Deferred("endpoint_stuck")`).
+A request reserves its estimated tokens in the run's budget before it is sent and settles them with its real usage;
+one the budget no longer allows raises `Deferred` before anything is sent (see `budget.py`).
 instructor and openai (about 1 s to import) load when the first client is built, not with the code location.
 """
 
@@ -29,6 +32,7 @@ from extraction_assets.lib.llm.budget import (
     TokenBudget,
     estimate_tokens,
 )
+from extraction_assets.lib.llm.deadline import CallOutlived, call_deadline
 from extraction_assets.lib.llm.response_models import schema_json
 from extraction_assets.lib.llm.validator_check import install as check_models_once
 from extraction_assets.lib.schemas import LLMMode as Mode
@@ -56,7 +60,7 @@ class LLMSettings(BaseModel):
     model: str
     api_key: str = "not-needed"
     mode: Mode = "json_schema"
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: float = Field(default=60.0, gt=0)  # a whole call: its requests, retries and re-asks, every byte read
     max_concurrency: int = Field(default=8, ge=1, le=256)
     http_retries: int = Field(default=4, ge=0, le=10)
     validation_retries: int = Field(default=1, ge=0, le=5)
@@ -151,6 +155,7 @@ class LLMClient:
         self._lock = threading.Lock()
         # requests in flight, whoever asks (documents, and the chunks of a long one): at most `max_concurrency`
         self._in_flight = threading.BoundedSemaphore(settings.max_concurrency)
+        self._outlived = 0  # calls in a row that ran out of time (see `endpoint_stuck`)
         self._instructor(settings.mode)  # now: its first use imports all of openai's resources (~0.5 s)
 
     def _instructor(self, mode: Mode) -> instructor.Instructor:
@@ -204,7 +209,14 @@ class LLMClient:
         if self.settings.batch:
             self._defer(key, mode, messages, output, tags or {})
         with self._in_flight:
+            if self.endpoint_stuck:
+                raise Deferred("endpoint_stuck")
             return self._send(key, mode, messages, output, tags or {})
+
+    @property
+    def endpoint_stuck(self) -> bool:
+        """Whether the last calls, as many as may be in flight at once, all ran out of time: the run sends no more."""
+        return self._outlived >= max(2, self.settings.max_concurrency)
 
     def _send(
         self, key: str, mode: Mode, messages: list[dict[str, str]], output: type[T], tags: dict[str, str]
@@ -227,23 +239,34 @@ class LLMClient:
         started = time.perf_counter()
         try:
             limits: dict[str, Any] = {"max_tokens": self.settings.max_tokens} if self.settings.max_tokens else {}
-            parsed, completion = self._instructor(mode).chat.completions.create_with_completion(
-                model=self.settings.model,
-                # instructor appends re-ask turns and edits turns in place; a turn is a plain role/content dict
-                messages=[dict(m) for m in messages],  # type: ignore[misc]
-                response_model=output,
-                max_retries=self.settings.validation_retries,
-                hooks=hooks,
-                extra_body=self.settings.extra_body or None,
-                **limits,
-            )
+            with call_deadline(self.settings.timeout_s):
+                parsed, completion = self._instructor(mode).chat.completions.create_with_completion(
+                    model=self.settings.model,
+                    # instructor appends re-ask turns and edits turns in place; a turn is a plain role/content dict
+                    messages=[dict(m) for m in messages],  # type: ignore[misc]
+                    response_model=output,
+                    max_retries=self.settings.validation_retries,
+                    hooks=hooks,
+                    extra_body=self.settings.extra_body or None,
+                    **limits,
+                )
+        except CallOutlived:  # its document waits for the next run; the answers it got so far are cached
+            _settle(stats, usage, started)
+            self.budget.settle(estimate, stats.prompt_tokens + stats.completion_tokens)
+            with self._lock:
+                self._outlived += 1
+            deferred = Deferred("deadline")
+            deferred.cost = stats
+            raise deferred from None
         except Exception as exc:  # provider, transport, JSON and validation errors alike
+            self._outlived = 0
             _settle(stats, usage, started)
             self.budget.settle(estimate, stats.prompt_tokens + stats.completion_tokens)
             reason = f"{type(exc).__name__}: {str(exc)[:500]}"
             if answer_failed(exc):  # the same request would get the same answer: remembered like a good one
                 self.cache.put(self._entry(key, mode, messages, {"failed": reason}, stats, tags))
             raise LLMError(reason, stats) from exc
+        self._outlived = 0
         _settle(stats, usage, started)
         self.budget.settle(estimate, stats.prompt_tokens + stats.completion_tokens)
         answer = {"parsed": parsed.model_dump(mode="json"), "raw": _dump(completion)}

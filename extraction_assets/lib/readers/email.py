@@ -7,6 +7,7 @@ one unreadable message costs only itself.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import date
 from email import errors as email_errors
 from email import policy
@@ -16,7 +17,7 @@ from email.utils import parsedate_to_datetime
 
 from extraction_assets.lib.models import Document, ReadFailure
 from extraction_assets.lib.readers.email_body import body_parts, body_turns, is_forward
-from extraction_assets.lib.readers.record import RecordContext, Rejected, normalize_newlines
+from extraction_assets.lib.readers.record import RecordContext, Rejected, TooLarge, normalize_newlines
 
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
@@ -58,6 +59,7 @@ def read_email(data: bytes, ctx: RecordContext) -> Document:
     if not body.strip():
         raise Rejected("e-mail has no readable body (text/plain or text/html part is empty)")
 
+    ctx.budget.row("lines", body.count("\n") + 1)  # the body's structure is read line by line
     head = "".join(f"{name}: {headers[name]}\n" for name in _EMAIL_HEADERS if headers[name])
     text = f"{head}\n{body}"
     metadata = {
@@ -190,9 +192,12 @@ def read_mbox(data: bytes, ctx: RecordContext) -> list[Document | ReadFailure]:
         ]
     out: list[Document | ReadFailure] = []
     for number, message in enumerate(messages, start=1):
+        ctx.budget.row("messages")
         uri = f"{ctx.source_uri}#{number}"
         try:
-            out.append(read_email(message, RecordContext(ctx.tenant_id, uri, ctx.name_date)))
+            out.append(read_email(message, replace(ctx, source_uri=uri)))
+        except TooLarge:  # the file as a whole
+            raise
         except Exception as exc:  # one unreadable message must not cost the others
             out.append(ReadFailure(tenant_id=ctx.tenant_id, source_uri=uri, reason=str(exc) or type(exc).__name__))
     return out

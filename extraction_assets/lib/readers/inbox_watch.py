@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from extraction_assets.lib.readers.inbox import read_inbox
@@ -21,8 +22,8 @@ def inbox_stamps(inbox: Path) -> dict[str, Stamp]:
     """Every file under a tenant folder, as `source_uri -> (size, mtime_ns)`; no file is opened."""
     stamps: dict[str, Stamp] = {}
 
-    def note(source_uri: str, size: int, mtime_ns: int) -> bool:
-        stamps[source_uri] = (size, mtime_ns)
+    def note(source_uri: str, info: os.stat_result, _content: Callable[[], bytes]) -> bool:
+        stamps[source_uri] = (info.st_size, info.st_mtime_ns)
         return False  # never read: ingest reads them, in the run this detection asks for
 
     for _failure in read_inbox(inbox, needs_reading=note):  # only problems come out (broken links, ...)

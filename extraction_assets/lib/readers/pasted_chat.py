@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from extraction_assets.lib.models import Turn
+from extraction_assets.lib.readers.record import ReadBudget
 
 __all__ = ["pasted_chat_turns"]
 
@@ -32,9 +33,15 @@ _MAX_TITLE_LINES = 3
 _MAX_SENDER_WORDS = 6
 
 
-def pasted_chat_turns(text: str) -> list[Turn]:
-    """The messages of a pasted chat as turns over `text` (message bodies only), or [] for a plain note."""
-    headers = [m for m in _MESSAGE_LINE.finditer(text) if _plausible_sender(m.group("sender"))]
+def pasted_chat_turns(text: str, budget: ReadBudget | None = None) -> list[Turn]:
+    """The messages of a pasted chat as turns over `text` (message bodies only), or [] for a plain note; each
+    message line found is counted in the file's `budget`."""
+    headers = []
+    for match in _MESSAGE_LINE.finditer(text):
+        if _plausible_sender(match.group("sender")):
+            if budget is not None:
+                budget.row("messages")
+            headers.append(match)
     if len(headers) < 2:
         return []
     before = [line for line in text[: headers[0].start()].split("\n") if line.strip()]

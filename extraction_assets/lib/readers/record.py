@@ -8,7 +8,7 @@ into a ReadFailure so the file lands in dead letters instead of stopping the run
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
@@ -21,19 +21,54 @@ _ISO_DATE_IN_NAME = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 # The most text one file may become, whatever its format: a small file can inflate (a compressed PDF stream, one
 # shared string referenced by every row of a sheet), and a document this long is no inbox document.
 MAX_TEXT_CHARS = 8 * 1024 * 1024
+# A row, line, message, answer or turn costs memory beyond its text (the objects that hold it: a list, a dict, a Turn,
+# a Document): counted as this many characters, one file may hold MAX_TEXT_CHARS / ROW_CHARS of them. Without a bound,
+# an 8 MB CSV of 4 M one-character rows took 6.7 GB to read before its text was found too long.
+ROW_CHARS = 32
+MAX_ROWS = MAX_TEXT_CHARS // ROW_CHARS
 
 
 class Rejected(Exception):
     """A file (or record) is unusable; the message becomes the ReadFailure reason."""
 
 
+class TooLarge(Exception):
+    """The whole file is refused, as soon as it is seen to become more than one file may (never one record at a
+    time: a reader that skips a bad record goes on, this one stops)."""
+
+
+@dataclass
+class ReadBudget:
+    """What one file has become so far, all its records together: reading stops the moment it holds more than
+    `MAX_TEXT_CHARS` characters of documents or `MAX_ROWS` rows, so its memory is bounded whatever its shape."""
+
+    chars: int = 0
+    rows: int = 0
+
+    def text(self, chars: int) -> None:
+        self.chars += chars
+        if self.chars > MAX_TEXT_CHARS:
+            raise TooLarge(f"text larger than {MAX_TEXT_CHARS} characters (the most one file may become)")
+
+    def row(self, what: str = "rows", count: int = 1) -> None:
+        """One more row, line, message, answer, turn or document, or `count` more (`what`: which, named in the
+        refusal)."""
+        self.rows += count
+        if self.rows > MAX_ROWS:
+            raise TooLarge(
+                f"more than {MAX_ROWS} rows, lines, messages, answers, turns and documents in all (one file's limit: "
+                f"each costs memory beyond its text); reached at its {what}"
+            )
+
+
 @dataclass
 class RecordContext:
-    """What every reader needs to stamp on its Documents."""
+    """What every reader needs to stamp on its Documents; `budget` is the file's, shared by all its records."""
 
     tenant_id: str
     source_uri: str
     name_date: date | None = None
+    budget: ReadBudget = field(default_factory=ReadBudget)
 
     def document(
         self,
@@ -46,6 +81,8 @@ class RecordContext:
         metadata: dict[str, Any] | None = None,
         source_uri: str | None = None,
     ) -> Document:
+        self.budget.text(len(text))
+        self.budget.row("documents")
         return Document(
             doc_id=Document.make_id(self.tenant_id, kind, text, metadata),
             tenant_id=self.tenant_id,

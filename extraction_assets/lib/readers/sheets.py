@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from extraction_assets.lib.models import Document, ReadFailure
 from extraction_assets.lib.readers.json_formats import chat_document, pulse_document
-from extraction_assets.lib.readers.record import MAX_TEXT_CHARS, RecordContext, Rejected
+from extraction_assets.lib.readers.record import MAX_TEXT_CHARS, ReadBudget, RecordContext, Rejected
 
 Role = Literal["member", "date", "question", "answer", "time", "message"]
 
@@ -66,17 +66,18 @@ class _Table:
     rows: list[tuple[int, list[str]]]  # (1-based row number in the sheet, cells as text)
 
 
-def csv_records(text: str) -> list[SheetRecord]:
-    """Records of a decoded CSV file; the delimiter (comma, semicolon, tab, bar) is sniffed."""
+def csv_records(text: str, budget: ReadBudget | None = None) -> list[SheetRecord]:
+    """Records of a decoded CSV file; the delimiter (comma, semicolon, tab, bar) is sniffed. Rows are read one at a
+    time and counted in the file's `budget`: reading stops at its bound, whatever the rows' shape."""
     try:
         dialect: type[csv.Dialect] | csv.Dialect = csv.Sniffer().sniff(text[:8192], delimiters=_CSV_DELIMITERS)
     except csv.Error:
         dialect = csv.excel  # one column, or too little text to tell
     try:
-        rows = list(csv.reader(io.StringIO(text), dialect))
+        rows = _numbered(csv.reader(io.StringIO(text), dialect), budget or ReadBudget())
     except csv.Error as exc:
         raise SheetError(f"malformed CSV: {exc}") from None
-    return _sheet_records(_Table(None, _numbered(rows)))
+    return _sheet_records(_Table(None, rows))
 
 
 MAX_UNZIPPED_BYTES = 64 * 1024 * 1024  # a workbook's parts, uncompressed, all together
@@ -98,8 +99,9 @@ def _check_zip_bounds(data: bytes) -> None:
             raise SheetError(f"decompression bomb: {entry.filename} unpacks {ratio}x (limit {MAX_ZIP_RATIO}x)")
 
 
-def xlsx_records(data: bytes) -> list[SheetRecord]:
-    """Records of every worksheet of an Excel workbook (cached values, not formulas), within the zip bounds."""
+def xlsx_records(data: bytes, budget: ReadBudget | None = None) -> list[SheetRecord]:
+    """Records of every worksheet of an Excel workbook (cached values, not formulas), within the zip bounds; rows
+    are read one at a time (openpyxl's read-only mode) and counted in the file's `budget`."""
     _check_zip_bounds(data)
     import openpyxl  # ~0.2 s: loaded with the first workbook, not with every inbox walk
     from openpyxl.utils.exceptions import InvalidFileException
@@ -108,9 +110,11 @@ def xlsx_records(data: bytes) -> list[SheetRecord]:
         workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     except (zipfile.BadZipFile, InvalidFileException, KeyError, OSError, ValueError) as exc:
         raise SheetError(f"not a readable Excel workbook ({type(exc).__name__}: {exc})") from None
+    budget = budget or ReadBudget()
     try:
         tables = [
-            _Table(sheet.title, _numbered(_capped(sheet.iter_rows(values_only=True)))) for sheet in workbook.worksheets
+            _Table(sheet.title, _numbered(_capped(sheet.iter_rows(values_only=True)), budget))
+            for sheet in workbook.worksheets
         ]
     finally:
         workbook.close()
@@ -229,14 +233,15 @@ def _roles(header: list[str]) -> dict[Role, int]:
     return found
 
 
-def _numbered(rows: Iterable[list[str]]) -> list[tuple[int, list[str]]]:
-    """Rows with their sheet row numbers, cells trimmed; blank rows are dropped."""
+def _numbered(rows: Iterable[list[str]], budget: ReadBudget) -> list[tuple[int, list[str]]]:
+    """Rows with their sheet row numbers, cells trimmed; blank rows are dropped, the others counted in `budget`."""
     numbered = []
     for number, row in enumerate(rows, start=1):
         cells = [c.strip() for c in row]
         while cells and not cells[-1]:
             cells.pop()
         if cells:
+            budget.row("rows")
             numbered.append((number, cells))
     return numbered
 

@@ -27,7 +27,7 @@ def read_text(text: str, ctx: RecordContext, *, markdown: bool) -> Document:
         title = lines[0].lstrip("#").strip()
     if title and len(title) > 120:
         title = title[:117].rstrip() + "..."
-    if not markdown and (turns := pasted_chat_turns(text)):
+    if not markdown and (turns := pasted_chat_turns(text, ctx.budget)):
         header = text[: text.rfind("\n", 0, turns[0].start) + 1].strip()  # a title line above the messages
         speakers = sorted({t.speaker for t in turns if t.speaker})
         metadata = {"format": "pasted chat", "message_count": len(turns), "participants": speakers}

@@ -93,7 +93,9 @@ def provenance(item: Mapping[str, Any]) -> str:
     confidence to show."""
     if item.get("extracted_by") == "human":
         return f"set by {item.get('updated_by') or 'a person'}"
-    return f"extracted by {item.get('extracted_by')}, confidence {float(item.get('confidence') or 0):.2f}"
+    said = f"extracted by {item.get('extracted_by')}, confidence {float(item.get('confidence') or 0):.2f}"
+    probability = item.get("probability_correct")
+    return said if probability is None else f"{said}, probability right {float(probability):.2f}"
 
 
 def resolve_item_id(con: duckdb.DuckDBPyConnection, tenant_id: str, ref: str) -> str:

@@ -32,6 +32,7 @@ class QueueRow(BaseModel):
     item_type: str
     title: str
     confidence: float
+    probability_correct: float | None = None  # the calibrated probability of being right, where the version has one
     status: str
     extracted_by: str
     reasons: list[str]
@@ -101,7 +102,8 @@ def list_queue(
     """
     rows = rows_as_dicts(
         con,
-        """SELECT i.item_id, i.schema_version, i.item_type, i.title, i.confidence, i.status, i.extracted_by,
+        """SELECT i.item_id, i.schema_version, i.item_type, i.title, i.confidence, i.probability_correct, i.status,
+                  i.extracted_by,
                   i.review_reasons AS reasons, r.source_uri, i.updated_by, i.doc_id,
                   (SELECT [e.char_start, e.char_end] FROM evidence e WHERE e.item_id = i.item_id
                    ORDER BY e.char_start LIMIT 1) AS first_span,

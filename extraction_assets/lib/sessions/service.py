@@ -32,12 +32,13 @@ from extraction_assets.lib.models import (
     ScrubbedDocument,
 )
 from extraction_assets.lib.pii import PiiPolicy, scrub_batch
+from extraction_assets.lib.readers.tenant_files import Entry
 from extraction_assets.lib.schemas import SchemaError, SchemaVersion, load_schema
 from extraction_assets.lib.sessions.light import FieldState, LightExtractor, covered_objectives
 from extraction_assets.lib.sessions.transcript import (
+    NO_TENANT,
     SessionFile,
     SessionFileError,
-    file_stamp,
     read_session,
     session_document,
     session_files,
@@ -95,21 +96,37 @@ class SessionReport(BaseModel):
 
 
 def sync_sessions(connect: Connect, env: SessionEnv) -> list[SessionReport]:
-    """Every session file whose stamp changed since it was last read, one at a time."""
-    changed: list[tuple[Path, dict[str, Any] | None]] = []
+    """Every session file whose stamp changed since it was last read, one at a time; every entry that may not be
+    read (a link out of its tenant, ...) is a dead letter again (the same letter: not a new row)."""
+    changed: list[tuple[Entry, dict[str, Any] | None]] = []
     with connect() as con:
         known = load_session_rows(con)
-        for path in session_files(env.sessions_dir):
-            previous = known.get((path.relative_to(env.sessions_dir).parts[0], path.stem))
-            unchanged = previous and (previous["file_size"], previous["file_mtime_ns"]) == file_stamp(path)
+        for entry in session_files(env.sessions_dir):
+            previous = None if entry.info is None else known.get(_session_key(entry))
+            stamp = None if entry.info is None else (entry.info.st_size, entry.info.st_mtime_ns)
+            unchanged = previous and (previous["file_size"], previous["file_mtime_ns"]) == stamp
             if not unchanged or _final_pending(previous):
-                changed.append((path, previous))
+                changed.append((entry, previous))
         stored = document_texts(con, [p["doc_id"] for _, p in changed if p and p["doc_id"]])
     schemas: dict[str, SchemaVersion] = {}  # each schema version's file is parsed once per pass
     return [
-        sync_session(connect, env, path, previous, schemas, stored.get(previous["doc_id"]) if previous else None)
-        for path, previous in changed
+        sync_session(connect, env, entry, previous, schemas, stored.get(previous["doc_id"]) if previous else None)
+        for entry, previous in changed
     ]
+
+
+def _session_key(entry: Entry) -> tuple[str, str]:
+    """(tenant, session id) of a listed entry: its tenant folder and its file name without the extension."""
+    tenant, _, name = entry.rel.partition("/")
+    return (tenant, Path(name).stem) if name else (NO_TENANT, tenant)
+
+
+def _schema(prompts_dir: Path, key: str) -> SchemaVersion:
+    """The schema version a session names: a prompt file of the prompts folder (the key is checked on reading)."""
+    try:
+        return load_schema(prompts_dir, key)
+    except FileNotFoundError:
+        raise SessionFileError(f"schema version {key!r} has no prompt file in the prompts folder") from None
 
 
 def _final_pending(row: dict[str, Any] | None) -> bool:
@@ -124,7 +141,7 @@ def _letter(tenant: str, source: str, reason: str) -> DeadLetter:
 def sync_session(
     connect: Connect,
     env: SessionEnv,
-    path: Path,
+    entry: Entry,
     previous: dict[str, Any] | None,
     schemas: dict[str, SchemaVersion] | None = None,
     stored_text: str | None = None,
@@ -134,18 +151,17 @@ def sync_session(
 
     `stored_text` is the transcript as stored so far: a version that changes it instead of appending to it is
     refused (a dead letter), since stored evidence cites offsets into it."""
-    rel = path.relative_to(env.sessions_dir)
-    tenant, session_id = rel.parts[0], path.stem
+    tenant, session_id = _session_key(entry)
     try:
-        session = read_session(path, env.sessions_dir)
+        session = read_session(env.sessions_dir, entry)
         schemas = {} if schemas is None else schemas
         if session.schema_version not in schemas:
-            schemas[session.schema_version] = load_schema(env.prompts_dir, session.schema_version)
+            schemas[session.schema_version] = _schema(env.prompts_dir, session.schema_version)
         schema = schemas[session.schema_version]
         doc = session_document(session) if session.turns else None
     except (SessionFileError, SchemaError, OSError) as exc:
         with connect() as con:
-            record_dead_letters(con, [_letter(tenant, rel.as_posix(), f"session: {exc}")])
+            record_dead_letters(con, [_letter(tenant, entry.rel, f"session: {exc}")])
         return SessionReport(tenant_id=tenant, session_id=session_id, status="unreadable", error=str(exc))
     letters = [_letter(tenant, session.source_uri, f"session line skipped: {p}") for p in session.problems]
     report = SessionReport(tenant_id=tenant, session_id=session_id, status=session.status)

@@ -5,7 +5,7 @@ through the `Connect` it is given (the Dagster resource's, a test's), batch by b
 """
 
 from extraction_assets.lib.stages.connect import Connect
-from extraction_assets.lib.stages.evaluate import EvalRequest, EvalStageReport, evaluate_version
+from extraction_assets.lib.stages.evaluate import EvalRequest, EvalStageReport, evaluate_version, reports_dir
 from extraction_assets.lib.stages.extract import ExtractOptions, PartitionReport, extract_partition, version_figures
 from extraction_assets.lib.stages.ingest import IngestReport, ingest_inbox
 from extraction_assets.lib.stages.progress import Throttled
@@ -36,6 +36,7 @@ __all__ = [
     "extract_partition",
     "ingest_inbox",
     "refresh_review_queue",
+    "reports_dir",
     "scrub_pending",
     "version_figures",
 ]

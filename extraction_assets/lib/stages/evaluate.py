@@ -12,10 +12,18 @@ from typing import TYPE_CHECKING
 
 from extraction_assets.lib.schemas import SchemaError, SchemaVersion, load_schema
 from extraction_assets.lib.stages.connect import Connect
+from extraction_assets.lib.warehouse import beside_warehouse
 
 if TYPE_CHECKING:
     from extraction_assets.lib.evaluation import EvalResult
     from extraction_assets.lib.extraction import Extractor
+
+
+def reports_dir(warehouse: Path | str) -> Path:
+    """Where a warehouse's evaluation reports are written: beside the warehouse file (or a DuckLake's local catalog
+    or data folder), else under `.data` (`extraction-assets ui` serves this folder)."""
+    beside = beside_warehouse(warehouse, "")
+    return (beside.resolve().parent if beside else Path(".data").resolve()) / "eval_reports"
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,11 @@ copy of a document already stored, becomes a dead letter."""
 
 from __future__ import annotations
 
+import hashlib
+import os
+import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,6 +16,7 @@ from extraction_assets.lib.models import DeadLetter, Document, ReadFailure
 from extraction_assets.lib.parallel import in_order, workers_for
 from extraction_assets.lib.stages.connect import Connect
 from extraction_assets.lib.warehouse import (
+    FileStamp,
     StoredDocument,
     batched,
     file_stamps,
@@ -28,6 +32,10 @@ from extraction_assets.lib.warehouse import (
 INGEST_BATCH = 200
 READ_CHUNK = 32  # files a worker reads at a time: enough work to outweigh sending it, little to hold
 READ_CHUNK_BYTES = 4 * 1024 * 1024  # and at most this many bytes of them (a large file is a chunk of its own)
+# A file written this close to when it was stamped may be written again within the same timestamp (the file system
+# keeps them coarser than nanoseconds, two seconds on some), leaving size and times as they were: its stamp keeps the
+# content's digest, which the next pass compares instead of trusting the stamp.
+RACY_NS = 2_000_000_000
 
 if TYPE_CHECKING:
     from extraction_assets.lib.readers import FileRead
@@ -91,13 +99,17 @@ def ingest_inbox(
     duplicates: list[DeadLetter] = []
     with connect() as con:
         last_read = file_stamps(con)
-    read_now: dict[str, tuple[int, int]] = {}
+    read_now: dict[str, FileStamp] = {}
+    restamped: dict[str, FileStamp] = {}  # in doubt, found unchanged: stamped again, not read
 
-    def needs_reading(source_uri: str, size: int, mtime_ns: int) -> bool:
-        if last_read.get(source_uri) == (size, mtime_ns):
+    def needs_reading(source_uri: str, info: os.stat_result, content: Callable[[], bytes]) -> bool:
+        stamp = _stamp(info, content)
+        if _unchanged(last_read.get(source_uri), stamp, content):
             report.files_unchanged += 1
+            if last_read[source_uri].content_sha256 is not None:
+                restamped[source_uri] = stamp
             return False
-        read_now[source_uri] = (size, mtime_ns)
+        read_now[source_uri] = stamp
         return True
 
     planned = list(planned_reads(inbox, max_file_bytes, needs_reading))
@@ -130,7 +142,7 @@ def ingest_inbox(
     ] + duplicates
     with connect() as con:
         report.new_dead_letters = record_dead_letters(con, letters)
-        record_file_stamps(con, read_now)
+        record_file_stamps(con, {**restamped, **read_now})
         report.total = row_count(con, "raw_documents")
     report.documents_read = len(seen)
     report.unreadable = [f for f in failures if not f.skipped]
@@ -138,3 +150,30 @@ def ingest_inbox(
     report.files_read = len(read_now)
     report.duplicates = len(duplicates)
     return report
+
+
+def _stamp(info: os.stat_result, content: Callable[[], bytes]) -> FileStamp:
+    """The file's stamp now, with its content's digest when the stamp alone could not tell a later edit."""
+    racy = time.time_ns() - max(info.st_mtime_ns, info.st_ctime_ns) < RACY_NS
+    return FileStamp(info.st_size, info.st_mtime_ns, info.st_ctime_ns, _digest(content) if racy else None)
+
+
+def _unchanged(last: FileStamp | None, now: FileStamp, content: Callable[[], bytes]) -> bool:
+    """Whether a file is as it was last read: the same size and times (any write, and any reset of its modification
+    time, moves its change time), or, when its last stamp was taken too soon after a write to tell, the same content.
+    A stamp from before change times were kept is compared by size and modification time."""
+    if last is None or (last.size, last.mtime_ns) != (now.size, now.mtime_ns):
+        return False
+    if last.ctime_ns is not None and last.ctime_ns != now.ctime_ns:
+        return False
+    return last.content_sha256 is None or last.content_sha256 == (now.content_sha256 or _digest(content))
+
+
+def _digest(content: Callable[[], bytes]) -> str | None:
+    """The content's SHA-256, or None when it cannot be read (the reader then says why)."""
+    from extraction_assets.lib.readers.tenant_files import Refused
+
+    try:
+        return hashlib.sha256(content()).hexdigest()
+    except (Refused, OSError):
+        return None

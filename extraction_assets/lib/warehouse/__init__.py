@@ -24,6 +24,7 @@ from extraction_assets.lib.warehouse.connection import (
 from extraction_assets.lib.warehouse.currency import queue_in_step
 from extraction_assets.lib.warehouse.ddl import TABLES, ensure_schema
 from extraction_assets.lib.warehouse.documents import (
+    FileStamp,
     StoredDocument,
     document_from_row,
     document_rows,
@@ -59,7 +60,13 @@ from extraction_assets.lib.warehouse.figures import (
 )
 from extraction_assets.lib.warehouse.held import HeldWarehouse, give_back, held_warehouse
 from extraction_assets.lib.warehouse.invariants import items_without_evidence
-from extraction_assets.lib.warehouse.lock_wait import READER_WAIT_S, WarehouseBusy
+from extraction_assets.lib.warehouse.lock_wait import (
+    READER_WAIT_S,
+    WarehouseBusy,
+    WarehouseUnreadable,
+    damaged,
+    unreadable,
+)
 from extraction_assets.lib.warehouse.ocr import evidence_regions
 from extraction_assets.lib.warehouse.review_queue import rebuild_review_queue, requeue_items
 from extraction_assets.lib.warehouse.sessions import (
@@ -82,15 +89,18 @@ __all__ = [
     "MACHINE_OWNED_STATUSES",
     "READER_WAIT_S",
     "TABLES",
+    "FileStamp",
     "HeldWarehouse",
     "Placed",
     "Shard",
     "StoredDocument",
     "WarehouseBusy",
+    "WarehouseUnreadable",
     "batch_requests",
     "batched",
     "beside_warehouse",
     "cache_entries_for",
+    "damaged",
     "document_from_row",
     "document_rows",
     "document_sizes",
@@ -142,6 +152,7 @@ __all__ = [
     "tenant_ids",
     "texts_to_scrub",
     "transaction",
+    "unreadable",
     "update_batch_status",
     "upsert_scrubbed",
     "upsert_session",

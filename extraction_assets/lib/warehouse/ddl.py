@@ -80,6 +80,10 @@ DDL: tuple[str, ...] = (
         updated_at TIMESTAMP NOT NULL,
         updated_by VARCHAR
     )""",
+    # honest confidence: the calibrated probability of being right (NULL where the version or field has no
+    # calibration) and the evidence features it was computed from
+    "ALTER TABLE extracted_items ADD COLUMN IF NOT EXISTS probability_correct DOUBLE",
+    "ALTER TABLE extracted_items ADD COLUMN IF NOT EXISTS evidence_features JSON",
     """CREATE TABLE IF NOT EXISTS evidence (
         evidence_id VARCHAR PRIMARY KEY,
         item_id VARCHAR NOT NULL,
@@ -200,6 +204,9 @@ DDL: tuple[str, ...] = (
         notes JSON NOT NULL,
         report_path VARCHAR
     )""",
+    # what review does with wrong values (mode fields) and where items land against chance (mode evidence_turns)
+    "ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS review JSON",
+    "ALTER TABLE eval_runs ADD COLUMN IF NOT EXISTS placement JSON",
     """CREATE TABLE IF NOT EXISTS eval_metrics (
         run_id VARCHAR NOT NULL,
         dataset VARCHAR NOT NULL,
@@ -236,6 +243,8 @@ DDL: tuple[str, ...] = (
         mtime_ns BIGINT NOT NULL,
         read_at TIMESTAMP NOT NULL
     )""",
+    "ALTER TABLE inbox_files ADD COLUMN IF NOT EXISTS ctime_ns BIGINT",
+    "ALTER TABLE inbox_files ADD COLUMN IF NOT EXISTS content_sha256 VARCHAR",
     """CREATE TABLE IF NOT EXISTS document_applicability (
         doc_id VARCHAR NOT NULL,
         schema_version VARCHAR NOT NULL,

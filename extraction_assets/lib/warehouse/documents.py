@@ -385,20 +385,30 @@ def scrubbed_from_row(row: dict[str, Any]) -> ScrubbedDocument:
     )
 
 
-def file_stamps(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[int, int]]:
-    """Size and modification time of every inbox file when it was last read, by its path under the inbox."""
-    rows = con.execute("SELECT source_uri, size, mtime_ns FROM inbox_files").fetchall()
-    return {uri: (size, mtime) for uri, size, mtime in rows}
+class FileStamp(NamedTuple):
+    """An inbox file as it was read: size, modification and change times (ctime: None in rows older than the column),
+    and the digest of its content when the stamp alone could not tell a later edit (`stages.ingest`)."""
+
+    size: int
+    mtime_ns: int
+    ctime_ns: int | None = None
+    content_sha256: str | None = None
+
+
+def file_stamps(con: duckdb.DuckDBPyConnection) -> dict[str, FileStamp]:
+    """Every inbox file's stamp when it was last read, by its path under the inbox."""
+    rows = con.execute("SELECT source_uri, size, mtime_ns, ctime_ns, content_sha256 FROM inbox_files").fetchall()
+    return {uri: FileStamp(*stamp) for uri, *stamp in rows}
 
 
 @retry_conflicts
-def record_file_stamps(con: duckdb.DuckDBPyConnection, stamps: Mapping[str, tuple[int, int]]) -> None:
+def record_file_stamps(con: duckdb.DuckDBPyConnection, stamps: Mapping[str, FileStamp]) -> None:
     """Remember the files just read (after their documents and dead letters are stored), so an unchanged file
     is not read again."""
     stamp = now()
     rows = [
-        {"source_uri": uri, "tenant_id": uri.split("/")[0], "size": size, "mtime_ns": mtime, "read_at": stamp}
-        for uri, (size, mtime) in stamps.items()
+        {"source_uri": uri, "tenant_id": uri.split("/")[0], **file._asdict(), "read_at": stamp}
+        for uri, file in stamps.items()
     ]
     with transaction(con):
-        merge_rows(con, "inbox_files", rows, update=["size", "mtime_ns", "read_at"])
+        merge_rows(con, "inbox_files", rows, update=["size", "mtime_ns", "ctime_ns", "content_sha256", "read_at"])

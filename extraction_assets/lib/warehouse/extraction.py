@@ -275,6 +275,8 @@ def item_row(item: ItemRecord, created_at: datetime, stamp: datetime) -> dict[st
         "created_at": created_at,
         "updated_at": stamp,
         "updated_by": None,
+        "probability_correct": item.probability_correct,
+        "evidence_features": to_json(item.evidence_features) if item.evidence_features else None,
     }
 
 

@@ -36,6 +36,9 @@ def _tally(table: str, column: str) -> str:
                    WHERE schema_version IN (SELECT version FROM listed) GROUP BY 1, 2) GROUP BY 1"""
 
 
+MACHINE = "extracted_by <> 'human' AND status IN ('draft', 'needs_review')"  # the machine's verdict stands
+
+
 def extraction_figures(con: duckdb.DuckDBPyConnection, versions: Sequence[str]) -> dict[str, dict[str, Any]]:
     """Each listed version's items, evidence, item types, routing outcomes and most confident items, by version (a
     version without rows gets zeros). One statement counts every version of a run, one reads their previews: a pass
@@ -47,7 +50,14 @@ def extraction_figures(con: duckdb.DuckDBPyConnection, versions: Sequence[str]) 
                                  count(*) FILTER (WHERE NOT taken) AS not_taken
                           FROM document_applicability WHERE schema_version IN (SELECT version FROM listed) GROUP BY 1),
                items AS (SELECT schema_version, count(*) AS items,
-                                count(*) FILTER (WHERE status = 'needs_review') AS needs_review
+                                count(*) FILTER (WHERE status = 'needs_review') AS needs_review,
+                                -- the machine's calibrated items: what their probabilities expect review to catch
+                                count(probability_correct) FILTER (WHERE {MACHINE}) AS calibrated,
+                                sum(1 - probability_correct) FILTER (WHERE {MACHINE}) AS expected_wrong,
+                                sum(1 - probability_correct) FILTER (WHERE {MACHINE} AND status = 'needs_review')
+                                    AS expected_wrong_queued,
+                                avg(probability_correct) FILTER (WHERE {MACHINE} AND status = 'draft')
+                                    AS expected_precision_unqueued
                          FROM extracted_items WHERE schema_version IN (SELECT version FROM listed) GROUP BY 1),
                per_document AS (SELECT schema_version, count(*) AS documents, round(avg(n), 2) AS mean, max(n) AS most
                                 FROM (SELECT schema_version, doc_id, count(*) AS n FROM extracted_items
@@ -58,7 +68,8 @@ def extraction_figures(con: duckdb.DuckDBPyConnection, versions: Sequence[str]) 
                outcomes AS ({_tally("document_routing", "outcome")})  -- routing: where a schema routes documents
            SELECT l.version, coalesce(r.taken, 0), coalesce(r.not_taken, 0), coalesce(i.items, 0),
                   coalesce(i.needs_review, 0), coalesce(p.documents, 0), coalesce(p.mean, 0), coalesce(p.most, 0),
-                  coalesce(e.n, 0), coalesce(t.tally, []), coalesce(o.tally, [])
+                  coalesce(e.n, 0), coalesce(t.tally, []), coalesce(o.tally, []), coalesce(i.calibrated, 0),
+                  i.expected_wrong, i.expected_wrong_queued, i.expected_precision_unqueued
            FROM listed l LEFT JOIN routed r ON r.schema_version = l.version
                LEFT JOIN items i ON i.schema_version = l.version
                LEFT JOIN per_document p ON p.schema_version = l.version
@@ -79,9 +90,32 @@ def extraction_figures(con: duckdb.DuckDBPyConnection, versions: Sequence[str]) 
             "items_by_type": {str(t["key"]): int(t["n"]) for t in by_type},
             "routing_outcomes": {str(t["key"]): int(t["n"]) for t in outcomes},
             "preview": previews.get(version, []),
+            "calibrated_items": int(calibrated),
+            "expected_error_capture": _share(wrong_queued, wrong),
+            "expected_precision_unqueued": None if unqueued is None else round(float(unqueued), 4),
         }
-        for version, taken, not_taken, items, needs_review, documents, mean, most, evidence, by_type, outcomes in rows
+        for (
+            version,
+            taken,
+            not_taken,
+            items,
+            needs_review,
+            documents,
+            mean,
+            most,
+            evidence,
+            by_type,
+            outcomes,
+            calibrated,
+            wrong,
+            wrong_queued,
+            unqueued,
+        ) in rows
     }
+
+
+def _share(part: float | None, whole: float | None) -> float | None:
+    return round(float(part or 0.0) / float(whole), 4) if whole else None
 
 
 def _preview_items(con: duckdb.DuckDBPyConnection, versions: list[str]) -> dict[str, list[dict[str, Any]]]:
@@ -89,7 +123,8 @@ def _preview_items(con: duckdb.DuckDBPyConnection, versions: list[str]) -> dict[
     this preview has no sign-in, so never the stored (raw) quote."""
     rows = rows_as_dicts(
         con,
-        f"""SELECT i.schema_version, i.item_type, i.title, i.confidence, i.status, e.evidence_id, i.doc_id,
+        f"""SELECT i.schema_version, i.item_type, i.title, i.confidence, i.probability_correct, i.status, e.evidence_id,
+                  i.doc_id,
                   e.char_start, e.char_end, e.match_kind, e.turn_id
            FROM extracted_items i JOIN evidence e USING (item_id)
            WHERE i.schema_version IN (SELECT unnest(?))
@@ -99,7 +134,7 @@ def _preview_items(con: duckdb.DuckDBPyConnection, versions: list[str]) -> dict[
         [versions],
     )
     quotes = masked_quotes(con, [(r["evidence_id"], r["doc_id"], r["char_start"], r["char_end"]) for r in rows])
-    shown = ("item_type", "title", "confidence", "status", "quote", "match_kind", "turn_id")
+    shown = ("item_type", "title", "confidence", "probability_correct", "status", "quote", "match_kind", "turn_id")
     previews: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         row = {key: quotes.get(r["evidence_id"]) if key == "quote" else r[key] for key in shown}

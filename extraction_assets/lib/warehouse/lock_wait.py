@@ -44,6 +44,33 @@ class WarehouseBusy(RuntimeError):
     """Another process kept the warehouse's lock for longer than this process waits."""
 
 
+class WarehouseUnreadable(RuntimeError):
+    """The warehouse file cannot be read: damaged, cut short, or not a DuckDB file. The message names the file, what
+    DuckDB found and what to do (`unreadable`)."""
+
+
+_DAMAGE = ("not a valid duckdb database file", "corrupt database file", "could not read enough bytes", "checksum")
+
+
+def damaged(exc: BaseException) -> bool:
+    """Whether a DuckDB error says the file itself is damaged (not a lock, not a query of ours)."""
+    import duckdb
+
+    return isinstance(exc, duckdb.Error) and any(sign in str(exc).lower() for sign in _DAMAGE)
+
+
+def unreadable(path: Path | str, exc: BaseException) -> WarehouseUnreadable:
+    """The one line a person reads when the warehouse cannot be read, instead of DuckDB's traceback."""
+    found = str(exc).splitlines()[0].removeprefix("IO Error: ") if str(exc) else type(exc).__name__
+    todo = (
+        "restore it from a backup; without one, move it aside and `extraction-assets run` builds a new warehouse from "
+        "the inbox (reviewers' decisions and the audit log are only in the damaged file: keep it)"
+        if damaged(exc)
+        else "check that the file is readable by this user"
+    )
+    return WarehouseUnreadable(f"the warehouse {path} cannot be read ({found}): {todo}")
+
+
 def _holder(exc: duckdb.IOException) -> str:
     """Who holds the lock, as DuckDB's message says ("... (PID 1234)")."""
     found = _PID.search(str(exc))
@@ -219,7 +246,7 @@ def open_duckdb_file(
                 return duckdb.connect(str(path), read_only=read_only, config=engine_config())
             except duckdb.IOException as exc:
                 if not is_lock_conflict(exc):
-                    raise
+                    raise unreadable(path, exc) from None
                 holder = _holder(exc)
                 if time.monotonic() >= deadline:
                     raise WarehouseBusy(

@@ -1,0 +1,286 @@
+"""Fitting calibrations from labelled items (scikit-learn, the optional `calibrate` extra; never needed at run time).
+
+`fit_field` fits one field from (features, correct) pairs: an L2-regularized logistic regression on standardized
+features (few features, one weight each, so the model is monotone in each and cannot memorize a document).
+`fit_version` fits every field of a schema version that has enough labelled items, chooses the review threshold
+from the cost of an error, and measures what it does twice: in sample, and by k-fold cross-validation by document
+(each fold scored by models and a threshold fitted without it), the honest estimate for documents never seen.
+Folds come from a hash of the document id, so a refit on the same data gives the same file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import warnings
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from extraction_assets.lib.calibration.figures import Judged, ReviewFigures, review_figures
+from extraction_assets.lib.calibration.model import FieldCalibration, ReviewCost, probability_of
+
+__all__ = [
+    "DEFAULT_C",
+    "FOLDS",
+    "MIN_EACH",
+    "MIN_ITEMS",
+    "Example",
+    "FittedVersion",
+    "ThresholdError",
+    "choose_threshold",
+    "fit_field",
+    "fit_version",
+    "fold_of",
+]
+
+DEFAULT_C = 0.5  # inverse L2 strength on standardized features
+FOLDS = 5
+MIN_ITEMS = 30  # labelled items a field needs to be calibrated
+MIN_EACH = 5  # ... and right and wrong ones, at least this many each, to weigh its features (else its base rate)
+DIGITS = 6  # stored parameters are rounded: a refit on another machine gives the same file
+
+
+@dataclass(frozen=True)
+class Example:
+    """One labelled item: the document it came from, its field, features and verdict, and how the version without
+    a calibration treats it."""
+
+    doc: str
+    file: str
+    field: str
+    features: Mapping[str, float]
+    correct: bool
+    confidence: float  # the pack's own confidence (today's)
+    legacy_queued: bool  # queued by today's rules
+    other_reasons: bool  # queued for a reason a probability does not change (weak evidence, a type violation ...)
+
+
+def fold_of(doc: str, folds: int = FOLDS) -> int:
+    return int(hashlib.sha256(doc.encode("utf-8")).hexdigest()[:12], 16) % folds
+
+
+class ThresholdError(ValueError):
+    """The cost asked for cannot be met on the labelled data; the message says what can."""
+
+
+def why_not(examples: Sequence[Example]) -> str | None:
+    """Why a field's labelled items are too few to calibrate it, or None when they suffice."""
+    if len(examples) < MIN_ITEMS:
+        return f"{len(examples)} labelled items (at least {MIN_ITEMS} needed)"
+    return None
+
+
+@contextmanager
+def _pandas_mark_lifted() -> Iterator[None]:
+    """A process that opened a warehouse may mark pandas absent with a None entry in `sys.modules` (see
+    `warehouse.opening`); scikit-learn reads that entry as a module and fails. The mark is lifted while it fits."""
+    marked = "pandas" in sys.modules and sys.modules["pandas"] is None
+    if marked:
+        del sys.modules["pandas"]
+    try:
+        yield
+    finally:
+        if marked and "pandas" not in sys.modules:
+            sys.modules["pandas"] = None  # type: ignore[assignment]
+
+
+def fit_field(field: str, rows: Sequence[tuple[Mapping[str, float], bool]], c: float = DEFAULT_C) -> FieldCalibration:
+    """A field's calibration from (features, correct) pairs. Features constant over the rows carry no information
+    and are left out; a feature absent from a row counts 0. With fewer than MIN_EACH right or wrong rows the
+    features cannot be weighed: the field gets its base rate (add-one smoothed), the same for every value."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    names = sorted({name for features, _ in rows for name in features})
+    x = np.array([[float(features.get(n, 0.0)) for n in names] for features, _ in rows], dtype=float)
+    y = np.array([bool(ok) for _, ok in rows])
+    if not len(y):
+        raise ValueError(f"{field}: no labelled rows")
+    wrong = int((~y).sum())
+    spread = x.std(axis=0) if len(names) else np.zeros(0)
+    weighable = min(wrong, len(y) - wrong) >= MIN_EACH
+    kept = [i for i, s in enumerate(spread) if s > 1e-9] if weighable else []
+    x = x[:, kept]
+    center = x.mean(axis=0)
+    scale = x.std(axis=0)
+    standard = (x - center) / scale if kept else np.zeros((len(rows), 0))
+    model = LogisticRegression(C=c, max_iter=1000)
+    if kept:
+        with warnings.catch_warnings(), _pandas_mark_lifted():
+            warnings.simplefilter("ignore")
+            model.fit(standard, y)
+        coef, intercept = model.coef_[0].tolist(), float(model.intercept_[0])
+    else:  # nothing to weigh: the field's base rate
+        rate = (y.sum() + 1) / (len(y) + 2)
+        coef, intercept = [], float(np.log(rate / (1 - rate)))
+    return FieldCalibration(
+        field=field,
+        features=[names[i] for i in kept],
+        center=[round(float(v), DIGITS) for v in center],
+        scale=[round(float(v), DIGITS) for v in scale],
+        coef=[round(float(v), DIGITS) for v in coef],
+        intercept=round(intercept, DIGITS),
+        items=len(rows),
+        wrong=int((~y).sum()),
+    )
+
+
+def _fit_fields(examples: Sequence[Example], c: float) -> dict[str, FieldCalibration]:
+    by_field: dict[str, list[Example]] = defaultdict(list)
+    for e in examples:
+        by_field[e.field].append(e)
+    return {
+        name: fit_field(name, [(e.features, e.correct) for e in members], c)
+        for name, members in sorted(by_field.items())
+        if why_not(members) is None
+    }
+
+
+def _probabilities(models: Mapping[str, FieldCalibration], examples: Sequence[Example]) -> list[float | None]:
+    return [probability_of(models[e.field].score(e.features)) if e.field in models else None for e in examples]
+
+
+def _out_of_fold(examples: Sequence[Example], folds: int, c: float) -> list[float | None]:
+    """Each example's probability from models fitted on the other folds (a field too small there: None)."""
+    found: list[float | None] = [None] * len(examples)
+    for k in range(folds):
+        train = [e for e in examples if fold_of(e.doc, folds) != k]
+        held = [i for i, e in enumerate(examples) if fold_of(e.doc, folds) == k]
+        models = _fit_fields(train, c)
+        for i, p in zip(held, _probabilities(models, [examples[i] for i in held]), strict=True):
+            found[i] = p
+    return found
+
+
+def choose_threshold(probabilities: Sequence[float | None], examples: Sequence[Example], cost: ReviewCost) -> float:
+    """The probability under which items go to review, from the capture/queue curve of the calibrated items.
+
+    `max_error_rate`: the lowest threshold whose drafts (items not queued) hold at most that share of wrong values;
+    `queue_share`: the highest threshold that queues at most that share. Items queued for other reasons count as
+    queued whatever the threshold."""
+    pairs = [(p, e) for p, e in zip(probabilities, examples, strict=True) if p is not None]
+    candidates = sorted({0.0, *(p for p, _ in pairs)})
+    best = 0.0
+    lowest: tuple[float, float] | None = None  # (error rate of the drafts, queue share) at its best
+    for t in candidates:
+        queued = sum(1 for p, e in pairs if e.other_reasons or p < t)
+        kept = [e for p, e in pairs if not (e.other_reasons or p < t)]
+        if cost.queue_share is not None:
+            if queued > cost.queue_share * len(pairs):
+                return best
+            best = t
+            continue
+        if not kept:
+            break
+        rate = sum(not e.correct for e in kept) / len(kept)
+        if rate <= cost.max_error_rate:  # type: ignore[operator]
+            return t
+        if lowest is None or rate < lowest[0]:
+            lowest = (rate, queued / len(pairs))
+    if cost.queue_share is not None:
+        return best
+    found = "no drafts at all" if lowest is None else f"{lowest[0]:.3f} (queueing {lowest[1]:.0%} of items)"
+    raise ThresholdError(
+        f"max_error_rate {cost.max_error_rate:g} cannot be met on the labelled data: the lowest error rate among "
+        f"drafts is {found}; ask for a larger max_error_rate or a queue_share"
+    )
+
+
+def _judged(
+    examples: Sequence[Example], probabilities: Sequence[float | None], threshold: float, band: tuple[float, float]
+) -> list[Judged]:
+    low, high = band
+    return [
+        Judged(
+            field=e.field,
+            confidence=e.confidence if p is None else round(low + (high - low) * p, 4),
+            probability=p,
+            queued=e.legacy_queued if p is None else (e.other_reasons or p < threshold),
+            correct=e.correct,
+        )
+        for e, p in zip(examples, probabilities, strict=True)
+    ]
+
+
+@dataclass
+class FittedVersion:
+    fields: dict[str, FieldCalibration]
+    not_calibrated: dict[str, str]
+    threshold: float
+    figures: dict[str, dict[str, ReviewFigures]]  # {"in_sample" | "cross_validated" | "today": {file | "all": ...}}
+
+
+def _by_file(examples: Sequence[Example], judged: Sequence[Judged]) -> dict[str, ReviewFigures]:
+    files = sorted({e.file for e in examples})
+    figures = {"all": review_figures(judged)}
+    for name in files:
+        figures[name] = review_figures([j for e, j in zip(examples, judged, strict=True) if e.file == name])
+    return figures
+
+
+def _deployed(
+    train: Sequence[Example], cost: ReviewCost, folds: int, c: float
+) -> tuple[dict[str, FieldCalibration], float]:
+    """What `fit_version` ships: models on all of `train`, the threshold from their out-of-fold probabilities."""
+    return _fit_fields(train, c), choose_threshold(_out_of_fold(train, folds, c), train, cost)
+
+
+def fit_version(
+    examples: Sequence[Example],
+    cost: ReviewCost,
+    band: tuple[float, float],
+    fields: Sequence[str],
+    folds: int = FOLDS,
+    c: float = DEFAULT_C,
+    on_step: Callable[[str], None] = lambda _step: None,
+) -> FittedVersion:
+    """Every field of a version with enough labelled items, the threshold for `cost`, and the figures: in sample (the
+    shipped models and threshold on all items), cross-validated (fold k scored by models and threshold fitted without
+    it), and today's (the version without calibration)."""
+    on_step("fitting the fields")
+    not_calibrated: dict[str, str] = {}
+    for name in fields:
+        members = [e for e in examples if e.field == name]
+        why = why_not(members) if members else "no labelled items"
+        if why is not None:
+            not_calibrated[name] = why
+    today = [
+        Judged(field=e.field, confidence=e.confidence, probability=None, queued=e.legacy_queued, correct=e.correct)
+        for e in examples
+    ]
+    if len(not_calibrated) == len(fields):  # nothing to fit: the version keeps today's rules
+        return FittedVersion(fields={}, not_calibrated=not_calibrated, threshold=0.0, figures={})
+    models, threshold = _deployed(examples, cost, folds, c)
+    on_step("cross-validating")
+    outer: list[float | None] = [None] * len(examples)
+    outer_threshold: list[float] = [threshold] * len(examples)
+    for k in range(folds):
+        train = [e for e in examples if fold_of(e.doc, folds) != k]
+        held = [i for i, e in enumerate(examples) if fold_of(e.doc, folds) == k]
+        fold_models, fold_threshold = _deployed(train, cost, folds, c)
+        for i, p in zip(held, _probabilities(fold_models, [examples[i] for i in held]), strict=True):
+            outer[i], outer_threshold[i] = p, fold_threshold
+    cross = [
+        Judged(
+            field=j.field,
+            confidence=j.confidence,
+            probability=j.probability,
+            queued=examples[i].legacy_queued
+            if j.probability is None
+            else examples[i].other_reasons or j.probability < outer_threshold[i],
+            correct=j.correct,
+        )
+        for i, j in enumerate(_judged(examples, outer, threshold, band))
+    ]
+    return FittedVersion(
+        fields=models,
+        not_calibrated=not_calibrated,
+        threshold=round(threshold, DIGITS),
+        figures={
+            "in_sample": _by_file(examples, _judged(examples, _probabilities(models, examples), threshold, band)),
+            "cross_validated": _by_file(examples, cross),
+            "today": _by_file(examples, today),
+        },
+    )
