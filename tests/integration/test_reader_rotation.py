@@ -96,6 +96,7 @@ def test_a_rotation_of_suspended_readers_costs_a_run_a_bounded_share_and_each_is
             process.kill()
             process.wait()
     figures = json.loads(out.strip().splitlines()[-1])
+    print(f"rotation of waiting readers: {figures}, {len(readers)} readers")  # the figure, shown with -s
     work = BATCHES * PAUSE_S
     assert figures["batches"] == BATCHES, figures  # before: a wait after every batch, 20 times the run's own work
     assert figures["seconds"] < 2 * work + 5, figures
