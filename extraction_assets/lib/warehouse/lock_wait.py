@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from extraction_assets.lib.private_files import open_private
-from extraction_assets.lib.warehouse.engine import engine_config
+from extraction_assets.lib.warehouse.engine import limit_engine
 
 if TYPE_CHECKING:
     import duckdb
@@ -243,7 +243,7 @@ def open_duckdb_file(
     try:
         while True:
             try:
-                return duckdb.connect(str(path), read_only=read_only, config=engine_config())
+                return limit_engine(duckdb.connect(str(path), read_only=read_only))
             except duckdb.IOException as exc:
                 if not is_lock_conflict(exc):
                     raise unreadable(path, exc) from None
