@@ -31,6 +31,7 @@ from evals.bench_model_path import bench_model_path
 from evals.bench_pii import bench_pii
 from evals.bench_readers import bench_readers
 from evals.bench_review import bench_review
+from evals.bench_review_loop import bench_review_loop
 from evals.bench_scale import bench_scale
 from evals.bench_scale_out import bench_scale_out
 from evals.bench_sessions import bench_sessions
@@ -125,6 +126,7 @@ BENCHES: dict[str, Callable[[], Figures]] = {
     "email": bench_email,
     "chaos_import": bench_chaos_import,
     "review": bench_review,
+    "review_loop": bench_review_loop,
     "sessions": bench_sessions,
     "throughput": bench_throughput,
     "hostile": bench_hostile,

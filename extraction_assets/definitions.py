@@ -14,6 +14,7 @@ import dagster as dg
 
 from extraction_assets.defs.automation import automation_sensor
 from extraction_assets.defs.evaluation.assets import eval_comparison, eval_report
+from extraction_assets.defs.evaluation.challenger import challenger_comparison, challenger_job
 from extraction_assets.defs.extraction.assets import extracted_items_and_evidence
 from extraction_assets.defs.extraction.batches import llm_batch_sensor
 from extraction_assets.defs.ingest import checks as ingest_checks
@@ -35,6 +36,7 @@ ASSETS = [
     review_queue,
     eval_report,
     eval_comparison,
+    challenger_comparison,
     interview_sessions,
 ]
 # the extraction invariants and the audit log's check are their assets' own check specs (evaluated per partition
@@ -47,7 +49,7 @@ def build_definitions(settings: Settings | None = None) -> dg.Definitions:
     return dg.Definitions(
         assets=ASSETS,
         asset_checks=CHECKS,
-        jobs=[*JOBS, session_job, live_mail_job],
+        jobs=[*JOBS, session_job, live_mail_job, challenger_job],
         sensors=[schema_version_sensor, inbox_sensor, automation_sensor, llm_batch_sensor, session_sensor, mail_sensor],
         schedules=[ingest_schedule, nightly_extract_schedule],
         resources=resources_from_settings(settings or Settings.from_env()),

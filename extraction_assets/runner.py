@@ -7,6 +7,7 @@ import os
 import signal
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
@@ -459,3 +460,55 @@ def _combined(name: str, steps: Sequence[StepResult]) -> StepResult:
         seconds=round(sum(s.seconds for s in steps), 3),
         step_seconds={k: v for s in steps for k, v in s.step_seconds.items()},
     )
+
+
+@dataclass
+class ChallengerRun:
+    """A challenger's run (`challenger_job`, or the comparison alone): whether it succeeded, the comparison's
+    metadata (what the UI shows), and the steps that failed."""
+
+    success: bool
+    metadata: dict[str, object]
+    failed: list[str]
+    run_id: str
+
+
+def run_challenger(
+    settings: Settings,
+    challenger: str | None,
+    max_documents: int | None = None,
+    instance: dg.DagsterInstance | None = None,
+    log_level: str = "WARNING",
+) -> ChallengerRun:
+    """`challenger_job` for one challenger's partition (its extraction, queue, scores, and the comparison), or with
+    `challenger` None the comparison alone (after a promotion): one Dagster run, in the UI's instance when
+    DAGSTER_HOME is set."""
+    instance = instance or open_instance()
+    found, _ = discover_schemas(settings.prompts_dir)
+    if challenger is not None and challenger not in found:
+        raise ValueError(f"unknown schema version {challenger!r}; known: {sorted(found)}")
+    from extraction_assets.defs.evaluation.challenger import challenger_job
+
+    defs = build_definitions(settings)
+    comparison: dict[str, object] = {"challenger": challenger or "", "max_documents": max_documents}
+    config: dict[str, dict[str, object]] = {"challenger_comparison": comparison}
+    selection = dg.AssetSelection.assets("challenger_comparison")
+    if challenger is not None:
+        partition_set = schema_versions.name or ""
+        if not instance.has_dynamic_partition(partition_set, challenger):
+            instance.add_dynamic_partitions(partition_set, [challenger])
+        selection = challenger_job.selection  # type: ignore[assignment]
+        config["eval_report"] = {"max_documents": max_documents}
+    with _holding(settings), warnings.catch_warnings():
+        # the job mixes the queue's single-run backfill policy with unpartitioned assets: one partition, one run
+        warnings.filterwarnings("ignore", message=".*varying BackfillPolicies")
+        result = _materialize(
+            defs, instance, f"challenger {challenger or ''}".strip(), selection, challenger, log_level, config
+        )
+    metadata: dict[str, object] = {}
+    for event in result.get_asset_materialization_events():
+        materialization = event.event_specific_data.materialization  # type: ignore[union-attr]
+        if materialization.asset_key.to_user_string() == "challenger_comparison":
+            metadata = {k: v.value for k, v in materialization.metadata.items()}
+    failed = [e.step_key or "" for e in result.all_events if e.is_step_failure]
+    return ChallengerRun(success=result.success, metadata=metadata, failed=failed, run_id=result.run_id)

@@ -47,41 +47,63 @@ def item_ids(items: tuple = ITEMS) -> dict[str, str]:
 
 def seed(path: Path, texts: dict[str, str] = TEXTS, items: tuple = ITEMS) -> dict[str, str]:
     """Documents (raw and scrubbed, as ingest stores them) with one item per entry of `items`, and their queue."""
+    seed_documents(
+        path,
+        {tenant: (tenant, f"{tenant}/notes/week.txt", text) for tenant, text in texts.items()},
+        [(tenant, *rest) for tenant, *rest in items],
+        ids=item_ids(items),
+    )
+    return item_ids(items)
+
+
+def seed_documents(
+    path: Path,
+    documents: dict[str, tuple[str, str, str]],
+    items: list[tuple],
+    ids: dict[str, str] | None = None,
+    schema: str = SCHEMA,
+) -> dict[str, str]:
+    """Several documents per tenant: `documents` is name -> (tenant, source, text); `items` are
+    (document name, item type, quote, confidence, status, value). Returns `<document>:<item type>[:<n>]` -> item id
+    (`ids` names them instead, in order, when given)."""
     docs = {
-        tenant: Document(
+        name: Document(
             doc_id=Document.make_id(tenant, "text", text),
             tenant_id=tenant,
-            source_uri=f"{tenant}/notes/week.txt",
+            source_uri=source,
             kind="text",
             text=text,
         )
-        for tenant, text in texts.items()
+        for name, (tenant, source, text) in documents.items()
     }
     outcomes: dict[str, ExtractionOutcome] = {
-        tenant: ExtractionOutcome(
+        name: ExtractionOutcome(
             doc_id=doc.doc_id,
-            tenant_id=tenant,
-            schema_version=SCHEMA,
+            tenant_id=doc.tenant_id,
+            schema_version=schema,
             status="processed",
             extractor_version="test-v1",
             scrubber_version="test",
         )
-        for tenant, doc in docs.items()
+        for name, doc in docs.items()
     }
-    scrubbed = {tenant: scrub_document(doc) for tenant, doc in docs.items()}
-    ids = item_ids(items)
-    for tenant, kind, quote, confidence, status, value in items:
-        doc = docs[tenant]
+    scrubbed = {name: scrub_document(doc) for name, doc in docs.items()}
+    names = list(ids) if ids else []
+    made: dict[str, str] = {}
+    for n, (name, kind, quote, confidence, status, value) in enumerate(items):
+        doc = docs[name]
         start = doc.text.index(quote)
-        seen_start, seen_end = scrubbed[tenant].offset_map.to_scrubbed(start, start + len(quote))
-        title = scrubbed[tenant].text[seen_start:seen_end][:60]  # the extractor sees scrubbed text only
-        item_id = ids[f"{tenant}:{kind}"]
+        seen_start, seen_end = scrubbed[name].offset_map.to_scrubbed(start, start + len(quote))
+        title = scrubbed[name].text[seen_start:seen_end][:60]  # the extractor sees scrubbed text only
+        item_id = stable_id(doc.tenant_id, kind, quote) if ids else stable_id(doc.doc_id, schema, kind, quote)
+        key = names[n] if names else (f"{name}:{kind}" if f"{name}:{kind}" not in made else f"{name}:{kind}:{n}")
+        made[key] = item_id
         evidence = EvidenceRecord(
             evidence_id=stable_id(item_id, start),
             item_id=item_id,
             doc_id=doc.doc_id,
-            tenant_id=tenant,
-            schema_version=SCHEMA,
+            tenant_id=doc.tenant_id,
+            schema_version=schema,
             char_start=start,
             char_end=start + len(quote),
             quote=quote,
@@ -89,12 +111,12 @@ def seed(path: Path, texts: dict[str, str] = TEXTS, items: tuple = ITEMS) -> dic
             match_kind="exact",
             strength="strong",
         )
-        outcomes[tenant].items.append(
+        outcomes[name].items.append(
             ItemRecord(
                 item_id=item_id,
                 doc_id=doc.doc_id,
-                tenant_id=tenant,
-                schema_version=SCHEMA,
+                tenant_id=doc.tenant_id,
+                schema_version=schema,
                 item_type=kind,
                 value=value,
                 title=title,
@@ -110,9 +132,9 @@ def seed(path: Path, texts: dict[str, str] = TEXTS, items: tuple = ITEMS) -> dic
     with open_warehouse(path) as con:
         insert_documents(con, list(docs.values()))
         upsert_scrubbed(con, list(scrubbed.values()))
-        write_extraction_batch(con, SCHEMA, list(outcomes.values()))
-        rebuild_review_queue(con, SCHEMA)
-    return ids
+        write_extraction_batch(con, schema, list(outcomes.values()))
+        rebuild_review_queue(con, schema)
+    return made
 
 
 # Reviewers who can sign in to the review server: (name, tenant) -> token. Only hashes reach the configuration.

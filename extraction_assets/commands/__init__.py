@@ -5,9 +5,15 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from extraction_assets.commands import calibrate, review, ui
+from extraction_assets.commands import calibrate, challenger, review, ui
 from extraction_assets.commands import eval as eval_command
 
 Register = Callable[[argparse._SubParsersAction], None]
 
-REGISTRY: list[Register] = [review.register, eval_command.register, calibrate.register, ui.register]
+REGISTRY: list[Register] = [
+    review.register,
+    eval_command.register,
+    calibrate.register,
+    challenger.register,
+    ui.register,
+]

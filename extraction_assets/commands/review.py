@@ -2,8 +2,9 @@
 
 Every sub-command needs `--tenant` (but `serve` and `audit`) and prints JSON with `--json`. Exit codes: 0 done (or
 nothing to change), 1 an import with failed tasks or a failed audit check, 2 invalid input, 3 a re-run that needs
-`--confirm` (nothing was changed), 4 no such item in this tenant. This module is the parser only; what the
-sub-commands do is in `review_handlers.py`, imported when one runs.
+`--confirm` (nothing was changed), 4 no such item in this tenant, 5 an item changed since the version the change was
+made against (nothing was changed). This module is the parser only; what the sub-commands do is in
+`review_handlers.py`, imported when one runs.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import argparse
 
 from extraction_assets.commands.common import add_warehouse_option, lazy_handler
 
-EXIT_OK, EXIT_IMPORT_FAILURES, EXIT_INVALID, EXIT_NEEDS_CONFIRMATION, EXIT_NOT_FOUND = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_IMPORT_FAILURES, EXIT_INVALID, EXIT_NEEDS_CONFIRMATION, EXIT_NOT_FOUND, EXIT_STALE = 0, 1, 2, 3, 4, 5
 EXIT_CHECK_FAILED = EXIT_IMPORT_FAILURES  # 1: what was asked for ran, and found something wrong
 ANY_STATUS = "any"  # lib.review.ANY_STATUS, spelled here so that parsing imports no DuckDB
 STATUS_CHOICES = ("needs_review", "draft", "accepted", "rejected", ANY_STATUS)
@@ -42,7 +43,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         return parser
 
     def decision(name: str, help: str) -> argparse.ArgumentParser:
-        parser = item_action(name, "cmd_change", help)
+        parser = action(name, "cmd_change", help)
+        parser.add_argument(
+            "items", nargs="*", metavar="ITEM", help="item ids (or unique prefixes of six characters or more)"
+        )
+        parser.add_argument("--group", help="every undecided item of this queue group (`review list --groups`)")
+        parser.add_argument(
+            "--version",
+            dest="expected_version",
+            help="the item's version you looked at (`show`); refused with exit 5 if it changed since",
+        )
         parser.add_argument("--by", help=BY_HELP)
         parser.add_argument("--note", help="why, for the audit trail")
         return parser
@@ -53,6 +63,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     listing.add_argument("--reason", help="only items sent to review by this rule, e.g. below_threshold")
     listing.add_argument("--status", choices=STATUS_CHOICES, default="needs_review", help="default: needs_review")
     listing.add_argument("--limit", type=int, default=200)
+    listing.add_argument(
+        "--groups", action="store_true", help="one line per group of near-duplicates (what one decision settles)"
+    )
     show = item_action("show", "cmd_show", "an item with its evidence in context")
     show.add_argument("--context", type=int, default=240, help="characters of text shown around each quote")
     show.add_argument(
@@ -60,9 +73,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     show.add_argument("--by", help=BY_HELP)
     show.add_argument("--note", help="why, for the audit trail")
-    decision("accept", "accept an item")
-    decision("reject", "reject an item")
-    correct = decision("correct", "change an item's value, normalized value or status")
+    decision("accept", "accept items (several ids, or a --group) in one decision")
+    decision("reject", "reject items (several ids, or a --group) in one decision")
+    correct = decision("correct", "change the value, normalized value or status of items in one decision")
     correct.add_argument("--value", help='the corrected value as JSON, e.g. \'{"owner_name": "Linh"}\'')
     correct.add_argument("--normalized-value", dest="normalized_value", help="the normalized value as JSON")
     correct.add_argument(

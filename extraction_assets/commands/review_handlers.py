@@ -22,6 +22,7 @@ from extraction_assets.commands.review import (
     EXIT_NEEDS_CONFIRMATION,
     EXIT_NOT_FOUND,
     EXIT_OK,
+    EXIT_STALE,
 )
 from extraction_assets.lib.review import (
     AUTH_ENV,
@@ -32,6 +33,7 @@ from extraction_assets.lib.review import (
     ItemNotFound,
     NothingToChange,
     ReviewError,
+    StaleVersion,
     cli_actor,
     corrections,
     export_tasks,
@@ -104,6 +106,8 @@ def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
 
         if args.reason not in RULES:
             raise ReviewError(f"unknown rule {args.reason!r}; the rules are {', '.join(RULES)}")
+    if args.groups:
+        return _list_groups(args, settings)
     with _warehouse(args, settings) as con:
         rows = list_queue(con, args.tenant, args.schema, args.type, args.reason, args.status, args.limit)
 
@@ -111,7 +115,7 @@ def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
         """Three short columns and one that wraps by words (type and title, then why and where), so a row reads
         on an 80-column terminal."""
         table = Table(title=f"{args.tenant}: {len(rows)} items ({args.status})", box=box.SIMPLE_HEAD)
-        for column in ("item", "conf", "P(ok)", "status"):
+        for column in ("item", "conf", "P(ok)", "status", "group"):
             table.add_column(column, no_wrap=True)
         table.add_column("type: title / why · source", ratio=1)
         for r in rows:
@@ -120,10 +124,38 @@ def cmd_list(args: argparse.Namespace, settings: Settings) -> int:
             what.append(f"\n{', '.join(r.rules) or '-'} · {r.source_uri}", style="dim")
             person = r.extracted_by == "human"
             probability = "-" if person or r.probability_correct is None else f"{r.probability_correct:.2f}"
-            table.add_row(r.item_id[:8], "person" if person else f"{r.confidence:.2f}", probability, r.status, what)
+            group = f"{r.group_id[:8]} x{r.group_size}" if r.group_size > 1 else ""
+            confidence = "person" if person else f"{r.confidence:.2f}"
+            table.add_row(r.item_id[:8], confidence, probability, r.status, group, what)
         console.print(table)
 
     _emit(args, [r.model_dump() for r in rows], render)
+    return EXIT_OK
+
+
+def _list_groups(args: argparse.Namespace, settings: Settings) -> int:
+    """The queue as groups of near-duplicates, the most valuable decision first."""
+    from extraction_assets.lib.review.groups import list_groups
+
+    if args.status != "needs_review":
+        raise ReviewError("--groups lists the queue (status needs_review) only")
+    with _warehouse(args, settings) as con:
+        groups = list_groups(con, args.tenant, args.schema, args.type, args.reason, args.limit)
+
+    def render() -> None:
+        table = Table(title=f"{args.tenant}: {len(groups)} groups in the queue", box=box.SIMPLE_HEAD)
+        for column in ("group", "items", "expected errors"):
+            table.add_column(column, no_wrap=True)
+        table.add_column("type: title / why · documents", ratio=1)
+        for g in groups:
+            what = Text(f"{g.item_type}: ", style="bold")
+            what.append(g.title)
+            what.append(f"\n{', '.join(g.rules) or '-'} · {g.documents} documents queued", style="dim")
+            table.add_row(g.group_id[:8], f"{g.size} ({g.queued} queued)", f"{g.priority:.2f}", what)
+        console.print(table)
+        console.print(Text("decide a whole group: review accept|reject|correct --group GROUP --tenant T", style="dim"))
+
+    _emit(args, [g.model_dump() for g in groups], render)
     return EXIT_OK
 
 
@@ -188,25 +220,50 @@ def _change(args: argparse.Namespace) -> tuple[Change, corrections.Action]:
 
 
 def cmd_change(args: argparse.Namespace, settings: Settings) -> int:
+    """One decision on the items named, or on a whole group: one transaction, one audit row per item."""
+    from extraction_assets.lib.review.groups import group_item_ids
+
     change, action = _change(args)
+    if bool(args.items) == bool(args.group):
+        raise ReviewError("name the items to decide, or one --group (not both)")
+    if args.expected_version and (args.group or len(args.items) != 1):
+        raise ReviewError("--version goes with one item")
     actor, note = _who(args)
     schemas = _schemas(settings)  # read before the write lock is taken
     with _warehouse(args, settings, read_only=False) as con:
+        refs, versions, groups = list(args.items), None, None
+        if args.group:
+            group_id, refs, versions = group_item_ids(con, args.tenant, args.group)
+            groups = dict.fromkeys(refs, group_id)
+        elif args.expected_version:
+            versions = {corrections.resolve_item_id(con, args.tenant, refs[0]): args.expected_version}
         try:
-            result = corrections.apply_change(con, args.tenant, args.item, change, actor, action, note, schemas)
+            decision = corrections.apply_changes(
+                con, args.tenant, refs, change, actor, action, note, schemas, versions, groups
+            )
         except NothingToChange as exc:
             reason = str(exc)
             _emit(args, {"changed": False, "reason": reason}, lambda: console.print(Text(f"nothing changed: {reason}")))
             return EXIT_OK
-    after = result.after
 
     def render() -> None:
-        console.print(
-            Text(f"{action}: {result.item_id} is now {after['status']}, by {after['updated_by']} "),
-            Text(f"(audit #{result.audit.seq})", style="dim"),
-        )
+        for result in decision.results:
+            console.print(
+                Text(f"{action}: {result.item_id} is now {result.after['status']}, by {result.after['updated_by']} "),
+                Text(f"(audit #{result.audit.seq})", style="dim"),
+            )
+        if decision.decision_id:
+            what = f"group {decision.group_id}" if decision.group_id else f"{len(refs)} items"
+            console.print(
+                Text(f"one decision on {what}: {len(decision.results)} changed, {len(decision.unchanged)} already so "),
+                Text(f"(decision {decision.decision_id})", style="dim"),
+            )
 
-    _emit(args, {"changed": True, **result.model_dump()}, render)
+    if len(decision.results) == 1 and not decision.decision_id:  # one item: the shape scripts already read
+        payload: dict[str, Any] = {"changed": True, **decision.results[0].model_dump()}
+    else:
+        payload = {"changed": True, **decision.model_dump()}
+    _emit(args, payload, render)
     return EXIT_OK
 
 
@@ -315,10 +372,13 @@ def cmd_import(args: argparse.Namespace, settings: Settings) -> int:
 
 def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     """One server: the review page and the interview API, for one tenant or for every tenant that has a reviewer
-    (each reviewer sees their own tenant only)."""
+    (each reviewer sees their own tenant only). The reviewers' file is read again whenever it changes, so a reviewer
+    added while the server runs signs in at once (of a new tenant too, when no --tenant was given)."""
     import uvicorn
 
-    auth = load_auth()
+    path = auth_path()
+    authenticator = Authenticator.from_file(path) if path.exists() else Authenticator(load_auth())
+    auth = authenticator.config
     if args.tenant:
         with _warehouse(args, settings):  # the tenant is known
             pass
@@ -334,10 +394,14 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
     extractor = ExtractorChoice.from_settings(settings).build()
     served = [t for t in tenants if signers[t]]
-    app = create_server_app(settings.warehouse, served, settings.prompts_dir, Authenticator(auth), extractor)
+    app = create_server_app(
+        settings.warehouse, served, settings.prompts_dir, authenticator, extractor, any_tenant=not args.tenant
+    )
     console.print(f"review page and interview API: http://{args.host}:{args.port}/ (Ctrl-C stops it)")
     for tenant in served:
         console.print(f"  tenant [bold]{tenant}[/]: sign in as {', '.join(signers[tenant])}")
+    if path.exists():
+        console.print(Text(f"reviewers added to {path} while it runs sign in at once", style="dim"))
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
     return EXIT_OK
 
@@ -352,7 +416,7 @@ def cmd_add_reviewer(args: argparse.Namespace, settings: Settings) -> int:
     def render() -> None:
         console.print(Text(f"{args.name} may review tenant {args.tenant} (written to {path}; only the token's hash)."))
         console.print(Text(f"token (shown once, keep it secret): {token}"))
-        console.print(Text("start the server:  extraction-assets review serve"))
+        console.print(Text("start the server:  extraction-assets review serve  (a running one lets them in at once)"))
         console.print(Text(f"then open http://127.0.0.1:8765/ and sign in: user {args.name}, password the token"))
 
     _emit(args, {"name": args.name, "tenant": args.tenant, "token": token, "file": str(path)}, render)
@@ -408,6 +472,8 @@ def run(args: argparse.Namespace) -> int:
         return int(globals()[args.handler](args, settings))
     except ItemNotFound as exc:
         code, error = EXIT_NOT_FOUND, str(exc)
+    except StaleVersion as exc:
+        code, error = EXIT_STALE, str(exc)
     except ValueError as exc:  # a ReviewError or an invalid value for a field
         code, error = EXIT_INVALID, str(exc)
     if args.json:

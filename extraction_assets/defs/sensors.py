@@ -10,6 +10,7 @@ from pathlib import Path
 
 import dagster as dg
 
+from extraction_assets.defs.evaluation.challenger import challenger_job
 from extraction_assets.defs.jobs import JOBS, extract_job, pass_requests
 from extraction_assets.defs.partitions import (
     SHARDS,
@@ -24,13 +25,13 @@ from extraction_assets.lib.schemas import discover_schemas
 
 
 @dg.sensor(
-    job=extract_job,
+    jobs=[extract_job, challenger_job],
     minimum_interval_seconds=30,
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="A new prompt file -> its schema-version partition and one run extracting it; a removed one -> its "
-    "partition retired (its results stay); a file that cannot be used -> a run of its partition alone that fails "
-    "naming the file and line, and a run again once it is fixed. On by default: it is how prompt files become "
-    "partitions.",
+    description="A new prompt file -> its schema-version partition and one run extracting it (a challenger version: "
+    "also its challenger_job run, up to its comparison with the current version); a removed one -> its partition "
+    "retired (its results stay); a file that cannot be used -> a run of its partition alone that fails naming the "
+    "file and line, and a run again once it is fixed. On by default: it is how prompt files become partitions.",
 )
 def schema_version_sensor(context: dg.SensorEvaluationContext, pipeline: PipelineResource) -> dg.SensorResult:
     """Adding `prompts/<schema>/<version>.md` adds partition `<schema>@<version>` and extracts it; removing the file
@@ -63,24 +64,39 @@ def schema_version_sensor(context: dg.SensorEvaluationContext, pipeline: Pipelin
         requests.append(schema_versions.build_delete_request(gone_keys))
     # the new keys are added in this order, after the known ones: one range, one run (with shards, a run per shard)
     runs = (
-        [dg.RunRequest(run_key=f"new-schema:{range_name(new_keys)}", tags=range_tags(new_keys))]
+        [
+            dg.RunRequest(
+                run_key=f"new-schema:{range_name(new_keys)}", tags=range_tags(new_keys), job_name=extract_job.name
+            )
+        ]
         if new_keys and SHARDS == 1
         else [
-            dg.RunRequest(partition_key=part, run_key=f"new-schema:{part}")
+            dg.RunRequest(partition_key=part, run_key=f"new-schema:{part}", job_name=extract_job.name)
             for key in new_keys
             for part in extraction_keys(key)
         ]
     )
     # alone: a version whose file cannot be used fails its run, and must not fail another version's
     runs += [
-        dg.RunRequest(partition_key=part, run_key=f"prompt-file-error:{part}:{now_broken[key]}")
+        dg.RunRequest(
+            partition_key=part, run_key=f"prompt-file-error:{part}:{now_broken[key]}", job_name=extract_job.name
+        )
         for key in failing
         for part in extraction_keys(key)
     ]
     runs += [
-        dg.RunRequest(partition_key=part, run_key=f"prompt-file-fixed:{part}:{found[key].content_sha256[:16]}")
+        dg.RunRequest(
+            partition_key=part,
+            run_key=f"prompt-file-fixed:{part}:{found[key].content_sha256[:16]}",
+            job_name=extract_job.name,
+        )
         for key in fixed
         for part in extraction_keys(key)
+    ]
+    runs += [  # a challenger's comparison with its current version follows by itself
+        dg.RunRequest(job_name=challenger_job.name, partition_key=key, run_key=f"challenger:{key}")
+        for key in new_keys
+        if found[key].challenger
     ]
     return dg.SensorResult(
         dynamic_partitions_requests=requests, run_requests=runs, cursor=json.dumps(now_broken, sort_keys=True)

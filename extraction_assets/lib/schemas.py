@@ -171,6 +171,9 @@ class SchemaVersion(BaseModel):
     review: ReviewCost | None = None
     # the fitted calibration beside the prompt file (`<version>.calibration.json`), read with it; None: none
     calibration: VersionCalibration | None = None
+    # a challenger extracts the documents its schema's current version reads, but only where the two disagree does
+    # anything of it enter the review queue, until a person promotes it (lib/review/challengers.py)
+    challenger: bool = False
     instructions: str = ""
     source_path: str = ""
     content_sha256: str = ""

@@ -47,6 +47,10 @@ class ExtractedFieldOut(BaseModel):
     review_reasons: list[str]
     updated_by: str | None
     updated_at: datetime
+    version: str = Field(
+        description="the field's version: a PATCH names it (If-Match or `version`) and is refused with 409 when the "
+        "field changed since"
+    )
     evidence: list[EvidenceOut]
 
 
@@ -94,6 +98,10 @@ class FieldPatch(BaseModel):
     normalized_value: Any = None
     status: Literal["accepted", "rejected", "needs_review"] | None = None
     note: str | None = Field(default=None, description="why, for the audit trail", max_length=MAX_NOTE_CHARS)
+    version: str | None = Field(
+        default=None,
+        description="the version of the field the change was made against (else the If-Match header): required",
+    )
 
 
 class PatchOut(BaseModel):
@@ -138,3 +146,10 @@ class HistoryEntryOut(BaseModel):
 
 class ErrorOut(BaseModel):
     error: str
+
+
+class ConflictOut(BaseModel):
+    """409: the field changed since the version the PATCH named; nothing was changed. The field as it is now."""
+
+    error: str
+    field: ExtractedFieldOut | None = None

@@ -1,6 +1,6 @@
-"""The interview API on the review server: a session's fields with their evidence, a
-correction, a re-extraction under a schema version, a field's history; and, for the interview runtime, a live
-session's field coverage (`session_state`). JSON only.
+"""The interview API on the review server: a session's fields with their evidence, one field (with its version),
+a correction against that version, a re-extraction under a schema version, a field's history; and, for the
+interview runtime, a live session's field coverage (`session_state`). JSON only.
 
 Every request carries a bearer token (`lib/review/auth.py`); its tenant is the only one it sees: a session or
 field of another tenant is "not found", as on the review page. A correction goes through
@@ -28,6 +28,7 @@ from extraction_assets.lib.review import (
     ItemNotFound,
     NothingToChange,
     Principal,
+    StaleVersion,
     apply_change,
     history,
     item_detail,
@@ -38,6 +39,7 @@ from extraction_assets.lib.sessions import reextract_session
 from extraction_assets.lib.warehouse import load_session, load_session_state, open_warehouse, session_item_ids
 from extraction_assets.web.api_models import (
     ConfirmationNeeded,
+    ConflictOut,
     ErrorOut,
     EvidenceOut,
     ExtractedFieldOut,
@@ -88,6 +90,7 @@ def field_out(detail: Any, session_id: str) -> ExtractedFieldOut:
         review_reasons=item["review_reasons"],
         updated_by=item["updated_by"],
         updated_at=item["updated_at"],
+        version=detail.version,
         evidence=[
             EvidenceOut(
                 id=ev.evidence_id,
@@ -167,16 +170,24 @@ def interview_routes(
         ).fetchone()
         return row[0] if row else ""
 
-    def patch(item_ref: str, body: FieldPatch, principal: Principal) -> Response:
-        given = body.model_fields_set - {"note"}
+    def patch(item_ref: str, body: FieldPatch, principal: Principal, if_match: str | None) -> Response:
+        given = body.model_fields_set - {"note", "version"}
+        version = body.version or (if_match or "").strip().strip('"') or None
+        if version is None:
+            return error("name the version of the field you changed (If-Match, or `version`): GET it first", 428)
         change = Change(**{k: getattr(body, k) for k in given})
         only_status = given == {"status"} and body.status in ("accepted", "rejected")
         action: Action = ("accept" if body.status == "accepted" else "reject") if only_status else "correct"
         with open_warehouse(warehouse) as con:
             try:
-                done = apply_change(con, tenant_id, item_ref, change, principal.name, action, body.note, schemas)
+                done = apply_change(
+                    con, tenant_id, item_ref, change, principal.name, action, body.note, schemas, version
+                )
             except ItemNotFound as exc:
                 return error(str(exc), 404)
+            except StaleVersion as exc:
+                detail = item_detail(con, tenant_id, item_ref, context_chars=0)
+                return _json(ConflictOut(error=str(exc), field=field_out(detail, session_of(con, detail.item))), 409)
             except NothingToChange as exc:
                 return _json(PatchOut(changed=False, reason=str(exc)))
             except ValueError as exc:  # a transition or a value the rules refuse
@@ -221,6 +232,17 @@ def interview_routes(
             )
         )
 
+    def field(item_ref: str) -> Response:
+        with open_warehouse(warehouse) as con:
+            try:
+                detail = item_detail(con, tenant_id, item_ref, context_chars=0)
+            except ItemNotFound as exc:
+                return error(str(exc), 404)
+            out = field_out(detail, session_of(con, detail.item))
+        response = _json(out)
+        response.headers["ETag"] = f'"{out.version}"'
+        return response
+
     def field_history(item_ref: str) -> Response:
         with open_warehouse(warehouse) as con:
             try:
@@ -252,13 +274,18 @@ def interview_routes(
         body = await _body(request, FieldPatch)
         if isinstance(body, Response):
             return body
-        return await run_in_threadpool(patch, request.path_params["field_id"], body, request.state.principal)
+        return await run_in_threadpool(
+            patch, request.path_params["field_id"], body, request.state.principal, request.headers.get("if-match")
+        )
 
     async def post_reextract(request: Request) -> Response:
         body = await _body(request, ReExtractIn)
         if isinstance(body, Response):
             return body
         return await run_in_threadpool(reextract, request.path_params["session_id"], body)
+
+    async def get_field(request: Request) -> Response:
+        return await run_in_threadpool(field, request.path_params["field_id"])
 
     async def get_history(request: Request) -> Response:
         return await run_in_threadpool(field_history, request.path_params["field_id"])
@@ -267,6 +294,7 @@ def interview_routes(
         Route("/sessions/{session_id}/extracted-fields", get_fields, methods=["GET"]),
         Route("/sessions/{session_id}/state", get_state, methods=["GET"]),
         Route("/sessions/{session_id}/re-extract", post_reextract, methods=["POST"]),
+        Route("/extracted-fields/{field_id}", get_field, methods=["GET"]),
         Route("/extracted-fields/{field_id}", patch_field, methods=["PATCH"]),
         Route("/extracted-fields/{field_id}/history", get_history, methods=["GET"]),
     ]

@@ -11,6 +11,7 @@ from pydantic.json_schema import models_json_schema
 
 from extraction_assets.web.api_models import (
     ConfirmationNeeded,
+    ConflictOut,
     ErrorOut,
     ExtractedFieldOut,
     FieldPatch,
@@ -31,6 +32,7 @@ _MODELS: tuple[type[BaseModel], ...] = (
     ReExtractIn,
     ReExtractOut,
     ConfirmationNeeded,
+    ConflictOut,
     HistoryEntryOut,
     ErrorOut,
 )
@@ -51,6 +53,7 @@ def _errors(*codes: int) -> dict[str, Any]:
         404: "no such session or field in the token's tenant",
         415: "the body is not JSON",
         422: "a body, transition or value the rules refuse",
+        428: "the change names no version of the field (If-Match or `version`)",
         502: "the extraction failed; the previous fields are kept",
     }
     return {str(c): _json_body(_ref(ErrorOut), why[c]) for c in codes}
@@ -116,15 +119,34 @@ def openapi_document() -> dict[str, Any]:
                 }
             },
             "/extracted-fields/{field_id}": {
-                "patch": {
-                    "summary": "Correct a field's value, normalized value or status (audited, as the token's name)",
+                "get": {
+                    "summary": "One field with its evidence and its `version` (also the ETag header)",
                     "parameters": [field],
+                    "responses": {"200": _json_body(_ref(ExtractedFieldOut), "the field"), **_errors(401, 403, 404)},
+                },
+                "patch": {
+                    "summary": "Correct a field's value, normalized value or status (audited, as the token's name), "
+                    "against the version of the field the caller read",
+                    "parameters": [
+                        field,
+                        {
+                            "name": "If-Match",
+                            "in": "header",
+                            "required": False,
+                            "schema": {"type": "string"},
+                            "description": "the field's `version` the change was made against (or `version` in "
+                            "the body); one of the two is required",
+                        },
+                    ],
                     "requestBody": {"required": True, **_json_body(_ref(FieldPatch), "what changes")},
                     "responses": {
                         "200": _json_body(_ref(PatchOut), "changed, or why nothing changed"),
-                        **_errors(401, 403, 404, 415, 422),
+                        "409": _json_body(
+                            _ref(ConflictOut), "the field changed since that version: nothing changed; the field now"
+                        ),
+                        **_errors(401, 403, 404, 415, 422, 428),
                     },
-                }
+                },
             },
             "/sessions/{session_id}/re-extract": {
                 "post": {

@@ -41,12 +41,16 @@ def test_a_value_past_its_bound_is_refused_with_a_clear_message_at_every_entry_p
 
     page = client.get(f"/items/{risk}")
     token = re.search(r'name="token" value="([^"]+)"', page.text)
-    assert token is not None
-    form = {"token": token.group(1), "value": json.dumps(BIG), "status": "accepted"}
+    version = re.search(r'name="version" value="([^"]+)"', page.text)
+    assert token is not None and version is not None and 'name="field.owner_name"' in page.text
+    form = {"token": token[1], "version": version[1], "field.owner_name": BIG["owner_name"], "status": "accepted"}
     refused = client.post(f"/items/{risk}/correct", data=form, follow_redirects=False)
     assert refused.status_code == 422 and SAYS in refused.text, "the page"
 
-    api = client.patch(f"/extracted-fields/{risk}", json={"value": BIG}, headers=bearer("ana"), auth=None)
+    read = client.get(f"/extracted-fields/{risk}", headers=bearer("ana"), auth=None).json()["version"]
+    api = client.patch(
+        f"/extracted-fields/{risk}", json={"value": BIG, "version": read}, headers=bearer("ana"), auth=None
+    )
     assert api.status_code == 422 and SAYS in api.json()["error"], "the API"
 
     task = {

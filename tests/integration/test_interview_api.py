@@ -4,6 +4,7 @@ person's decision, history, and attempts on another tenant's session and fields.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Iterator
@@ -21,7 +22,11 @@ from extraction_assets.lib.warehouse import open_warehouse
 from extraction_assets.web.review_app import create_review_app
 from tests.session_seed import TURNS, whole_session, with_objectives
 
-TOKENS = {"mei": ("lanting", "lanting-api-token-1"), "rob": ("rival", "rival-api-token-2")}
+TOKENS = {
+    "mei": ("lanting", "lanting-api-token-1"),
+    "rob": ("rival", "rival-api-token-2"),
+    "lan": ("lanting", "lanting-page-token-3"),
+}
 
 
 @pytest.fixture
@@ -90,16 +95,21 @@ def test_fields_with_evidence_a_correction_and_its_history(api) -> None:
                 assert ev["turn_id"] in turn_ids and ev["quote"] and ev["evidence_type"] and ev["strength"]
         assert spend["evidence"][0]["turn_id"] == "t4"
 
-        assert (
-            http.patch(f"/extracted-fields/{spend['id']}", json={"status": "accepted", "by": "ceo"}).status_code == 422
-        )
-        patched = http.patch(f"/extracted-fields/{spend['id']}", json={"status": "accepted", "note": "checked"})
+        url, version = f"/extracted-fields/{spend['id']}", spend["version"]
+        one = http.get(url)
+        assert one.json()["version"] == version and one.headers["etag"] == f'"{version}"'
+        assert one.json()["evidence"] == spend["evidence"]
+        assert http.patch(url, json={"status": "accepted", "by": "ceo", "version": version}).status_code == 422
+        unversioned = http.patch(url, json={"status": "accepted"})
+        assert unversioned.status_code == 428 and "If-Match" in unversioned.json()["error"]
+        patched = http.patch(url, json={"status": "accepted", "note": "checked"}, headers={"If-Match": f'"{version}"'})
         assert patched.status_code == 200
         assert patched.json()["changed"] and patched.json()["field"]["status"] == "accepted"
         assert patched.json()["field"]["updated_by"] == "mei"
-        again = http.patch(f"/extracted-fields/{spend['id']}", json={"status": "accepted"})
+        version = patched.json()["field"]["version"]
+        again = http.patch(url, json={"status": "accepted", "version": version})
         assert again.status_code == 200 and again.json()["changed"] is False
-        wrong = http.patch(f"/extracted-fields/{spend['id']}", json={"value": "three hundred"})
+        wrong = http.patch(url, json={"value": "three hundred", "version": version})
         assert wrong.status_code == 422, "a value must fit the field's type, as on the command line"
 
         history = http.get(f"/extracted-fields/{spend['id']}/history").json()
@@ -116,7 +126,10 @@ def test_a_re_extraction_over_a_persons_decision_needs_confirmation(api) -> None
     with _client(base) as http:
         fields = {f["field_name"]: f for f in http.get("/sessions/s-001/extracted-fields").json()["fields"]}
         spend = fields["weekly_spend"]["id"]
-        assert http.patch(f"/extracted-fields/{spend}", json={"status": "rejected"}).status_code == 200
+        version = fields["weekly_spend"]["version"]
+        assert (
+            http.patch(f"/extracted-fields/{spend}", json={"status": "rejected", "version": version}).status_code == 200
+        )
 
         refused = http.post("/sessions/s-001/re-extract", json={"schema_version_id": "interview@v1"})
         assert refused.status_code == 409
@@ -161,7 +174,9 @@ def test_no_token_or_another_tenants_token_or_data_gets_nothing(api) -> None:
         assert rival.get("/sessions/s-001/extracted-fields").status_code == 403
         assert rival.patch(f"/extracted-fields/{rival_item}", json={"status": "rejected"}).status_code == 403
     with _client(base) as mei:  # lanting's token reaching for rival's records
-        assert mei.patch(f"/extracted-fields/{rival_item}", json={"status": "accepted"}).status_code == 404
+        assert (
+            mei.patch(f"/extracted-fields/{rival_item}", json={"status": "accepted", "version": "x"}).status_code == 404
+        )
         assert mei.get(f"/extracted-fields/{rival_item}/history").status_code == 404
         assert mei.get("/sessions/s-404/extracted-fields").status_code == 404
         own = mei.get("/sessions/s-001/extracted-fields").json()
@@ -230,3 +245,42 @@ def test_oversized_or_deeply_nested_bodies_and_long_notes_are_refused_and_nothin
         assert long_note.status_code == 422
     with open_warehouse(warehouse) as con:
         assert con.execute("SELECT count(*) FROM audit_log").fetchone() == (0,)
+
+
+def _page_form(html: str) -> dict[str, str]:
+    return {
+        name: re.search(rf'name="{name}" value="([^"]+)"', html).group(1)  # type: ignore[union-attr]
+        for name in ("token", "version")
+    }
+
+
+def test_two_reviewers_on_the_page_and_the_api_lose_no_update(api) -> None:
+    """Each writes against the version they read; whoever comes second gets 409 and the first one's work stays."""
+    base, warehouse = api
+    with _client(base) as mei, httpx.Client(base_url=base, auth=("lan", TOKENS["lan"][1]), timeout=30) as lan:
+        spend = {f["field_name"]: f for f in mei.get("/sessions/s-001/extracted-fields").json()["fields"]}[
+            "weekly_spend"
+        ]
+        url = f"/items/{spend['id']}"
+        form = _page_form(lan.get(url).text)  # lan opens the page ...
+        patched = mei.patch(
+            f"/extracted-fields/{spend['id']}",
+            json={"value": 310, "status": "needs_review", "version": spend["version"]},  # a second look wanted
+        )
+        assert patched.status_code == 200  # ... mei corrects through the API meanwhile ...
+        stale_page = lan.post(f"{url}/correct", data={**form, "field.value": "290"})  # ... lan saves the old form
+        assert stale_page.status_code == 409 and "changed since" in stale_page.text
+        # the other way round: lan's page decision first, then mei's PATCH against the version mei last read
+        form = _page_form(lan.get(url).text)
+        assert lan.post(f"{url}/accept", data=form, follow_redirects=False).status_code == 303
+        stale_api = mei.patch(
+            f"/extracted-fields/{spend['id']}",
+            json={"status": "rejected", "version": patched.json()["field"]["version"]},
+        )
+        assert stale_api.status_code == 409 and stale_api.json()["field"]["status"] == "accepted"
+    with open_warehouse(warehouse) as con:
+        rows = con.execute(
+            "SELECT actor, action FROM audit_log WHERE item_id = ? ORDER BY seq", [spend["id"]]
+        ).fetchall()
+        value = con.execute("SELECT value FROM extracted_items WHERE item_id = ?", [spend["id"]]).fetchone()[0]
+    assert rows == [("mei", "correct"), ("lan", "accept")] and '"value": 310' in value

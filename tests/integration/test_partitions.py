@@ -81,3 +81,16 @@ def test_a_prompt_file_that_does_not_parse_keeps_its_partition(settings: Setting
     result = _sensor(instance, settings)
     assert not result.dynamic_partitions_requests
     assert [request.partition_key for request in result.run_requests] == ["pulse@v1"]
+
+
+def test_a_new_challenger_prompt_file_also_asks_for_its_comparison(settings: Settings, prompts: Path) -> None:
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions(PARTITIONS, sorted(discover_schemas(prompts)[0]))
+    v1 = (prompts / "receipt" / "v1.md").read_text(encoding="utf-8")
+    (prompts / "receipt" / "v2.md").write_text(v1.replace("version: v1", "version: v2\nchallenger: true"), "utf-8")
+    (prompts / "pulse" / "v2.md").write_text(
+        (prompts / "pulse" / "v1.md").read_text(encoding="utf-8").replace("version: v1", "version: v2"), "utf-8"
+    )
+    result = _sensor(instance, settings)
+    jobs = sorted((r.job_name, r.partition_key) for r in result.run_requests)
+    assert jobs == [("challenger_job", "receipt@v2"), ("extract_job", None)], "one extraction run, one comparison"

@@ -59,6 +59,12 @@ def test_batches_share_one_open_file_and_their_writes_commit(held: HeldWarehouse
         assert con.execute("SELECT count(*) FROM dead_letters").fetchone()[0] == 10  # type: ignore[index]
 
 
+QUEUE_COLUMNS = (  # the queue's first columns: the rows below fill those
+    "item_id, tenant_id, doc_id, schema_version, item_type, title, confidence, reasons, evidence_quote, source_uri, "
+    "priority, queued_at"
+)
+
+
 def test_a_key_deleted_in_one_batch_can_be_written_again_in_the_next(held: HeldWarehouse) -> None:
     """The review queue's rebuild deletes and rewrites rows an earlier batch of the run deleted: an open snapshot
     left on the held connection (a pending result of opening it) made that a duplicate key."""
@@ -66,12 +72,12 @@ def test_a_key_deleted_in_one_batch_can_be_written_again_in_the_next(held: HeldW
     with open_warehouse(held.path):  # an existing warehouse: opening it only reads its DDL stamp
         pass
     with held.lease() as con:
-        con.execute(f"INSERT INTO review_queue {rows}")
+        con.execute(f"INSERT INTO review_queue ({QUEUE_COLUMNS}) {rows}")
     with held.lease() as con, transaction(con):
         con.execute("DELETE FROM review_queue WHERE item_id = 'q5'")
     with held.lease() as con, transaction(con):
         con.execute("DELETE FROM review_queue WHERE schema_version = 'pulse@v1'")
-        con.execute(f"INSERT INTO review_queue {rows}")
+        con.execute(f"INSERT INTO review_queue ({QUEUE_COLUMNS}) {rows}")
         assert con.execute("SELECT count(*) FROM review_queue").fetchall() == [(50,)]
 
 

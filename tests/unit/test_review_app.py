@@ -32,6 +32,13 @@ def _token(html: str) -> str:
     return match.group(1)
 
 
+def _form(html: str, **fields: str) -> dict[str, str]:
+    """The token and the item's version a page's forms carry, with `fields`."""
+    version = re.search(r'name="version" value="([^"]+)"', html)
+    assert version
+    return {"token": _token(html), "version": version.group(1), **fields}
+
+
 def test_queue_lists_only_the_tenants_items(site) -> None:
     client, _, ids = site
     page = client.get("/")
@@ -58,8 +65,8 @@ def test_another_tenants_item_is_not_found(site) -> None:
     client, path, ids = site
     foreign = ids["globex:commitment"]
     assert client.get(f"/items/{foreign}").status_code == 404
-    token = _token(client.get(f"/items/{ids['acme:risk']}").text)
-    response = client.post(f"/items/{foreign}/accept", data={"token": token})
+    form = _form(client.get(f"/items/{ids['acme:risk']}").text)
+    response = client.post(f"/items/{foreign}/accept", data=form)
     assert response.status_code == 404
     with open_warehouse(path) as con:
         assert con.execute("SELECT status FROM extracted_items WHERE item_id = ?", [foreign]).fetchone() == (
@@ -70,8 +77,7 @@ def test_another_tenants_item_is_not_found(site) -> None:
 def test_correct_then_history_shows_it(site) -> None:
     client, path, ids = site
     item = f"/items/{ids['acme:risk']}"
-    token = _token(client.get(item).text)
-    form = {"token": token, "value": '{"severity": "critical"}', "status": "accepted", "note": "worse"}
+    form = _form(client.get(item).text, **{"field.severity": "critical", "status": "accepted", "note": "worse"})
     response = client.post(f"{item}/correct", data=form, follow_redirects=False)
     assert response.status_code == 303
     page = client.get(response.headers["location"])
@@ -85,13 +91,22 @@ def test_correct_then_history_shows_it(site) -> None:
 
 def test_rule_breaking_changes_are_shown_not_applied(site) -> None:
     client, path, ids = site
-    item = f"/items/{ids['acme:risk']}"
-    token = _token(client.get(item).text)
-    bad_enum = client.post(f"{item}/correct", data={"token": token, "value": '{"severity": "doom"}'})
-    bad_json = client.post(f"{item}/correct", data={"token": token, "value": "{oops"})
-    no_one = client.post(f"{item}/accept", data={"token": token}, auth=("ana", "wrong-token"))
-    assert (bad_enum.status_code, bad_json.status_code, no_one.status_code) == (422, 422, 401)
-    assert "is not one of" in bad_enum.text and "not valid JSON" in bad_json.text
+    item, commitment = f"/items/{ids['acme:risk']}", f"/items/{ids['acme:commitment']}"
+    page = client.get(item).text
+    bad_enum = client.post(f"{item}/correct", data=_form(page, **{"field.severity": "doom"}))
+    bad_date = client.post(
+        f"{commitment}/correct", data=_form(client.get(commitment).text, **{"field.due_date": "next week"})
+    )
+    no_one = client.post(f"{item}/accept", data=_form(page), auth=("ana", "wrong-token"))
+    no_version = client.post(f"{item}/accept", data={"token": _token(page)})
+    assert (bad_enum.status_code, bad_date.status_code, no_one.status_code, no_version.status_code) == (
+        422,
+        422,
+        401,
+        428,
+    )
+    assert "severity &#39;doom&#39; is not one of" in bad_enum.text
+    assert "due_date &#39;next week&#39; is not a date" in bad_date.text
     with open_warehouse(path) as con:
         assert con.execute("SELECT count(*) FROM audit_log").fetchone() == (0,)
 
@@ -109,8 +124,7 @@ def test_forms_need_the_servers_token_and_a_local_host(site) -> None:
 def test_a_forged_reviewer_name_is_recorded_as_the_signed_in_reviewer(site) -> None:
     client, path, ids = site
     item = f"/items/{ids['acme:risk']}"
-    token = _token(client.get(item).text)
-    form = {"token": token, "by": "the-ceo (spoofed)", "reviewer": "the-ceo (spoofed)", "note": "ok"}
+    form = _form(client.get(item).text, by="the-ceo (spoofed)", reviewer="the-ceo (spoofed)", note="ok")
     assert client.post(f"{item}/accept", data=form, follow_redirects=False).status_code == 303
     with open_warehouse(path) as con:
         actors = con.execute("SELECT actor FROM audit_log").fetchall()
@@ -149,3 +163,59 @@ def test_one_server_serves_several_tenants_each_reviewer_seeing_only_theirs(tmp_
     assert page.status_code == 200 and ids["acme:risk"] not in page.text
     assert TestClient(app, base_url=BASE).get("/").status_code == 401  # nobody signed in
     assert TestClient(app, base_url=BASE).get("/openapi.json").status_code == 200
+
+
+def test_each_reviewer_has_their_own_form_token(site) -> None:
+    client, path, ids = site
+    item = f"/items/{ids['acme:risk']}"
+    anas = _form(client.get(item).text)
+    linhs = _form(client.get(item, auth=basic_auth("linh")).text)
+    assert anas["token"] != linhs["token"]
+    # a page drawn for ana cannot be posted by linh's browser, nor the other way round: nothing is audited
+    assert client.post(f"{item}/accept", data=anas, auth=basic_auth("linh")).status_code == 403
+    assert client.post(f"{item}/accept", data=linhs).status_code == 403
+    with open_warehouse(path) as con:
+        assert con.execute("SELECT count(*) FROM audit_log").fetchone() == (0,)
+    assert client.post(f"{item}/accept", data=anas, follow_redirects=False).status_code == 303
+
+
+def test_a_stale_form_is_refused_with_409_and_the_change_in_between_kept(site) -> None:
+    client, path, ids = site
+    item = f"/items/{ids['acme:risk']}"
+    stale = _form(client.get(item).text, **{"field.severity": "low"})
+    fresh = _form(client.get(item, auth=basic_auth("linh")).text, **{"field.severity": "critical"})
+    assert (
+        client.post(f"{item}/correct", data=fresh, auth=basic_auth("linh"), follow_redirects=False).status_code == 303
+    )
+    refused = client.post(f"{item}/correct", data=stale)
+    assert refused.status_code == 409 and "changed since you opened it" in refused.text
+    with open_warehouse(path) as con:
+        [entry] = history(con, "acme", ids["acme:risk"])
+    assert entry.after_snapshot["value"]["severity"] == "critical" and entry.actor == "linh"
+
+
+def test_a_missed_item_is_added_without_script_from_the_typed_quote(site) -> None:
+    client, path, ids = site
+    with open_warehouse(path) as con:
+        [(doc_id,)] = con.execute("SELECT doc_id FROM extracted_items WHERE item_id = ?", [ids["acme:risk"]]).fetchall()
+    page = client.get(f"/documents/{doc_id}", params={"schema": "pulse@v1", "type": "commitment"})
+    assert page.status_code == 200 and 'src="/static/select.js"' in page.text
+    assert "<script>" not in page.text, "no inline script: the one script is a file of this server"
+    policy = page.headers["content-security-policy"]
+    assert "script-src 'self';" in policy and "unsafe-inline" not in policy.split("script-src")[1].split(";")[0]
+    script = client.get("/static/select.js")
+    assert script.status_code == 200 and script.headers["content-type"].startswith("text/javascript")
+    assert client.get("/static/../review_app.py").status_code == 404
+    form = {
+        "token": _token(page.text),
+        "schema": "pulse@v1",
+        "item_type": "commitment",
+        "quote": "Should we hire two temps",
+        "field.owner_name": "Ops",
+    }
+    added = client.post(f"/documents/{doc_id}/items", data=form, follow_redirects=False)
+    assert added.status_code == 303
+    shown = client.get(added.headers["location"])
+    assert "Item added." in shown.text and "Ops" in shown.text
+    missing = client.post(f"/documents/{doc_id}/items", data={**form, "quote": "nothing like it"})
+    assert missing.status_code == 422 and "is not in the document" in missing.text

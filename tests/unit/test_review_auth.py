@@ -75,3 +75,31 @@ def test_docs_hold_the_served_openapi_description() -> None:
     """docs/openapi.json is the description the server serves (regenerate it when the API changes)."""
     regenerate = "python -m extraction_assets.web.openapi > docs/openapi.json"
     assert json.loads(DOCS.read_text(encoding="utf-8")) == json.loads(json.dumps(openapi_document())), regenerate
+
+
+def test_a_reviewer_added_while_the_server_runs_signs_in_at_once(tmp_path: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from extraction_assets.lib.review.auth import add_reviewer
+    from extraction_assets.lib.settings import DEFAULT_PROMPTS
+    from extraction_assets.web.review_app import create_server_app
+    from tests.review_seed import seed
+
+    path, reviewers = tmp_path / "w.duckdb", tmp_path / "review-auth.yaml"
+    seed(path)
+    linh = add_reviewer(reviewers, "linh", "acme")
+    auth = Authenticator.from_file(reviewers)
+    app = create_server_app(path, ["acme"], DEFAULT_PROMPTS, auth, any_tenant=True)
+    client = TestClient(app, base_url="http://127.0.0.1")
+    assert client.get("/", auth=("linh", linh)).status_code == 200
+    ana = add_reviewer(reviewers, "ana", "acme")  # while it runs
+    gus = add_reviewer(reviewers, "gus", "globex")  # a tenant it did not serve yet
+    assert client.get("/", auth=("ana", ana)).status_code == 200
+    globex = client.get("/", auth=("gus", gus))
+    assert globex.status_code == 200 and "tenant globex" in globex.text
+    assert client.get("/", auth=("linh", linh)).status_code == 200
+    replaced = add_reviewer(reviewers, "linh", "acme")  # a new token for linh: the old one stops working
+    assert client.get("/", auth=("linh", linh)).status_code == 401
+    assert client.get("/", auth=("linh", replaced)).status_code == 200
+    reviewers.write_text("principals: [oops", encoding="utf-8")  # a broken file keeps who could sign in
+    assert client.get("/", auth=("ana", ana)).status_code == 200 and auth.problem

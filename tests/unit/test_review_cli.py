@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from extraction_assets.cli import main
-from extraction_assets.commands.review import EXIT_IMPORT_FAILURES, EXIT_INVALID, EXIT_NOT_FOUND
+from extraction_assets.commands.review import EXIT_IMPORT_FAILURES, EXIT_INVALID, EXIT_NOT_FOUND, EXIT_STALE
 from extraction_assets.lib.review import auth
 from tests.review_seed import HOSTILE, ITEMS, SCHEMA, seed
 
@@ -221,3 +221,23 @@ def test_a_reviewer_is_set_up_in_one_command_and_can_sign_in(review, tmp_path: P
     assert [p.name for p in auth.load_auth().principals] == ["linh"]
     code, text = review("add-reviewer", "--name", "ana", as_json=False)
     assert "extraction-assets review serve" in str(text) and "sign in: user ana" in str(text)
+
+
+def test_several_items_or_a_group_in_one_decision_and_a_stale_version_refused(review) -> None:
+    ids = review.ids
+    code, result = review("reject", ids["acme:risk"], ids["acme:decision"][:8], "--note", "noise")
+    assert code == 0 and result["decision_id"] and len(result["results"]) == 2
+    assert {r["audit"]["decision_id"] for r in result["results"]} == {result["decision_id"]}
+    code, groups = review("list", "--groups", tenant="globex")
+    [group] = groups
+    assert code == 0 and (group["size"], group["queued"]) == (1, 1)
+    code, result = review("accept", "--group", group["group_id"][:8], tenant="globex")
+    assert code == 0 and result["group_id"] == group["group_id"] and len(result["results"]) == 1
+    code, error = review("accept", ids["acme:commitment"], "--group", group["group_id"])
+    assert code == EXIT_INVALID and "not both" in error["error"]
+    code, detail = review("show", ids["acme:commitment"])
+    version = detail["version"]
+    code, _ = review("accept", ids["acme:commitment"], "--version", version)
+    assert code == 0
+    code, error = review("reject", ids["acme:commitment"], "--version", version)
+    assert code == EXIT_STALE and "changed since" in error["error"]

@@ -129,7 +129,7 @@ def test_with_four_shards_the_code_location_loads_and_asks_for_a_run_per_shard(t
     per_shard = [f"pulse@v1|{i}" for i in range(4)]
     assert loaded == {
         "extract_partitions": "MultiPartitionsDefinition",
-        "jobs": ["extract_job", "ingest_job", "live_mail_job", "review_job", "session_job"],
+        "jobs": ["challenger_job", "extract_job", "ingest_job", "live_mail_job", "review_job", "session_job"],
         "sensor_pulse": per_shard,
         "nightly": per_shard,
         "queue_partitions": "DynamicPartitionsDefinition",

@@ -38,6 +38,7 @@ def eval_report(
     extractor: ExtractorResource,
 ) -> dg.MaterializeResult:
     from extraction_assets.lib.evaluation import MICRO, data_uri, markdown_summary, review_figures
+    from extraction_assets.lib.evaluation.reviewed import ADDED_FIELD
 
     key = context.partition_key
     request = EvalRequest(
@@ -65,6 +66,9 @@ def eval_report(
                 metadata[f"{name}/{figure}"] = value
         for figure, value in review_figures(result).items():  # what review does with wrong values; items vs chance
             metadata[f"{name}/{figure}"] = value
+        added = next((f for f in result.fields if f.field == ADDED_FIELD and f.support), None)
+        if added is not None:  # scored on reviewers' decisions: how much of what the extractor missed it finds
+            metadata[f"{name}/missed_item_recall"] = added.recall
         metadata[f"{name}/report"] = _report_link(scored.html, pipeline.reports_url)
         if scored.reliability_png is not None:
             metadata[f"{name}/reliability"] = dg.MetadataValue.md(f"![reliability]({data_uri(scored.reliability_png)})")

@@ -22,7 +22,7 @@ from extraction_assets.defs.partitions import (
 from extraction_assets.defs.resources import PipelineResource, WarehouseResource
 from extraction_assets.defs.review.checks import AUDIT_SPEC, audit_log_result
 from extraction_assets.lib.reporting import markdown_table
-from extraction_assets.lib.stages import refresh_review_queue
+from extraction_assets.lib.stages import refresh_review_queue, rivals_outside, sync_version_roles
 
 
 def _failed_in_run(context: dg.AssetExecutionContext) -> dict[str, list[str]] | None:
@@ -60,6 +60,10 @@ def review_queue(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, pipeline: PipelineResource
 ) -> Iterator[dg.AssetMaterialization | dg.AssetCheckResult]:
     in_run = _failed_in_run(context)
+    with warehouse.connect() as con:  # challengers and promotions decide what each version queues
+        changed = sync_version_roles(con, pipeline.prompts_path)
+    if changed:
+        context.log.info(f"schema version roles changed: {', '.join(changed)}")
     for partition in context.partition_keys:
         schema = schema_for_partition(pipeline.prompts_path, partition)
         with warehouse.connect() as con:
@@ -67,7 +71,7 @@ def review_queue(
             if held:
                 context.log.warning(f"{partition}: review queue held, blocking checks failed: {', '.join(held)}")
                 continue
-            report = refresh_review_queue(con, schema.key)
+            report = refresh_review_queue(con, schema.key, schema)
         figures = report.figures
         yield dg.AssetMaterialization(
             asset_key="review_queue",
@@ -76,6 +80,13 @@ def review_queue(
                 "dagster/row_count": report.queued,
                 "by_rule": dg.MetadataValue.json(figures["by_rule"]),
                 "items_by_status": dg.MetadataValue.json(figures["items_by_status"]),
+                "groups": figures["groups"],  # decisions that clear the queue when each group is decided at once
+                "added_by_reviewers": figures["added_by_reviewers"],
+                "role": f"{figures['role']} (rivals: {', '.join(figures['rivals']) or 'none'})",
+                "disagreements": figures["disagreements"],  # items queued because a rival version disagrees
+                # each tenant's refit from its reviewers' decisions (how many it used), and the drafts it sent to review
+                "tenant_refits": dg.MetadataValue.json(figures["tenant_refits"]),
+                "sent_to_review_by_refits": figures["sent_to_review_by_refits"],
                 "preview": dg.MetadataValue.md(
                     markdown_table(
                         ["type", "title", "conf", "reasons", "source"], [list(r.values()) for r in figures["preview"]]
@@ -83,5 +94,9 @@ def review_queue(
                 ),
             },
         )
+    with warehouse.connect() as con:  # a challenger's rival compares against it: its disagreements follow
+        for rival in rivals_outside(con, context.partition_keys):
+            if refresh_review_queue(con, rival).rebuilt:
+                context.log.info(f"{rival}: review queue rebuilt beside its rival version")
     if AUDIT_SPEC.key in context.selected_asset_check_keys:
         yield audit_log_result(context, warehouse)

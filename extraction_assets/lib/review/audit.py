@@ -83,7 +83,7 @@ def head_key() -> bytes:
 
 _COLUMNS = (
     "audit_id, item_id, tenant_id, actor, action, before_snapshot, after_snapshot, note, occurred_at, "
-    "seq, prev_hash, row_hash"
+    "seq, prev_hash, row_hash, decision_id, group_id"
 )
 
 
@@ -107,6 +107,8 @@ class AuditEntry(BaseModel):
     seq: int | None
     prev_hash: str | None
     row_hash: str | None
+    decision_id: str | None = None  # one decision on several items: the same id in each item's row
+    group_id: str | None = None  # the queue group that decision settled, when it was one
     before_stored: bool = True
 
     def computed_hash(self, key: bytes | None = None) -> str:
@@ -123,6 +125,8 @@ class AuditEntry(BaseModel):
             self.note,
             self.occurred_at.isoformat(),
         ]
+        if self.decision_id or self.group_id:  # rows written before decisions had ids hash as they always did
+            content.append({"decision_id": self.decision_id, "group_id": self.group_id})
         payload = json.dumps(content, ensure_ascii=False, sort_keys=True, default=str)
         message = f"{self.prev_hash}\x1f{payload}".encode()
         if key:
@@ -183,6 +187,8 @@ def append_entry(
     before: dict[str, Any],
     after: dict[str, Any],
     note: str | None,
+    decision_id: str | None = None,
+    group_id: str | None = None,
 ) -> AuditEntry:
     """Append one entry at the end of the chain; the caller holds the transaction that changed the item."""
     last = con.execute("SELECT seq, row_hash FROM audit_log ORDER BY seq DESC NULLS LAST LIMIT 1").fetchone()
@@ -206,11 +212,13 @@ def append_entry(
         seq=seq,
         prev_hash=prev_hash,
         row_hash=None,
+        decision_id=decision_id,
+        group_id=group_id,
         before_stored=stored,
     )
     entry.row_hash = entry.computed_hash(audit_key())
     con.execute(
-        f"INSERT INTO audit_log ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO audit_log ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             entry.audit_id,
             entry.item_id,
@@ -224,6 +232,8 @@ def append_entry(
             entry.seq,
             entry.prev_hash,
             entry.row_hash,
+            entry.decision_id,
+            entry.group_id,
         ],
     )
     return entry

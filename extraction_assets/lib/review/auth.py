@@ -99,13 +99,50 @@ def load_auth(path: Path | None = None) -> AuthConfig:
 
 
 class Authenticator:
-    """Finds the principal a request's `Authorization` header proves; None when it proves nobody."""
+    """Finds the principal a request's `Authorization` header proves; None when it proves nobody.
 
-    def __init__(self, config: AuthConfig) -> None:
+    Made `from_file`, it reads the reviewers' file again whenever the file changed (its size, modification time or
+    inode; one `stat` per request), so a reviewer added while the server runs signs in at once, and one removed is
+    refused at once. A file that no longer parses keeps the reviewers last read, and says why (`problem`).
+    """
+
+    def __init__(self, config: AuthConfig, path: Path | None = None) -> None:
+        self.path = path
+        self.problem: str | None = None
+        self._stamp = self._file_stamp()
+        self._use(config)
+
+    @classmethod
+    def from_file(cls, path: Path) -> Authenticator:
+        return cls(load_auth(path), path)
+
+    def _use(self, config: AuthConfig) -> None:
         self.config = config
         self._by_hash = {p.token_sha256: Principal(name=p.name, tenant=p.tenant) for p in config.principals}
 
+    def _file_stamp(self) -> tuple[int, int, int] | None:
+        if self.path is None:
+            return None
+        try:
+            stat = self.path.stat()
+        except OSError:
+            return None
+        return stat.st_size, stat.st_mtime_ns, stat.st_ino
+
+    def refresh(self) -> None:
+        """Read the reviewers' file again if it changed since it was read."""
+        stamp = self._file_stamp()
+        if self.path is None or stamp == self._stamp:
+            return
+        self._stamp = stamp
+        try:
+            self._use(load_auth(self.path) if stamp else AuthConfig())
+            self.problem = None
+        except AuthError as exc:  # a half-written or broken file: keep who could sign in, and say why
+            self.problem = str(exc)
+
     def by_token(self, token: str) -> Principal | None:
+        self.refresh()
         presented = hash_token(token)
         for known, principal in self._by_hash.items():  # compare every hash in constant time
             if hmac.compare_digest(known, presented):
@@ -126,6 +163,23 @@ class Authenticator:
             same_name = principal is not None and hmac.compare_digest(principal.name.encode(), name.encode())
             return principal if same_name else None
         return None
+
+
+class FormTokens:
+    """Each reviewer's own form token: an HMAC of their name and tenant under a secret the server draws when it
+    starts. A page's forms carry the token of whoever the page was drawn for, and a form is taken only with the
+    token of whoever signed in to send it, so no reviewer can make another's browser post a decision (which would be
+    audited under the other's name), and a token seen by one reviewer is of no use for another."""
+
+    def __init__(self, secret: bytes | None = None) -> None:
+        self._secret = secret or secrets.token_bytes(32)
+
+    def token_for(self, principal: Principal) -> str:
+        message = f"{principal.tenant}\x1f{principal.name}".encode()
+        return base64.urlsafe_b64encode(hmac.new(self._secret, message, hashlib.sha256).digest()).decode().rstrip("=")
+
+    def valid(self, principal: Principal, token: str) -> bool:
+        return hmac.compare_digest(self.token_for(principal).encode(), token.encode())
 
 
 def os_user() -> str:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from extraction_assets.lib.models import ItemStatus
+from extraction_assets.lib.models import ItemStatus, stable_id
 from extraction_assets.lib.review.audit import AuditEntry, advance_outside_head, append_entry, item_history
 from extraction_assets.lib.warehouse.connection import now, rows_as_dicts, transaction
 from extraction_assets.lib.warehouse.review_queue import requeue_items
@@ -37,7 +37,7 @@ ALLOWED_TRANSITIONS: dict[str, frozenset[str]] = {
 }
 MIN_ID_PREFIX = 6
 _EDITABLE = ("value", "normalized_value", "status")
-_WRITE_LOCK = threading.Lock()  # one chain: appends from threads of one process (the review page) take turns
+WRITE_LOCK = threading.Lock()  # one chain: appends from threads of one process (the review page) take turns
 
 
 class ReviewError(ValueError):
@@ -69,7 +69,7 @@ class Change(BaseModel):
 
 class CorrectionResult(BaseModel):
     item_id: str
-    action: Action
+    action: str  # an Action, or `add` (an item a person added: `missed.py`)
     before: dict[str, Any]
     after: dict[str, Any]
     audit: AuditEntry
@@ -170,19 +170,74 @@ def bounded_value(name: str, value: Any) -> Any:
     return value
 
 
-def apply_change(
+def item_version(item: Mapping[str, Any]) -> str:
+    """The version of an item a person looks at: it changes with every write to the item (a person's or a re-run's),
+    so a change made against an older one is refused instead of silently undoing what came in between."""
+    return stable_id(
+        item.get("updated_at"),
+        item.get("status"),
+        json.dumps(item.get("value"), ensure_ascii=False, sort_keys=True),
+        json.dumps(item.get("normalized_value"), ensure_ascii=False, sort_keys=True),
+        item.get("updated_by"),
+        length=12,
+    )
+
+
+class StaleVersion(ReviewError):
+    """An item changed since the person made their change against it; nothing was written."""
+
+    def __init__(self, message: str, current: list[dict[str, Any]]) -> None:
+        super().__init__(message)
+        self.current = current  # the items as they are now, to show
+
+
+class Decision(BaseModel):
+    """One decision on one or several items: each changed item's result (and audit row), the items already as asked."""
+
+    decision_id: str | None
+    group_id: str | None  # the queue group decided, when every item was of one
+    results: list[CorrectionResult]
+    unchanged: list[str]
+
+
+def _after(before: dict[str, Any], change: Change, asked: set[str], actor: str) -> dict[str, Any]:
+    """The item as the change leaves it, its transition checked."""
+    after = dict(before)
+    if "value" in asked:
+        after["value"] = _new_value(before, change.value, change.replace)
+    if "normalized_value" in asked:
+        after["normalized_value"] = change.normalized_value
+    corrected = after["value"] != before["value"] or after["normalized_value"] != before["normalized_value"]
+    # a person's value is a decided one: a correction without a status leaves the item accepted
+    status = change.status if "status" in asked else ("accepted" if corrected else before["status"])
+    if status != before["status"]:
+        check_transition(before["status"], str(status))
+        after["status"] = status
+    if corrected:  # what the machine said of its own value no longer describes the item
+        after.update(review_reasons=[], reasoning_summary=f"value set by {actor}")
+    return after
+
+
+def apply_changes(
     con: duckdb.DuckDBPyConnection,
     tenant_id: str,
-    ref: str,
+    refs: Sequence[str],
     change: Change,
     actor: str,
     action: Action,
     note: str | None = None,
     schemas: Mapping[str, SchemaVersion] | None = None,
-) -> CorrectionResult:
-    """Validate and apply one change, make the item human-owned, and audit it, all in one transaction.
+    versions: Mapping[str, str] | None = None,
+    groups: Mapping[str, str] | None = None,
+) -> Decision:
+    """Validate and apply one change to every item named, make them human-owned and audit each, in one transaction.
 
-    `schemas` (by partition key) lets a corrected value be checked against its field's type and enum.
+    All or nothing: an item of another tenant, a refused transition, a value that breaks its type, or an item whose
+    version is not the one in `versions` (item id -> the version the person saw) refuses the whole decision. Items
+    that already are what the change asks for are left alone and listed; a decision that would change none is
+    refused (`NothingToChange`). Several items (or items of a queue group: `groups`, item id -> group id) make one
+    decision: every audit row it writes carries its `decision_id`, and the member's group. `schemas` (by partition
+    key) lets a value be checked against its field's type and enum.
     """
     actor = actor.strip()
     if not actor:
@@ -193,60 +248,110 @@ def apply_change(
     asked = change.model_fields_set & set(_EDITABLE)
     if not asked:
         raise InvalidCorrection("nothing to change: give a value, a normalized value or a status")
-    with _WRITE_LOCK, transaction(con):
-        before = load_item(con, tenant_id, ref)
-        after = dict(before)
-        if "value" in asked:
-            after["value"] = _new_value(before, change.value, change.replace)
-        if "normalized_value" in asked:
-            after["normalized_value"] = change.normalized_value
-        corrected = after["value"] != before["value"] or after["normalized_value"] != before["normalized_value"]
-        # a person's value is a decided one: a correction without a status leaves the item accepted
-        status = change.status if "status" in asked else ("accepted" if corrected else before["status"])
-        if status != before["status"]:
-            check_transition(before["status"], str(status))
-            after["status"] = status
-        if corrected:  # what the machine said of its own value no longer describes the item
-            after.update(review_reasons=[], reasoning_summary=f"value set by {actor}")
-        if "value" in asked or after["status"] == "accepted":  # an accepted value must fit its type and enum
-            problems = _type_problems(before, after["value"], schemas or {})
-            if problems:
-                raise InvalidCorrection("the value breaks its field's type (correct it first): " + "; ".join(problems))
-        if all(after[k] == before[k] for k in _EDITABLE):
-            raise NothingToChange(f"item {before['item_id']} already is {before['status']} with that value")
+    if not refs:
+        raise InvalidCorrection("no item to decide: name at least one")
+    entries: list[AuditEntry] = []
+    with WRITE_LOCK, transaction(con):
+        items = {item["item_id"]: item for item in (load_item(con, tenant_id, ref) for ref in refs)}
+        stale = [
+            item
+            for item_id, item in items.items()
+            if versions and item_id in versions and versions[item_id] != item_version(item)
+        ]
+        if stale:
+            who = ", ".join(
+                f"{i['item_id'][:12]} (now {i['status']}, by {i['updated_by'] or 'the extractor'})" for i in stale
+            )
+            raise StaleVersion(f"changed since you opened it: {who}; nothing was saved, look again and decide", stale)
+        changes: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        unchanged: list[str] = []
+        for before in items.values():
+            after = _after(before, change, asked, actor)
+            if "value" in asked or after["status"] == "accepted":  # an accepted value must fit its type and enum
+                problems = _type_problems(before, after["value"], schemas or {})
+                if problems:
+                    raise InvalidCorrection(
+                        f"item {before['item_id']}: the value breaks its field's type (correct it first): "
+                        + "; ".join(problems)
+                    )
+            if all(after[k] == before[k] for k in _EDITABLE):
+                unchanged.append(before["item_id"])
+            else:
+                changes.append((before, after))
+        if not changes:
+            first = next(iter(items.values()))
+            what = f"item {first['item_id']} already is" if len(items) == 1 else f"all {len(items)} items already are"
+            raise NothingToChange(f"{what} {first['status']} with that value")
         stamp = now()
-        after.update(extracted_by="human", updated_by=actor, updated_at=stamp.isoformat())
-        con.execute(
-            """UPDATE extracted_items SET value = ?, normalized_value = ?, status = ?, extracted_by = 'human',
-                 review_reasons = ?, reasoning_summary = ?, updated_by = ?, updated_at = ?
-               WHERE tenant_id = ? AND item_id = ?""",
-            [
-                json.dumps(after["value"], ensure_ascii=False, sort_keys=True),
-                None
-                if after["normalized_value"] is None
-                else json.dumps(after["normalized_value"], ensure_ascii=False),
-                after["status"],
-                json.dumps(after["review_reasons"], ensure_ascii=False),
-                after["reasoning_summary"],
-                actor,
-                stamp,
-                tenant_id,
-                before["item_id"],
-            ],
+        groups = groups or {}
+        decision_id = (
+            stable_id("decision", tenant_id, actor, stamp.isoformat(), *sorted(items))
+            if len(items) > 1 or groups
+            else None
         )
-        requeue_items(con, [before["item_id"]])
-        entry = append_entry(
-            con,
-            item_id=before["item_id"],
-            tenant_id=tenant_id,
-            actor=actor,
-            action=action,
-            before=before,
-            after=after,
-            note=note,
-        )
-    advance_outside_head(con, entry)
-    return CorrectionResult(item_id=before["item_id"], action=action, before=before, after=after, audit=entry)
+        for before, after in changes:
+            after.update(extracted_by="human", updated_by=actor, updated_at=stamp.isoformat())
+            con.execute(
+                """UPDATE extracted_items SET value = ?, normalized_value = ?, status = ?, extracted_by = 'human',
+                     review_reasons = ?, reasoning_summary = ?, updated_by = ?, updated_at = ?
+                   WHERE tenant_id = ? AND item_id = ?""",
+                [
+                    json.dumps(after["value"], ensure_ascii=False, sort_keys=True),
+                    None
+                    if after["normalized_value"] is None
+                    else json.dumps(after["normalized_value"], ensure_ascii=False),
+                    after["status"],
+                    json.dumps(after["review_reasons"], ensure_ascii=False),
+                    after["reasoning_summary"],
+                    actor,
+                    stamp,
+                    tenant_id,
+                    before["item_id"],
+                ],
+            )
+        requeue_items(con, [before["item_id"] for before, _ in changes])
+        for before, after in changes:
+            entries.append(
+                append_entry(
+                    con,
+                    item_id=before["item_id"],
+                    tenant_id=tenant_id,
+                    actor=actor,
+                    action=action,
+                    before=before,
+                    after=after,
+                    note=note,
+                    decision_id=decision_id,
+                    group_id=groups.get(before["item_id"]),
+                )
+            )
+    advance_outside_head(con, entries[-1])
+    results = [
+        CorrectionResult(item_id=before["item_id"], action=action, before=before, after=after, audit=entry)
+        for (before, after), entry in zip(changes, entries, strict=True)
+    ]
+    decided = {groups.get(item_id) for item_id in items}
+    group_id = decided.pop() if len(decided) == 1 else None
+    return Decision(decision_id=decision_id, group_id=group_id, results=results, unchanged=unchanged)
+
+
+def apply_change(
+    con: duckdb.DuckDBPyConnection,
+    tenant_id: str,
+    ref: str,
+    change: Change,
+    actor: str,
+    action: Action,
+    note: str | None = None,
+    schemas: Mapping[str, SchemaVersion] | None = None,
+    expected_version: str | None = None,
+) -> CorrectionResult:
+    """One change to one item (`apply_changes` with one item): refused with `StaleVersion` when `expected_version`
+    is given and the item moved on since."""
+    versions = None
+    if expected_version is not None:
+        versions = {resolve_item_id(con, tenant_id, ref): expected_version}
+    return apply_changes(con, tenant_id, [ref], change, actor, action, note, schemas, versions).results[0]
 
 
 def accept(

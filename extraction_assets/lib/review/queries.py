@@ -15,10 +15,11 @@ from pydantic import BaseModel
 
 from extraction_assets.lib.models import ScrubbedDocument
 from extraction_assets.lib.review.controls import shown
-from extraction_assets.lib.review.corrections import load_item
+from extraction_assets.lib.review.corrections import item_version, load_item
 from extraction_assets.lib.warehouse import load_scrubbed
 from extraction_assets.lib.warehouse.connection import rows_as_dicts
 from extraction_assets.lib.warehouse.documents import NOT_SCRUBBED, masked_quotes
+from extraction_assets.lib.warehouse.review_queue import UNDECIDED, group_id_sql, probability_sql
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
     import duckdb
@@ -38,12 +39,21 @@ class QueueRow(BaseModel):
     reasons: list[str]
     source_uri: str
     evidence_quote: str | None
-    priority: float
+    priority: float  # queued: the expected errors its group's decision catches; else the item's probability of error
     updated_by: str | None
+    group_id: str
+    group_size: int  # undecided items in its group (1 for a decided item)
 
     @property
     def rules(self) -> list[str]:
-        return [reason.split(":", 1)[0] for reason in self.reasons]
+        """The rules that queued it while it waits for a person; a decided item's reasons are history, not a state."""
+        return current_rules(self.status, self.reasons)
+
+
+def current_rules(status: str, reasons: list[str]) -> list[str]:
+    """The review rules to show as an item's badges: those of an undecided item only (an accepted item is not
+    `below_threshold` any more; its history keeps why it was queued)."""
+    return [reason.split(":", 1)[0] for reason in reasons] if status in UNDECIDED else []
 
 
 class Segment(BaseModel):
@@ -68,6 +78,7 @@ class EvidenceInContext(BaseModel):
 
 class ItemDetail(BaseModel):
     item: dict[str, Any]
+    version: str  # what a change made after reading this must name (`corrections.item_version`)
     source_uri: str
     kind: str
     evidence: list[EvidenceInContext]
@@ -102,20 +113,22 @@ def list_queue(
     """
     rows = rows_as_dicts(
         con,
-        """SELECT i.item_id, i.schema_version, i.item_type, i.title, i.confidence, i.probability_correct, i.status,
+        f"""SELECT i.item_id, i.schema_version, i.item_type, i.title, i.confidence, i.probability_correct, i.status,
                   i.extracted_by,
                   i.review_reasons AS reasons, r.source_uri, i.updated_by, i.doc_id,
                   (SELECT [e.char_start, e.char_end] FROM evidence e WHERE e.item_id = i.item_id
                    ORDER BY e.char_start LIMIT 1) AS first_span,
-                  round(json_array_length(i.review_reasons) + (1.0 - i.confidence), 4) AS priority
-           FROM extracted_items i JOIN raw_documents r USING (doc_id)
+                  {probability_sql()} AS p_right,
+                  coalesce(q.group_id, {group_id_sql()}) AS group_id, coalesce(q.group_size, 1) AS group_size,
+                  coalesce(q.priority, round(1.0 - {probability_sql()}, 4)) AS priority
+           FROM extracted_items i JOIN raw_documents r USING (doc_id) LEFT JOIN review_queue q USING (item_id)
            WHERE i.tenant_id = ?
              AND (CAST(? AS VARCHAR) IS NULL OR i.schema_version = ?)
              AND (CAST(? AS VARCHAR) IS NULL OR i.item_type = ?)
              AND (? OR i.status = ?)
              AND (CAST(? AS VARCHAR) IS NULL
                   OR list_contains(list_transform(CAST(i.review_reasons AS VARCHAR[]), r -> split_part(r, ':', 1)), ?))
-           ORDER BY priority DESC, i.item_id
+           ORDER BY priority DESC, group_id, p_right, i.item_id
            LIMIT ?""",
         [
             tenant_id,
@@ -200,6 +213,7 @@ def item_detail(
     segments = highlight_segments(text, spans)
     detail = ItemDetail(
         item=item,
+        version=item_version(item),
         source_uri=source_uri if reveal else masked(source_uri),
         kind=kind,
         evidence=evidence,
@@ -216,3 +230,75 @@ def queue_filters(con: duckdb.DuckDBPyConnection, tenant_id: str) -> tuple[list[
     ).fetchall()
     types = con.execute("SELECT DISTINCT item_type FROM extracted_items WHERE tenant_id = ? ORDER BY 1", [tenant_id])
     return [v[0] for v in versions], [t[0] for t in types.fetchall()]
+
+
+class DocumentItem(BaseModel):
+    item_id: str
+    item_type: str
+    title: str
+    status: str
+    extracted_by: str
+    evidence: int | None  # the index of its first span in the document's segments, None without evidence
+
+
+class DocumentDetail(BaseModel):
+    """A document as reviewers read it (scrubbed), with one schema version's items highlighted: where a reviewer adds
+    what the extractor missed."""
+
+    doc_id: str
+    source_uri: str
+    kind: str
+    schema_version: str | None
+    versions: list[str]  # the schema versions that read the document
+    segments: list[Segment]
+    items: list[DocumentItem]
+
+
+def document_detail(
+    con: duckdb.DuckDBPyConnection, tenant_id: str, doc_id: str, schema_version: str | None = None
+) -> DocumentDetail:
+    """One document of the tenant, scrubbed, with the items `schema_version` (default: the first version that reads
+    it) has in it and their evidence highlighted; another tenant's document is not found."""
+    from extraction_assets.lib.pii.display import masked  # the detectors load on first use, not with the code
+    from extraction_assets.lib.review.corrections import ItemNotFound
+
+    found = con.execute(
+        "SELECT source_uri, kind FROM raw_documents WHERE doc_id = ? AND tenant_id = ?", [doc_id, tenant_id]
+    ).fetchone()
+    if found is None:
+        raise ItemNotFound(f"document {doc_id!r} not found in tenant {tenant_id!r}")
+    versions = [
+        r[0]
+        for r in con.execute(
+            """SELECT schema_version FROM document_applicability WHERE doc_id = ? AND taken
+               UNION SELECT schema_version FROM extracted_items WHERE doc_id = ? ORDER BY 1""",
+            [doc_id, doc_id],
+        ).fetchall()
+    ]
+    version = schema_version if schema_version in versions else (versions[0] if versions else None)
+    scrubbed = load_scrubbed(con, [doc_id]).get(doc_id)
+    rows = rows_as_dicts(
+        con,
+        """SELECT * FROM (
+               SELECT i.item_id, i.item_type, i.title, i.status, i.extracted_by,
+                      (SELECT [e.char_start, e.char_end] FROM evidence e WHERE e.item_id = i.item_id
+                       ORDER BY e.char_start LIMIT 1) AS span
+               FROM extracted_items i WHERE i.doc_id = ? AND i.tenant_id = ? AND i.schema_version = ?)
+           ORDER BY span[1] NULLS LAST, item_type""",
+        [doc_id, tenant_id, version],
+    )
+    spans = [_masked_span(scrubbed, *r["span"]) for r in rows if r["span"]]
+    items, index = [], 0
+    for r in rows:
+        items.append(DocumentItem(**{**r, "evidence": index if r["span"] else None}))
+        index += bool(r["span"])
+    detail = DocumentDetail(
+        doc_id=doc_id,
+        source_uri=masked(found[0]),
+        kind=found[1],
+        schema_version=version,
+        versions=versions,
+        segments=highlight_segments(_masked_text(scrubbed), spans),
+        items=items,
+    )
+    return DocumentDetail.model_validate(shown(detail.model_dump()))

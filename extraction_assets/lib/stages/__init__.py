@@ -5,7 +5,14 @@ through the `Connect` it is given (the Dagster resource's, a test's), batch by b
 """
 
 from extraction_assets.lib.stages.connect import Connect
-from extraction_assets.lib.stages.evaluate import EvalRequest, EvalStageReport, evaluate_version, reports_dir
+from extraction_assets.lib.stages.evaluate import (
+    ChallengerReport,
+    EvalRequest,
+    EvalStageReport,
+    compare_challengers,
+    evaluate_version,
+    reports_dir,
+)
 from extraction_assets.lib.stages.extract import ExtractOptions, PartitionReport, extract_partition, version_figures
 from extraction_assets.lib.stages.ingest import IngestReport, ingest_inbox
 from extraction_assets.lib.stages.progress import Throttled
@@ -15,11 +22,14 @@ from extraction_assets.lib.stages.review import (
     accept_audit_log,
     check_audit_log,
     refresh_review_queue,
+    rivals_outside,
+    sync_version_roles,
 )
 from extraction_assets.lib.stages.scrub import ScrubProgress, ScrubReport, scrub_pending
 
 __all__ = [
     "AuditCheck",
+    "ChallengerReport",
     "Connect",
     "EvalRequest",
     "EvalStageReport",
@@ -32,11 +42,14 @@ __all__ = [
     "Throttled",
     "accept_audit_log",
     "check_audit_log",
+    "compare_challengers",
     "evaluate_version",
     "extract_partition",
     "ingest_inbox",
     "refresh_review_queue",
     "reports_dir",
+    "rivals_outside",
     "scrub_pending",
+    "sync_version_roles",
     "version_figures",
 ]

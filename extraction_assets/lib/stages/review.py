@@ -3,6 +3,7 @@ them), and check the audit trail once for every version."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,8 @@ from extraction_assets.lib.warehouse import (
 if TYPE_CHECKING:
     import duckdb
 
+    from extraction_assets.lib.schemas import SchemaVersion
+
 
 @dataclass(frozen=True)
 class QueueReport:
@@ -34,11 +37,46 @@ class QueueReport:
     figures: dict[str, Any]
 
 
-def refresh_review_queue(con: duckdb.DuckDBPyConnection, version: str) -> QueueReport:
-    """A queue in step with its items (every idle pass) is not written again; any other is rebuilt from them."""
+def sync_version_roles(con: duckdb.DuckDBPyConnection, prompts_dir: Path) -> list[str]:
+    """Each schema version's role (current, challenger, superseded) from its prompt file and the promotions made,
+    written where it changed; the versions whose role changed."""
+    from extraction_assets.lib.review.challengers import sync_roles
+    from extraction_assets.lib.schemas import discover_schemas
+
+    return sync_roles(con, discover_schemas(prompts_dir)[0].values())
+
+
+def rivals_outside(con: duckdb.DuckDBPyConnection, versions: Sequence[str]) -> list[str]:
+    """The versions a challenger or current version among `versions` is compared with, not among them: their queues'
+    disagreement rows move with these versions' items."""
+    from extraction_assets.lib.review.challengers import read_roles
+
+    roles = read_roles(con)
+    return sorted({r for v in versions if v in roles for r in roles[v].rivals} - set(versions))
+
+
+def refresh_review_queue(
+    con: duckdb.DuckDBPyConnection, version: str, schema: SchemaVersion | None = None
+) -> QueueReport:
+    """A queue in step with its items (every idle pass) is not written again; any other is rebuilt from them. With
+    the version's `schema`, what its tenants' decisions taught is applied first (`review.lessons.teach`: a refit
+    where decisions moved, and the drafts a tenant's refit doubts sent to review)."""
+    from extraction_assets.lib.review.challengers import disagreements, read_roles
+    from extraction_assets.lib.review.lessons import teach
+
+    lessons = teach(con, schema) if schema is not None else None
     in_step = queue_in_step(con, version)
     queued = row_count(con, "review_queue", version) if in_step else rebuild_review_queue(con, version)
-    return QueueReport(queued=queued, rebuilt=not in_step, figures=review_queue_figures(con, version))
+    role = read_roles(con).get(version)
+    figures = {
+        **review_queue_figures(con, version),
+        "role": role.role if role else "current",
+        "rivals": role.rivals if role else [],
+        "disagreements": disagreements(con, version),
+        "tenant_refits": lessons.fits if lessons else {},
+        "sent_to_review_by_refits": lessons.sent_to_review if lessons else 0,
+    }
+    return QueueReport(queued=queued, rebuilt=not in_step, figures=figures)
 
 
 @dataclass(frozen=True)

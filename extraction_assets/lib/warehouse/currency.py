@@ -1,24 +1,39 @@
-"""Whether a schema version's review queue is in step with its items: it holds exactly its needs_review items,
-each queued after the item's last change (a run killed between extraction and the queue's rebuild leaves a queue
-that is not). A queue in step is not written again by a pass with nothing new.
+"""Whether a schema version's review queue is in step with its items: it holds exactly the rows its items give
+(`review_queue.queue_select`: needs_review items, and those a rival version disagrees with), each queued after the
+item's last change, and nothing it was ranked or compared against moved since (a draft joining a group moves the
+group's size and rank; a rival re-extracted, or the version's role changed, moves its disagreements). A run killed
+between extraction and the queue's rebuild leaves a queue that is not. A queue in step is not written again by a pass
+with nothing new.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from extraction_assets.lib.warehouse.connection import now
+from extraction_assets.lib.warehouse.review_queue import queue_select
+
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
     import duckdb
 
-_QUEUE_OUT_OF_STEP = """SELECT EXISTS (
-        SELECT 1 FROM extracted_items i LEFT JOIN review_queue q USING (item_id)
-        WHERE i.schema_version = ? AND i.status = 'needs_review' AND (q.item_id IS NULL OR q.queued_at < i.updated_at)
-    ) OR EXISTS (
-        SELECT 1 FROM review_queue q LEFT JOIN extracted_items i USING (item_id)
-        WHERE q.schema_version = ? AND (i.item_id IS NULL OR i.status <> 'needs_review')
-    )"""
+_EXPECTED = queue_select("i.schema_version = $version", "$queued_at")
+_QUEUE_OUT_OF_STEP = f"""WITH expected AS (SELECT item_id FROM ({_EXPECTED})),
+         queued AS (SELECT item_id, queued_at FROM review_queue WHERE schema_version = $version),
+         last AS (SELECT max(queued_at) AS at FROM queued)
+    SELECT EXISTS (SELECT item_id FROM expected EXCEPT SELECT item_id FROM queued)
+        OR EXISTS (SELECT item_id FROM queued EXCEPT SELECT item_id FROM expected)
+        OR EXISTS (SELECT 1 FROM queued q JOIN extracted_items i USING (item_id) WHERE q.queued_at < i.updated_at)
+        OR EXISTS (SELECT 1 FROM extracted_items i, last
+                   WHERE i.schema_version = $version AND i.status = 'draft' AND i.updated_at > last.at)
+        OR EXISTS (SELECT 1 FROM schema_version_roles r, last
+                   WHERE r.schema_version = $version AND r.decided_at > last.at)
+        OR EXISTS (SELECT 1 FROM schema_version_roles r, unnest(CAST(r.rivals AS VARCHAR[])) AS v(rival),
+                          extracted_items t, last
+                   WHERE r.schema_version = $version AND t.schema_version = v.rival AND t.updated_at > last.at)"""
 
 
 def queue_in_step(con: duckdb.DuckDBPyConnection, schema_version: str) -> bool:
-    """The partition's review queue holds exactly its needs_review items, each queued after the item's last change."""
-    return not con.execute(_QUEUE_OUT_OF_STEP, [schema_version, schema_version]).fetchone()[0]  # type: ignore[index]
+    """The partition's review queue holds exactly the rows its items give, each queued after the item's last change,
+    and nothing its rows were ranked or compared against changed since."""
+    found = con.execute(_QUEUE_OUT_OF_STEP, {"version": schema_version, "queued_at": now()})
+    return not found.fetchone()[0]  # type: ignore[index]

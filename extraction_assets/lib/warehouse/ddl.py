@@ -319,6 +319,44 @@ DDL: tuple[str, ...] = (
         confidence DOUBLE NOT NULL,
         PRIMARY KEY (doc_id, word_no)
     )""",
+    # review (lib/review): the reviewer who added an item the extractor missed, a queue row's near-duplicate group,
+    # and what one decision on many items is, in every audit row it wrote
+    "ALTER TABLE extracted_items ADD COLUMN IF NOT EXISTS added_by VARCHAR",
+    "ALTER TABLE extracted_items ADD COLUMN IF NOT EXISTS tenant_probability DOUBLE",
+    "ALTER TABLE review_queue ADD COLUMN IF NOT EXISTS group_id VARCHAR",
+    "ALTER TABLE review_queue ADD COLUMN IF NOT EXISTS group_size INTEGER",
+    "ALTER TABLE review_queue ADD COLUMN IF NOT EXISTS probability_correct DOUBLE",
+    "ALTER TABLE audit_log ADD COLUMN IF NOT EXISTS decision_id VARCHAR",
+    "ALTER TABLE audit_log ADD COLUMN IF NOT EXISTS group_id VARCHAR",
+    # what a tenant's reviewers' decisions taught (lib/review/lessons.py): its refit calibration of a schema version
+    """CREATE TABLE IF NOT EXISTS tenant_calibrations (
+        tenant_id VARCHAR NOT NULL,
+        schema_version VARCHAR NOT NULL,
+        calibration JSON NOT NULL,
+        decisions INTEGER NOT NULL,
+        wrong INTEGER NOT NULL,
+        threshold DOUBLE NOT NULL,
+        fitted_at TIMESTAMP NOT NULL,
+        PRIMARY KEY (tenant_id, schema_version)
+    )""",
+    # challenger versions (lib/review/challengers.py): each schema version's role, and the promotions people made
+    """CREATE TABLE IF NOT EXISTS schema_version_roles (
+        schema_version VARCHAR PRIMARY KEY,
+        schema_name VARCHAR NOT NULL,
+        role VARCHAR NOT NULL,
+        rivals JSON NOT NULL,
+        decided_at TIMESTAMP NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS version_promotions (
+        promotion_id VARCHAR PRIMARY KEY,
+        schema_name VARCHAR NOT NULL,
+        promoted VARCHAR NOT NULL,
+        superseded JSON NOT NULL,
+        promoted_by VARCHAR NOT NULL,
+        promoted_at TIMESTAMP NOT NULL,
+        note VARCHAR,
+        audit_seq BIGINT NOT NULL
+    )""",
     # the image region of each piece of evidence in an image document: the box around the words its span touches
     """CREATE OR REPLACE VIEW evidence_image_regions AS
         SELECT e.evidence_id, e.item_id, e.doc_id, e.tenant_id,
@@ -352,6 +390,9 @@ TABLES: tuple[str, ...] = (
     "sessions",
     "session_state",
     "ocr_words",
+    "schema_version_roles",
+    "version_promotions",
+    "tenant_calibrations",
 )
 
 

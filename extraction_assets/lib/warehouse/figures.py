@@ -143,7 +143,8 @@ def _preview_items(con: duckdb.DuckDBPyConnection, versions: list[str]) -> dict[
 
 
 def review_queue_figures(con: duckdb.DuckDBPyConnection, schema_version: str) -> dict[str, Any]:
-    """A partition's queue by review rule, its items by status, and the most urgent queued items."""
+    """A partition's queue by review rule, its items by status, the most urgent queued items, its groups, and the
+    items reviewers added."""
     return {
         "by_rule": _counts(
             con,
@@ -161,6 +162,20 @@ def review_queue_figures(con: duckdb.DuckDBPyConnection, schema_version: str) ->
             """SELECT item_type, title, confidence, reasons, source_uri FROM review_queue
                WHERE schema_version = ? ORDER BY priority DESC, item_id LIMIT 8""",
             [schema_version],
+        ),
+        # what the queue holds in groups (one decision each), and the items reviewers added that the extractor missed
+        **dict(
+            zip(
+                ("groups", "added_by_reviewers"),
+                con.execute(
+                    """SELECT (SELECT count(DISTINCT group_id) FROM review_queue WHERE schema_version = $1),
+                              (SELECT count(*) FROM extracted_items
+                               WHERE schema_version = $1 AND added_by IS NOT NULL)""",
+                    [schema_version],
+                ).fetchone()
+                or (0, 0),
+                strict=True,
+            )
         ),
     }
 

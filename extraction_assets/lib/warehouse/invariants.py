@@ -127,11 +127,13 @@ def confidence_out_of_band(
 
 
 def documents_over_cap(con: duckdb.DuckDBPyConnection, schemas: Sequence[SchemaVersion]) -> Found[tuple[str, int]]:
-    """Documents with more items than their schema's `max_items`."""
+    """Documents with more items than their schema's `max_items` (the cap binds extractors: items a reviewer added
+    are not counted)."""
     caps = {schema.key: schema.max_items for schema in schemas}
     rows = con.execute(
         """SELECT i.schema_version, i.doc_id, count(*) AS n
            FROM extracted_items i JOIN (SELECT unnest(?) AS version, unnest(?) AS cap) c ON c.version = i.schema_version
+           WHERE i.added_by IS NULL
            GROUP BY i.schema_version, i.doc_id, c.cap HAVING count(*) > c.cap ORDER BY ALL""",
         [list(caps), list(caps.values())],
     ).fetchall()

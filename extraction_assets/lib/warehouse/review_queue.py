@@ -1,4 +1,17 @@
-"""The review queue: derived from the items that need a person, kept in step with every change a person makes."""
+"""The review queue: derived from the items that need a person, kept in step with every change a person makes.
+
+Which items: a current version's needs_review items, and where a challenger version and a current one disagree
+on a document's field, each side's item (`lib/review/challengers.py`; `queue_select`).
+
+Near-duplicate items are grouped, so that one decision can settle them all: a group is every undecided item
+(`draft` or `needs_review`) of one tenant and schema version with the same item type and the same normalized value
+(the field's `value`, else the item's title, which for items without one is their matched clause). A queue row
+carries its group and the group's size, and is ranked by the expected value of deciding its group: the errors a
+decision is expected to catch, the sum over the group's undecided items of their probability of being wrong.
+That probability is `extracted_items.tenant_probability` where the item's tenant refit its calibration from its
+decisions, else `probability_correct` where the item's version is calibrated, else the item's confidence read as one
+(its band's promise: "about this often right").
+"""
 
 from __future__ import annotations
 
@@ -11,31 +24,149 @@ from extraction_assets.lib.warehouse.connection import now, transaction
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
     import duckdb
 
-_QUEUE_ROWS = """INSERT INTO review_queue (item_id, tenant_id, doc_id, schema_version, item_type, title, confidence,
-                 reasons, evidence_quote, source_uri, priority, queued_at)
+UNDECIDED = ("draft", "needs_review")  # what a group decision may still settle
+
+# The text two items must share to be near-duplicates: the value (`{"value": x}` fields), else the title; Unicode
+# NFC, lower case, every run of characters that are not letters or digits one space.
+GROUP_TEXT_SQL = (
+    "trim(regexp_replace(lower(nfc_normalize(coalesce(json_extract_string({i}.value, '$.value'), {i}.title))), "
+    "'[^\\p{{L}}\\p{{N}}]+', ' ', 'g'))"
+)
+# A group's id: 16 hex digits of a hash of tenant, schema version, item type and the normalized text.
+GROUP_ID_SQL = (
+    "left(md5(concat_ws(chr(31), {i}.tenant_id, {i}.schema_version, {i}.item_type, " + GROUP_TEXT_SQL + ")), 16)"
+)
+# The probability that an item is right: its tenant's refit where there is one (`review/lessons.py`), else its
+# version's calibration, else its confidence.
+PROBABILITY_SQL = "coalesce({i}.tenant_probability, {i}.probability_correct, {i}.confidence)"
+
+
+def group_id_sql(alias: str = "i") -> str:
+    """The SQL expression of an item's group id, for an `extracted_items` row named `alias`."""
+    return GROUP_ID_SQL.format(i=alias)
+
+
+def probability_sql(alias: str = "i") -> str:
+    return PROBABILITY_SQL.format(i=alias)
+
+
+_COLUMNS = (
+    "item_id, tenant_id, doc_id, schema_version, item_type, title, confidence, reasons, evidence_quote, source_uri, "
+    "priority, queued_at, group_id, group_size, probability_correct"
+)
+
+
+def queue_select(scope: str, queued_at: str = "?") -> str:
+    """The queue rows of the undecided items `scope` selects (a condition on `i`); the parameters are the scope's,
+    then the time the rows are queued at (`queued_at`: its placeholder).
+
+    A version's role (`schema_version_roles`; none: current) decides what it queues: a current version its
+    needs_review items, a challenger nothing of its own; and both the items a rival version disagrees with (the
+    rival extracted the document and has no item of that type with the same normalized value), with the reason
+    `challenger_disagrees: <rival> says <its titles, or nothing>`. A superseded version queues nothing.
+    """
+    text = GROUP_TEXT_SQL
+    return f"""WITH members AS (
+                   SELECT i.item_id, i.status, {group_id_sql()} AS group_id, {probability_sql()} AS p
+                   FROM extracted_items i
+                   WHERE i.status IN ('draft', 'needs_review') AND ({scope})),
+               groups AS (
+                   SELECT group_id, count(*) AS group_size, sum(1.0 - p) AS expected_errors
+                   FROM members GROUP BY group_id),
+               rival_of AS (
+                   SELECT schema_version, unnest(CAST(rivals AS VARCHAR[])) AS rival FROM schema_version_roles),
+               disagree AS (
+                   SELECT m.item_id, list('challenger_disagrees: ' || rv.rival || ' says ' || coalesce(
+                              (SELECT string_agg(t.title, ' | ' ORDER BY t.title) FROM extracted_items t
+                               WHERE t.schema_version = rv.rival AND t.doc_id = i.doc_id
+                                 AND t.item_type = i.item_type), 'nothing') ORDER BY rv.rival) AS reasons
+                   FROM members m JOIN extracted_items i USING (item_id)
+                   JOIN rival_of rv ON rv.schema_version = i.schema_version
+                   WHERE EXISTS (SELECT 1 FROM extraction_status s WHERE s.doc_id = i.doc_id
+                                   AND s.schema_version = rv.rival AND s.status <> 'failed')
+                     AND NOT EXISTS (SELECT 1 FROM extracted_items t WHERE t.schema_version = rv.rival
+                                       AND t.doc_id = i.doc_id AND t.item_type = i.item_type
+                                       AND {text.format(i="t")} = {text.format(i="i")})
+                   GROUP BY m.item_id)
                SELECT i.item_id, i.tenant_id, i.doc_id, i.schema_version, i.item_type, i.title, i.confidence,
-                      i.review_reasons,
+                      to_json(list_concat(
+                          CASE WHEN m.status = 'needs_review' THEN CAST(i.review_reasons AS VARCHAR[]) ELSE [] END,
+                          coalesce(d.reasons, []))) AS reasons,
                       (SELECT e.quote FROM evidence e WHERE e.item_id = i.item_id
-                       ORDER BY e.char_start LIMIT 1),
-                      r.source_uri,
-                      round(json_array_length(i.review_reasons) + (1.0 - i.confidence), 4),
-                      ?
-               FROM extracted_items i JOIN raw_documents r USING (doc_id)
-               WHERE i.status = 'needs_review' AND """
+                       ORDER BY e.char_start LIMIT 1) AS evidence_quote,
+                      r.source_uri, round(g.expected_errors, 4) AS priority, {queued_at} AS queued_at, m.group_id,
+                      g.group_size,
+                      m.p AS probability_correct
+               FROM members m JOIN groups g USING (group_id)
+               JOIN extracted_items i USING (item_id) JOIN raw_documents r ON r.doc_id = i.doc_id
+               LEFT JOIN schema_version_roles ro ON ro.schema_version = i.schema_version
+               LEFT JOIN disagree d ON d.item_id = m.item_id
+               WHERE coalesce(ro.role, 'current') <> 'superseded'
+                 AND ((m.status = 'needs_review' AND coalesce(ro.role, 'current') = 'current')
+                      OR d.item_id IS NOT NULL)"""
+
+
+def _queue_rows(scope: str) -> str:
+    return f"INSERT INTO review_queue ({_COLUMNS}) SELECT {_COLUMNS} FROM ({queue_select(scope)})"
 
 
 @retry_conflicts
 def rebuild_review_queue(con: duckdb.DuckDBPyConnection, schema_version: str) -> int:
-    """The queue of a partition is derived from its items: needs_review items, with reasons and context."""
+    """The queue of a partition is derived from its items: needs_review items, with reasons, context and groups."""
     with transaction(con):
         con.execute("DELETE FROM review_queue WHERE schema_version = ?", [schema_version])
-        con.execute(_QUEUE_ROWS + "i.schema_version = ?", [now(), schema_version])
+        con.execute(_queue_rows("i.schema_version = ?"), [schema_version, now()])
     return int(
         con.execute("SELECT count(*) FROM review_queue WHERE schema_version = ?", [schema_version]).fetchone()[0]  # type: ignore[index]
     )
 
 
 def requeue_items(con: duckdb.DuckDBPyConnection, item_ids: Sequence[str]) -> None:
-    """Keep the queue in step with a person's change (inside the caller's transaction): in while needs_review."""
-    con.execute("DELETE FROM review_queue WHERE item_id IN (SELECT unnest(?))", [list(item_ids)])
-    con.execute(_QUEUE_ROWS + "i.item_id IN (SELECT unnest(?))", [now(), list(item_ids)])
+    """Keep the queue in step with a change to these items (inside the caller's transaction): each is queued while
+    it needs review, and the groups they left or joined are ranked again (their size and expected errors moved)."""
+    ids = list(item_ids)
+    if not ids:
+        return
+    groups = [
+        row[0]
+        for row in con.execute(
+            f"""SELECT group_id FROM review_queue WHERE item_id IN (SELECT unnest($1))
+                UNION SELECT {group_id_sql()} FROM extracted_items i WHERE i.item_id IN (SELECT unnest($1))""",
+            [ids],
+        ).fetchall()
+    ]
+    kinds = con.execute(
+        "SELECT DISTINCT tenant_id, schema_version, item_type FROM extracted_items WHERE item_id IN (SELECT unnest(?))",
+        [ids],
+    ).fetchall()
+    con.execute(
+        "DELETE FROM review_queue WHERE item_id IN (SELECT unnest(?)) OR group_id IN (SELECT unnest(?))", [ids, groups]
+    )
+    for tenant_id, schema_version, item_type in kinds:  # a group lies inside one tenant, version and type
+        scope = (
+            f"i.tenant_id = ? AND i.schema_version = ? AND i.item_type = ? AND {group_id_sql()} IN (SELECT unnest(?))"
+        )
+        con.execute(_queue_rows(scope), [tenant_id, schema_version, item_type, groups, now()])
+
+
+def group_members(
+    con: duckdb.DuckDBPyConnection, tenant_id: str, group_id: str, undecided_only: bool = True
+) -> list[str]:
+    """The ids of a group's items (its undecided ones by default), most likely wrong first. A group lies inside one
+    schema version and item type: those of its queued rows narrow the search (a group with none queued: every
+    item of the tenant is looked at)."""
+    status = "AND i.status IN ('draft', 'needs_review')" if undecided_only else ""
+    kind = con.execute(
+        "SELECT schema_version, item_type FROM review_queue WHERE tenant_id = ? AND group_id = ? LIMIT 1",
+        [tenant_id, group_id],
+    ).fetchone()
+    narrow = "AND i.schema_version = ? AND i.item_type = ?" if kind else ""
+    return [
+        row[0]
+        for row in con.execute(
+            f"""SELECT i.item_id FROM extracted_items i
+                WHERE i.tenant_id = ? {narrow} AND {group_id_sql()} = ? {status}
+                ORDER BY {probability_sql()}, i.item_id""",
+            [tenant_id, *(kind or ()), group_id],
+        ).fetchall()
+    ]
