@@ -297,6 +297,7 @@ def bench_throughput() -> Figures:
             return figures
 
         staging = root / "staging"
+        arrived: list[str] = []  # the new tenants' folders now in the inbox
 
         def arrive() -> None:
             """The new documents appear at once: built aside, their tenant's folder moved in (a pass that began
@@ -306,12 +307,14 @@ def bench_throughput() -> Figures:
             for folder in sorted(staging.iterdir()):
                 if not (inbox / folder.name).exists():
                     folder.rename(inbox / folder.name)
+                    arrived.append(folder.name)
 
         def leave() -> None:
-            """The new documents taken out again, for the next repetition."""
-            for folder in sorted(staging.iterdir()) if staging.exists() else ():
-                if (inbox / folder.name).exists():
-                    (inbox / folder.name).rename(folder)
+            """The new documents taken out again, for the next repetition (only the folders `arrive` moved in: the
+            staging folder also holds the tenants the inbox already has)."""
+            while arrived:
+                name = arrived.pop()
+                (inbox / name).rename(staging / name)
 
         def watch_part() -> Figures:
             passes: list[Figures] = []
