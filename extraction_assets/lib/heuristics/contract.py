@@ -17,11 +17,17 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import date
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from itertools import pairwise
 from typing import Any
 
-from extraction_assets.lib.heuristics.contract_lexicon import CURRENCIES, JURISDICTION_ALIASES, LEXICONS, Lexicon
+from extraction_assets.lib.heuristics.contract_lexicon import (
+    CURRENCIES,
+    FEDERAL_LAWS,
+    JURISDICTION_ALIASES,
+    LEXICONS,
+    Lexicon,
+)
 from extraction_assets.lib.heuristics.fields import FULL, GUESS, PARTIAL, field_candidate
 from extraction_assets.lib.heuristics.printed_values import DateMention, find_dates, parse_amount, scan_view
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
@@ -91,6 +97,10 @@ _LAW_STOPWORDS = frozenset({
 })
 # fmt: on
 _NAMED_LAW = re.compile(r"(?:governed\s+by|accordance\s+with|subject\s+to)\s+(?:the\s+)?([A-Z][\w.'’]*)\s+(?i:laws?)\b")
+# a jurisdiction's phrase going on to another place: ", Canada", "and the federal laws of Canada", "and of the State of"
+_PLACE_GOES_ON = re.compile(
+    r"[^\S\n]*,[^\S\n]*(?=[A-Z])|\s*,?\s*and\s+(?:the\s+)?(?:(?i:federal)\s+)?(?:laws?\s+)?of\s+"
+)
 _LAW_PREFIXES = ("the ", "state of ", "commonwealth of ", "province of ")
 
 
@@ -271,7 +281,7 @@ class _Contract:
         return found
 
     def _en_parties(self) -> Iterator[tuple[int, int, float]]:
-        lo = self._parties_clause()
+        lo = self.parties_clause
         for m in _EN_PARTY.finditer(self.text, lo, self.header):
             name = self._name_span(m.start(), m.end())
             if name is not None:
@@ -285,7 +295,8 @@ class _Contract:
                 second = _WIDE_GAP.split(rest.group(1))[0].rstrip(", ")
                 yield m.end() + rest.start(1), m.end() + rest.start(1) + len(second), PARTIAL
 
-    def _parties_clause(self) -> int:
+    @cached_property
+    def parties_clause(self) -> int:
         """Where the parties are named: the first "between" that a party definition ("Seller") follows before
         another "between" (a title block's "BY AND BETWEEN X AND Y" only repeats them); else the first one."""
         betweens = [m.start() for m in _hits(self.view, ("between",), 0, self.header)]
@@ -488,15 +499,27 @@ class _Contract:
         for law in _hits(self.view, self.lex.law_of, s, e):
             if _hits(self.view, self.lex.not_governing_law, max(s, law.start() - 60), law.start()):
                 continue
-            place = self._jurisdiction(law.end(), e)
-            if place is not None:
-                printed = " ".join(self.text[place[0] : place[1]].split()).rstrip(".,")
-                return JURISDICTION_ALIASES.get(printed.casefold().rstrip("."), printed), printed
+            places = self._places(law.end(), e)
+            if places:
+                return _jurisdiction_of(places)
         named = _NAMED_LAW.search(self.text, s, e)
-        if named:
+        if named and named.group(1).rstrip(".").casefold() not in _LAW_STOPWORDS:  # "Applicable Law" names no place
             printed = named.group(1).rstrip(".")
             return JURISDICTION_ALIASES.get(printed.casefold(), printed), printed
         return None
+
+    def _places(self, start: int, limit: int) -> list[tuple[str, str]]:
+        """(name, as printed) of the place a law is named by from ``start`` and of the places its phrase goes on to:
+        "the Province of Ontario, Canada", "the State of Ontario and the federal laws of Canada", "the United States
+        and of the State of Texas"."""
+        places: list[tuple[str, str]] = []
+        place = self._jurisdiction(start, limit)
+        while place is not None:
+            printed = " ".join(self.text[place[0] : place[1]].split()).rstrip(".,")
+            places.append((JURISDICTION_ALIASES.get(printed.casefold().rstrip("."), printed), printed))
+            more = _PLACE_GOES_ON.match(self.text, place[1], limit)
+            place = self._jurisdiction(more.end(), limit) if more else None
+        return places
 
     def _jurisdiction(self, start: int, limit: int) -> tuple[int, int] | None:
         """The capitalized words naming a place, from ``start``: "the State of New York, without ..." -> New York."""
@@ -559,12 +582,28 @@ class _Contract:
                     "explicit_cue": float(bool(_hits(self.view, self.lex.convenience, lo, hi))),
                     "about_this_contract": float(bool(_hits(self.view, self.lex.this_contract, lo, hi))),
                     "names_a_breach": float(bool(_hits(self.view, self.lex.for_cause, lo, hi))),
+                    "aftermath": float(bool(_hits(self.view, self.lex.aftermath, lo, hi))),  # "survives termination"
                 }
             (start, end), _ = chosen
             same = [hit for (lo, _), hit in sentences if lo == start]
             value["keywords"] = sorted({" ".join(hit.group(0).split()) for hit in same})
             found.append(replace(self.found(field, value, start, end, FULL, "keyword"), features=features))
         return found
+
+
+def _jurisdiction_of(places: list[tuple[str, str]]) -> tuple[str, str]:
+    """One jurisdiction from the places a law's phrase names: a federal law named with a state's is the state's ("the
+    United States and the State of Texas": Texas); a province or state named with its country is both ("Ontario,
+    Canada"); otherwise the first place."""
+    first = places[0]
+    if len(places) == 1:
+        return first
+    if first[0].casefold() in FEDERAL_LAWS:
+        return next((p for p in places[1:] if p[0].casefold() not in FEDERAL_LAWS), first)
+    country = places[1]
+    if country[0].casefold() in FEDERAL_LAWS:
+        return first
+    return f"{first[0]}, {country[0]}", f"{first[1]}, {country[1]}"
 
 
 def _word_end(view: str, end: int) -> int:
@@ -621,6 +660,59 @@ NAME_REPEATS = 3
 _NAME_GLUE = frozenset({"of", "the", "and", "de", "for", "du", "la", "von", "van", "&"})
 
 
+_BLANK = re.compile(r"_{3,}|\[\s*_*\s*\](?!\s*\()|\[\s*[•●]\s*\]")  # a blank to fill in: "____", "[ ]"
+CLAUSE_CHARS = 600  # a party's name is given within this many characters of the clause that introduces the parties
+_ADDRESS_WORDS = re.compile(r"(?i:street|avenue|road|boulevard|blvd|suite|floor|drive|p\.?\s?o\.?\s+box)(?!\w)|\d{3,}")
+_SIGNATORY_WORDS = re.compile(r"(?i:officer|president|director|signatory|secretary|witness|attest|name:|title:|by:)")
+_MORE_PLACES = re.compile(r"\s*(?:,|and)\s+(?:the\s+)?[A-Z][a-z]")  # the place goes on: ", Canada", "and Wales"
+_NEXT_WORD = re.compile(r"[ \t]*,?[ \t]*([^\W\d_][\w.'’&-]*)")
+_PREVIOUS_WORD = re.compile(r"([^\W\d_][\w.'’&-]*)[ \t]*$")
+_BOUNDARY_WORDS = frozenset({"and", "or", "the", "a", "an", "by", "between", "among", "of", "with", "to", "as"})
+
+
+def _boundary_features(contract: _Contract, start: int, end: int) -> dict[str, float]:
+    """Whether a name's span could as well be longer, as a reader might take it: the contract goes on with a
+    qualifier of the name ("and its Affiliates", "d/b/a ...") or a capitalized word on the same line, or a
+    capitalized word precedes it on its line."""
+    following = _NEXT_WORD.match(contract.text, end, min(len(contract.text), end + 60))
+    preceding = _PREVIOUS_WORD.search(contract.text, max(0, start - 60), start)
+    return {
+        "continues_qualified": float(bool(_hits(contract.view, contract.lex.name_continuations, end, end + 25))),
+        "continues_capitalized": float(
+            following is not None
+            and following.group(1)[0].isupper()
+            and following.group(1).casefold() not in _BOUNDARY_WORDS
+        ),
+        "preceded_capitalized": float(
+            preceding is not None
+            and preceding.group(1)[0].isupper()
+            and preceding.group(1).casefold() not in _BOUNDARY_WORDS
+        ),
+    }
+
+
+def _title_context(contract: _Contract, start: int, end: int) -> dict[str, float]:
+    """Whether the title's neighbouring lines could belong to it: an upper-case line right above or below (a title
+    printed over two lines: "SECOND AMENDED AND RESTATED" / "MARKETING AGREEMENT")."""
+    line_start = contract.text.rfind("\n", 0, start) + 1
+    line_end = contract.text.find("\n", end)
+    line_end = len(contract.text) if line_end < 0 else line_end
+
+    def upper_line(text: str) -> bool:
+        letters = [c for c in text if c.isalpha()]
+        return 3 <= len(letters) <= MAX_TITLE_CHARS and all(c.isupper() for c in letters)
+
+    above = contract.text[:line_start].rstrip().rpartition("\n")[2]
+    below = contract.text[line_end:].lstrip().partition("\n")[0]
+    gap_above = contract.text[:line_start].count("\n", len(contract.text[:line_start].rstrip()))
+    gap_below = len(contract.text[line_end:]) - len(contract.text[line_end:].lstrip())
+    return {
+        "upper_line_above": float(upper_line(above) and gap_above <= 3),
+        "upper_line_below": float(upper_line(below) and contract.text.count("\n", line_end, line_end + gap_below) <= 3),
+        "cut_on_its_line": float(bool(contract.text[line_start:start].strip() or contract.text[end:line_end].strip())),
+    }
+
+
 def _features(contract: _Contract, found: _Found, others: dict[str, _Found]) -> dict[str, float]:
     """The evidence a value rests on, for the schema version's calibration (`lib/calibration`): which rule found it,
     whether other rules or fields agree, and whether the value looks sane (a party holding a date, a one-word
@@ -632,6 +724,7 @@ def _features(contract: _Contract, found: _Found, others: dict[str, _Found]) -> 
     words = value.split()
     if found.field == "document_name":
         said = " ".join(contract.view[found.start : found.end].split())
+        features |= _title_context(contract, found.start, found.end)
         features |= {
             "single_word": float(len(words) == 1),
             "long": float(len(words) > 6),
@@ -653,12 +746,20 @@ def _features(contract: _Contract, found: _Found, others: dict[str, _Found]) -> 
             "cut_from_word": float(bool(before) and (before.isalnum() or before in ".-'’")),
             "common_words": float(min(sum(w.islower() and w not in _NAME_GLUE for w in words), 3)),
             "two_names": float(" and " in f" {value.casefold()} " and found.rule != "quoted"),
+            **_boundary_features(contract, found.start, found.end),
+            "no_parties_clause": float(not _hits(contract.view, ("between", "among"), 0, contract.header)),
+            "far_from_clause": float(found.start - contract.parties_clause > CLAUSE_CHARS),
+            "address_like": float(bool(_ADDRESS_WORDS.search(value))),  # "Walnut Street, Boulder, CO"
+            "signatory_words": float(bool(_SIGNATORY_WORDS.search(value))),  # "K. Chan Chief Executive Officer ..."
         }
     elif found.field in _DATE_FIELDS:
         when = date.fromisoformat(value)
+        title, lex = others.get("document_name"), contract.lex
         others_dates = {d.value for d in contract.own_dates} - {when}
         nearest = min((abs((d - when).days) for d in others_dates), default=0) / _YEAR
         features |= {
+            "blank_in_header": float(bool(_BLANK.search(contract.text, 0, contract.header))),  # "____, 20__"
+            "amends": float(title is not None and bool(_hits(contract.view, lex.amends, title.start, title.end))),
             "other_dates": float(min(len(others_dates), 5)),
             "far_from_other_dates": float(bool(others_dates) and nearest > 1),
             "late_in_text": float(found.start > len(contract.text) / 2),
@@ -670,7 +771,14 @@ def _features(contract: _Contract, found: _Found, others: dict[str, _Found]) -> 
         if found.field == "end_date" and start is not None:
             features["not_after_start"] = float(value <= start.value["value"])
     elif found.field == "governing_law":
-        features |= {"single_word": float(len(words) == 1), "upper_case": float(value.isupper())}
+        printed = str(found.value.get("as_printed", value))
+        at = contract.text.find(printed, found.start, found.end)
+        after = contract.text[at + len(printed) : found.end] if at >= 0 else ""
+        features |= {
+            "single_word": float(len(words) == 1),
+            "upper_case": float(value.isupper()),
+            "more_places": float(bool(_MORE_PLACES.match(after))),  # "Ontario, Canada", "England and Wales"
+        }
     elif found.field == "penalty_clause":
         keywords = found.value.get("keywords", [])
         features["liquidated"] = float(any("liquidated" in k for k in keywords))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CURRENCIES", "EN", "JURISDICTION_ALIASES", "LEXICONS", "RU", "Lexicon"]
+__all__ = ["CURRENCIES", "EN", "FEDERAL_LAWS", "JURISDICTION_ALIASES", "LEXICONS", "RU", "Lexicon"]
 
 
 @dataclass(frozen=True)
@@ -17,11 +17,13 @@ class Lexicon:
     language: str
     day_first: bool  # how a numeric date such as 03/04/2026 is read
     title_words: tuple[str, ...]  # a document's title names its kind: "... agreement", "договор ..."
+    amends: tuple[str, ...]  # a title naming an amendment: its dates are the amendment's, not the contract's
     title_cut: tuple[str, ...]  # where the preamble begins on the title's line: "... AGREEMENT This Agreement is"
     contract_types: dict[str, tuple[str, ...]]  # contract type -> phrases that name it
     header_end: tuple[str, ...]  # where the preamble (parties, date) ends and the terms begin
     entity_forms: tuple[str, ...]  # legal forms that mark a party's name
     party_roles: tuple[str, ...]  # "hereinafter referred to as", "именуемое в дальнейшем"
+    name_continuations: tuple[str, ...]  # words a party's name may go on with: "and its Affiliates", "d/b/a"
     agreement_date: tuple[str, ...]  # phrases right before the date the contract was made
     start_date: tuple[str, ...]  # phrases right before the date the contract takes effect
     start_defined: tuple[str, ...]  # a defined term right after the start date: '(the "Effective Date")'
@@ -41,6 +43,7 @@ class Lexicon:
     convenience: tuple[str, ...]  # a termination clause that says it needs no cause
     weak_convenience: tuple[str, ...]  # ... that needs none, by implication ("at any time")
     for_cause: tuple[str, ...]  # a termination sentence naming a breach or default is for cause
+    aftermath: tuple[str, ...]  # a sentence about what follows a termination grants no right to terminate
     notice_only: tuple[str, ...]  # termination on notice alone ("upon sixty (60) days' written notice") needs no cause
 
 
@@ -49,6 +52,7 @@ EN = Lexicon(
     language="en",
     day_first=False,
     title_words=("agreement", "contract", "amendment", "addendum", "memorandum of understanding", "license"),
+    amends=("amendment", "amended", "addendum", "supplement*"),
     title_cut=("by and between", "between", "dated", "made and entered", "this"),
     contract_types={
         "supply": ("supply agreement", "supply contract", "manufacturing agreement", "manufacturing and supply"),
@@ -104,9 +108,11 @@ EN = Lexicon(
                    "controlled by", "applicable law", "shall apply", "applies"),
     law_of=("laws of the state of", "laws of the commonwealth of", "laws of the province of", "law of the state of",
             "laws of the", "laws of", "law of the", "law of", "legislation of the", "legislation of"),
-    not_governing_law=("organized under", "organised under", "incorporated under", "existing under",
+    not_governing_law=("organized under", "organised under", "incorporated under", "existing under", "standing under",
                        "formed under", "chartered under"),
     signatures=("in witness whereof", "signed and effective", "authorized signature", "signature", "/s/", "by:"),
+    name_continuations=("and its", "and their", "or its", "together with", "including its", "on behalf of", "d/b/a",
+                        "dba", "f/k/a", "formerly", "doing business as", "acting through", "a division of"),
     signed_on=("signed and effective this", "signed this", "executed this", "signed on", "executed on"),
     this_contract=("this agreement", "this contract", "the agreement", "this amendment", "hereunder", "hereof"),
     clauses={
@@ -122,7 +128,11 @@ EN = Lexicon(
     },
     convenience=("for convenience", "without cause", "for any reason", "for no reason", "non-cause"),
     weak_convenience=("at any time", "sole discretion"),
-    for_cause=("breach*", "default*", "fail*", "insolven*", "bankrupt*"),
+    for_cause=("breach*", "default*", "fail*", "insolven*", "bankrupt*", "with cause", "for cause", "mutual consent",
+               "mutual agreement", "mutual written", "mutually agree*", "change of control", "change in control"),
+    aftermath=("surviv*", "upon termination", "upon the termination", "upon any termination", "upon expiration",
+               "effect of termination", "effects of termination", "after termination", "following termination",
+               "expiration or termination", "termination or expiration", "in the event of termination"),
     notice_only=("days notice", "days' notice", "days written notice", "days' written notice",
                  "days prior written notice", "days' prior written notice", "months notice", "months' notice",
                  "months written notice", "months' written notice", "months prior written notice",
@@ -133,6 +143,7 @@ RU = Lexicon(
     language="ru",
     day_first=True,
     title_words=("договор", "контракт", "соглашение", "дополнительное соглашение"),
+    amends=("дополнительное соглашение", "изменени*"),
     title_cut=("между", "настоящий", "заключили"),
     contract_types={
         "supply": ("договор поставки", "контракт поставки", "поставки"),
@@ -173,6 +184,7 @@ RU = Lexicon(
     law_of=("законодательством", "законодательству", "законодательства", "правом", "право"),
     not_governing_law=("зарегистрирован*",),
     signatures=("подписи сторон", "реквизиты и подписи", "адреса и реквизиты", "подписи"),
+    name_continuations=(),
     signed_on=("подписан*", "дата подписания"),
     this_contract=("настоящ* договор*", "договор*", "отношени* сторон", "настоящ* контракт*", "настоящ* соглашени*"),
     clauses={
@@ -183,6 +195,7 @@ RU = Lexicon(
     convenience=("без объяснения причин", "без указания причин"),
     weak_convenience=("в любое время", "по своему усмотрению"),
     for_cause=("нарушени*", "неисполнени*", "ненадлежащ*"),
+    aftermath=("после расторжени*", "при расторжени*"),
     notice_only=("уведомив*", "предупредив*", "письменного уведомления за"),
 )
 
@@ -203,6 +216,10 @@ CURRENCIES: tuple[tuple[str, str], ...] = (
 # fmt: on
 
 # Short names of jurisdictions, spelled out so one place has one name.
+# A federal law a contract names beside a state's ("the laws of the United States of America and of the State of
+# Texas", "the State of Texas, U.S.A."): the state's is the contract's governing law.
+FEDERAL_LAWS = frozenset({"united states", "united states of america"})
+
 JURISDICTION_ALIASES: dict[str, str] = {
     "prc": "People's Republic of China",
     "p.r.c": "People's Republic of China",

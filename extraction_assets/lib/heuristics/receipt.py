@@ -301,6 +301,7 @@ class _Total:
     rivals: int  # other labelled amounts (distinct values) the choice was made against
     tied: bool  # a rival carried the same label strength
     settled: Decimal | None  # cash tendered minus change, when both are printed
+    from_column: bool = False  # its label printed no amount on its own line: the amount was read from a column
 
 
 def _total(lines: list[_Line], amounts: list[_Amount]) -> _Total | None:
@@ -326,7 +327,8 @@ def _total(lines: list[_Line], amounts: list[_Amount]) -> _Total | None:
         rivals = [c for c in candidates if c[2].value != amount.value]
         own = max((c[0] for c in candidates if c[2].value == amount.value), default=0)
         distinct = len({c[2].value for c in rivals})
-        return _Total(amount, factor, rule, distinct, any(c[0] >= own for c in rivals), settled)
+        column = any(c[2] is amount and c[1] != amount.line for c in candidates)
+        return _Total(amount, factor, rule, distinct, any(c[0] >= own for c in rivals), settled, column)
 
     if settled is not None:
         agreeing = [c for c in candidates if c[2].value == settled]
@@ -504,6 +506,7 @@ def _total_features(total: _Total, amounts: list[_Amount], lines: list[_Line]) -
     tendered = {a.value for a in amounts if _PAID.search(lines[a.line].text) or _CHANGE.search(lines[a.line].text)}
     larger = [a.value for a in amounts if a.value > value and a.value not in tendered]
     rounded = any("rounding" in line.text for line in lines)
+    printed = Counter(a.value for a in amounts)
     return {
         **_rule(total.rule, ("cash_and_label", "cash_only", "strong_label", "label", "repeated_largest")),
         "contested": float(total.tied),  # a rival amount carried as strong a label
@@ -512,6 +515,9 @@ def _total_features(total: _Total, amounts: list[_Amount], lines: list[_Line]) -
         "cash_confirms": float(total.settled == value),
         "cash_contradicts": float(total.settled is not None and total.settled != value),
         "odd_rounding": float(rounded and (value * 100) % 5 != 0),  # rounded to 5 sen, yet not a multiple of it
+        "from_column": float(total.from_column),
+        "larger_repeated": float(any(printed[v] > 1 for v in larger)),  # a larger amount printed again: a total?
+        "share_of_largest": float(value / max(larger)) if larger else 1.0,
     }
 
 
