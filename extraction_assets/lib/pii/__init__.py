@@ -1,9 +1,8 @@
 """PII scrubbing: the detectors and their registry, the tenant policy, the re-identification vault, batch scrubbing."""
 
-from extraction_assets.lib.pii.batch import scrub_batch, scrub_document, scrub_document_with_values
+from extraction_assets.lib.pii.batch import ToScrub, scrub_batch, scrub_document, scrub_document_with_values
 from extraction_assets.lib.pii.display import masked
 from extraction_assets.lib.pii.numbers import is_card_number, is_snils
-from extraction_assets.lib.pii.parallel import WORKER_NICENESS, scrub_in_workers, scrub_workers
 from extraction_assets.lib.pii.policy import BUNDLED_POLICY, PiiPolicy, PolicyEntry, TenantPolicy, load_policy
 from extraction_assets.lib.pii.scrubber import (
     ALL_KINDS,
@@ -33,13 +32,13 @@ __all__ = [
     "DETECTORS",
     "SCRUBBER_VERSION",
     "VAULT_KEY_ENV",
-    "WORKER_NICENESS",
     "Detection",
     "PiiPolicy",
     "PolicyEntry",
     "ScrubResult",
     "SealedMapping",
     "TenantPolicy",
+    "ToScrub",
     "VaultError",
     "detect",
     "find_unmasked",
@@ -55,8 +54,6 @@ __all__ = [
     "scrub_batch",
     "scrub_document",
     "scrub_document_with_values",
-    "scrub_in_workers",
-    "scrub_workers",
     "seal",
     "unseal",
 ]
