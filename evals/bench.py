@@ -32,6 +32,7 @@ from evals.bench_pii import bench_pii
 from evals.bench_readers import bench_readers
 from evals.bench_review import bench_review
 from evals.bench_review_loop import bench_review_loop
+from evals.bench_scale import bench_scale
 from evals.bench_scale_out import bench_scale_out
 from evals.bench_sessions import bench_sessions
 from evals.bench_throughput import bench_throughput
@@ -132,6 +133,7 @@ BENCHES: dict[str, Callable[[], Figures]] = {
     "readers": bench_readers,
     "ui": bench_ui,
     "scale_out": bench_scale_out,
+    "scale": bench_scale,
 }
 
 

@@ -1,10 +1,10 @@
-"""Scale-out: the bench inbox extracted by 1, 2 and 4 shard workers at once into a DuckLake catalog on PostgreSQL
+"""Scale-out: the bench inbox extracted by 1, 2 and 4 shards at once into a DuckLake catalog on PostgreSQL
 (Dagster's storage on PostgreSQL too), against the default single DuckDB file.
 
-Each configuration starts from an empty warehouse: one ingest worker, then its extraction workers at once (the
-figure that scales), then the review queues. Rows are those extraction writes (items, evidence, status rows). Each
-lake is then compared with the file, table by table and row for row (the scale-out test does it on a third of the
-inbox, with a shard killed mid-write).
+Each configuration starts from an empty warehouse: one ingest run, then the extraction of every shard (the runner
+extracts a lake's shards at once, one process per shard: the figure that scales), then the review queues. Rows are
+those extraction writes (items, evidence, status rows). Each lake is then compared with the file, table by table
+and row for row (the scale-out test does it on a third of the inbox, with a shard killed mid-write).
 BENCH_SCALE_OUT_DOCUMENTS sets the inbox size (default: the throughput bench's whole inbox, 2,109 documents).
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 from evals.bench_inbox import build_inbox, evalsets_dir, source_files
 from evals.bench_throughput import TENANTS
 from evals.postgres_server import create_database, running_postgres, unavailable_reason
-from evals.scale_out import FanOut, duplicate_keys, fan_out, file_run, finish, snapshot
+from evals.scale_out import FanOut, duplicate_keys, fan_out, file_run, snapshot
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 Figures = dict[str, float | int | str]
@@ -39,7 +39,7 @@ def _measure(run: FanOut, shards: int, name: str, documents: int) -> Figures:
     started = time.perf_counter()
     run.run("ingest")
     ingested = time.perf_counter()
-    finish([run.worker("extract", shards=[shard]) for shard in range(shards)])
+    run.run("extract", shards=list(range(shards)))  # the runner extracts a lake's shards at once, a process each
     extracted = time.perf_counter()
     run.run("queue")
     done = time.perf_counter()

@@ -32,6 +32,7 @@ Figures = dict[str, float | int | str]
 TENANTS = 3
 NEW_FRACTION = 0.01
 SCAN_ROUNDS = 3
+REPEATS = int(os.environ.get("BENCH_REPEATS") or 3)  # full runs, watch passes and +1% runs: medians of these
 SCAN_PATTERNS = tuple(
     re.compile(p)
     for p in (
@@ -47,6 +48,7 @@ SCAN_PATTERNS = tuple(
 # per Dagster run ("run 88da76ab in 3.1 s: raw_documents 0.7 s, ..., extracted_items_and_evidence 2.2 s, ...").
 _PART_LINE = re.compile(r"^(?P<status>ok|FAILED) (?P<name>ingest|extract \S+?)(?::|$| \()")
 _RUN_LINE = re.compile(r"^run (?P<run>\w+) in (?P<seconds>[\d.]+) s: (?P<stages>.*)")
+_RUN_DONE = re.compile(r"^pass done in (?P<seconds>[\d.]+) s(?:; the process was ready (?P<ready>[\d.]+) s)?")
 _STAGE = re.compile(r"(?P<key>[\w.@-]+) (?P<seconds>[\d.]+) s")
 
 
@@ -58,6 +60,8 @@ class RunFigures:
     cpu_seconds: float  # user + system of the run and the worker processes it waited for (scrubbing uses every core)
     peak_rss_mb: float
     exit_code: int
+    pass_seconds: float | None = None  # the pass itself, as the command reports it
+    ready_seconds: float | None = None  # from the process's start to the pass's: interpreter, imports, settings
     runs: dict[str, float] = field(default_factory=dict)  # each Dagster run of the pass: its wall seconds
     stages: dict[str, float] = field(default_factory=dict)  # each Dagster step of those runs: its wall seconds
     failed: list[str] = field(default_factory=list)
@@ -99,6 +103,9 @@ def run_offline(inbox: Path, warehouse: Path) -> RunFigures:
     for line in lines:
         if (m := _PART_LINE.match(line.strip())) and m["status"] == "FAILED":
             figures.failed.append(m["name"])
+        elif m := _RUN_DONE.match(line.strip()):
+            figures.pass_seconds = float(m["seconds"])
+            figures.ready_seconds = float(m["ready"]) if m["ready"] else None
         elif m := _RUN_LINE.match(line.strip()):
             figures.runs[m["run"]] = float(m["seconds"])
             figures.stages.update({s["key"]: float(s["seconds"]) for s in _STAGE.finditer(m["stages"])})
@@ -201,6 +208,26 @@ def _run_figures(prefix: str, run: RunFigures) -> Figures:
     return figures
 
 
+def _median_run(runs: list[RunFigures]) -> RunFigures:
+    """The run of median wall time (of an odd number; the lower middle one of an even number)."""
+    return sorted(runs, key=lambda r: r.seconds)[(len(runs) - 1) // 2]
+
+
+def _start_up(prefix: str, runs: list[RunFigures]) -> Figures:
+    """What a fresh process costs before its pass begins, and the rest of its wall time (the pass, the summary it
+    prints, its exit), medians over `runs`."""
+    ready = [r.ready_seconds for r in runs if r.ready_seconds is not None]
+    if not ready:
+        return {}
+    passes = [r.pass_seconds for r in runs if r.pass_seconds is not None]
+    beyond = [r.seconds - r.ready_seconds for r in runs if r.ready_seconds is not None]
+    return {
+        f"{prefix}_start_up_s": round(statistics.median(ready), 3),
+        f"{prefix}_beyond_start_up_s": round(statistics.median(beyond), 3),
+        f"{prefix}_pass_s": round(statistics.median(passes), 3) if passes else "",
+    }
+
+
 def bench_throughput() -> Figures:
     data = evalsets_dir()
     if not data.exists():
@@ -209,6 +236,7 @@ def bench_throughput() -> Figures:
     documents = TENANTS * len(files)
     new = max(1, round(documents * NEW_FRACTION))
     results: Figures = {}
+    load = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         inbox, warehouse = root / "inbox", root / "full.duckdb"
@@ -234,18 +262,28 @@ def bench_throughput() -> Figures:
         full: list[RunFigures] = []
 
         def full_part() -> Figures:
-            run = run_offline(inbox, warehouse)
-            full.append(run)
+            """REPEATS full runs, each from an empty warehouse (the first one's is kept for the parts after): the
+            medians, the scan's ratio from them."""
+            for n in range(REPEATS):
+                target = warehouse if n == 0 else root / f"full-{n}.duckdb"
+                full.append(run_offline(inbox, target))
+                if n:
+                    for leftover in root.glob(f"{target.name}*"):
+                        leftover.unlink()
+            run = _median_run(full)
             figures = _run_figures("pipeline", run)
+            figures["pipeline_s_each"] = ", ".join(f"{r.seconds:.2f}" for r in full)
+            figures["pipeline_cpu_s_each"] = ", ".join(f"{r.cpu_seconds:.2f}" for r in full)
             figures["pipeline_docs_per_s"] = round(documents / run.seconds, 1)
             figures["pipeline_mb_per_s"] = round(megabytes / run.seconds, 2)
-            for step, seconds in run.stages.items():  # every Dagster step of the pass's run
+            figures["pipeline_cpu_ms_per_document"] = round(1000 * run.cpu_seconds / documents, 2)
+            for step, seconds in full[0].stages.items():  # every Dagster step of the first pass's run
                 figures[f"stage_{step}_s"] = seconds
             figures |= routing_figures(warehouse)
             if scan:
-                figures["ratio_pipeline_over_scan"] = round(run.seconds / scan[0], 1)
-                figures["ratio_pipeline_cpu_over_scan"] = round(run.cpu_seconds / scan[0], 1)  # the scan uses one core
-                for step, seconds in run.stages.items():
+                figures["ratio_pipeline_over_scan"] = round(run.seconds / scan[0], 2)
+                figures["ratio_pipeline_cpu_over_scan"] = round(run.cpu_seconds / scan[0], 2)  # the scan uses one core
+                for step, seconds in full[0].stages.items():
                     figures[f"ratio_{step}_over_scan"] = round(seconds / scan[0], 2)
             return figures
 
@@ -253,35 +291,67 @@ def bench_throughput() -> Figures:
             """The same inbox again: one run, in which every schema version finds nothing to do."""
             run = run_offline(inbox, warehouse)
             figures = _run_figures("unchanged", run)
+            figures |= _start_up("unchanged", [run])
             if full:
-                figures["unchanged_fraction_of_full"] = round(run.seconds / full[0].seconds, 3)
+                figures["unchanged_fraction_of_full"] = round(run.seconds / _median_run(full).seconds, 3)
             return figures
+
+        staging = root / "staging"
+        arrived: list[str] = []  # the new tenants' folders now in the inbox
 
         def arrive() -> None:
             """The new documents appear at once: built aside, their tenant's folder moved in (a pass that began
             with part of them would leave the rest to a pass the bench does not wait for)."""
-            staging = root / "staging"
-            build_inbox(staging, documents + new, files)
+            if not staging.exists():
+                build_inbox(staging, documents + new, files)
             for folder in sorted(staging.iterdir()):
                 if not (inbox / folder.name).exists():
                     folder.rename(inbox / folder.name)
+                    arrived.append(folder.name)
+
+        def leave() -> None:
+            """The new documents taken out again, for the next repetition (only the folders `arrive` moved in: the
+            staging folder also holds the tenants the inbox already has)."""
+            while arrived:
+                name = arrived.pop()
+                (inbox / name).rename(staging / name)
 
         def watch_part() -> Figures:
-            copy = root / "watched.duckdb"
-            shutil.copyfile(warehouse, copy)
-            figures = watch_pass(inbox, copy, arrive)
+            passes: list[Figures] = []
+            for n in range(REPEATS):
+                copy = root / f"watched-{n}.duckdb"
+                shutil.copyfile(warehouse, copy)
+                arrive()  # built once, then moved out: every repetition sees the same new folder arrive
+                leave()
+                passes.append(watch_pass(inbox, copy, arrive))
+                leave()
+            figures: Figures = {
+                key: round(statistics.median(float(p[key]) for p in passes), 3)
+                for key in ("watch_first_pass_s", "watch_pass_s", "watch_latency_s")
+            }
+            figures["watch_pass_s_each"] = ", ".join(f"{float(p['watch_pass_s']):.2f}" for p in passes)
             if full:
-                figures["watch_pass_fraction_of_full"] = round(float(figures["watch_pass_s"]) / full[0].seconds, 3)
+                median_full = _median_run(full).seconds
+                figures["watch_pass_fraction_of_full"] = round(float(figures["watch_pass_s"]) / median_full, 3)
             return figures
 
         def incremental_part() -> Figures:
-            build_inbox(inbox, documents + new, files)
-            run = run_offline(inbox, warehouse)
+            runs = []
+            for n in range(REPEATS):
+                copy = root / f"incremental-{n}.duckdb"
+                shutil.copyfile(warehouse, copy)
+                arrive()
+                runs.append(run_offline(inbox, copy))
+                leave()
+            run = _median_run(runs)
             figures = _run_figures("incremental", run)
+            figures |= _start_up("incremental", runs)
+            figures["incremental_s_each"] = ", ".join(f"{r.seconds:.2f}" for r in runs)
             figures["incremental_new_documents"] = new
             if full:
-                figures["incremental_fraction_of_full"] = round(run.seconds / full[0].seconds, 3)
-                figures["incremental_cpu_fraction_of_full"] = round(run.cpu_seconds / full[0].cpu_seconds, 3)
+                median_full = _median_run(full)
+                figures["incremental_fraction_of_full"] = round(run.seconds / median_full.seconds, 3)
+                figures["incremental_cpu_fraction_of_full"] = round(run.cpu_seconds / median_full.cpu_seconds, 3)
             return figures
 
         def flat_memory_part() -> Figures:
@@ -291,7 +361,7 @@ def bench_throughput() -> Figures:
             figures = _run_figures("small", run)
             figures["small_documents"] = len(files)
             if full:
-                figures["peak_rss_growth_full_over_small"] = round(full[0].peak_rss_mb / run.peak_rss_mb, 2)
+                figures["peak_rss_growth_full_over_small"] = round(_median_run(full).peak_rss_mb / run.peak_rss_mb, 2)
             return figures
 
         _part(results, "scan", scan_part)
@@ -302,10 +372,12 @@ def bench_throughput() -> Figures:
         _part(results, "small", flat_memory_part)
     results["measured_on"] = (
         f"{documents} documents ({len(files)} eval records x {TENANTS} tenants, {results['inbox_mb']} MB) from "
-        f"{data.name}/*/dev.jsonl; offline `extraction-assets run` (every schema version) in a child process; "
-        f"scan = six regexes over the same files, median of {SCAN_ROUNDS}; incremental = +{new} documents "
-        f"(a new tenant) on the first run's warehouse; unchanged = the first inbox run again; "
-        f"watch = the same documents through a warm "
-        f"`extraction-assets watch` on a copy of it; small = {len(files)} documents, one tenant"
+        f"{data.name}/*/dev.jsonl; offline `extraction-assets run` (every schema version) in a child process, "
+        f"median of {REPEATS} runs each from an empty warehouse; scan = six regexes over the same files, median of "
+        f"{SCAN_ROUNDS}; incremental = +{new} documents (a new tenant) on copies of the first run's warehouse, median "
+        f"of {REPEATS} (start-up: from the process's start to its pass's); unchanged = the first inbox run again; "
+        f"watch = the same documents through a warm `extraction-assets watch` on copies of it, median of {REPEATS}; "
+        f"small = {len(files)} documents, one tenant; {os.cpu_count()} cores, load average (1/5 min) at the start "
+        f"{load[0]:.1f}/{load[1]:.1f}, at the end {os.getloadavg()[0]:.1f}/{os.getloadavg()[1]:.1f}"
     )
     return results

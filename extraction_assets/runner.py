@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import signal
 import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,9 +28,10 @@ from extraction_assets.defs.partitions import (
     schema_versions,
 )
 from extraction_assets.instance import open_instance, pool_turn, run_tags
+from extraction_assets.lib.parallel import WORKER_PROCESSES_VARIABLE, usable_cores
 from extraction_assets.lib.prompt_files import discover_schemas, partition_key_of
 from extraction_assets.lib.settings import Settings
-from extraction_assets.lib.warehouse import give_back, is_lake
+from extraction_assets.lib.warehouse import give_back, held_warehouse, is_lake
 
 INTERRUPTED = "interrupted (SIGINT or SIGTERM)"
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -187,7 +191,20 @@ def run_pipeline(
     with _interruptible() as interrupted, _holding(settings):
         if SHARDS == 1 and "extract" in stages:
             return _passes(defs, instance, keys, "ingest" in stages, on_step, log_level, interrupted) + unusable
-        return _sharded(defs, instance, keys, stages, shards, on_step, log_level, interrupted) + unusable
+        at_once = shards_at_once(settings, shards) if "extract" in stages else []
+        if not at_once:
+            return _sharded(defs, instance, keys, stages, shards, on_step, log_level, interrupted) + unusable
+        ingest = [s for s in stages if s == "ingest"]
+        results = _sharded(defs, instance, keys, ingest, None, on_step, log_level, interrupted)
+        if interrupted.is_set() or any(r.failed_blocking_checks for r in results):
+            reason = INTERRUPTED if interrupted.is_set() else "blocking check failed in ingest"
+            skipped = [StepResult(name=f"extract shard {s}", success=False, skipped=reason) for s in at_once]
+            return results + skipped + unusable
+        if on_step:
+            on_step(f"{len(at_once)} shards at once")
+        results += _extract_shards(settings, keys, at_once, log_level)
+        queue = [s for s in stages if s == "queue"]
+        return results + _sharded(defs, instance, keys, queue, None, on_step, log_level, interrupted) + unusable
 
 
 def _passes(
@@ -267,6 +284,34 @@ def _sharded(
     return results
 
 
+def shards_at_once(settings: Settings, shards: Sequence[int] | None) -> list[int]:
+    """The shards to extract at once, one process each, or none (one after the other in this process): at once on a
+    DuckLake catalog, which takes many writers (a DuckDB file takes one: its shards would only wait for each other)."""
+    chosen = list(range(SHARDS)) if shards is None else list(shards)
+    return chosen if len(chosen) > 1 and is_lake(settings.warehouse) else []
+
+
+def _extract_shards(settings: Settings, keys: Sequence[str], shards: Sequence[int], log_level: str) -> list[StepResult]:
+    """Every version's extraction of each shard, the shards at once: one spawned process per shard, each running its
+    shard's Dagster runs against the same instance (DAGSTER_HOME, or an in-memory one of its own) and warehouse, with
+    the cores shared out among them for their own worker processes."""
+    per_shard = max(0, usable_cores() // len(shards) - 1)
+    with ProcessPoolExecutor(
+        len(shards), mp_context=multiprocessing.get_context("spawn"), initializer=_shard_process, initargs=(per_shard,)
+    ) as pool:
+        done = [pool.submit(_extract_shard, settings, list(keys), shard, log_level) for shard in shards]
+        return [step for future in done for step in future.result()]
+
+
+def _shard_process(worker_processes: int) -> None:
+    os.environ[WORKER_PROCESSES_VARIABLE] = str(worker_processes)
+
+
+def _extract_shard(settings: Settings, keys: list[str], shard: int, log_level: str) -> list[StepResult]:
+    """One shard's extraction under every version, in a shard process."""
+    return run_pipeline(settings, keys, log_level=log_level, stages=("extract",), shards=[shard])
+
+
 def extraction_steps(
     schema_key: str, stages: Sequence[str] = STAGES, shards: Sequence[int] | None = None
 ) -> list[tuple[str, dg.AssetSelection, str]]:
@@ -284,13 +329,17 @@ def extraction_steps(
 
 @contextmanager
 def _holding(settings: Settings) -> Iterator[None]:
-    """The runs share this process's held warehouse file (one open, a warm cache, one checkpoint); given back at the
-    end, so the process does not keep it while it prints or exits."""
-    try:
+    """The runs share this process's held warehouse file (one open, a warm cache, one checkpoint), kept open between
+    their batches and steps (only a process waiting for it gets it meanwhile); given back at the end, so the process
+    does not keep it while it prints or exits."""
+    if is_lake(settings.warehouse):
         yield
+        return
+    try:
+        with held_warehouse(settings.warehouse).pinned():
+            yield
     finally:
-        if not is_lake(settings.warehouse):
-            give_back(settings.warehouse)
+        give_back(settings.warehouse)
 
 
 @contextmanager

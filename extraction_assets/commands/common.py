@@ -60,6 +60,17 @@ EXIT_BUSY = 75  # EX_TEMPFAIL: try again later
 EXIT_UNREADABLE = 74  # EX_IOERR: the warehouse file cannot be read
 
 
+def seconds_since_start() -> float | None:
+    """How long this process has existed (Linux: from the kernel's start time of the process), None elsewhere: what
+    starting the interpreter and loading a command costs, reported apart from the command's own work."""
+    try:
+        ticks = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return max(0.0, uptime - ticks / os.sysconf("SC_CLK_TCK"))
+
+
 def settings_from_args(args: argparse.Namespace) -> Settings:
     settings = Settings.from_env()
     overrides = {k: Path(v) for k in ("warehouse", "inbox", "prompts_dir") if (v := getattr(args, k, None))}

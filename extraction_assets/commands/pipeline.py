@@ -12,7 +12,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from extraction_assets.commands.common import console, settings_from_args
+from extraction_assets.commands.common import console, seconds_since_start, settings_from_args
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import READER_WAIT_S, open_warehouse, warehouse_summary
 from extraction_assets.runner import INTERRUPTED, StepResult, run_pipeline
@@ -56,10 +56,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     console.print(f"inbox [bold]{settings.inbox}[/], warehouse [bold]{settings.warehouse}[/]")
     mode = "model + heuristic" if settings.model.has_model else "offline heuristic (no model endpoint set)"
     console.print(f"extractor: {mode}")
+    ready = seconds_since_start()
     started = time.perf_counter()
     results = run_with_progress(settings, args)
+    passed = time.perf_counter() - started
     ok = print_steps(results)
     _show_summary(settings.warehouse, args.json)
+    start_up = f"; the process was ready {ready:.2f} s after it started" if ready is not None else ""
+    console.print(f"pass done in {passed:.2f} s{start_up}")
     console.print(f"took {time.perf_counter() - started:.1f} s")
     if any(step.skipped == INTERRUPTED for step in results):
         console.print("[yellow]interrupted:[/] what was committed stays; run again to continue")

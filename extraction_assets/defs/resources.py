@@ -18,9 +18,9 @@ if TYPE_CHECKING:
 
 class WarehouseResource(dg.ConfigurableResource):
     """The DuckDB file or DuckLake catalog (`path` as EXTRACTION_WAREHOUSE gives it). A process holds a DuckDB file
-    open and lends each batch a cursor of it, giving the file back whenever another process waits for it, between
-    batches, and after two seconds idle (see `held_warehouse`), so readers still get in between batches; a
-    DuckLake catalog opens a connection per batch."""
+    open and lends each batch a cursor of it, giving the file back whenever another process waits for it (see the
+    give-back rule of `held.py`), so readers still get in between batches, and after two seconds idle (not while its
+    worker processes compute); a DuckLake catalog opens a connection per batch."""
 
     path: str
 

@@ -72,9 +72,13 @@ class Settings(BaseModel):
     max_file_mb: float | None = None  # the largest inbox file read; None = the readers' default (8 MB)
     sessions_dir: Path = DEFAULT_SESSIONS  # live interview sessions, `<tenant>/<session_id>.json[l]`
     session_light_model: str | None = None  # a small model for live sessions' light extraction; None: heuristic
-    worker_niceness: int | None = Field(default=None, ge=0, le=19)  # scrub workers' `nice` below the run; None: 10
+    worker_niceness: int | None = Field(default=None, ge=0, le=19)  # worker processes' `nice` below the run; None: 10
+    # worker processes a run's CPU-bound steps use (read, scrub, route and extract); None: one per usable core
+    worker_processes: int | None = Field(default=None, ge=0)
     # extraction partitions per schema version (by a hash of doc_id, or of tenant and Message-ID); 1 = one run each
     shards: int = Field(default=1, ge=1)
+    duckdb_memory_mb: int | None = Field(default=None, ge=64)  # DuckDB's memory limit per process; None: fitted
+    duckdb_threads: int | None = Field(default=None, ge=1)  # DuckDB's threads per process; None: fitted
     # where the evaluation reports folder is served (`extraction-assets ui` serves it): eval_report links there
     reports_url: str | None = None
     automation_interval_s: int = Field(default=30, ge=1)  # how often the automation sensor looks for work to follow
@@ -116,7 +120,10 @@ _VARIABLES = {
     "sessions_dir": "EXTRACTION_SESSIONS",
     "session_light_model": "EXTRACTION_SESSION_LIGHT_MODEL",
     "worker_niceness": "EXTRACTION_WORKER_NICENESS",
+    "worker_processes": "EXTRACTION_WORKER_PROCESSES",
     "shards": "EXTRACTION_SHARDS",
+    "duckdb_memory_mb": "EXTRACTION_DUCKDB_MEMORY_MB",
+    "duckdb_threads": "EXTRACTION_DUCKDB_THREADS",
     "reports_url": "EXTRACTION_REPORTS_URL",
     "automation_interval_s": "EXTRACTION_AUTOMATION_INTERVAL_S",
 }

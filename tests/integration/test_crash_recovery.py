@@ -162,7 +162,7 @@ def test_kill_9_anywhere_then_rerun_equals_a_clean_run(
     for stage in STAGES:
         for _ in range(KILLS_PER_STAGE[with_instance]):
             nth = 1 if stage == "review_queue" else rng.randint(1, 2)
-            code = _run(runs, env, tmp_path, stage, nth, rng.uniform(0, 0.05))
+            code = _run(runs, env, tmp_path, stage, nth, rng.uniform(0, 0.005))
             killed += code == -signal.SIGKILL
     assert killed >= len(STAGES), "most kills landed in a run"
     assert _run(runs, env, tmp_path) == 0

@@ -113,6 +113,27 @@ def test_an_idle_holder_gives_the_file_back(held: HeldWarehouse, monkeypatch: py
     wait_until("the file given back", lambda: not held.is_open, 2, every=0.01)
 
 
+def test_a_pinned_holder_keeps_the_file_between_batches_however_long_they_take(
+    held: HeldWarehouse, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While a run is in progress the gaps between its batches (its workers computing) close nothing: a close
+    checkpoints, and the next batch would open the file cold. Once the run is done, the idle rule applies again."""
+    monkeypatch.setattr(held_module, "IDLE_S", 0.2)
+    with held.pinned():
+        with held.lease():
+            pass
+        time.sleep(0.6)
+        assert held.is_open and held.opened == 1
+        waiting = _someone_waits(held.path)
+        try:
+            wait_until("given back to a process that waits, pinned or not", lambda: not held.is_open, 2, every=0.01)
+        finally:
+            os.close(waiting)
+        with held.lease():
+            pass
+    wait_until("given back once idle after the run", lambda: not held.is_open, 2, every=0.01)
+
+
 @pytest.mark.parametrize("mode", ["read", "write"])
 def test_another_process_gets_in_while_a_run_holds_the_file_batch_after_batch(held: HeldWarehouse, mode: str) -> None:
     """The run never idles long enough to give the file back on its own: only the other process's saying that it

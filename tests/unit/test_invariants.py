@@ -11,6 +11,10 @@ from extraction_assets.lib.warehouse import invariants, open_warehouse
 SCHEMA = load_schema(DEFAULT_PROMPTS, "pulse@v1")
 TEXT = "Supplier delay. Cash is short."
 
+EVIDENCE_COLUMNS = (
+    "(evidence_id, item_id, doc_id, tenant_id, schema_version, char_start, char_end, quote, turn_id, match_kind,"
+    " strength, evidence_type, match_score, created_at)"
+)
 # named columns: a column added to the table (they only ever are) leaves these rows as they were
 ITEM_COLUMNS = """(item_id, doc_id, tenant_id, schema_version, item_type, value, normalized_value, title, confidence,
     status, extracted_by, extractor_version, model, review_reasons, reasoning_summary, created_at, updated_at,
@@ -36,7 +40,8 @@ def con(tmp_path: Path):
                 [item_id, conf, status, reasons],
             )
         con.execute(
-            """INSERT INTO evidence VALUES ('e1', 'i1', 'd1', 'acme', 'pulse@v1', 0, 15, 'Supplier delay.', NULL,
+            f"""INSERT INTO evidence {EVIDENCE_COLUMNS} VALUES
+               ('e1', 'i1', 'd1', 'acme', 'pulse@v1', 0, 15, 'Supplier delay.', NULL,
                'exact', 'strong', 'user_quote', 100, now()),
                ('e2', 'i2', 'd1', 'acme', 'pulse@v1', 16, 30, 'Cash is short.', NULL,
                'exact', 'strong', 'user_quote', 100, now())"""
@@ -103,7 +108,8 @@ def test_quotes_are_checked_across_document_batches(con) -> None:
         )
         wrong = doc_id in ("d000", f"d{invariants.CHECK_BATCH + 4:03d}")
         con.execute(
-            "INSERT INTO evidence VALUES (?, 'i1', ?, 'acme', 'pulse@v1', 0, 8, ?, NULL, 'exact', 'strong',"
+            f"INSERT INTO evidence {EVIDENCE_COLUMNS} VALUES (?, 'i1', ?, 'acme', 'pulse@v1', 0, 8, ?, NULL, 'exact',"
+            " 'strong',"
             " 'user_quote', 100, now())",
             [f"e-{doc_id}", doc_id, "Documen!" if wrong else "Document"],
         )
@@ -245,8 +251,8 @@ def test_quotes_after_emoji_cjk_and_combining_marks_are_compared_by_code_point(c
     con.execute("UPDATE raw_documents SET text = ? WHERE doc_id = 'd1'", [text])
     for evidence_id, lo, quote in [("right", start, "Cash is short."), ("shifted", start - 1, " Cash is short")]:
         con.execute(
-            "INSERT INTO evidence VALUES (?, 'i1', 'd1', 'acme', 'pulse@v1', ?, ?, ?, NULL, 'exact', 'strong',"
-            " 'user_quote', 100, now())",
+            f"INSERT INTO evidence {EVIDENCE_COLUMNS} VALUES (?, 'i1', 'd1', 'acme', 'pulse@v1', ?, ?, ?, NULL,"
+            " 'exact', 'strong', 'user_quote', 100, now())",
             [evidence_id, lo, lo + len(quote) + (1 if evidence_id == "shifted" else 0), quote],
         )
     assert invariants.quote_mismatches(con) == {"pulse@v1": ["shifted"]}

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from extraction_assets.lib.models import Document
-from extraction_assets.lib.pii import PiiPolicy, PolicyEntry, scrub_in_workers, scrub_workers
+from extraction_assets.lib.parallel import in_order, usable_cores, workers_for
+from extraction_assets.lib.pii import PiiPolicy, PolicyEntry
 from extraction_assets.lib.pii import batch as module
 
 
@@ -111,12 +112,13 @@ def test_batches_scrubbed_in_worker_processes_come_back_in_order_as_in_process()
         [_doc("t", f"mail me at user{b}.{i}@example.com or call 212-555-01{i:02d}") for i in range(3)] for b in range(4)
     ]
     expected = [module.scrub_batch(docs, PiiPolicy()) for docs in batches]
-    assert list(scrub_in_workers(iter(batches), PiiPolicy(), None, workers=2)) == expected
+    assert list(in_order(module.scrub_batch, ((docs, PiiPolicy(), None) for docs in batches), 2)) == expected
 
 
 def test_one_batch_of_work_is_scrubbed_in_process() -> None:
-    assert scrub_workers(200, 200) == 1
-    assert scrub_workers(201, 200) >= 1
+    """A worker costs about a second to start: one batch is done in the step's own process (0 workers)."""
+    assert workers_for(200, 200) == 0
+    assert workers_for(201, 200) == (min(2, usable_cores()) if usable_cores() > 1 else 0)
 
 
 def test_one_batch_more_than_the_workers_is_queued() -> None:
@@ -128,34 +130,60 @@ def test_one_batch_more_than_the_workers_is_queued() -> None:
             taken.append(b)
             yield [_doc("t", f"call 212-555-01{b:02d}")]
 
-    results = scrub_in_workers(batches(), PiiPolicy(), None, workers=2)
+    results = in_order(module.scrub_batch, ((docs, PiiPolicy(), None) for docs in batches()), 2)
     first = next(results)
     assert first.rows[0].text == "call [PHONE_1]"
     assert taken == [0, 1, 2]
     assert len(list(results)) == 4
 
 
-def test_a_text_with_nothing_masked_is_not_searched_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The check re-reads a scrubbed text only when the scrub changed it: unchanged, the same detectors (with more
-    kinds) have just read it and found nothing."""
-    checked: list[str] = []
-    real = module.find_unmasked
+def test_the_check_reads_a_scrubbed_text_only_where_the_scrub_changed_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Away from its placeholders a scrubbed text is the raw text the same detectors (with more kinds) have just
+    found clean: the check reads the stretch around each placeholder, and nothing of a text the scrub left as it was.
+    """
+    from extraction_assets.lib.pii import scrubber
+
+    searched: list[str] = []
+    real = scrubber._detect
 
     def spy(text: str, *args, **kwargs):  # type: ignore[no-untyped-def]
-        checked.append(text)
+        searched.append(text)
         return real(text, *args, **kwargs)
 
-    monkeypatch.setattr(module, "find_unmasked", spy)
-    docs = [_doc("t", "Meeting moved to Friday, 3 pm."), _doc("t", "Write to a@b.com")]
+    filler = "The committee met and agreed on the plan.\n" * 100
+    docs = [_doc("t", "Meeting moved to Friday, 3 pm."), _doc("t", f"{filler}Write to a@b.com\n{filler}")]
+    monkeypatch.setattr(scrubber, "_detect", spy)
     batch = module.scrub_batch(docs, PiiPolicy())
-    assert [row.text for row in batch.rows] == ["Meeting moved to Friday, 3 pm.", "Write to [EMAIL_1]"]
-    assert checked == ["Write to [EMAIL_1]"]
+    assert [row.text for row in batch.rows] == [
+        "Meeting moved to Friday, 3 pm.",
+        f"{filler}Write to [EMAIL_1]\n{filler}",
+    ]
+    checked = [text for text in searched if "[EMAIL_1]" in text]
+    assert len(checked) == 1 and len(checked[0]) < 2 * scrubber.RECHECK_REACH + 200 < len(batch.rows[1].text)
+
+
+def test_a_value_left_in_clear_next_to_a_placeholder_fails_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A detector that masks one value and misses its neighbour (here: one that forgets every second e-mail) leaves
+    the neighbour within the stretch the check reads: the document is a dead letter, never stored."""
+    from extraction_assets.lib.pii import scrubber
+
+    real = scrubber._detect
+
+    def forgetful(text: str, region, kinds):  # type: ignore[no-untyped-def]
+        hits = real(text, region, kinds)
+        return hits[::2] if len(kinds) > 3 else hits  # the scrub (every kind) forgets; the check (three) does not
+
+    monkeypatch.setattr(scrubber, "_detect", forgetful)
+    filler = "The committee met and agreed on the plan.\n" * 100
+    batch = module.scrub_batch([_doc("t", f"{filler}Write to a@b.com or c@d.com\n{filler}")], PiiPolicy())
+    assert batch.rows == []
+    assert batch.failures[0].reason == "UnmaskedAfterScrub: 1 value(s) still readable after scrubbing (EMAIL)"
 
 
 def test_scrub_workers_run_at_a_lower_priority_than_the_run_by_default_or_as_far_below_as_asked() -> None:
     """A reviewer's command on the same cores gets the CPU before the run's background scrubbing; where runs are
     the machine's main work (EXTRACTION_WORKER_NICENESS=0) the workers keep the run's priority."""
-    from extraction_assets.lib.pii.parallel import WORKER_NICENESS, background_pool
+    from extraction_assets.lib.parallel import WORKER_NICENESS, background_pool
 
     own = os.nice(0)
     for asked, expected in ((None, WORKER_NICENESS), (0, 0), (3, 3)):
@@ -166,7 +194,7 @@ def test_scrub_workers_run_at_a_lower_priority_than_the_run_by_default_or_as_far
 
 _KILLED_RUN = """
 import sys, time
-from extraction_assets.lib.pii.parallel import background_pool
+from extraction_assets.lib.parallel import background_pool
 pool = background_pool(2)
 busy = [pool.submit(time.sleep, 120) for _ in range(3)]  # both workers busy, one task queued
 while len(pool._processes) < 2:

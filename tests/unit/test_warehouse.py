@@ -368,7 +368,7 @@ def test_work_lists_come_in_the_order_the_documents_are_stored(tmp_path: Path) -
                 "scrubber_version, scrubbed_at, policy) VALUES (?, 'acme', ?, '{}', '{}', 0, 'pii-v3', now(), NULL)",
                 [doc.doc_id, doc.text],
             )
-        assert documents_to_route(con, "pulse@v1", ["text"], "rules") == stored
+        assert [d.doc_id for d in documents_to_route(con, "pulse@v1", ["text"], "rules")] == stored
         assert pending_extractions(con, "pulse@v1", ["text"], "h1") == stored
 
 
@@ -445,3 +445,49 @@ def test_a_documents_turns_are_parsed_once_for_every_reader_and_anew_when_they_c
         con.execute("UPDATE raw_documents SET turns = ? WHERE doc_id = ?", [stored, doc.doc_id])
         assert load_documents(con, [doc.doc_id])[0].turns == later
     assert parsed_turns.cache_info().misses == 2
+
+
+def test_duckdb_gets_a_memory_limit_and_threads_fitted_to_the_machine_or_as_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a limit DuckDB may keep 80% of the machine for its buffer pool, so a run's memory grew with the
+    warehouse; every database a process opens gets the limit and the thread count (the settings' or fitted ones)."""
+    import subprocess
+    import sys
+
+    from extraction_assets.lib.warehouse.engine import fitted_memory_mb, fitted_threads
+
+    assert 64 <= fitted_memory_mb() <= 256 and fitted_threads() >= 1
+    show = (
+        "import sys\n"
+        "from extraction_assets.lib.warehouse import open_warehouse\n"
+        "with open_warehouse(sys.argv[1]) as con:\n"
+        "    print(*con.execute(\"SELECT current_setting('memory_limit'), current_setting('threads')\").fetchone())\n"
+    )
+    fitted = subprocess.run([sys.executable, "-c", show, str(tmp_path / "a.duckdb")], capture_output=True, text=True)
+    assert fitted.stdout.split()[-1] == str(fitted_threads()), fitted.stderr
+    monkeypatch.setenv("EXTRACTION_DUCKDB_MEMORY_MB", "512")
+    monkeypatch.setenv("EXTRACTION_DUCKDB_THREADS", "3")
+    set_ = subprocess.run([sys.executable, "-c", show, str(tmp_path / "b.duckdb")], capture_output=True, text=True)
+    assert set_.stdout.split() == ["488.2", "MiB", "3"], set_.stderr
+
+
+def test_a_quote_verified_as_it_is_stored_is_not_read_again_until_it_or_its_document_changes(tmp_path: Path) -> None:
+    """The quote check compared every quote with its document's text on every run, holding every text at once (a
+    32 k-document warehouse ran DuckDB out of its memory limit); a quote verified as it was stored carries a
+    fingerprint, and only rows whose fingerprint no longer holds are compared."""
+    from extraction_assets.lib.warehouse import invariants
+
+    doc = _doc("Supplier delay. Cash is short. Penalty looming.")
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        insert_documents(con, [doc])
+        write_extraction_batch(con, "pulse@v1", [_outcome(doc, [_item(doc, "i1", "Cash is short.")])])
+        assert invariants.unverified_quotes(con) == {}
+        assert invariants.quote_mismatches(con) == {}
+        con.execute("UPDATE evidence SET quote = 'Cash is long.'")
+        assert invariants.unverified_quotes(con) == {doc.doc_id: ["ev-i1"]}
+        assert invariants.quote_mismatches(con) == {"pulse@v1": ["ev-i1"]}
+        con.execute("UPDATE evidence SET quote = 'Cash is short.'")
+        assert invariants.quote_mismatches(con) == {}
+        con.execute("UPDATE raw_documents SET text = replace(text, 'Cash', 'Cask')")
+        assert invariants.quote_mismatches(con) == {"pulse@v1": ["ev-i1"]}

@@ -106,7 +106,14 @@ def extracted_items_and_evidence(
             schemas[partition] = schema_for_partition(pipeline.prompts_path, schema_key)
             with one_worker(warehouse.path, str(partition), lambda said: _say(context, said)):  # whoever launched
                 report = extract_partition(
-                    warehouse.connect, built, schemas[partition], shard, options, context.log.info, context.log.warning
+                    warehouse.connect,
+                    built,
+                    schemas[partition],
+                    shard,
+                    options,
+                    context.log.info,
+                    context.log.warning,
+                    pipeline.worker_niceness,
                 )
         except Exception as exc:  # one version's failure must not cost the others their run
             failed[partition] = exc

@@ -8,7 +8,7 @@ from extraction_assets.defs.data_versions import data_version
 from extraction_assets.defs.partitions import POOL
 from extraction_assets.defs.resources import PipelineResource, WarehouseResource
 from extraction_assets.lib.reporting import visible_controls
-from extraction_assets.lib.stages import ScrubProgress, ingest_inbox, scrub_pending
+from extraction_assets.lib.stages import ScrubProgress, Throttled, ingest_inbox, scrub_pending
 
 
 @dg.asset(
@@ -28,7 +28,7 @@ def raw_documents(
     def shown(text: str) -> str:  # a file's name is the tenant's to choose: an escape sequence in it only shows
         return visible_controls(masked(text))
 
-    report = ingest_inbox(warehouse.connect, pipeline.inbox_path, pipeline.max_file_bytes)
+    report = ingest_inbox(warehouse.connect, pipeline.inbox_path, pipeline.max_file_bytes, pipeline.worker_niceness)
     unreadable = report.unreadable
     for failure in unreadable:
         context.log.warning(shown(f"unreadable {failure.source_uri}: {failure.reason}"))
@@ -74,8 +74,10 @@ def scrubbed_documents(
     vault_key = key_from_env()
     context.log.info(f"policy {policy.source}; vault {'on' if vault_key else 'off'}")
 
+    say = Throttled(context.log.info)
+
     def progress(at: ScrubProgress) -> None:
-        context.log.info(f"scrubbed {at.done}/{at.pending} documents ({at.failed} failed, {at.workers} processes)")
+        say(f"scrubbed {at.done}/{at.pending} documents ({at.failed} failed, {at.workers} processes)")
 
     report = scrub_pending(warehouse.connect, policy, vault_key, progress, pipeline.worker_niceness)
     rows = [

@@ -2,7 +2,15 @@
 (chunks of long documents and their merge, agreement with the pack), grounding, routing, review rules."""
 
 from extraction_assets.lib.extraction.agreement import with_agreement
-from extraction_assets.lib.extraction.applicability import Decision, decide, folder_kind, rules_fingerprint
+from extraction_assets.lib.extraction.applicability import (
+    Decision,
+    GateDecides,
+    decide,
+    decide_by_place,
+    folder_kind,
+    gate_decision,
+    rules_fingerprint,
+)
 from extraction_assets.lib.extraction.chunk_merge import merge_chunk_candidates
 from extraction_assets.lib.extraction.chunking import Chunk, chunk_input, document_chunks, split_chunks
 from extraction_assets.lib.extraction.extractors import Extractor, ExtractorRun, HeuristicExtractor
@@ -34,17 +42,20 @@ __all__ = [
     "ExtractionTally",
     "Extractor",
     "ExtractorRun",
+    "GateDecides",
     "HeuristicExtractor",
     "OrchestratedExtractor",
     "build_extractor",
     "chunk_input",
     "decide",
+    "decide_by_place",
     "document_chunks",
     "extract_document",
     "extract_documents",
     "extract_stream",
     "extraction_input",
     "folder_kind",
+    "gate_decision",
     "ground",
     "ground_candidates",
     "item_id_for",

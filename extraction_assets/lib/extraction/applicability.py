@@ -83,29 +83,48 @@ def rules_fingerprint(schema: SchemaVersion) -> str:
     return hashlib.sha256(json.dumps(rules, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def decide(doc: Document, scrubbed: ExtractionInput, schema: SchemaVersion) -> Decision:
-    """Does `schema` read `doc`? The gate sees the scrubbed text, as the extractor would."""
+class GateDecides(NamedTuple):
+    """What the rules leave to the pack's gate, which reads the text: the score it must reach, and where."""
+
+    threshold: float
+    where: str
+
+
+def decide_by_place(kind: str, tenant_id: str, source_uri: str, schema: SchemaVersion) -> Decision | GateDecides:
+    """The decision rules 1 to 3 make from a document's kind, tenant and path alone, or what is left to the gate: a
+    run reads the text of only the documents whose gate must be asked."""
     rules = schema.applies_to
-    if doc.kind not in schema.document_kinds:
-        return Decision(False, None, f"kind {doc.kind} not read")
-    if rules.tenants and doc.tenant_id not in rules.tenants:
+    if kind not in schema.document_kinds:
+        return Decision(False, None, f"kind {kind} not read")
+    if rules.tenants and tenant_id not in rules.tenants:
         return Decision(False, None, "tenant not listed")
     if rules.paths:
-        path = doc.source_uri.partition("#")[0].partition("/")[2].lower()
+        path = source_uri.partition("#")[0].partition("/")[2].lower()
         matched = any(fnmatchcase(path, glob.lower()) for glob in rules.paths)
         return Decision(matched, None, "path matches" if matched else "path does not match")
     own = own_folders(schema)
-    folders = folders_of(doc.source_uri)
+    folders = folders_of(source_uri)
     if own is not None and any(f in own or _KIND_OF_FOLDER.get(f) in own for f in folders):
         threshold, where = rules.min_score / 2, "own folder"
-    elif own is not None and (kind := folder_kind(doc.source_uri)) is not None:
-        return Decision(False, None, f"folder holds {kind}")
+    elif own is not None and (held := folder_kind(source_uri)) is not None:
+        return Decision(False, None, f"folder holds {held}")
     else:
         threshold, where = rules.min_score, "gate"
     if not rules.gate:
         return Decision(True, None, where)
+    return GateDecides(threshold, where)
+
+
+def gate_decision(scrubbed: ExtractionInput, schema: SchemaVersion, left: GateDecides) -> Decision:
+    """The gate's decision on what `decide_by_place` left to it."""
     from extraction_assets.lib.heuristics import get_pack  # not with the code location: the pack loads with its gate
 
     score = get_pack(schema.heuristic).gate(scrubbed, schema)
-    verdict = "passed" if score >= threshold else "failed"
-    return Decision(score >= threshold, score, f"{where}, gate {verdict}")
+    verdict = "passed" if score >= left.threshold else "failed"
+    return Decision(score >= left.threshold, score, f"{left.where}, gate {verdict}")
+
+
+def decide(doc: Document, scrubbed: ExtractionInput, schema: SchemaVersion) -> Decision:
+    """Does `schema` read `doc`? The gate sees the scrubbed text, as the extractor would."""
+    placed = decide_by_place(doc.kind, doc.tenant_id, doc.source_uri, schema)
+    return placed if isinstance(placed, Decision) else gate_decision(scrubbed, schema, placed)

@@ -9,6 +9,7 @@ offsets in the source, and evidence is always a verbatim slice of it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
@@ -134,22 +135,53 @@ def _numeric(match: re.Match[str], day_first: bool) -> date | None:
     return _safe_date(year, month, day)
 
 
+# Every date holds digits: the patterns (each led by a lookbehind, which the regex engine tries at every position)
+# search only around them. A date's digits lie in one run of digits and what separates them (a month's name, "day
+# of", spaces or dashes); before its first digit at most a month's name and the spaces after it, after its last a
+# suffix ("th", " г.").
+_DATE_DIGITS = re.compile(r"\d(?:\D{0,128}\d|\s+\d)*")
+_BEFORE_DIGITS = 24
+_AFTER_DIGITS = 24
+
+
+def _digit_stretches(view: str) -> list[tuple[int, int]]:
+    stretches: list[tuple[int, int]] = []
+    for m in _DATE_DIGITS.finditer(view):
+        lo = m.start()
+        while lo > 0 and view[lo - 1].isspace():  # a month's name, then any number of spaces, then the day
+            lo -= 1
+        lo, hi = max(0, lo - _BEFORE_DIGITS), m.end() + _AFTER_DIGITS
+        while hi < len(view) and view[hi - 1].isspace():  # the spaces before a year's suffix
+            hi += 1
+        if stretches and lo <= stretches[-1][1]:
+            stretches[-1] = (stretches[-1][0], min(len(view), hi))
+        else:
+            stretches.append((lo, min(len(view), hi)))
+    return stretches
+
+
+def _within(pattern: re.Pattern[str], view: str, stretches: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
+    for lo, hi in stretches:
+        yield from pattern.finditer(view, lo, hi)
+
+
 def find_dates(view: str, *, day_first: bool) -> list[DateMention]:
     """Every date printed in ``view`` (a scan view), in text order, overlapping mentions resolved longest first.
 
     Numeric dates whose day and month are both 12 or less are read day first when ``day_first``.
     """
     found: list[DateMention] = []
+    stretches = _digit_stretches(view)
     for pattern in _NAMED_DATES:
-        for m in pattern.finditer(view):
+        for m in _within(pattern, view, stretches):
             when = _safe_date(_year(m.group("y")), _month_number(m), int(m.group("d")))
             if when is not None:
                 found.append(DateMention(m.start(), m.end(), when))
-    for m in _ISO_DATE.finditer(view):
+    for m in _within(_ISO_DATE, view, stretches):
         when = _safe_date(int(m.group("y")), int(m.group("m")), int(m.group("d")))
         if when is not None:
             found.append(DateMention(m.start(), m.end(), when))
-    for m in _NUMERIC_DATE.finditer(view):
+    for m in _within(_NUMERIC_DATE, view, stretches):
         when = _numeric(m, day_first)
         if when is not None:
             found.append(DateMention(m.start(), m.end(), when))

@@ -3,7 +3,7 @@ and the placeholder pattern every reader of scrubbed text shares.
 
 A name loads its module when it is first used (`__getattr__`): the placeholder pattern costs nothing, so the code
 location and the packs can use it, while the detectors (phonenumbers), the vault (DuckDB, cryptography) and the
-worker pool load with the step that scrubs."""
+batches load with the step that scrubs."""
 
 from __future__ import annotations
 
@@ -11,10 +11,9 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 _NAMES_BY_MODULE: dict[str, tuple[str, ...]] = {
-    "batch": ("scrub_batch", "scrub_document", "scrub_document_with_values"),
+    "batch": ("ToScrub", "scrub_batch", "scrub_document", "scrub_document_with_values"),
     "display": ("markdown_table", "masked", "masked_value"),
     "numbers": ("is_card_number", "is_snils"),
-    "parallel": ("WORKER_NICENESS", "scrub_in_workers", "scrub_workers"),
     "placeholders": ("PLACEHOLDER", "placeholder"),
     "policy": ("BUNDLED_POLICY", "PiiPolicy", "PolicyEntry", "TenantPolicy", "load_policy"),
     "scrubber": (
@@ -54,10 +53,9 @@ def __getattr__(name: str) -> Any:
 
 # the same names, for the type checker and the reader (tests/unit/test_pii_package.py holds the two lists equal)
 if TYPE_CHECKING:
-    from extraction_assets.lib.pii.batch import scrub_batch, scrub_document, scrub_document_with_values
+    from extraction_assets.lib.pii.batch import ToScrub, scrub_batch, scrub_document, scrub_document_with_values
     from extraction_assets.lib.pii.display import markdown_table, masked, masked_value
     from extraction_assets.lib.pii.numbers import is_card_number, is_snils
-    from extraction_assets.lib.pii.parallel import WORKER_NICENESS, scrub_in_workers, scrub_workers
     from extraction_assets.lib.pii.placeholders import PLACEHOLDER, placeholder
     from extraction_assets.lib.pii.policy import BUNDLED_POLICY, PiiPolicy, PolicyEntry, TenantPolicy, load_policy
     from extraction_assets.lib.pii.scrubber import (

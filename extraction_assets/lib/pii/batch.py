@@ -8,23 +8,46 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from extraction_assets.lib.models import DeadLetter, Document, ScrubbedDocument
+from extraction_assets.lib.models import DeadLetter, ScrubbedDocument
 from extraction_assets.lib.pii.deadline import SCRUB_BUDGET_S, time_budget
 from extraction_assets.lib.pii.policy import PiiPolicy, TenantPolicy
-from extraction_assets.lib.pii.scrubber import find_unmasked, scrub
+from extraction_assets.lib.pii.scrubber import scrub, unmasked_after_scrub
 from extraction_assets.lib.pii.vault import SealedMapping, seal
 
 
-def scrub_document(doc: Document, policy: TenantPolicy | None = None) -> ScrubbedDocument:
+class Scrubbable(Protocol):
+    """What a scrub reads of a document: a `Document`, or a `ToScrub` (its stored text without the turns)."""
+
+    @property
+    def doc_id(self) -> str: ...
+    @property
+    def tenant_id(self) -> str: ...
+    @property
+    def source_uri(self) -> str: ...
+    @property
+    def text(self) -> str: ...
+
+
+class ToScrub(NamedTuple):
+    """A stored document as the scrub needs it, cheap to read and to send to a worker process."""
+
+    doc_id: str
+    tenant_id: str
+    source_uri: str
+    text: str
+
+
+def scrub_document(doc: Scrubbable, policy: TenantPolicy | None = None) -> ScrubbedDocument:
     """Scrub with the tenant's policy (None = the built-in default: every kind, US phone region)."""
     return scrub_document_with_values(doc, policy)[0]
 
 
 def scrub_document_with_values(
-    doc: Document, policy: TenantPolicy | None = None
+    doc: Scrubbable, policy: TenantPolicy | None = None
 ) -> tuple[ScrubbedDocument, dict[str, str]]:
     """The scrubbed document plus its placeholder -> raw value mapping, for the optional vault only.
 
@@ -61,7 +84,7 @@ class ScrubBatch(BaseModel):
 
 
 def scrub_batch(
-    docs: Sequence[Document], policy: PiiPolicy, vault_key: bytes | None = None, budget_s: float = SCRUB_BUDGET_S
+    docs: Sequence[Scrubbable], policy: PiiPolicy, vault_key: bytes | None = None, budget_s: float = SCRUB_BUDGET_S
 ) -> ScrubBatch:
     """Each document scrubbed and checked within `budget_s` seconds (`deadline.time_budget`), or a dead letter."""
     batch = ScrubBatch()
@@ -70,12 +93,8 @@ def scrub_batch(
         try:
             with time_budget(budget_s):
                 row, values = scrub_document_with_values(doc, tenant_policy)
-                unmasked = (
-                    find_unmasked(
-                        row.text, tenant_policy.region, tenant_policy.kinds, raw=doc.text, offset_map=row.offset_map
-                    )
-                    if row.offset_map.replacements
-                    else []  # nothing masked: the raw text, which the same detectors (more kinds) just found clean
+                unmasked = unmasked_after_scrub(
+                    row.text, row.offset_map, doc.text, tenant_policy.region, tenant_policy.kinds
                 )
             if unmasked:  # never stored, so never extracted nor sent to a model
                 kinds = ", ".join(sorted({d.kind for d in unmasked}))

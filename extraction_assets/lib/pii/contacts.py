@@ -74,21 +74,24 @@ def _email_norm(value: str) -> str:
 
 
 def find_emails(scan: Scan) -> list[Hit]:
+    """Every pattern but the line-wrapped one matches within a line and holds its rare part (an "@", or the word
+    "dot"): only the lines that hold it are searched."""
     text = scan.text
     hits: list[Hit] = []
-    if "@" in text or "%40" in text:
+    at_lines = scan.lines_holding(("@",))
+    if at_lines or "%40" in text:
         hits.extend(
-            Hit("EMAIL", m.start(), m.end(), 0.95, m.group(), _email_norm(m.group())) for m in _EMAIL.finditer(text)
+            Hit("EMAIL", m.start(), m.end(), 0.95, m.group(), _email_norm(m.group()))
+            for m in scan.in_lines(_EMAIL, scan.lines_holding(("@", "%40")))
         )
         if "\n" in text and _AT_NEAR_WRAP.search(text) is not None:
             hits.extend(_emails_across_wraps(text))
-    if " @" in text or "@ " in text or " ." in text:
-        hits.extend(
-            Hit("EMAIL", m.start(), m.end(), 0.8, m.group(), "".join(m.group().split()).casefold())
-            for m in _SPACED_EMAIL.finditer(text)
-        )
-    if "dot" in text or "DOT" in text or "Dot" in text:
-        for m in _SPELLED_EMAIL.finditer(text):
+    hits.extend(
+        Hit("EMAIL", m.start(), m.end(), 0.8, m.group(), "".join(m.group().split()).casefold())
+        for m in scan.in_lines(_SPACED_EMAIL, at_lines)
+    )
+    if scan.mentions(("dot",)):
+        for m in scan.in_lines(_SPELLED_EMAIL, scan.lines_holding(("dot",), ignore_case=True)):
             norm = _SPELLED_DOT.sub(".", _SPELLED_AT.sub("@", m.group(), count=1)).casefold()
             hits.append(Hit("EMAIL", m.start(), m.end(), 0.8, m.group(), norm))
     return hits
@@ -197,8 +200,8 @@ _THOUSANDS = re.compile(r"\d{1,3}(?:([ .])\d{3})(?:\1\d{3})*")
 
 def _blocked_spans(scan: Scan, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
     text = scan.text
-    blocked = [m.span() for m in _NOT_PHONE_DIGIT_LED.finditer(text)]
-    blocked.extend(m.span() for m in _NOT_PHONE_SYMBOL_LED.finditer(text))
+    blocked = [m.span() for m in scan.numbers(_NOT_PHONE_DIGIT_LED)]
+    blocked.extend(m.span() for m in scan.numbers(_NOT_PHONE_SYMBOL_LED))
     blocked.extend((h.start, h.end) for h in scan.hits)
     for start, end in runs:
         if labelled_business_id(text, start):
@@ -282,10 +285,11 @@ def _with_extension(text: str, hit: Hit) -> Hit:
     return hit._replace(end=ext.end(), value=text[hit.start : ext.end()])
 
 
-def _shaped_phones(text: str, visible: str) -> list[Hit]:
+def _shaped_phones(scan: Scan, visible: str) -> list[Hit]:
     """Pass 2; a run that fails whole is retried without its leading groups (a postcode glued in front)."""
+    text = scan.text
     hits: list[Hit] = []
-    for m in _PHONE_SHAPE.finditer(visible):
+    for m in scan.numbers(_PHONE_SHAPE, visible):
         start, end = m.span()
         while start < end:
             hit = _context_phone(text, visible, start, end)
@@ -308,10 +312,11 @@ def _line_hint(region: str) -> re.Pattern[str]:
     return re.compile(rf"[+\uFF0B]|\d(?:(?:[^\w\n]|[xX]){{0,4}}\d){{{digits - 1},}}")
 
 
-def _matcher_lines(visible: str, region: str) -> list[tuple[int, int]]:
-    """The spans of the lines (without their line break) the matcher must read, in text order."""
+def _matcher_lines(scan: Scan, visible: str) -> list[tuple[int, int]]:
+    """The spans of the lines (without their line break) the matcher must read, in text order: a line can hold a
+    number only where it holds digits."""
     lines: list[tuple[int, int]] = []
-    for m in _line_hint(region).finditer(visible):
+    for m in scan.numbers(_line_hint(scan.region), visible):
         if lines and m.start() < lines[-1][1]:
             continue  # another hint on a line already taken
         end = visible.find("\n", m.end())
@@ -323,14 +328,15 @@ def _matcher_lines(visible: str, region: str) -> list[tuple[int, int]]:
 _INTERNATIONAL_RUN = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .\-]\d{1,5}){2,9}(?![\w]|[.\-]\d)")
 
 
-def _leading_international(text: str, visible: str) -> list[Hit]:
+def _leading_international(scan: Scan, visible: str) -> list[Hit]:
     """Pass 0: a "+" run too long to be one number ("+1 555 010 0199 090 123 4567", two numbers back to back).
 
     The matcher would take a valid-looking piece from its middle and leave both ends in clear, so the longest
     leading group sequence that is a possible international number is taken first; the rest is read as usual.
     """
+    text = scan.text
     hits: list[Hit] = []
-    for m in _INTERNATIONAL_RUN.finditer(visible):
+    for m in scan.numbers(_INTERNATIONAL_RUN, visible):
         if _possible_international(m.group()) is not None:
             continue
         group_ends = [g.start() for g in re.finditer(r"[ .\-]", m.group())][1:]
@@ -361,15 +367,15 @@ def find_phones(scan: Scan) -> list[Hit]:
     so a Luhn-valid card is never re-read as a phone.
     """
     text = scan.text
-    runs = [m.span() for m in _PHONE_HINT.finditer(text)]
+    runs = [m.span() for m in scan.numbers(_PHONE_HINT)]
     if not runs:
         return []
     visible = blank(text, _blocked_spans(scan, runs))
-    if not _PHONE_HINT.search(visible):
+    if not scan.next_number(_PHONE_HINT, 0, visible):
         return []
-    hits = _leading_international(text, visible)
+    hits = _leading_international(scan, visible)
     visible = blank(visible, [(h.start, h.end) for h in hits])
-    for lo, hi in _matcher_lines(visible, scan.region):
+    for lo, hi in _matcher_lines(scan, visible):
         for m in phonenumbers.PhoneNumberMatcher(visible[lo:hi], scan.region, leniency=phonenumbers.Leniency.VALID):
             start = _area_code_start(visible, lo + m.start, lo + m.end)
             end = lo + m.end
@@ -378,7 +384,7 @@ def find_phones(scan: Scan) -> list[Hit]:
             norm = phonenumbers.format_number(m.number, _E164) if start == lo + m.start else digits_of(value)
             hits.append(Hit("PHONE", start, end, score, value, norm))
     rest = blank(visible, [(h.start, h.end) for h in hits])
-    hits.extend(_shaped_phones(text, rest))
+    hits.extend(_shaped_phones(scan, rest))
     return hits
 
 
@@ -398,14 +404,14 @@ def find_ips(scan: Scan) -> list[Hit]:
     """IPv4 and IPv6 addresses (with their prefix length or zone id); `ipaddress` validates the address part."""
     text = scan.text
     hits: list[Hit] = []
-    for m in _IPV4.finditer(text) if text.count(".") >= 3 else ():
+    for m in scan.numbers(_IPV4) if text.count(".") >= 3 else ():
         try:
             address = ipaddress.IPv4Address(m.group("address"))  # rejects octets > 255 and leading zeros
         except ValueError:
             continue
         hits.append(Hit("IP_ADDRESS", m.start(), m.end(), 0.9, m.group(), str(address)))
     if "::" in text or text.count(":") >= 6:  # six when an IPv4 tail takes the last two groups
-        for m in _IPV6.finditer(text):
+        for m in scan.numbers(_IPV6):
             part = m.group("address")
             groups = _HEX_GROUP.findall(part)
             if len(groups) < 2 or not any(c.isdigit() for c in part):

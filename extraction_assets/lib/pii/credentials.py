@@ -74,7 +74,12 @@ def find_credentials(scan: Scan) -> list[Hit]:
     for pattern, groups, hints in _CREDENTIAL_PATTERNS:
         if hints and not scan.mentions(hints):
             continue
-        for m in pattern.finditer(scan.text):
+        within = (
+            pattern.finditer(scan.text)
+            if pattern.flags & re.S
+            else scan.in_lines(pattern, scan.lines_holding(hints, ignore_case=True))
+        )
+        for m in within:
             group = next((g for g in groups if m.group(g) is not None), 0)
             start, end = m.span(group)
             value = m.group(group)

@@ -86,7 +86,7 @@ def find_cards(scan: Scan) -> list[Hit]:
     hits: list[Hit] = []
     text = scan.text
     pos = 0
-    while (m := _CARD.search(text, pos)) is not None:
+    while (m := scan.next_number(_CARD, pos)) is not None:
         start, end = m.span()
         value = m.group()
         digits = digits_of(value)
@@ -103,12 +103,13 @@ def find_cards(scan: Scan) -> list[Hit]:
             # 1111"): retry from its second group instead of skipping the whole run.
             gap = _CARD_SEPARATOR.search(value)
             pos = start + gap.end() if gap else end
-    brk = text.find("\n")
-    while brk != -1:
-        before, after = text[max(0, brk - 3) : brk].rstrip(" \r"), text[brk + 1 : brk + 4].lstrip(" ")
-        if before[-1:].isdigit() and after[:1].isdigit():
-            hits.extend(_cards_across_wrap(text, brk))
-        brk = text.find("\n", brk + 1)
+    for lo, hi in scan.number_stretches:
+        brk = text.find("\n", lo, hi)
+        while brk != -1:
+            before, after = text[max(0, brk - 3) : brk].rstrip(" \r"), text[brk + 1 : brk + 4].lstrip(" ")
+            if before[-1:].isdigit() and after[:1].isdigit():
+                hits.extend(_cards_across_wrap(text, brk))
+            brk = text.find("\n", brk + 1, hi)
     return hits
 
 
@@ -158,7 +159,7 @@ def find_ibans(scan: Scan) -> list[Hit]:
     goes on from where the IBAN ends (from the next word when none holds), so what the match ran into is read too."""
     hits: list[Hit] = []
     position = 0
-    while m := _IBAN.search(scan.text, position):
+    while m := scan.next_number(_IBAN, position):
         value = m.group()
         position = m.start() + 1
         while True:
@@ -191,7 +192,7 @@ def find_ssns(scan: Scan) -> list[Hit]:
     """
     hits: list[Hit] = []
     text = scan.text
-    for m in _SSN.finditer(text):
+    for m in scan.numbers(_SSN):
         start, end = m.span()
         has_context = near(_SSN_CONTEXT, text, start, end, _SSN_WINDOW)
         digits = m.group(1) + m.group(3) + m.group(4)
@@ -200,7 +201,7 @@ def find_ssns(scan: Scan) -> list[Hit]:
         elif m.group(2) == "-" and std_ssn.is_valid(digits) and not labelled_business_id(text, start):
             hits.append(Hit("US_SSN", start, end, 0.85, m.group(), digits))
     if "\n" in text:
-        for m in _SSN_WRAPPED.finditer(text):
+        for m in scan.numbers(_SSN_WRAPPED):
             if "\n" in m.group() and near(_SSN_CONTEXT, text, m.start(), m.end(), _SSN_WINDOW):
                 hits.append(Hit("US_SSN", m.start(), m.end(), 0.9, m.group(), m.group(1) + m.group(3) + m.group(4)))
     return hits
@@ -218,7 +219,7 @@ _CN_RIC = re.compile(r"(?<![0-9A-Za-z])\d{17}[\dXx](?![0-9A-Za-z])")
 def find_cn_resident_ids(scan: Scan) -> list[Hit]:
     return [
         Hit("CN_RESIDENT_ID", m.start(), m.end(), 0.95, m.group(), m.group().upper())
-        for m in _CN_RIC.finditer(scan.text)
+        for m in scan.numbers(_CN_RIC)
         if cn_ric.is_valid(m.group())
     ]
 
@@ -243,7 +244,7 @@ def is_snils(digits: str) -> bool:
 
 def find_ru_snils(scan: Scan) -> list[Hit]:
     hits: list[Hit] = []
-    for m in _SNILS.finditer(scan.text):
+    for m in scan.numbers(_SNILS):
         digits = digits_of(m.group())
         formatted = len(m.group()) > len(digits)
         context = near(_SNILS_CONTEXT, scan.text, m.start(), m.end(), _ID_WINDOW)
@@ -280,7 +281,7 @@ def find_ru_inns(scan: Scan) -> list[Hit]:
     if not scan.mentions(_INN_HINTS):
         return []
     hits = []
-    for m in _INN.finditer(scan.text):
+    for m in scan.numbers(_INN):
         digits = digits_of(m.group())
         if not near(_INN_CONTEXT, scan.text, m.start(), m.end(), _ID_WINDOW) or not ru_inn.is_valid(digits):
             continue
@@ -312,7 +313,7 @@ def find_vn_national_ids(scan: Scan) -> list[Hit]:
     if not scan.mentions(_VN_ID_HINTS):
         return []
     hits: list[Hit] = []
-    for m in _VN_ID.finditer(scan.text):
+    for m in scan.numbers(_VN_ID):
         value = m.group()
         if len(value) == 12 and int(value[:3]) not in _VN_PROVINCES:
             continue
@@ -349,7 +350,7 @@ def find_bank_accounts(scan: Scan) -> list[Hit]:
     if not scan.mentions(_ACCOUNT_HINTS):
         return []
     hits: list[Hit] = []
-    for label in _ACCOUNT_LABEL.finditer(text):
+    for label in scan.numbers(_ACCOUNT_LABEL):
         m = _ACCOUNT_NUMBER.search(text, label.end(), min(len(text), label.end() + _ACCOUNT_WINDOW))
         if m is None or _ACCOUNT_GAP.match(text, label.end(), m.start()) is None:
             continue

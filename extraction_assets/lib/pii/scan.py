@@ -8,6 +8,8 @@ national number from an unknown region through; a business label right before a 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
@@ -41,6 +43,66 @@ class Scan:
         """Whether any (lower-case) hint occurs in the text."""
         lowered = self.lowered
         return any(hint in lowered for hint in hints)
+
+    def lines_holding(self, needles: tuple[str, ...], ignore_case: bool = False) -> list[tuple[int, int]]:
+        """The spans of the lines (line break left out) that hold one of `needles` (lower-case ones in the lower-cased
+        text with `ignore_case`), in text order: where a value that holds a needle and no line break can be."""
+        text = self.text
+        within = self.lowered if ignore_case else text
+        if len(within) != len(text):  # a character whose lower case is longer: offsets would not agree
+            return [(0, len(text))]
+        lines: list[tuple[int, int]] = []
+        for needle in needles:
+            at = within.find(needle)
+            while at != -1:
+                start = text.rfind("\n", 0, at) + 1
+                end = text.find("\n", at)
+                lines.append((start, len(text) if end == -1 else end))
+                at = within.find(needle, lines[-1][1])
+        return sorted(set(lines))
+
+    def in_lines(self, pattern: re.Pattern[str], lines: list[tuple[int, int]]) -> Iterator[re.Match[str]]:
+        """`pattern.finditer` over these lines of the text (a pattern whose matches never hold a line break)."""
+        for lo, hi in lines:
+            yield from pattern.finditer(self.text, lo, hi)
+
+    @cached_property
+    def number_stretches(self) -> list[tuple[int, int]]:
+        """The stretches of the text a number-shaped value can lie in: every run of digits with what separates it
+        from the next (whitespace of any length, anything else up to a long gap), widened on both sides by more
+        than any value's letters and any context a pattern reads (`NUMBER_REACH_BEFORE`, `NUMBER_REACH_AFTER`).
+
+        A value of a kind that needs digits has its digits in one run, so it lies inside one stretch; outside them
+        (most of a contract or a meeting transcript) those detectors have nothing to find."""
+        end = len(self.text)
+        return [
+            (max(0, m.start() - NUMBER_REACH_BEFORE), min(end, m.end() + NUMBER_REACH_AFTER))
+            for m in _DIGIT_RUN.finditer(self.text)
+        ]
+
+    def numbers(self, pattern: re.Pattern[str], text: str | None = None) -> Iterator[re.Match[str]]:
+        """`pattern.finditer` over the number stretches of the text (or of a same-length copy of it, `text`)."""
+        within = self.text if text is None else text
+        for lo, hi in self.number_stretches:
+            yield from pattern.finditer(within, lo, hi)
+
+    def next_number(self, pattern: re.Pattern[str], pos: int, text: str | None = None) -> re.Match[str] | None:
+        """`pattern.search(text, pos)` in the number stretches from `pos` on."""
+        within = self.text if text is None else text
+        stretches = self.number_stretches
+        for lo, hi in stretches[max(0, bisect_right(stretches, (pos, len(within) + 1)) - 1) :]:
+            if hi > pos and (found := pattern.search(within, max(lo, pos), hi)) is not None:
+                return found
+        return None
+
+
+# What a pattern may read around a number's digits: letters before them (an IBAN's country code, a label within
+# 64 characters of its account number, context words within 60), and after them (an IBAN's letters, a zone id).
+NUMBER_REACH_BEFORE = 128
+NUMBER_REACH_AFTER = 96
+# Digits and what lies between them: a line wrap with any indentation (a wrapped SSN), or any other gap shorter
+# than the two reaches together (a wider one starts a new stretch, the reaches of both kept).
+_DIGIT_RUN = re.compile(rf"\d(?:\D{{0,{NUMBER_REACH_BEFORE + NUMBER_REACH_AFTER}}}\d|\s+\d)*")
 
 
 def squash(value: str) -> str:

@@ -198,17 +198,105 @@ def find_unmasked(
     (the scrubbed text was changed) always is.
     """
     checked = UNMASKED_CHECK_KINDS if kinds is None else UNMASKED_CHECK_KINDS & kinds
+    found = _visible(text, region, checked, [(0, len(text))])
+    if not found or raw is None or offset_map is None:
+        return found
+    return _not_kept_by_scrubber(found, text, region, checked, raw, offset_map, [(0, len(raw))])
+
+
+def unmasked_after_scrub(
+    text: str, offset_map: OffsetMap, raw: str, region: str | None = None, kinds: frozenset[str] | None = None
+) -> list[Detection]:
+    """`find_unmasked` of a text the scrub just made from `raw`, read only where the scrub changed it.
+
+    Away from every placeholder the scrubbed text is the raw text the same detectors (with more kinds) have just
+    read: a value they found there was masked, so the text there is not unchanged. Every detector decides from the
+    value and at most a few dozen characters around it (a context word, a label, the phone matcher's line), so a
+    value that could be visible now lies within `RECHECK_REACH` characters of a placeholder: only those stretches
+    (whole lines where a line is not too long) are searched, and a text nothing was masked in is not searched. A
+    text that is not the raw text with the map's placeholders in it (a scrubber bug) is searched whole.
+    """
+    changes = offset_map.replacements
+    if not changes and text == raw:
+        return []
+    if not _is_applied(text, raw, offset_map):
+        return find_unmasked(text, region, kinds, raw=raw, offset_map=offset_map)
+    checked = UNMASKED_CHECK_KINDS if kinds is None else UNMASKED_CHECK_KINDS & kinds
+    found = _visible(text, region, checked, _around(text, [(r.scrub_start, r.scrub_end) for r in changes]))
+    if not found:
+        return found
+    in_raw = _around(raw, [(r.raw_start, r.raw_end) for r in changes])
+    return _not_kept_by_scrubber(found, text, region, checked, raw, offset_map, in_raw)
+
+
+def _is_applied(text: str, raw: str, offset_map: OffsetMap) -> bool:
+    """Whether `text` is `raw` with each replacement's placeholder in place of its span, and nothing else changed."""
+    raw_at = scrub_at = 0
+    for r in offset_map.replacements:
+        if (
+            raw[raw_at : r.raw_start] != text[scrub_at : r.scrub_start]
+            or text[r.scrub_start : r.scrub_end] != r.placeholder
+        ):
+            return False
+        raw_at, scrub_at = r.raw_end, r.scrub_end
+    return raw[raw_at:] == text[scrub_at:]
+
+
+RECHECK_REACH = 512  # beyond the longest value (an e-mail, 320 characters) and its context (64) on either side
+
+
+def _around(text: str, spans: list[tuple[int, int]], reach: int = RECHECK_REACH) -> list[tuple[int, int]]:
+    """The stretches of `text` within `reach` of the spans (sorted), widened to whole lines up to `reach` further,
+    merged."""
+    stretches: list[tuple[int, int]] = []
+    for start, end in spans:
+        lo, hi = max(0, start - reach), min(len(text), end + reach)
+        before = text.rfind("\n", max(0, lo - reach), lo)
+        lo = before + 1 if before >= 0 else (0 if lo <= reach else lo)
+        after = text.find("\n", hi, hi + reach)
+        hi = after if after >= 0 else (len(text) if hi + reach >= len(text) else hi)
+        if stretches and lo <= stretches[-1][1]:
+            stretches[-1] = (stretches[-1][0], max(hi, stretches[-1][1]))
+        else:
+            stretches.append((lo, hi))
+    return stretches
+
+
+def _detect_in(text: str, region: str | None, kinds: frozenset[str], stretches: list[tuple[int, int]]) -> list[Hit]:
+    """`_detect` of each stretch of `text`, its hits at their places in `text`."""
+    if stretches == [(0, len(text))]:
+        return _detect(text, region, kinds)
+    return [
+        hit._replace(start=hit.start + lo, end=hit.end + lo)
+        for lo, hi in stretches
+        for hit in _detect(text[lo:hi], region, kinds)
+    ]
+
+
+def _visible(text: str, region: str | None, kinds: frozenset[str], stretches: list[tuple[int, int]]) -> list[Detection]:
+    """What the detectors find in the stretches of `text` outside its placeholders."""
     placeholders = [m.span() for m in PLACEHOLDER.finditer(text)]
     starts = [s for s, _ in placeholders]
     found: list[Detection] = []
-    for hit in _detect(text, region, checked):
+    for hit in _detect_in(text, region, kinds, stretches):
         i = bisect_right(starts, hit.end - 1) - 1
         if i >= 0 and placeholders[i][1] > hit.start:
             continue
         found.append(_to_detection(hit))
-    if not found or raw is None or offset_map is None:
-        return found
-    masked_in_raw = [(h.start, h.end) for h in _detect(raw, region, checked)]
+    return found
+
+
+def _not_kept_by_scrubber(
+    found: list[Detection],
+    text: str,
+    region: str | None,
+    checked: frozenset[str],
+    raw: str,
+    offset_map: OffsetMap,
+    stretches: list[tuple[int, int]],
+) -> list[Detection]:
+    """The findings that are not values the scrubber, reading the raw text (`stretches` of it), keeps by rule."""
+    masked_in_raw = [(h.start, h.end) for h in _detect_in(raw, region, checked, stretches)]
 
     def kept_by_scrubber(d: Detection) -> bool:
         start, end = offset_map.to_raw(d.start, d.end)

@@ -12,7 +12,7 @@ from extraction_assets.lib.readers.email_body import (
     line_spans,
 )
 from extraction_assets.lib.readers.image import OcrError, read_image
-from extraction_assets.lib.readers.inbox import read_file, read_inbox
+from extraction_assets.lib.readers.inbox import FileRead, planned_reads, read_file, read_inbox, read_planned
 from extraction_assets.lib.readers.inbox_watch import inbox_stamps, stamps_digest
 from extraction_assets.lib.readers.mail_watch import MailCursor, mail_stamps
 from extraction_assets.lib.readers.pasted_chat import pasted_chat_turns
@@ -22,6 +22,7 @@ from extraction_assets.lib.readers.sheets import SheetError, csv_records, xlsx_r
 
 __all__ = [
     "BodyPart",
+    "FileRead",
     "MailCursor",
     "OcrError",
     "PdfError",
@@ -37,11 +38,13 @@ __all__ = [
     "line_spans",
     "mail_stamps",
     "pasted_chat_turns",
+    "planned_reads",
     "read_file",
     "read_image",
     "read_inbox",
     "read_mbox",
     "read_pdf",
+    "read_planned",
     "stamps_digest",
     "xlsx_records",
 ]

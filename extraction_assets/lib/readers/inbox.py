@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from extraction_assets.lib.models import Document, ReadFailure
 from extraction_assets.lib.readers.formats import FORMATS, reader_of
@@ -65,6 +66,28 @@ def read_inbox(
     the inbox), are skipped and reported as skipped, so they are counted; other files directly in the root
     have no tenant and are reported rather than guessed.
     """
+    for entry in planned_reads(inbox, max_file_bytes, needs_reading):
+        yield from read_planned([entry])
+
+
+class FileRead(NamedTuple):
+    """A file the inbox walk found to read, with what `read_file` needs: a worker process can read it."""
+
+    path: Path
+    tenant_id: str
+    source_uri: str
+    max_file_bytes: int | None
+    beneath: Path
+    walked: os.stat_result
+
+
+def planned_reads(
+    inbox: Path,
+    max_file_bytes: int | None = None,
+    needs_reading: NeedsReading | None = None,
+) -> Iterator[FileRead | ReadFailure]:
+    """`read_inbox` without the reading: each file to read, and each entry that is not read with its reason, in
+    the walk's order (`read_planned` reads them, in this process or another)."""
     inbox = Path(inbox)
     if not inbox.is_dir():
         yield ReadFailure(tenant_id=NO_TENANT, source_uri="", reason=f"inbox folder not found: {inbox.name}")
@@ -81,7 +104,20 @@ def read_inbox(
         elif len(parts) < 2:
             yield ReadFailure(tenant_id=NO_TENANT, source_uri=rel, reason="file outside a tenant folder")
         elif needs_reading is None or needs_reading(rel, info, _content(path, max_file_bytes, beneath, info)):
-            yield from read_file(Path(path), parts[0], rel, max_file_bytes, beneath=beneath, walked=info)
+            yield FileRead(Path(path), parts[0], rel, max_file_bytes, beneath, info)
+
+
+def read_planned(entries: Sequence[FileRead | ReadFailure]) -> list[Document | ReadFailure]:
+    """Each planned file read (`read_file`, every check made again as it is opened), each entry not read passed
+    on, in order."""
+    records: list[Document | ReadFailure] = []
+    for entry in entries:
+        if isinstance(entry, ReadFailure):
+            records.append(entry)
+        else:
+            path, tenant, rel, limit, beneath, walked = entry
+            records.extend(read_file(path, tenant, rel, limit, beneath=beneath, walked=walked))
+    return records
 
 
 def _content(path: str, limit: int | None, beneath: Path, walked: os.stat_result) -> Callable[[], bytes]:

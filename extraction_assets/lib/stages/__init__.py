@@ -15,6 +15,7 @@ from extraction_assets.lib.stages.evaluate import (
 )
 from extraction_assets.lib.stages.extract import ExtractOptions, PartitionReport, extract_partition, version_figures
 from extraction_assets.lib.stages.ingest import IngestReport, ingest_inbox
+from extraction_assets.lib.stages.progress import Throttled
 from extraction_assets.lib.stages.review import (
     AuditCheck,
     QueueReport,
@@ -38,6 +39,7 @@ __all__ = [
     "QueueReport",
     "ScrubProgress",
     "ScrubReport",
+    "Throttled",
     "accept_audit_log",
     "check_audit_log",
     "compare_challengers",

@@ -12,30 +12,42 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from extraction_assets.lib.extraction import (
+    Decision,
     ExtractionTally,
+    GateDecides,
     OrchestratedExtractor,
-    decide,
+    decide_by_place,
+    extract_document,
     extract_stream,
     extraction_input,
+    gate_decision,
     rules_fingerprint,
 )
 from extraction_assets.lib.models import Document, ExtractionOutcome, ScrubbedDocument
+from extraction_assets.lib.parallel import in_order, workers_for
 from extraction_assets.lib.review import RerunPreview, preview_rerun
 from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.stages.batches import store_finished_batches, submit_deferred
 from extraction_assets.lib.stages.connect import Connect
+from extraction_assets.lib.stages.progress import Throttled
 from extraction_assets.lib.warehouse import (
+    Placed,
     Shard,
     batched,
     cache_entries_for,
+    document_from_row,
+    document_rows,
+    document_sizes,
     documents_to_route,
     extraction_figures,
     load_documents,
     load_scrubbed,
     pending_extractions,
+    scrubbed_from_row,
+    scrubbed_rows,
     shard_documents,
     versions_summary,
     write_decisions,
@@ -50,6 +62,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 ROUTE_BATCH = 500  # routing reads text only, and a gate is cheap
 EXTRACT_BATCH = 128  # per commit: the last commit overlaps no model call, so keep it short; opening costs ~30 ms
+BATCH_CHARS = 2_000_000  # offline, a batch's documents' characters at most: its rows (text, turns, scrubbed text) in
+# memory, sent to a worker and back, three batches in flight, stay a few tens of MB whatever the documents' sizes
 Log = Callable[[str], None]
 
 
@@ -101,26 +115,30 @@ def route_documents(
     batch by batch; then `then` reads what routing left (the pending work), in the connection that wrote the last
     decisions, or in the one that found nothing to route: a connection fewer each, most of an incremental run.
 
-    The first batch is read in the listing's connection; every connection is closed before the gates run."""
+    Most decisions need a document's kind, tenant and path only (`decide_by_place`); the text of a document is read,
+    in a connection closed before its gate runs, only when the gate must decide."""
     rules = rules_fingerprint(schema)
     with connect(read_only=True) as con:
         unrouted = documents_to_route(con, schema.key, schema.document_kinds, rules, tenant)
-        to_route = shard_documents(con, shard, unrouted)
+        kept = set(shard_documents(con, shard, [d.doc_id for d in unrouted]))
+        to_route = [d for d in unrouted if d.doc_id in kept]
         if not to_route:
             return {}, then(con)
-        batches = batched(to_route, ROUTE_BATCH)
-        loaded = _load(con, batches[0])
     totals: Counter[str] = Counter()
     after: T | None = None
+    batches = batched(to_route, ROUTE_BATCH)
     for number, batch in enumerate(batches, start=1):
-        if number > 1:
+        placed = [(d, decide_by_place(d.kind, d.tenant_id, d.source_uri, schema)) for d in batch]
+        gated = [d.doc_id for d, decision in placed if not isinstance(decision, Decision)]
+        if gated:
             with connect(read_only=True) as con:
-                loaded = _load(con, batch)
-        docs, scrubbed = loaded
+                docs, scrubbed = _load(con, gated)
+            texts = {doc.doc_id: extraction_input(doc, scrubbed[doc.doc_id]) for doc in docs}
         decisions = []
-        for doc in docs:
-            decision = decide(doc, extraction_input(doc, scrubbed[doc.doc_id]), schema)
-            decisions.append((doc, decision.taken, decision.score, decision.reason))
+        for d, decision in placed:
+            if not isinstance(decision, Decision):
+                decision = gate_decision(texts[d.doc_id], schema, decision)
+            decisions.append((d, decision.taken, decision.score, decision.reason))
             totals[f"reason: {decision.reason}"] += 1
         with connect() as con:
             totals.update(write_decisions(con, schema.key, rules, decisions))
@@ -134,6 +152,44 @@ def _load(con: duckdb.DuckDBPyConnection, doc_ids: list[str]) -> tuple[list[Docu
     return load_documents(con, doc_ids), load_scrubbed(con, doc_ids)
 
 
+class Plan(NamedTuple):
+    """What a worker does with one document: ask the gate (where routing left it to the gate), and extract it if it
+    is taken and its extraction is out of date."""
+
+    gate: GateDecides | None
+    extract: bool
+
+
+class TextWork(NamedTuple):
+    """What a batch of documents that need their text came back with: the gates' decisions, and the outcomes."""
+
+    decisions: list[tuple[str, Decision]]
+    outcomes: list[ExtractionOutcome]
+
+
+def route_and_extract(
+    raw: list[dict[str, Any]],
+    scrubbed: list[dict[str, Any]],
+    plans: dict[str, Plan],
+    schema: SchemaVersion,
+    built: Extractor,
+) -> TextWork:
+    """A batch's documents, as their stored rows, gated and extracted as their plans say: in a worker process, which
+    parses the rows itself."""
+    cleaned = {row["doc_id"]: scrubbed_from_row(row) for row in scrubbed}
+    work = TextWork([], [])
+    for doc in map(document_from_row, raw):
+        plan, clean = plans[doc.doc_id], cleaned[doc.doc_id]
+        taken = True
+        if plan.gate is not None:
+            decision = gate_decision(extraction_input(doc, clean), schema, plan.gate)
+            work.decisions.append((doc.doc_id, decision))
+            taken = decision.taken
+        if taken and plan.extract:
+            work.outcomes.append(extract_document(doc, clean, schema, built))
+    return work
+
+
 def extract_partition(
     connect: Connect,
     built: Extractor,
@@ -142,8 +198,115 @@ def extract_partition(
     options: ExtractOptions,
     log: Log,
     warn: Log,
+    niceness: int | None = None,
 ) -> PartitionReport:
-    """Route, extract and commit one partition."""
+    """Route, extract and commit one partition. Offline, one pass over the documents that need their text (a gate to
+    ask, an extraction to make) does both, in the process's worker pool when there is more than a batch of them
+    (`lib/parallel.py`, its workers `niceness` below this process) while this process reads the next batch and
+    commits the finished one. With a model, routing comes first and the model's calls then run in threads here
+    (they wait on the network), as many in flight as the endpoint takes, across batches."""
+    if built.model:
+        return _extract_with_model(connect, built, schema, shard, options, log, warn)
+    return _extract_offline(connect, built, schema, shard, options, log, warn, niceness)
+
+
+def _extract_offline(
+    connect: Connect,
+    built: Extractor,
+    schema: SchemaVersion,
+    shard: Shard,
+    options: ExtractOptions,
+    log: Log,
+    warn: Log,
+    niceness: int | None,
+) -> PartitionReport:
+    version, rules = built.version(schema), rules_fingerprint(schema)
+    kinds, tenant, force = schema.document_kinds, options.tenant, options.force
+    with connect(read_only=True) as con:
+        unrouted = documents_to_route(con, schema.key, kinds, rules, tenant)
+        in_shard = set(shard_documents(con, shard, [d.doc_id for d in unrouted]))
+        to_route = [d for d in unrouted if d.doc_id in in_shard]
+        out_of_date = set(pending_extractions(con, schema.key, kinds, version, tenant, force)) if to_route else set()
+        routing = {d.doc_id for d in to_route}
+        routed_pending = [
+            doc_id
+            for doc_id in shard_documents(
+                con, shard, pending_extractions(con, schema.key, kinds, version, tenant, force, routed=True)
+            )
+            if doc_id not in routing
+        ]
+        placed = {d.doc_id: decide_by_place(d.kind, d.tenant_id, d.source_uri, schema) for d in to_route}
+        plans = {
+            d.doc_id: Plan(None if isinstance(decision, Decision) else decision, d.doc_id in out_of_date)
+            for d, decision in ((d, placed[d.doc_id]) for d in to_route)
+            if not isinstance(decision, Decision) or (decision.taken and d.doc_id in out_of_date)
+        } | {doc_id: Plan(None, True) for doc_id in routed_pending}
+        rerun = preview_rerun(con, schema.key, tenant, [doc_id for doc_id, plan in plans.items() if plan.extract])
+        sizes = document_sizes(con, list(plans)) if len(plans) > 1 else {}
+    by_id = {d.doc_id: d for d in to_route}
+    totals: Counter[str] = Counter()
+    without_text = [(by_id[i], decision) for i, decision in placed.items() if isinstance(decision, Decision)]
+    for batch in batched([d for d in without_text if d[0].doc_id not in plans], ROUTE_BATCH):
+        with connect() as con:
+            totals.update(_decided(con, schema.key, rules, batch))
+    candidates = sum(plan.extract for plan in plans.values())
+    if candidates:
+        log(f"{schema.key}: up to {candidates} documents to extract with {version}")
+    if rerun.need_confirmation and not options.confirm_overwrite:
+        warn(f"{rerun.message}: kept, since the run was not confirmed (confirm_overwrite)")
+    tally = ExtractionTally()
+    extracted: list[str] = []
+    started = time.perf_counter()
+    say = Throttled(log)
+
+    def jobs() -> Iterator[tuple[Any, ...]]:
+        for batch in batched(list(plans), EXTRACT_BATCH, lambda doc_id: sizes.get(doc_id, 0), BATCH_CHARS):
+            with connect(read_only=True) as con:
+                raw, clean = document_rows(con, batch), scrubbed_rows(con, batch)
+            yield raw, clean, {doc_id: plans[doc_id] for doc_id in batch}, schema, built
+
+    for work in in_order(route_and_extract, jobs(), workers_for(len(plans), EXTRACT_BATCH), niceness):
+        decisions = [(by_id[doc_id], decision) for doc_id, decision in work.decisions]
+        for outcome in work.outcomes:  # taken by place and extracted: the decision is stored with the items
+            if isinstance(decided := placed.get(outcome.doc_id), Decision):
+                decisions.append((by_id[outcome.doc_id], decided))
+        with connect() as con:
+            if decisions:
+                totals.update(_decided(con, schema.key, rules, decisions))
+            written = write_extraction_batch(
+                con,
+                schema.key,
+                [o for o in work.outcomes if o.status != "pending"],
+                overwrite_protected=options.confirm_overwrite,
+            )
+        tally.add(work.outcomes, written)
+        extracted += [o.doc_id for o in work.outcomes]
+        say(
+            f"{schema.key}: {tally.counts['documents']}/{candidates} documents extracted, {tally.counts['items']} items"
+        )
+    if to_route:
+        log(f"{schema.key}: routed {len(to_route)} documents: {dict(totals)}")
+    return PartitionReport(version, dict(totals), extracted, rerun, tally, round(time.perf_counter() - started, 3))
+
+
+def _decided(
+    con: duckdb.DuckDBPyConnection, key: str, rules: str, decisions: list[tuple[Placed, Decision]]
+) -> Counter[str]:
+    """Store a batch of routing decisions: what was taken, not taken and removed, and each decision's reason."""
+    counts = Counter(write_decisions(con, key, rules, [(d, *decision) for d, decision in decisions]))
+    counts.update(f"reason: {decision.reason}" for _, decision in decisions)
+    return counts
+
+
+def _extract_with_model(
+    connect: Connect,
+    built: Extractor,
+    schema: SchemaVersion,
+    shard: Shard,
+    options: ExtractOptions,
+    log: Log,
+    warn: Log,
+) -> PartitionReport:
     version = built.version(schema)
 
     def work(con: duckdb.DuckDBPyConnection) -> _Work:
@@ -165,14 +328,14 @@ def extract_partition(
         warn(f"{planned.rerun.message}: kept, since the run was not confirmed (confirm_overwrite)")
     tally = ExtractionTally()
     started = time.perf_counter()
+    say = Throttled(log)
 
     def documents() -> Iterator[tuple[Document, ScrubbedDocument]]:
         for batch in batched(pending, EXTRACT_BATCH):
             # read-only (readers share it), then closed: no DuckDB lock is held while a model works
             with connect(read_only=True) as con:
                 docs, scrubbed = _load(con, batch)
-                if built.model:
-                    built.preload_cache(cache_entries_for(con, built.model, batch))
+                built.preload_cache(cache_entries_for(con, built.model or "", batch))
             yield from ((doc, scrubbed[doc.doc_id]) for doc in docs)
 
     def commit(outcomes: list[ExtractionOutcome]) -> None:
@@ -185,7 +348,7 @@ def extract_partition(
                 cache_entries=built.take_cache_entries(),
             )
         tally.add(outcomes, written)
-        log(
+        say(
             f"{len(outcomes)} documents committed, {written['items']} items stored, "
             f"{tally.counts['documents']}/{len(pending)} done"
         )

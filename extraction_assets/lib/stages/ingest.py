@@ -7,28 +7,38 @@ import hashlib
 import os
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from extraction_assets.lib.models import DeadLetter, Document, ReadFailure
+from extraction_assets.lib.parallel import in_order, workers_for
 from extraction_assets.lib.stages.connect import Connect
 from extraction_assets.lib.warehouse import (
     FileStamp,
+    StoredDocument,
+    batched,
     file_stamps,
     insert_documents,
     iter_batches,
     record_dead_letters,
     record_file_stamps,
     row_count,
+    stored_document,
     stored_sources,
 )
 
 INGEST_BATCH = 200
+READ_CHUNK = 32  # files a worker reads at a time: enough work to outweigh sending it, little to hold
+READ_CHUNK_BYTES = 4 * 1024 * 1024  # and at most this many bytes of them (a large file is a chunk of its own)
 # A file written this close to when it was stamped may be written again within the same timestamp (the file system
 # keeps them coarser than nanoseconds, two seconds on some), leaving size and times as they were: its stamp keeps the
 # content's digest, which the next pass compares instead of trusting the stamp.
 RACY_NS = 2_000_000_000
+
+if TYPE_CHECKING:
+    from extraction_assets.lib.readers import FileRead
 
 
 @dataclass
@@ -51,7 +61,19 @@ class IngestReport:
         return self.documents_read - sum(self.new_by_kind.values())
 
 
-def _duplicate(doc: Document, first_source: str) -> DeadLetter:
+def _file_size(entry: FileRead | ReadFailure) -> int:
+    return 0 if isinstance(entry, ReadFailure) else entry.walked.st_size
+
+
+def read_to_store(entries: Sequence[FileRead | ReadFailure]) -> list[StoredDocument | ReadFailure]:
+    """Planned files read, each document made into the rows it is stored as (in a worker process: the writer only
+    stores them)."""
+    from extraction_assets.lib.readers import read_planned
+
+    return [stored_document(r) if isinstance(r, Document) else r for r in read_planned(entries)]
+
+
+def _duplicate(doc: StoredDocument, first_source: str) -> DeadLetter:
     """A copy of a document already read from another file: counted, never stored twice."""
     return DeadLetter(
         stage="duplicate",
@@ -62,10 +84,14 @@ def _duplicate(doc: Document, first_source: str) -> DeadLetter:
     )
 
 
-def ingest_inbox(connect: Connect, inbox: Path, max_file_bytes: int | None) -> IngestReport:
+def ingest_inbox(
+    connect: Connect, inbox: Path, max_file_bytes: int | None, niceness: int | None = None
+) -> IngestReport:
     """Read only new and changed files (an unchanged inbox costs a stat per file), store documents not stored yet;
-    the files' stamps are recorded last, so a crash before reads them again and loses nothing."""
-    from extraction_assets.lib.readers import read_inbox  # pypdf, openpyxl load with a first PDF or xlsx
+    the files' stamps are recorded last, so a crash before reads them again and loses nothing. Files are read
+    `READ_CHUNK` at a time in the process's worker pool when there is more than one chunk (`niceness` below this
+    process); this process stores what comes back, in the walk's order."""
+    from extraction_assets.lib.readers import FileRead, planned_reads  # pypdf, openpyxl load with a first PDF or xlsx
 
     report = IngestReport()
     seen: dict[str, str] = {}  # id -> first source: documents are read, stored and let go a batch at a time
@@ -86,8 +112,12 @@ def ingest_inbox(connect: Connect, inbox: Path, max_file_bytes: int | None) -> I
         read_now[source_uri] = stamp
         return True
 
-    for records in iter_batches(read_inbox(inbox, max_file_bytes, needs_reading), INGEST_BATCH):
-        batch: list[Document] = []
+    planned = list(planned_reads(inbox, max_file_bytes, needs_reading))
+    workers = workers_for(sum(isinstance(p, FileRead) for p in planned), READ_CHUNK)
+    chunked = batched(planned, READ_CHUNK, _file_size, READ_CHUNK_BYTES)
+    chunks = in_order(read_to_store, ((chunk,) for chunk in chunked), workers, niceness)
+    for records in iter_batches((record for chunk in chunks for record in chunk), INGEST_BATCH):
+        batch: list[StoredDocument] = []
         for record in records:
             if isinstance(record, ReadFailure):
                 failures.append(record)

@@ -1,7 +1,7 @@
 """The warehouse (a DuckDB file, or a DuckLake catalog): table DDL, connections, every read and write the pipeline
 makes, the figures assets report, invariants, summary."""
 
-from extraction_assets.lib.warehouse.applicability import documents_to_route, write_decisions
+from extraction_assets.lib.warehouse.applicability import Placed, documents_to_route, write_decisions
 from extraction_assets.lib.warehouse.backend import beside_warehouse, is_lake, retry_conflicts
 from extraction_assets.lib.warehouse.batches import (
     batch_requests,
@@ -25,6 +25,10 @@ from extraction_assets.lib.warehouse.currency import queue_in_step
 from extraction_assets.lib.warehouse.ddl import TABLES, ensure_schema
 from extraction_assets.lib.warehouse.documents import (
     FileStamp,
+    StoredDocument,
+    document_from_row,
+    document_rows,
+    document_sizes,
     documents_to_scrub,
     file_stamps,
     insert_documents,
@@ -32,8 +36,13 @@ from extraction_assets.lib.warehouse.documents import (
     load_scrubbed,
     record_dead_letters,
     record_file_stamps,
+    scrubbed_from_row,
+    scrubbed_row,
+    scrubbed_rows,
+    stored_document,
     stored_sources,
     tenant_ids,
+    texts_to_scrub,
     upsert_scrubbed,
 )
 from extraction_assets.lib.warehouse.extraction import (
@@ -82,7 +91,9 @@ __all__ = [
     "TABLES",
     "FileStamp",
     "HeldWarehouse",
+    "Placed",
     "Shard",
+    "StoredDocument",
     "WarehouseBusy",
     "WarehouseUnreadable",
     "batch_requests",
@@ -90,6 +101,9 @@ __all__ = [
     "beside_warehouse",
     "cache_entries_for",
     "damaged",
+    "document_from_row",
+    "document_rows",
+    "document_sizes",
     "document_texts",
     "documents_to_route",
     "documents_to_scrub",
@@ -125,13 +139,18 @@ __all__ = [
     "review_queue_figures",
     "row_count",
     "rows_as_dicts",
+    "scrubbed_from_row",
+    "scrubbed_row",
+    "scrubbed_rows",
     "session_item_ids",
     "shard_documents",
     "shard_of",
     "store_batch_answers",
+    "stored_document",
     "stored_sources",
     "table_counts",
     "tenant_ids",
+    "texts_to_scrub",
     "transaction",
     "unreadable",
     "update_batch_status",

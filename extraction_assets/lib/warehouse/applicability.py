@@ -7,9 +7,8 @@ schema's rules changed, are routed again.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from extraction_assets.lib.models import Document
 from extraction_assets.lib.warehouse.backend import retry_conflicts
 from extraction_assets.lib.warehouse.connection import insert_rows, now, transaction
 from extraction_assets.lib.warehouse.documents import STORED_ORDER
@@ -19,20 +18,30 @@ if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code loc
     import duckdb
 
 
+class Placed(NamedTuple):
+    """What routing decides from before it reads a document's text."""
+
+    doc_id: str
+    tenant_id: str
+    kind: str
+    source_uri: str
+
+
 def documents_to_route(
     con: duckdb.DuckDBPyConnection,
     schema_version: str,
     kinds: Sequence[str],
     rules: str,
     tenant_id: str | None = None,
-) -> list[str]:
-    """Scrubbed documents of the schema's kinds with no decision, or one made under other rules.
+) -> list[Placed]:
+    """Scrubbed documents of the schema's kinds with no decision, or one made under other rules, with their tenant,
+    kind and path (no text: most decisions are made from them alone).
 
     A live session's transcript is never routed: only the session flow (`lib/sessions`) extracts it."""
     return [
-        row[0]
+        Placed(*row)
         for row in con.execute(
-            f"""SELECT s.doc_id FROM scrubbed_documents s
+            f"""SELECT s.doc_id, r.tenant_id, r.kind, r.source_uri FROM scrubbed_documents s
                JOIN raw_documents r USING (doc_id)
                LEFT JOIN document_applicability a ON a.doc_id = s.doc_id AND a.schema_version = ?
                WHERE r.kind IN (SELECT unnest(?)) AND (CAST(? AS VARCHAR) IS NULL OR r.tenant_id = ?)
@@ -49,7 +58,7 @@ def write_decisions(
     con: duckdb.DuckDBPyConnection,
     schema_version: str,
     rules: str,
-    decisions: Sequence[tuple[Document, bool, float | None, str]],
+    decisions: Sequence[tuple[Placed, bool, float | None, str]],
 ) -> dict[str, int]:
     """Store a batch of decisions and, in the same transaction, undo the work on documents no longer taken.
 
@@ -80,16 +89,20 @@ def write_decisions(
                 for doc, taken, score, reason in decisions
             ],
         )
-        removed = [
-            row[0]
-            for row in con.execute(
-                """SELECT item_id FROM extracted_items WHERE schema_version = ? AND doc_id IN (SELECT unnest(?))
+        removed = (
+            [
+                row[0]
+                for row in con.execute(
+                    """SELECT item_id FROM extracted_items WHERE schema_version = ? AND doc_id IN (SELECT unnest(?))
                    AND status IN (SELECT unnest(?)) AND extracted_by <> 'human'""",
-                [schema_version, dropped, list(MACHINE_OWNED_STATUSES)],
-            ).fetchall()
-        ]
+                    [schema_version, dropped, list(MACHINE_OWNED_STATUSES)],
+                ).fetchall()
+            ]
+            if dropped
+            else []
+        )  # each statement reads its whole table: none when nothing is dropped
         delete_items(con, removed)
-        for table in ("extraction_status", "document_routing"):
+        for table in ("extraction_status", "document_routing") if dropped else ():
             con.execute(
                 f"DELETE FROM {table} WHERE schema_version = ? AND doc_id IN (SELECT unnest(?))",
                 [schema_version, dropped],

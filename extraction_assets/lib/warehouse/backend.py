@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from extraction_assets.lib.warehouse.ddl import ensure_schema
+from extraction_assets.lib.warehouse.engine import engine_config
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
     import duckdb
@@ -108,7 +109,7 @@ def connect_lake(target: Path | str) -> duckdb.DuckDBPyConnection:
 def _attach(lake: DuckLakeTarget) -> duckdb.DuckDBPyConnection:
     import duckdb  # DuckDB loads when a connection opens
 
-    database = duckdb.connect()
+    database = duckdb.connect(config=engine_config())
     folder = extension_folder()
     if folder is not None:
         database.execute(f"SET extension_directory = '{_quoted(str(folder))}'")

@@ -7,7 +7,7 @@ The warehouse is a DuckDB file unless EXTRACTION_WAREHOUSE names a DuckLake cata
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from itertools import islice
@@ -73,9 +73,24 @@ def table_counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     return {t: int(con.execute(f"SELECT count(*) FROM {t}").fetchone()[0]) for t in TABLES}  # type: ignore[index]
 
 
-def batched(ids: Sequence[T], size: int) -> list[list[T]]:
-    """Work is committed batch by batch: a crash loses at most the batch in flight."""
-    return [list(ids[i : i + size]) for i in range(0, len(ids), size)]
+def batched(
+    ids: Sequence[T], size: int, weight: Callable[[T], int] | None = None, most: int | None = None
+) -> list[list[T]]:
+    """Work is committed batch by batch: a crash loses at most the batch in flight. With `weight` and `most`, a batch
+    also ends once its items weigh `most` (a batch's documents' characters: what a batch holds in memory stays bounded
+    whatever the documents' sizes; an item heavier than that is a batch of its own)."""
+    if weight is None or most is None:
+        return [list(ids[i : i + size]) for i in range(0, len(ids), size)]
+    batches: list[list[T]] = [[]]
+    load = 0
+    for item in ids:
+        heft = weight(item)
+        if batches[-1] and (len(batches[-1]) >= size or load + heft > most):
+            batches.append([])
+            load = 0
+        batches[-1].append(item)
+        load += heft
+    return batches if batches[-1] else []
 
 
 def iter_batches(items: Iterable[T], size: int) -> Iterator[list[T]]:

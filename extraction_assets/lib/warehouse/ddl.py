@@ -100,6 +100,7 @@ DDL: tuple[str, ...] = (
         match_score DOUBLE NOT NULL,
         created_at TIMESTAMP NOT NULL
     )""",
+    "ALTER TABLE evidence ADD COLUMN IF NOT EXISTS checked_hash UBIGINT",
     """CREATE TABLE IF NOT EXISTS review_queue (
         item_id VARCHAR PRIMARY KEY,
         tenant_id VARCHAR NOT NULL,

@@ -21,7 +21,7 @@ from extraction_assets.lib.warehouse.connection import (
     to_json,
     transaction,
 )
-from extraction_assets.lib.warehouse.ocr import insert_ocr_words
+from extraction_assets.lib.warehouse.ocr import ocr_word_rows
 
 # duckdb loads when a connection opens, and the PII package (phonenumbers, cryptography) with the scrub step, not
 # with the code location
@@ -46,8 +46,50 @@ def _raw_count(con: duckdb.DuckDBPyConnection) -> int:
     return int(con.execute("SELECT count(*) FROM raw_documents").fetchone()[0])  # type: ignore[index]
 
 
+class StoredDocument(NamedTuple):
+    """A document as its `raw_documents` row (and its OCR words' rows) will be written, made where it was read (a
+    worker process): the writer only stores it. `verified`: its id is the content hash of the row's own values."""
+
+    row: dict[str, Any]
+    verified: bool
+    ocr_words: list[dict[str, Any]]
+
+    @property
+    def doc_id(self) -> str:
+        return str(self.row["doc_id"])
+
+    @property
+    def tenant_id(self) -> str:
+        return str(self.row["tenant_id"])
+
+    @property
+    def source_uri(self) -> str:
+        return str(self.row["source_uri"])
+
+    @property
+    def kind(self) -> str:
+        return str(self.row["kind"])
+
+
+def stored_document(doc: Document) -> StoredDocument:
+    row: dict[str, Any] = {
+        "doc_id": doc.doc_id,
+        "tenant_id": doc.tenant_id,
+        "source_uri": doc.source_uri,
+        "kind": doc.kind,
+        "text": doc.text,
+        "turns": to_json([t.model_dump() for t in doc.turns]),
+        "doc_date": doc.doc_date,
+        "title": doc.title,
+        "metadata": to_json(doc.metadata),
+        "char_count": len(doc.text),
+    }
+    verified = is_content_hash(doc.doc_id, doc.tenant_id, doc.kind, doc.text, row["metadata"])
+    return StoredDocument(row, verified, ocr_word_rows(doc))
+
+
 @retry_conflicts
-def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -> int:
+def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document | StoredDocument]) -> int:
     """Insert documents not yet stored; returns how many were new.
 
     Each new row whose id is its content hash (recomputed from the values written) is stored with its fingerprint
@@ -56,39 +98,18 @@ def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -
     if not docs:
         return 0
     stamp = now()
-    rows: list[dict[str, Any]] = [
-        {
-            "doc_id": d.doc_id,
-            "tenant_id": d.tenant_id,
-            "source_uri": d.source_uri,
-            "kind": d.kind,
-            "text": d.text,
-            "turns": to_json([t.model_dump() for t in d.turns]),
-            "doc_date": d.doc_date,
-            "title": d.title,
-            "metadata": to_json(d.metadata),
-            "char_count": len(d.text),
-            "ingested_at": stamp,
-        }
-        for d in docs
-    ]
-    written: dict[str, dict[str, Any]] = {}
-    for row in rows:  # what the merge writes for a key given twice: its first row
-        written.setdefault(row["doc_id"], row)
+    stored = [d if isinstance(d, StoredDocument) else stored_document(d) for d in docs]
+    rows = [{**d.row, "ingested_at": stamp} for d in stored]
+    written: dict[str, StoredDocument] = {}
+    for doc in stored:  # what the merge writes for a key given twice: its first row
+        written.setdefault(doc.doc_id, doc)
     with transaction(con):
         before = _raw_count(con)
         merge_rows(con, "raw_documents", rows)
-        insert_ocr_words(con, docs)  # an image document's word boxes, stored with it
+        merge_rows(con, "ocr_words", [word for doc in stored for word in doc.ocr_words])  # an image's word boxes
         inserted = _raw_count(con) - before  # this transaction's own rows: another writer's are not counted
         if inserted == len(written) and not on_lake(con):  # every key is a row just written, as `written` holds it
-            stamp_verified_documents(
-                con,
-                [
-                    doc_id
-                    for doc_id, r in written.items()
-                    if is_content_hash(doc_id, r["tenant_id"], r["kind"], r["text"], r["metadata"])
-                ],
-            )
+            stamp_verified_documents(con, [doc_id for doc_id, doc in written.items() if doc.verified])
     return inserted
 
 
@@ -101,6 +122,9 @@ def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -
 # (barring a 64-bit collision) makes them differ, and the row is verified again.
 DOCUMENT_FINGERPRINT = "hash(doc_id, tenant_id, kind, text, metadata)"
 SCRUBBED_FINGERPRINT = "hash(text)"
+# An evidence row's: its quote and offsets, and its document's own fingerprint (`r.fingerprint`, DOCUMENT_FINGERPRINT
+# of the row it quotes), so a changed document makes every quote of it be verified again.
+QUOTE_FINGERPRINT = "hash(e.quote, e.char_start, e.char_end, r.fingerprint)"
 
 
 def is_content_hash(doc_id: str, tenant_id: str, kind: str, text: str, metadata: str | None) -> bool:
@@ -171,7 +195,7 @@ def parsed_turns(turns_json: str) -> tuple[Turn, ...]:
     return tuple(_TURNS.validate_json(turns_json))
 
 
-def _document_from_row(row: dict[str, Any]) -> Document:
+def document_from_row(row: dict[str, Any]) -> Document:
     return Document(
         doc_id=row["doc_id"],
         tenant_id=row["tenant_id"],
@@ -186,12 +210,35 @@ def _document_from_row(row: dict[str, Any]) -> Document:
 
 
 def load_documents(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> list[Document]:
+    return [document_from_row(r) for r in document_rows(con, doc_ids)]
+
+
+def document_sizes(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> dict[str, int]:
+    """Each document's text length (characters), by id: what a batch of them holds in memory."""
+    return dict(
+        con.execute(
+            f"SELECT doc_id, char_count FROM raw_documents WHERE {by_rowid('raw_documents')}", [list(doc_ids)]
+        ).fetchall()
+    )
+
+
+def texts_to_scrub(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> list[tuple[str, str, str, str]]:
+    """(doc_id, tenant_id, source_uri, text) of these documents, in the order given: what a scrub reads."""
+    order = {doc_id: n for n, doc_id in enumerate(doc_ids)}
+    rows = con.execute(
+        f"SELECT doc_id, tenant_id, source_uri, text FROM raw_documents WHERE {by_rowid('raw_documents')}",
+        [list(doc_ids)],
+    ).fetchall()
+    return sorted(rows, key=lambda row: order[row[0]])
+
+
+def document_rows(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The raw rows of these documents as stored (`document_from_row` makes each a Document): what a worker
+    process is sent, which parses them itself."""
     if not doc_ids:
         return []
-    rows = rows_as_dicts(
-        con, f"SELECT * FROM raw_documents WHERE {by_rowid('raw_documents')} ORDER BY doc_id", [list(doc_ids)]
-    )
-    return [_document_from_row(r) for r in rows]
+    rows = rows_as_dicts(con, f"SELECT * FROM raw_documents WHERE {by_rowid('raw_documents')}", [list(doc_ids)])
+    return sorted(rows, key=lambda row: row["doc_id"])  # sorted here: a sort in DuckDB holds every text in memory
 
 
 # Work lists (documents to scrub, route or extract) come in the order the raw rows are stored (`r` is
@@ -201,14 +248,14 @@ def load_documents(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> li
 STORED_ORDER = "r.rowid"
 
 
-def by_rowid(table: str) -> str:
-    """A filter on `doc_id IN (the ids parameter)` that DuckDB reads as a row-id fetch.
+def by_rowid(table: str, key: str = "doc_id") -> str:
+    """A filter on `<key> IN (the ids parameter)` that DuckDB reads as a row-id fetch.
 
     Filtered on `doc_id` itself, a scan that keeps a few rows fetches their text row by row from its compressed
     segments: 21 documents cost four times the whole table. Looking the row ids up first (the key column only),
     then fetching those rows, costs what the rows cost.
     """
-    return f"rowid IN (SELECT rowid FROM {table} WHERE doc_id IN (SELECT unnest(?)))"
+    return f"rowid IN (SELECT rowid FROM {table} WHERE {key} IN (SELECT unnest(?)))"
 
 
 def tenant_ids(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -241,11 +288,29 @@ def documents_to_scrub(con: duckdb.DuckDBPyConnection, version_by_tenant: Mappin
     ]
 
 
+def scrubbed_row(r: ScrubbedDocument) -> dict[str, Any]:
+    """A scrubbed document as its `scrubbed_documents` row (its stamp aside): made where it was scrubbed (a worker
+    process), so the writer only stores it. The hash of the text the scrub checked is stored with it."""
+    return {
+        "doc_id": r.doc_id,
+        "tenant_id": r.tenant_id,
+        "text": r.text,
+        "offset_map": to_json(r.offset_map.model_dump()),  # the same text as every other JSON column
+        "pii_counts": to_json(r.pii_counts),
+        "pii_total": sum(r.pii_counts.values()),
+        "scrubber_version": r.scrubber_version,
+        "policy": to_json(r.policy),
+        "checked_sha256": text_sha256(r.text),
+    }
+
+
 @retry_conflicts
 def upsert_scrubbed(
-    con: duckdb.DuckDBPyConnection, rows: Sequence[ScrubbedDocument], sealed: Sequence[SealedMapping] = ()
+    con: duckdb.DuckDBPyConnection,
+    rows: Sequence[ScrubbedDocument | dict[str, Any]],
+    sealed: Sequence[SealedMapping] = (),
 ) -> None:
-    """Store scrubbed documents and, in the same transaction, their vault entries.
+    """Store scrubbed documents (or their rows, `scrubbed_row`) and, in the same transaction, their vault entries.
 
     A re-scrubbed document's old vault entry is removed with it, so an entry always matches the stored text.
     The rows come from the scrub, which checked each text for unmasked values: the hash of that checked text
@@ -254,30 +319,17 @@ def upsert_scrubbed(
     if not rows:
         return
     stamp = now()
-    values = [
-        {
-            "doc_id": r.doc_id,
-            "tenant_id": r.tenant_id,
-            "text": r.text,
-            "offset_map": to_json(r.offset_map.model_dump()),
-            "pii_counts": to_json(r.pii_counts),
-            "pii_total": sum(r.pii_counts.values()),
-            "scrubber_version": r.scrubber_version,
-            "scrubbed_at": stamp,
-            "policy": to_json(r.policy),
-            "checked_sha256": text_sha256(r.text),
-        }
-        for r in rows
-    ]
+    values = [{**(r if isinstance(r, dict) else scrubbed_row(r)), "scrubbed_at": stamp} for r in rows]
+    doc_ids = [v["doc_id"] for v in values]
     with transaction(con):
         merge_rows(con, "scrubbed_documents", values, update=[c for c in values[0] if c not in ("doc_id", "tenant_id")])
         if not on_lake(con):  # the text just written is the one the scrub checked: its fingerprint
             con.execute(
                 f"UPDATE scrubbed_documents SET checked_hash = {SCRUBBED_FINGERPRINT} "
                 f"WHERE {by_rowid('scrubbed_documents')}",
-                [[r.doc_id for r in rows]],
+                [doc_ids],
             )
-        con.execute("DELETE FROM pii_vault WHERE doc_id IN (SELECT unnest(?))", [[r.doc_id for r in rows]])
+        con.execute("DELETE FROM pii_vault WHERE doc_id IN (SELECT unnest(?))", [doc_ids])
         insert_rows(con, "pii_vault", [entry.row() for entry in sealed])
 
 
@@ -318,20 +370,29 @@ def masked_quotes(con: duckdb.DuckDBPyConnection, spans: Sequence[tuple[str, str
 
 
 def load_scrubbed(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> dict[str, ScrubbedDocument]:
+    return {r["doc_id"]: scrubbed_from_row(r) for r in scrubbed_rows(con, doc_ids)}
+
+
+def scrubbed_rows(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> list[dict[str, Any]]:
+    """The scrubbed rows of these documents as stored (`scrubbed_from_row` makes each a ScrubbedDocument)."""
     if not doc_ids:
-        return {}
-    rows = rows_as_dicts(
+        return []
+    return rows_as_dicts(
         con,
         "SELECT doc_id, tenant_id, text, offset_map, pii_counts, scrubber_version FROM scrubbed_documents "
         f"WHERE {by_rowid('scrubbed_documents')}",
         [list(doc_ids)],
     )
-    return {
-        r["doc_id"]: ScrubbedDocument.model_validate(
-            {**r, "offset_map": json.loads(r["offset_map"]), "pii_counts": json.loads(r["pii_counts"])}
-        )
-        for r in rows
-    }
+
+
+def scrubbed_from_row(row: dict[str, Any]) -> ScrubbedDocument:
+    return ScrubbedDocument.model_validate(
+        {
+            **row,
+            "offset_map": OffsetMap.model_validate_json(row["offset_map"]),
+            "pii_counts": json.loads(row["pii_counts"]),
+        }
+    )
 
 
 class FileStamp(NamedTuple):

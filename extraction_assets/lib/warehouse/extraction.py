@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from extraction_assets.lib.models import EvidenceRecord, ExtractionOutcome, ItemRecord
-from extraction_assets.lib.warehouse.backend import retry_conflicts
+from extraction_assets.lib.warehouse.backend import on_lake, retry_conflicts
 from extraction_assets.lib.warehouse.connection import (
     insert_rows,
     merge_rows,
@@ -18,7 +18,13 @@ from extraction_assets.lib.warehouse.connection import (
     to_json,
     transaction,
 )
-from extraction_assets.lib.warehouse.documents import STORED_ORDER, insert_dead_letters
+from extraction_assets.lib.warehouse.documents import (
+    DOCUMENT_FINGERPRINT,
+    QUOTE_FINGERPRINT,
+    STORED_ORDER,
+    by_rowid,
+    insert_dead_letters,
+)
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
     import duckdb
@@ -153,6 +159,8 @@ def write_extraction_batch(
         )
         evidence = [evidence_row(ev, stamp) for item in stored for ev in item.evidence]
         insert_rows(con, "evidence", evidence)
+        if evidence and not on_lake(con):
+            stamp_verified_quotes(con, [row["evidence_id"] for row in evidence], sorted({o.doc_id for o in processed}))
         merge_rows(
             con,
             "extraction_status",
@@ -195,6 +203,20 @@ def write_extraction_batch(
         "stale_removed": len(set(replaced) - new_ids),
         "routed": routed,
     }
+
+
+def stamp_verified_quotes(con: duckdb.DuckDBPyConnection, evidence_ids: Sequence[str], doc_ids: Sequence[str]) -> None:
+    """Fingerprint the evidence rows just written whose quote is their document's text at their offsets (compared in
+    SQL as it is stored: a stamp describes a row that passed), so the quote check reads no text for them again while
+    the row and its document stay as they are (`invariants.quote_mismatches`)."""
+    con.execute(
+        f"""UPDATE evidence e SET checked_hash = {QUOTE_FINGERPRINT}
+            FROM (SELECT doc_id, text, {DOCUMENT_FINGERPRINT} AS fingerprint FROM raw_documents
+                  WHERE {by_rowid("raw_documents")}) r
+            WHERE e.doc_id = r.doc_id AND e.{by_rowid("evidence", "evidence_id")}
+              AND substring(r.text, e.char_start + 1, e.char_end - e.char_start) = e.quote""",
+        [list(doc_ids), list(evidence_ids)],
+    )
 
 
 def delete_items(con: duckdb.DuckDBPyConnection, item_ids: Sequence[str]) -> None:

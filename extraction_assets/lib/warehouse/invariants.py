@@ -14,8 +14,10 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from extraction_assets.lib.offsets import OffsetMap
+from extraction_assets.lib.warehouse.backend import on_lake
 from extraction_assets.lib.warehouse.documents import (
     DOCUMENT_FINGERPRINT,
+    QUOTE_FINGERPRINT,
     SCRUBBED_FINGERPRINT,
     by_rowid,
     is_content_hash,
@@ -54,24 +56,49 @@ def items_without_evidence(con: duckdb.DuckDBPyConnection, versions: Versions = 
 def quote_mismatches(con: duckdb.DuckDBPyConnection, versions: Versions = None) -> Found[str]:
     """Evidence whose quote is not exactly raw_documents.text[char_start:char_end] (Python slicing).
 
-    DuckDB compares every quote with its slice (`substring` counts code points, as Python slices); the rows it
+    Every row is looked at on every run, but cheaply: a row whose fingerprint (`checked_hash`, set when its quote was
+    verified as it was stored) still equals the one its quote, offsets and document give now is unchanged since, and
+    no text is read for it. The other rows (changed, written by another writer, or on a DuckLake catalog, which keeps
+    no fingerprints) are compared a few hundred documents at a time, so the check never holds every text at once:
+    DuckDB compares each quote with its slice (`substring` counts code points, as Python slices), and the rows it
     finds different, and only those, are compared again in Python, which decides.
     """
+    candidates = unverified_quotes(con, versions)
+    docs = sorted(candidates)
+    found: list[tuple[str, str]] = []
+    for start in range(0, len(docs), CHECK_BATCH):
+        chunk = docs[start : start + CHECK_BATCH]
+        rows = con.execute(
+            """SELECT e.schema_version, e.evidence_id, r.text, e.quote, e.char_start, e.char_end FROM evidence e
+               LEFT JOIN (SELECT doc_id, text FROM raw_documents WHERE doc_id IN (SELECT unnest(?))) r USING (doc_id)
+               WHERE e.evidence_id IN (SELECT unnest(?))
+                 AND (r.text IS NULL OR e.quote IS NULL OR e.quote = '' OR e.char_start < 0 OR e.char_end < e.char_start
+                      OR substring(r.text, e.char_start + 1, e.char_end - e.char_start) IS DISTINCT FROM e.quote)""",
+            [chunk, [evidence_id for doc_id in chunk for evidence_id in candidates[doc_id]]],
+        ).fetchall()
+        found += [
+            (version, eid)
+            for version, eid, text, quote, begin, end in rows
+            if text is None or text[begin:end] != quote or not quote
+        ]
+    return _by_version(sorted(found))
+
+
+def unverified_quotes(con: duckdb.DuckDBPyConnection, versions: Versions = None) -> dict[str, list[str]]:
+    """The evidence rows the quote check must compare with their text, by document: those whose fingerprint does not
+    hold (every row on a DuckLake catalog, which keeps none)."""
     scope, params = _among("e.schema_version", versions)
-    rows = con.execute(
-        f"""SELECT e.schema_version, e.evidence_id, r.text, e.quote, e.char_start, e.char_end FROM evidence e
-           LEFT JOIN raw_documents r USING (doc_id)
-           WHERE {scope}
-             AND (r.text IS NULL OR e.quote IS NULL OR e.quote = '' OR e.char_start < 0 OR e.char_end < e.char_start
-                  OR substring(r.text, e.char_start + 1, e.char_end - e.char_start) IS DISTINCT FROM e.quote)
-           ORDER BY 1, 2""",
-        params,
-    ).fetchall()
-    return _by_version(
-        (version, eid)
-        for version, eid, text, quote, start, end in rows
-        if text is None or text[start:end] != quote or not quote
+    fingerprints = f"(SELECT doc_id, {DOCUMENT_FINGERPRINT} AS fingerprint FROM raw_documents) r USING (doc_id)"
+    listed = (
+        f"SELECT e.doc_id, e.evidence_id FROM evidence e WHERE {scope}"
+        if on_lake(con)
+        else f"SELECT e.doc_id, e.evidence_id FROM evidence e LEFT JOIN {fingerprints} "
+        f"WHERE {scope} AND e.checked_hash IS DISTINCT FROM {QUOTE_FINGERPRINT}"
     )
+    candidates: dict[str, list[str]] = {}
+    for doc_id, evidence_id in con.execute(listed, params).fetchall():
+        candidates.setdefault(doc_id, []).append(evidence_id)
+    return candidates
 
 
 def confidence_out_of_band(

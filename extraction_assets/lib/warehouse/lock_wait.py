@@ -22,9 +22,10 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from extraction_assets.lib.private_files import open_private
+from extraction_assets.lib.warehouse.engine import limit_engine
 
 if TYPE_CHECKING:
     import duckdb
@@ -99,74 +100,125 @@ def _say_waiting(path: Path) -> int | None:
 
 
 STUCK_AFTER_S = 5.0  # a process still waiting after this long is not taking the file (suspended, stopped)
-_first_seen: dict[int, float] = {}  # waiting process -> when this process first saw it wait
-_told: set[int] = set()
+GAP_S = 1.0  # a process that waited while the file stood free this long, and did not take it, is not taking it
 
 
-def _waiting_processes(path: Path) -> set[int] | None:
-    """The processes holding the readers file's shared lock, from the kernel's lock table (None: it cannot tell)."""
+class _LockTable(NamedTuple):
+    """What the kernel's lock table says of a warehouse file: who waits for it (the readers file's shared locks),
+    and who holds it (DuckDB's own lock on the file)."""
+
+    waiting: set[int]
+    holders: set[int]
+
+
+class _Waiters:
+    """What this process has seen of the processes waiting for a warehouse: since when each waits, how long the
+    file stood free while it waited, and which ones it has named as not taking the file."""
+
+    def __init__(self) -> None:
+        self.first_seen: dict[int, float] = {}
+        self.offered: dict[int, float] = {}
+        self.passed: set[int] = set()
+
+    def live(self, table: _LockTable, free_for: float = 0.0) -> set[int]:
+        """The waiting processes still worth giving the file back to; `free_for`: seconds the file has just stood
+        free while they waited. One that had the file free for `GAP_S` and did not take it, or has waited longer than
+        `STUCK_AFTER_S` (a `review list` suspended with Ctrl-Z), had its chance: it is named once, then not waited for
+        while it keeps waiting. A rotation of such processes (a new one every few seconds) costs a writer one gap
+        each, not a wait after every batch."""
+        now = time.monotonic()
+        waiting = table.waiting
+        for gone in set(self.first_seen) - waiting:
+            del self.first_seen[gone]
+            self.offered.pop(gone, None)
+            self.passed.discard(gone)
+        live = set()
+        for pid in waiting:
+            since = self.first_seen.setdefault(pid, now)
+            self.offered[pid] = self.offered.get(pid, 0.0) + free_for
+            if pid in self.passed:
+                continue
+            if self.offered[pid] >= GAP_S:
+                self._pass_over(pid, f"did not take the warehouse while it stood free for {GAP_S:g} s")
+            elif now - since >= STUCK_AFTER_S:
+                self._pass_over(pid, f"has waited for the warehouse for over {STUCK_AFTER_S:g} s without taking it")
+            else:
+                live.add(pid)
+        return live
+
+    def _pass_over(self, pid: int, why: str) -> None:
+        self.passed.add(pid)
+        logger.warning(f"process {pid} {why} (suspended?): not giving the file back to it any more while it waits")
+
+
+_waiters = _Waiters()
+
+
+def _lock_table(path: Path) -> _LockTable | None:
+    """Who waits for and who holds `path`, from the kernel's lock table (None: it cannot tell)."""
     try:
-        info = os.stat(readers_file(path))
+        waits = os.stat(readers_file(path))
         with open("/proc/locks", encoding="ascii") as table:
-            rows = table.read().splitlines()
+            rows = [row.split() for row in table.read().splitlines()]
     except OSError:
         return None
-    where = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
-    return {int(fields[4]) for fields in (row.split() for row in rows) if len(fields) > 5 and fields[5] == where}
+    try:
+        held = os.stat(path)
+    except OSError:
+        held = None
+
+    def where(info: os.stat_result) -> str:
+        return f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+
+    readers, database = where(waits), where(held) if held is not None else None
+    rows = [fields for fields in rows if len(fields) > 5 and fields[1] != "->"]
+    return _LockTable(
+        waiting={int(fields[4]) for fields in rows if fields[5] == readers},
+        holders={int(fields[4]) for fields in rows if fields[5] == database},
+    )
 
 
-def _live_waiters(pids: set[int]) -> bool:
-    """Whether a waiting process is still worth yielding to: one that has waited longer than `STUCK_AFTER_S` had
-    gap after gap to get in and took none (a `review list` suspended with Ctrl-Z): yielding to it after every batch
-    made a run twelve times slower. It is named once, then not waited for while it keeps waiting."""
-    now = time.monotonic()
-    for gone in set(_first_seen) - pids:
-        del _first_seen[gone]
-        _told.discard(gone)
-    live = False
-    for pid in pids:
-        since = _first_seen.setdefault(pid, now)
-        if now - since < STUCK_AFTER_S:
-            live = True
-        elif pid not in _told:
-            _told.add(pid)
-            logger.warning(
-                f"process {pid} has waited for the warehouse for over {STUCK_AFTER_S:g} s without taking it "
-                "(suspended?): not giving the file back to it any more while it waits"
-            )
-    return live
+def waiting_processes(path: Path) -> set[int]:
+    """The processes that wait for `path` now and are still worth giving the file back to (`_Waiters.live`)."""
+    table = _lock_table(path)
+    if table is not None:
+        return _waiters.live(table)
+    try:  # where the kernel's lock table cannot be read: one non-blocking test, nobody to name
+        handle = os.open(readers_file(path), os.O_RDONLY)
+    except OSError:  # no one ever waited here
+        return set()
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return set()
+    except BlockingIOError:
+        return {0}
+    finally:
+        os.close(handle)  # closing drops the test lock at once
 
 
 def others_wait(path: Path) -> bool:
-    """Whether another process waits for `path` now (holds the readers file's shared lock) and is still worth giving
-    the file back to (`_live_waiters`); where the kernel's lock table cannot be read, one non-blocking test."""
-    pids = _waiting_processes(path)
-    if pids is not None:
-        return _live_waiters(pids)
-    try:
-        handle = os.open(readers_file(path), os.O_RDONLY)
-    except OSError:  # no one ever waited here
-        return False
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return False
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(handle)  # closing drops the test lock at once
+    """Whether another process waits for `path` now and is still worth giving the file back to."""
+    return bool(waiting_processes(path))
 
 
 def let_readers_in(path: Path, longest: float = WRITER_YIELD_S) -> float:
     """Before a writer opens `path`: wait while readers wait for it, at most `longest` seconds; the seconds waited.
 
-    Only a reader blocked by this process could make it wait for nothing (a process opening a second connection
-    while it holds the file), and that wait is bounded."""
-    started = time.monotonic()
-    while others_wait(path):
-        if time.monotonic() - started >= longest:
-            break
+    While the file stands free (nobody holds it) each waiting process's chance is counted: one that lets it stand
+    free for `GAP_S` is not waited for again. Only a reader blocked by this process could make it wait for nothing
+    (a process opening a second connection while it holds the file), and that wait is bounded."""
+    started = last = time.monotonic()
+    while True:
+        table = _lock_table(path)
+        now = time.monotonic()
+        if table is None:
+            waiting = waiting_processes(path)
+        else:
+            waiting = _waiters.live(table, free_for=0.0 if table.holders else now - last)
+        last = now
+        if not waiting or now - started >= longest:
+            return now - started
         time.sleep(0.01)
-    return time.monotonic() - started
 
 
 def open_duckdb_file(
@@ -174,22 +226,24 @@ def open_duckdb_file(
     read_only: bool = False,
     wait_seconds: float = WRITER_WAIT_S,
     on_wait: Callable[[str], None] | None = None,
+    yield_s: float = WRITER_YIELD_S,
 ) -> duckdb.DuckDBPyConnection:
     """A connection to `path`, retried with jittered exponential backoff (50 ms up to MAX_DELAY_S) while
     another process holds the lock; `on_wait` (default: a log warning) hears once that this process waits.
-    A writer first lets waiting readers in (`let_readers_in`); a process that waits says so until it is in."""
+    A writer first lets waiting readers in (`let_readers_in`, at most `yield_s`); a process that waits says so
+    until it is in."""
     import duckdb  # here, not at import: loading the code location does not load DuckDB
 
     deadline = time.monotonic() + wait_seconds
     delay = 0.05
     told = False
     waiting: int | None = None
-    if not read_only:
-        let_readers_in(path)
+    if not read_only and yield_s > 0:
+        let_readers_in(path, yield_s)
     try:
         while True:
             try:
-                return duckdb.connect(str(path), read_only=read_only)
+                return limit_engine(duckdb.connect(str(path), read_only=read_only))
             except duckdb.IOException as exc:
                 if not is_lock_conflict(exc):
                     raise unreadable(path, exc) from None

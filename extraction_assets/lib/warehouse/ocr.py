@@ -3,19 +3,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from extraction_assets.lib.models import Document
-from extraction_assets.lib.warehouse.connection import merge_rows, rows_as_dicts
+from extraction_assets.lib.warehouse.connection import rows_as_dicts
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
     import duckdb
 
 
-def insert_ocr_words(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -> None:
-    """Every word box of the image documents among `docs` (inside the caller's transaction); stored once."""
-    rows = [
+def ocr_word_rows(doc: Document) -> list[dict[str, Any]]:
+    """The `ocr_words` rows of an image document (none for any other), written with it and stored once."""
+    return [
         {
             "doc_id": doc.doc_id,
             "word_no": word.word_no,
@@ -28,10 +27,8 @@ def insert_ocr_words(con: duckdb.DuckDBPyConnection, docs: Sequence[Document]) -
             "height": word.height,
             "confidence": word.confidence,
         }
-        for doc in docs
         for word in doc.ocr_words
     ]
-    merge_rows(con, "ocr_words", rows)
 
 
 def evidence_regions(con: duckdb.DuckDBPyConnection, tenant_id: str, item_id: str) -> list[dict[str, Any]]:

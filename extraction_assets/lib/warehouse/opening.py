@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from extraction_assets.lib.warehouse.backend import connect_lake, is_lake
 from extraction_assets.lib.warehouse.ddl import ensure_schema
-from extraction_assets.lib.warehouse.lock_wait import WRITER_WAIT_S, open_duckdb_file
+from extraction_assets.lib.warehouse.lock_wait import WRITER_WAIT_S, WRITER_YIELD_S, open_duckdb_file
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
     import duckdb
@@ -28,9 +28,10 @@ def remember_absent_pandas() -> None:
 
 
 def connect(
-    path: Path | str, read_only: bool = False, wait_seconds: float = WRITER_WAIT_S
+    path: Path | str, read_only: bool = False, wait_seconds: float = WRITER_WAIT_S, yield_s: float = WRITER_YIELD_S
 ) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse, waiting (with backoff, see `lock_wait`) while another process holds DuckDB's lock.
+    """Open the warehouse, waiting (with backoff, see `lock_wait`) while another process holds DuckDB's lock; a
+    writer lets waiting readers in first, for at most `yield_s`.
 
     A DuckLake catalog (`ducklake:...`) is attached instead: many processes write it at once, with no lock to wait for.
     """
@@ -40,7 +41,7 @@ def connect(
     target = Path(path)
     if not read_only:
         target.parent.mkdir(parents=True, exist_ok=True)
-    con = open_duckdb_file(target, read_only=read_only, wait_seconds=wait_seconds)
+    con = open_duckdb_file(target, read_only=read_only, wait_seconds=wait_seconds, yield_s=yield_s)
     if not read_only:
         ensure_schema(con)
     return con

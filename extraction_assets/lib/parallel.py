@@ -1,0 +1,156 @@
+"""A step's CPU-bound work (reading inbox files, scrubbing, routing and extracting) in worker processes, one per
+usable core, while the step's own process reads the warehouse and writes what comes back: DuckDB allows one writer,
+and every batch is still committed in one transaction by it.
+
+The pool belongs to the process: started by the first step with more than one batch of work, then kept for the next
+steps of the run and the next passes of a watch (a worker costs about a second to start and import what it uses).
+Results come back in the order the work was given, and at most one batch per worker plus one more is in flight
+(a worker that finishes takes the next at once), so memory stays flat in the size of the inbox.
+
+The workers run at a lower scheduling priority (`WORKER_NICENESS` by default, `EXTRACTION_WORKER_NICENESS`): a run
+is background work, and a reviewer's command or the review page on the same cores should not wait for the CPU
+behind it. On cores nobody else wants the workers run as fast as before; the step's own process, which holds the
+warehouse's lock while it writes, keeps its priority. Beside other CPU-bound work they get almost none (a tenth of
+a busy process's share at 10): where runs are the machine's main work, 0 keeps them level with it."""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import multiprocessing
+import os
+import signal
+import threading
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, TypeVar
+
+R = TypeVar("R")
+WORKER_NICENESS = 10  # added to the run's own niceness (Unix `nice`; 19 is the lowest priority)
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies
+
+
+def _end_with_parent(parent: int) -> None:
+    """Have the kernel end this worker when the run that started it dies, however it dies (SIGKILL, the
+    out-of-memory killer): a worker holds both ends of its task queue, so it would otherwise wait on it for good.
+    Linux only; elsewhere the worker ends when its queue breaks, as before."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):  # no libc prctl (not Linux)
+        return
+    if os.getppid() != parent:  # the parent died before the request was made: nobody will signal
+        os._exit(1)
+
+
+def _start_worker(parent: int, niceness: int) -> None:
+    """Each worker's first acts: end with its run, and yield the CPU to interactive work."""
+    _end_with_parent(parent)
+    if niceness:
+        os.nice(niceness)
+
+
+def background_pool(workers: int, niceness: int = WORKER_NICENESS) -> ProcessPoolExecutor:
+    """Spawned worker processes (the caller's threads and open files are not copied into them) `niceness` below
+    the caller's priority, ended by the kernel if the run dies."""
+    return ProcessPoolExecutor(
+        workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_start_worker,
+        initargs=(os.getpid(), niceness),
+    )
+
+
+WORKER_PROCESSES_VARIABLE = "EXTRACTION_WORKER_PROCESSES"
+
+
+def usable_cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def pool_size() -> int:
+    """Worker processes a pool has: `EXTRACTION_WORKER_PROCESSES` when set (0: none, every step's work in its own
+    process; shard processes running at once share the cores out this way), else one per usable core, none on a
+    single core."""
+    from extraction_assets.lib.settings import Settings
+
+    given = Settings.from_env().worker_processes
+    if given is not None:
+        return given
+    cores = usable_cores()
+    return cores if cores > 1 else 0
+
+
+def workers_for(items: int, batch_size: int) -> int:
+    """Worker processes worth using for `items` in batches of `batch_size`: up to the pool's size, none (0: the work
+    runs in the step's own process) for work of a single batch."""
+    if items <= batch_size:
+        return 0
+    return min(pool_size(), -(-items // batch_size))
+
+
+_working = 0  # `in_order` calls in progress in this process
+_pool: ProcessPoolExecutor | None = None
+_pool_niceness: int | None = None
+_pool_lock = threading.Lock()
+
+
+def process_pool(niceness: int = WORKER_NICENESS) -> ProcessPoolExecutor:
+    """This process's pool, one worker per usable core (started on first use, started again at another niceness or
+    after a worker died)."""
+    global _pool, _pool_niceness
+    with _pool_lock:
+        if _pool is not None and (_pool_niceness != niceness or getattr(_pool, "_broken", False)):
+            _pool.shutdown(wait=False, cancel_futures=True)
+            _pool = None
+        if _pool is None:
+            _pool, _pool_niceness = background_pool(max(1, pool_size()), niceness), niceness
+        return _pool
+
+
+def stop_pool() -> None:
+    """End this process's workers (the next step that needs them starts new ones)."""
+    global _pool
+    with _pool_lock:
+        if _pool is not None:
+            _pool.shutdown(wait=True, cancel_futures=True)
+            _pool = None
+
+
+def in_order(
+    work: Callable[..., R],
+    jobs: Iterable[tuple[Any, ...]],
+    workers: int,
+    niceness: int | None = None,
+) -> Iterator[R]:
+    """`work(*job)` for each job: in the step's own process when `workers` is 0, else in the process's pool with at
+    most `workers` + 1 jobs in flight; results in the jobs' order. The jobs are read as the workers need them (the
+    caller loads the next batch while they work); stopping early cancels what has not started."""
+    global _working
+    if workers < 1:
+        yield from (work(*job) for job in jobs)
+        return
+    pool = process_pool(WORKER_NICENESS if niceness is None else niceness)
+    in_flight: deque[Future[R]] = deque()
+    _working += 1
+    try:
+        for job in jobs:
+            in_flight.append(pool.submit(work, *job))
+            if len(in_flight) > workers:
+                yield in_flight.popleft().result()
+        while in_flight:
+            yield in_flight.popleft().result()
+    except BrokenProcessPool:
+        stop_pool()
+        raise
+    finally:
+        _working -= 1
+        for future in in_flight:
+            future.cancel()
+
+
+def working() -> bool:
+    """Whether this process's workers have work of a step in progress (the step waits on them, it is not idle)."""
+    return _working > 0

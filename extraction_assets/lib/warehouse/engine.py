@@ -1,0 +1,59 @@
+"""How much of the machine DuckDB may take in one process: a memory limit and a thread count, fitted to the machine
+unless the settings give them (`EXTRACTION_DUCKDB_MEMORY_MB`, `EXTRACTION_DUCKDB_THREADS`).
+
+Without a limit DuckDB may take 80% of the machine's memory for its buffer pool, and it keeps the blocks it has
+read: a run's memory then grew with the warehouse (466 MB of a 1.1 GB peak at 32 k documents were DuckDB's). The
+pipeline's statements work on a batch at a time or stream whole tables, so a bounded pool costs re-reads of cold
+blocks from the page cache, not memory; what does not fit spills to the temporary folder beside the file. Its
+threads: the run's worker processes take the cores while DuckDB works in the run's own process, so it gets half
+of them (at least one)."""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import duckdb
+
+DEFAULT_MEMORY_MB = 256  # what a batch's statements and the whole-table checks need at a million documents
+SMALL_MACHINE_SHARE = 8  # on a machine with less than 2 GB, an eighth of it
+
+
+def _machine_mb() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1024 * 1024)
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def fitted_memory_mb() -> int:
+    machine = _machine_mb()
+    return DEFAULT_MEMORY_MB if machine is None else max(64, min(DEFAULT_MEMORY_MB, machine // SMALL_MACHINE_SHARE))
+
+
+def fitted_threads() -> int:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, cores // 2)
+
+
+@cache
+def engine_config() -> dict[str, str | bool | int | float | list[str]]:
+    """DuckDB's configuration for every database this process opens (a file or an attached lake)."""
+    from extraction_assets.lib.settings import Settings
+
+    settings = Settings.from_env()
+    memory = settings.duckdb_memory_mb or fitted_memory_mb()
+    threads = settings.duckdb_threads or fitted_threads()
+    return {"memory_limit": f"{memory}MB", "threads": str(threads)}
+
+
+def limit_engine(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    """`con`'s database held to `engine_config`, set on the open database (settings of the whole database in this
+    process): given to `connect` instead, they would refuse any other connection to the same file in this process
+    opened without them (DuckDB: 'a different configuration than existing connections'), a plain
+    `duckdb.connect(file)` of a script or a test beside a held warehouse. About 0.1 ms."""
+    config = engine_config()
+    con.execute(f"SET memory_limit = '{config['memory_limit']}'; SET threads = {int(str(config['threads']))}")
+    return con
