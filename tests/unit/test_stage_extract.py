@@ -65,7 +65,7 @@ def test_a_partition_is_routed_extracted_and_committed_then_idle(connect: Connec
     assert report.routed["taken"] == len(report.pending) > 0 and report.routed["not_taken"] > 0, report.routed
     assert report.tally.counts["documents"] == len(report.pending)
     assert report.tally.counts["items"] > 0 and not warnings
-    assert any("documents committed" in line for line in log)
+    assert any(line.startswith(f"{KEY}: ") and "documents" in line for line in log), log  # progress is told
     items = _items(connect)
     assert len(items) == report.tally.counts["items"]
     assert {version for *_, version in items} == {report.version}
@@ -104,7 +104,7 @@ def test_a_forced_run_extracts_again_and_writes_the_same_items(connect: Connect,
 
 
 def test_one_tenant_and_one_shard_extract_only_their_documents(connect: Connect, prompts: Path) -> None:
-    report, _, _ = _extract(connect, prompts, ExtractOptions(tenant="acme"))
+    report, _, _ = _extract(connect, prompts, ExtractOptions(tenant_id="acme"))
     assert report.pending and report.rerun.tenant_id == "acme"
     assert {tenant for _, tenant, *_ in _items(connect)} == {"acme"}
 
