@@ -385,7 +385,7 @@ def _was_interrupted(result: dg.ExecuteInProcessResult) -> bool:
 def rerun_partition(
     settings: Settings,
     schema_key: str,
-    tenant: str | None = None,
+    tenant_id: str | None = None,
     confirm_overwrite: bool = False,
     instance: dg.DagsterInstance | None = None,
     log_level: str = "WARNING",
@@ -398,7 +398,7 @@ def rerun_partition(
     partition_set = schema_versions.name or ""
     if not instance.has_dynamic_partition(partition_set, schema_key):
         instance.add_dynamic_partitions(partition_set, [schema_key])
-    config: dict[str, object] = {"force": True, "confirm_overwrite": confirm_overwrite, "tenant": tenant}
+    config: dict[str, object] = {"force": True, "confirm_overwrite": confirm_overwrite, "tenant_id": tenant_id}
     defs = build_definitions(settings)
     with _holding(settings):
         steps = [

@@ -318,7 +318,7 @@ def cmd_rerun(args: argparse.Namespace, settings: Settings) -> int:
         )
         return EXIT_NEEDS_CONFIRMATION
     with console.status(f"re-extracting {args.schema} for {args.tenant}"):
-        step = rerun_partition(settings, args.schema, tenant=args.tenant, confirm_overwrite=args.confirm)
+        step = rerun_partition(settings, args.schema, tenant_id=args.tenant, confirm_overwrite=args.confirm)
     meta = step.metadata.get("extracted_items", {})
     payload = {"refused": False, "success": step.success, "failed_checks": step.failed_checks, "metadata": meta}
 

@@ -48,7 +48,7 @@ class ExtractionConfig(dg.Config):
     confirm_overwrite: bool = Field(
         default=False, description="also overwrite accepted, rejected and human-corrected items"
     )
-    tenant: str | None = Field(default=None, description="only this tenant's documents")
+    tenant_id: str | None = Field(default=None, description="only this tenant's documents")
 
 
 def _extraction_spec(key: str, description: str) -> dg.AssetSpec:
@@ -99,7 +99,7 @@ def extracted_items_and_evidence(
     schemas: dict[str, SchemaVersion] = {}
     failed: dict[str, Exception] = {}
     done: dict[str, PartitionReport] = {}
-    options = ExtractOptions(config.force, config.confirm_overwrite, config.tenant, extractor.llm_batch)
+    options = ExtractOptions(config.force, config.confirm_overwrite, config.tenant_id, extractor.llm_batch)
     for partition in partitions:
         schema_key, shard = extraction_partition(partition)
         try:
