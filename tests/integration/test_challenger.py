@@ -8,6 +8,7 @@ import json
 import dagster as dg
 import pytest
 
+from evals.bench_inbox import evalsets_dir
 from extraction_assets.cli import main
 from extraction_assets.lib.review import corrections
 from extraction_assets.lib.settings import Settings
@@ -50,7 +51,11 @@ def test_one_command_from_prompt_file_to_comparison_then_an_audited_promotion(
     shown = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert code == 0 and shown["success"] and shown["challengers"] == 1
     comparison = shown["pulse@v2/comparison"]
-    assert "#### reviewed:acme" in comparison and "#### qmsum_meetings" in comparison
+    assert "#### reviewed:acme" in comparison
+    if (
+        evalsets_dir() / "qmsum_meetings"
+    ).is_dir():  # the public dev sets sit beside the project where they are installed
+        assert "#### qmsum_meetings" in comparison
     assert "pulse@v1 (" in comparison and "pulse@v2 (" in comparison, "both versions side by side"
     assert shown["pulse@v2/disagreements_queued"] > 0
     with open_warehouse(settings.warehouse) as con:
