@@ -74,10 +74,11 @@ bench: setup  ## benchmarks: prints a table, writes .data/bench/results.json (BE
 	$(INSTALL) -e '.[dev,bench]'
 	$(BIN)/python -m evals.bench --out $(DATA)/bench/results.json $(BENCH_ARGS)
 
-lint: setup
+lint: setup  ## ruff, the types, and the import contracts (pyproject.toml: lib never imports Dagster, no upward import)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(DATA)

@@ -40,8 +40,8 @@ from evals.bench_ui import bench_ui
 from extraction_assets.lib.extraction import HeuristicExtractor, extract_document
 from extraction_assets.lib.models import Document
 from extraction_assets.lib.pii import scrub_document
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.readers import read_inbox
-from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, SAMPLE_INBOX, Settings
 
 Figures = dict[str, float | int | str]

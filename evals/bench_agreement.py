@@ -22,7 +22,8 @@ from extraction_assets.lib.evaluation.metrics import Calibration
 from extraction_assets.lib.extraction import OrchestratedExtractor
 from extraction_assets.lib.llm import LLMClient, LLMSettings
 from extraction_assets.lib.models import CandidateItem
-from extraction_assets.lib.schemas import SchemaVersion, load_schema
+from extraction_assets.lib.prompt_files import load_schema
+from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 DATASETS = ("sroie", "cuad")

@@ -20,8 +20,8 @@ import openpyxl
 from extraction_assets.lib.extraction import HeuristicExtractor, extract_document
 from extraction_assets.lib.models import Document
 from extraction_assets.lib.pii import scrub_document
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.readers import read_file, read_inbox
-from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, SAMPLE_INBOX
 
 Figures = dict[str, float | int | str]

@@ -21,7 +21,7 @@ from extraction_assets.lib.evaluation import gold_document, load_registry, read_
 from extraction_assets.lib.extraction import OrchestratedExtractor, document_chunks, extract_document, extraction_input
 from extraction_assets.lib.llm import LLMClient, LLMSettings
 from extraction_assets.lib.pii import scrub_document
-from extraction_assets.lib.schemas import load_schema
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 # (dataset, schema, chunk size): the default (12,000 characters, about 3,000 tokens), half of it (what an 8k-token

@@ -13,7 +13,7 @@ from __future__ import annotations
 from extraction_assets.lib.evaluation import MICRO, load_registry, run_eval
 from extraction_assets.lib.evaluation.calibrate import calibrate_version, same_fit
 from extraction_assets.lib.extraction import HeuristicExtractor
-from extraction_assets.lib.schemas import load_schema
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 Figures = dict[str, float | int | str]

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from extraction_assets.lib.evaluation import MICRO, available_entries, load_registry, run_eval
 from extraction_assets.lib.extraction import HeuristicExtractor
-from extraction_assets.lib.schemas import SchemaError, load_schema
+from extraction_assets.lib.prompt_files import load_schema
+from extraction_assets.lib.schemas import SchemaError
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 Figures = dict[str, float | int | str]

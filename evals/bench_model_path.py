@@ -24,8 +24,8 @@ from evals.bench_inbox import build_inbox
 from extraction_assets.lib.llm import LLMClient, LLMSettings, build_messages, response_model
 from extraction_assets.lib.models import ExtractionInput
 from extraction_assets.lib.ports import free_port
-from extraction_assets.lib.schemas import load_schema
-from extraction_assets.lib.settings import DEFAULT_PROMPTS, Settings
+from extraction_assets.lib.prompt_files import load_schema
+from extraction_assets.lib.settings import DEFAULT_PROMPTS, ModelSettings, Settings
 from extraction_assets.lib.warehouse import open_warehouse
 from extraction_assets.runner import run_pipeline
 
@@ -162,9 +162,7 @@ def _inbox_rerun_calls(base: str, folder: Path, label: str) -> dict[str, int]:
         warehouse=folder / f"{label}.duckdb",
         inbox=inbox,
         prompts_dir=DEFAULT_PROMPTS,
-        llm_base_url=base,
-        llm_model="fake-model",
-        llm_max_concurrency=CONCURRENCY,
+        model=ModelSettings(llm_base_url=base, llm_model="fake-model", llm_max_concurrency=CONCURRENCY),
     )
     calls: dict[str, int] = {}
     for run in ("first_run", "second_run", "backfill"):
@@ -220,9 +218,7 @@ def bench_model_path() -> dict[str, float | int | str]:
                     warehouse=Path(tmp) / f"bench{n}.duckdb",
                     inbox=inbox,
                     prompts_dir=DEFAULT_PROMPTS,
-                    llm_base_url=base,
-                    llm_model="fake-model",
-                    llm_max_concurrency=CONCURRENCY,
+                    model=ModelSettings(llm_base_url=base, llm_model="fake-model", llm_max_concurrency=CONCURRENCY),
                 )
                 runs.append(_timed_run(settings, base))
             with open_warehouse(settings.warehouse) as con:  # a backfill: every document pending again

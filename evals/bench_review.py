@@ -17,9 +17,9 @@ from starlette.testclient import TestClient
 from extraction_assets.lib.extraction import HeuristicExtractor, extract_document
 from extraction_assets.lib.models import Document, ExtractionOutcome
 from extraction_assets.lib.pii import scrub_document
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.readers import read_inbox
 from extraction_assets.lib.review import AuthConfig, Authenticator, check_chain, corrections, export_tasks, hash_token
-from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, SAMPLE_INBOX
 from extraction_assets.lib.warehouse import (
     insert_documents,

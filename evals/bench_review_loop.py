@@ -202,9 +202,9 @@ def _decide_on_group_page(client: Any, auth: tuple[str, str], group_id: str, jud
 def add_missed(path: Path, reviewer: GoldReviewer, versions: tuple[str, ...]) -> tuple[int, int]:
     """The scripted reviewer adds what the gold has and the extractor missed, by its span in the scrubbed text (as the
     document page's selection sends it): (items added, refused)."""
+    from extraction_assets.lib.prompt_files import load_schema
     from extraction_assets.lib.review.corrections import ReviewError
     from extraction_assets.lib.review.missed import add_missed_item
-    from extraction_assets.lib.schemas import load_schema
     from extraction_assets.lib.warehouse import load_scrubbed
 
     added = refused = 0
@@ -260,7 +260,7 @@ def challenger_command(tmp: Path, warehouse: Path, inbox: Path, limit: int) -> t
 def missed_item_recall(path: Path, versions: tuple[str, ...]) -> dict[str, float | None]:
     """Each version's recall of the items reviewers added, as its eval report on the reviewers' decisions says."""
     from extraction_assets.lib.evaluation.reviewed import score_version_on_reviews
-    from extraction_assets.lib.schemas import load_schema
+    from extraction_assets.lib.prompt_files import load_schema
 
     recall: dict[str, float | None] = {}
     with open_warehouse(path, read_only=True) as con:
@@ -291,8 +291,8 @@ def teaching(path: Path, items: dict[str, dict[str, Any]], judged: dict[str, Ver
     """The scripted reviewer decides the first `TEACHING_DECISIONS` items of the queue one by one (its order), then the
     queue's step runs (each tenant's refit from its decisions, `review.lessons`): the wrong values left unqueued on
     the documents no decision touched, before and after."""
+    from extraction_assets.lib.prompt_files import load_schema
     from extraction_assets.lib.review import list_queue
-    from extraction_assets.lib.schemas import load_schema
     from extraction_assets.lib.stages import refresh_review_queue
 
     with open_warehouse(path) as con:

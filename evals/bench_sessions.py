@@ -20,9 +20,9 @@ import dagster as dg
 from extraction_assets.definitions import build_definitions
 from extraction_assets.defs.resources import resources_from_settings
 from extraction_assets.defs.sessions import SESSION_POLL_SECONDS, session_sensor
-from extraction_assets.lib.extraction import ExtractorChoice
+from extraction_assets.lib.extraction import build_extractor
 from extraction_assets.lib.sessions import HeuristicLight, SessionEnv, sync_sessions
-from extraction_assets.lib.settings import DEFAULT_PROMPTS, SAMPLE_INBOX, Settings
+from extraction_assets.lib.settings import DEFAULT_PROMPTS, SAMPLE_INBOX, ModelSettings, Settings
 from extraction_assets.lib.warehouse import open_warehouse
 
 Figures = dict[str, float | int | str]
@@ -50,7 +50,10 @@ def _flow(root: Path) -> tuple[list[float], list[float], int]:
     sessions, warehouse = root / "sessions", root / "flow.duckdb"
     (sessions / TENANT).mkdir(parents=True)
     env = SessionEnv(
-        sessions_dir=sessions, prompts_dir=DEFAULT_PROMPTS, extractor=ExtractorChoice().build(), light=HeuristicLight()
+        sessions_dir=sessions,
+        prompts_dir=DEFAULT_PROMPTS,
+        extractor=build_extractor(ModelSettings()),
+        light=HeuristicLight(),
     )
     connect = lambda: open_warehouse(warehouse)  # noqa: E731
     passes, delays, turns = [], [], 0

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from extraction_assets.instance.daemon import command as daemon_command
 from extraction_assets.lib.ports import free_port
-from extraction_assets.lib.schemas import discover_schemas
+from extraction_assets.lib.prompt_files import discover_schemas
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, PACKAGE_DIR, PROJECT_DIR, SAMPLE_INBOX
 from extraction_assets.lib.warehouse import open_warehouse
 

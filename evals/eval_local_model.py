@@ -26,11 +26,12 @@ from typing import Any
 from evals.bench_agreement import agreement_figures, dev_file, scored_both_ways
 from extraction_assets.lib.evaluation import EvalResult
 from extraction_assets.lib.evaluation.metrics import MICRO, Calibration
-from extraction_assets.lib.extraction import ExtractorChoice, OrchestratedExtractor
+from extraction_assets.lib.extraction import OrchestratedExtractor, llm_settings
 from extraction_assets.lib.extraction.extractors import ExtractorRun
 from extraction_assets.lib.llm import LOCAL_MAX_TOKENS, LLMClient, LLMError, LLMSettings, idle_cores
 from extraction_assets.lib.models import ExtractionInput
 from extraction_assets.lib.schemas import SchemaVersion
+from extraction_assets.lib.settings import ModelSettings
 
 Figures = dict[str, float | int | str]
 READY_TIMEOUT_S = 300.0  # a loaded machine can take a while to map the weights
@@ -137,13 +138,10 @@ def run_figures(
 
 
 def local_settings(args: argparse.Namespace) -> LLMSettings:
-    choice = ExtractorChoice(
-        llm_gguf=str(args.gguf),
-        llm_gguf_context=args.context,
-        llm_gguf_threads=args.threads,
-        llm_timeout_s=args.timeout,
+    choice = ModelSettings(
+        llm_gguf=str(args.gguf), llm_context_tokens=args.context, llm_threads=args.threads, llm_timeout_s=args.timeout
     )
-    settings = choice.llm_settings()
+    settings = llm_settings(choice)
     assert settings is not None
     return settings.model_copy(update={"max_tokens": args.max_tokens})
 

@@ -34,7 +34,8 @@ from extraction_assets.lib.heuristics import get_pack
 from extraction_assets.lib.llm import document_from_messages
 from extraction_assets.lib.llm.prompting import TAG_PREFIX
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
-from extraction_assets.lib.schemas import SchemaVersion, discover_schemas
+from extraction_assets.lib.prompt_files import discover_schemas
+from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 INVENTED_SPAN = "The board approved an unlimited budget for the Atlantis office."

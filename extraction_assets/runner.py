@@ -23,14 +23,13 @@ from extraction_assets.defs.partitions import (
     POOL,
     SHARDS,
     extraction_keys,
-    partition_key_of,
     partition_ranges,
     range_tags,
     schema_versions,
 )
 from extraction_assets.instance import open_instance, pool_turn, run_tags
 from extraction_assets.lib.parallel import WORKER_PROCESSES_VARIABLE, usable_cores
-from extraction_assets.lib.schemas import discover_schemas
+from extraction_assets.lib.prompt_files import discover_schemas, partition_key_of
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import give_back, held_warehouse, is_lake
 
@@ -386,7 +385,7 @@ def _was_interrupted(result: dg.ExecuteInProcessResult) -> bool:
 def rerun_partition(
     settings: Settings,
     schema_key: str,
-    tenant: str | None = None,
+    tenant_id: str | None = None,
     confirm_overwrite: bool = False,
     instance: dg.DagsterInstance | None = None,
     log_level: str = "WARNING",
@@ -399,7 +398,7 @@ def rerun_partition(
     partition_set = schema_versions.name or ""
     if not instance.has_dynamic_partition(partition_set, schema_key):
         instance.add_dynamic_partitions(partition_set, [schema_key])
-    config: dict[str, object] = {"force": True, "confirm_overwrite": confirm_overwrite, "tenant": tenant}
+    config: dict[str, object] = {"force": True, "confirm_overwrite": confirm_overwrite, "tenant_id": tenant_id}
     defs = build_definitions(settings)
     with _holding(settings):
         steps = [

@@ -13,7 +13,7 @@ from extraction_assets.commands.common import console, settings_from_args
 from extraction_assets.lib.calibration import VersionCalibration, calibration_path
 from extraction_assets.lib.evaluation import DEFAULT_REGISTRY, load_registry
 from extraction_assets.lib.evaluation.calibrate import calibrate_version, same_fit, write_calibration
-from extraction_assets.lib.schemas import load_schema
+from extraction_assets.lib.prompt_files import load_schema
 
 EXIT_DIFFERS = 1
 VARIANTS = (("today", "today (no calibration)"), ("in_sample", "in sample"), ("cross_validated", "cross-validated"))

@@ -17,8 +17,8 @@ EXIT_OK, EXIT_FAILED, EXIT_INVALID = 0, 1, 2
 
 def _promote(args: argparse.Namespace) -> dict[str, object]:
     """The audited promotion, then the queues of the versions whose role moved rebuilt."""
+    from extraction_assets.lib.prompt_files import discover_schemas
     from extraction_assets.lib.review.challengers import promote
-    from extraction_assets.lib.schemas import discover_schemas
     from extraction_assets.lib.warehouse import open_warehouse, rebuild_review_queue
 
     settings = settings_from_args(args)

@@ -105,6 +105,7 @@ def lazy_handler(target: str) -> Callable[[argparse.Namespace], int]:
     module_name, _, function = target.partition(":")
 
     def handler(args: argparse.Namespace) -> int:
+        # loaded when a command runs, not for --help
         from extraction_assets.lib.warehouse import WarehouseBusy, WarehouseUnreadable, damaged, unreadable
 
         with imported_for_good() if module_name not in sys.modules else nullcontext():

@@ -22,7 +22,7 @@ from extraction_assets.lib.evaluation import (
     run_eval,
     store_eval,
 )
-from extraction_assets.lib.schemas import load_schema
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.warehouse import open_warehouse
 
 TERMINAL_HEADERS = ("gold", "pred", "P", "R", "F1", "F2")
@@ -56,10 +56,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     key = args.schema or entry.schema_version
     schema = extractor = None
     if entry.mode != "entity_spans":
-        from extraction_assets.lib.extraction import ExtractorChoice  # the model client loads only when needed
+        from extraction_assets.lib.extraction import build_extractor  # the model client loads only when needed
 
         schema = load_schema(settings.prompts_dir, key)
-        extractor = ExtractorChoice.from_settings(settings).build(batch=False)
+        extractor = build_extractor(settings.model, batch=False)
 
     console.print(f"scoring [bold]{dataset}[/] as [bold]{entry.name}[/] ({entry.mode}) against [bold]{key}[/]")
     with Progress(

@@ -54,7 +54,7 @@ def _print_summary(summary: dict[str, Any]) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     settings = settings_from_args(args)
     console.print(f"inbox [bold]{settings.inbox}[/], warehouse [bold]{settings.warehouse}[/]")
-    mode = "model + heuristic" if settings.model_configured else "offline heuristic (no model endpoint set)"
+    mode = "model + heuristic" if settings.model.has_model else "offline heuristic (no model endpoint set)"
     console.print(f"extractor: {mode}")
     ready = seconds_since_start()
     started = time.perf_counter()

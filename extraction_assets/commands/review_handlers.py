@@ -6,6 +6,7 @@ import argparse
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,7 +81,7 @@ def _json_arg(name: str, raw: str) -> Any:
 
 
 def _schemas(settings: Settings) -> dict[str, Any]:
-    from extraction_assets.lib.schemas import discover_schemas  # the prompt files (YAML) load only for changes
+    from extraction_assets.lib.prompt_files import discover_schemas  # the prompt files (YAML) load only for changes
 
     return dict(discover_schemas(settings.prompts_dir)[0])
 
@@ -317,7 +318,7 @@ def cmd_rerun(args: argparse.Namespace, settings: Settings) -> int:
         )
         return EXIT_NEEDS_CONFIRMATION
     with console.status(f"re-extracting {args.schema} for {args.tenant}"):
-        step = rerun_partition(settings, args.schema, tenant=args.tenant, confirm_overwrite=args.confirm)
+        step = rerun_partition(settings, args.schema, tenant_id=args.tenant, confirm_overwrite=args.confirm)
     meta = step.metadata.get("extracted_items", {})
     payload = {"refused": False, "success": step.success, "failed_checks": step.failed_checks, "metadata": meta}
 
@@ -374,7 +375,7 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     """One server: the review page and the interview API, for one tenant or for every tenant that has a reviewer
     (each reviewer sees their own tenant only). The reviewers' file is read again whenever it changes, so a reviewer
     added while the server runs signs in at once (of a new tenant too, when no --tenant was given)."""
-    import uvicorn
+    import uvicorn  # the web server loads for `serve` alone
 
     path = auth_path()
     authenticator = Authenticator.from_file(path) if path.exists() else Authenticator(load_auth())
@@ -389,10 +390,10 @@ def cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
             f"nobody can sign in{f' for tenant {args.tenant!r}' if args.tenant else ''}: set one up with "
             f"extraction-assets review add-reviewer --tenant {args.tenant or 'T'} --name NAME"
         )
-    from extraction_assets.lib.extraction import ExtractorChoice  # the interview API extracts: its stack loads here
+    from extraction_assets.lib.extraction import build_extractor  # the interview API extracts: its stack loads here
     from extraction_assets.web.review_app import create_server_app
 
-    extractor = ExtractorChoice.from_settings(settings).build()
+    extractor = build_extractor(settings.model)
     served = [t for t in tenants if signers[t]]
     app = create_server_app(
         settings.warehouse, served, settings.prompts_dir, authenticator, extractor, any_tenant=not args.tenant
@@ -442,9 +443,7 @@ def cmd_token(args: argparse.Namespace, settings: Settings) -> int:
 def cmd_audit(args: argparse.Namespace, settings: Settings) -> int:
     """The audit log's check, as a run makes it (the chain, its signed heads, the items people own); `--accept` signs
     the log as it stands where its head file is missing or does not verify, and refuses a log that lost rows."""
-    from functools import partial
-
-    from extraction_assets.lib.stages import accept_audit_log, check_audit_log
+    from extraction_assets.lib.stages import accept_audit_log, check_audit_log  # the stages load for this command
 
     connect = partial(open_warehouse, settings.warehouse, wait_seconds=READER_WAIT_S)
     checked = (accept_audit_log if args.accept else check_audit_log)(connect, settings.warehouse)

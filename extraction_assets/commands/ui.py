@@ -34,6 +34,7 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from extraction_assets.commands.common import console
+from extraction_assets.lib.settings import Settings
 
 if TYPE_CHECKING:
     from http.server import ThreadingHTTPServer
@@ -102,7 +103,7 @@ def _start(name: str, command: list[str], processes: dict[str, subprocess.Popen[
 def _serve_reports(args: argparse.Namespace) -> ThreadingHTTPServer | None:
     """The evaluation reports folder beside the UI, its address given to the runs (EXTRACTION_REPORTS_URL), so
     eval_report's metadata links to each report; nothing where that variable already names a server."""
-    from extraction_assets.lib.settings import Settings
+    # the stages and the web package load when the UI starts, not with the command line's parser
     from extraction_assets.lib.stages import reports_dir
     from extraction_assets.web.report_files import serve_reports
 

@@ -25,7 +25,7 @@ from extraction_assets.defs.partitions import (
     schema_versions,
 )
 from extraction_assets.defs.resources import PipelineResource
-from extraction_assets.lib.schemas import discover_schemas
+from extraction_assets.lib.prompt_files import discover_schemas
 
 if TYPE_CHECKING:  # the readers load when the sensor ticks, not with the code location
     from extraction_assets.lib.readers.mail_watch import Batch

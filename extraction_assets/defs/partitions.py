@@ -14,7 +14,8 @@ from pathlib import Path
 
 import dagster as dg
 
-from extraction_assets.lib.schemas import SchemaError, SchemaVersion, discover_schemas, load_schema
+from extraction_assets.lib.prompt_files import discover_schemas, load_schema, prompt_file
+from extraction_assets.lib.schemas import SchemaError, SchemaVersion
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import ALL_DOCUMENTS, Shard, is_lake
 
@@ -104,17 +105,6 @@ LAKE = is_lake(_SETTINGS.warehouse)
 MODEL_POOL = "model_endpoint"
 POOL = None if LAKE else "duckdb"
 EXTRACTION_POOL = MODEL_POOL if LAKE else "duckdb"
-
-
-def prompt_file(prompts_dir: Path, key: str) -> Path:
-    """Where the prompt file of partition `schema@version` lives."""
-    name, _, version = key.partition("@")
-    return prompts_dir / name / f"{version}.md"
-
-
-def partition_key_of(path: Path) -> str:
-    """The partition a prompt file stands for (`prompts/pulse/v1.md` -> `pulse@v1`)."""
-    return f"{path.parent.name}@{path.stem}"
 
 
 def schema_for_partition(prompts_dir: Path, key: str) -> SchemaVersion:

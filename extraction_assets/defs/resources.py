@@ -7,8 +7,9 @@ from typing import TYPE_CHECKING
 
 import dagster as dg
 
-from extraction_assets.lib.extraction import ExtractorChoice
-from extraction_assets.lib.settings import Settings
+from extraction_assets.lib.extraction import Extractor, build_extractor, llm_settings
+from extraction_assets.lib.llm.client import LLMSettings
+from extraction_assets.lib.settings import ModelSettings, Settings
 from extraction_assets.lib.warehouse import held_warehouse, is_lake, open_warehouse
 
 if TYPE_CHECKING:
@@ -62,9 +63,15 @@ class PipelineResource(dg.ConfigurableResource):
         return Path(self.sessions_dir)
 
 
-class ExtractorResource(dg.ConfigurableResource, ExtractorChoice):
-    """Which extractor runs (see `ExtractorChoice`); the endpoint's key arrives as `dg.EnvVar`, so the UI shows
-    the variable's name, never its value."""
+class ExtractorResource(dg.ConfigurableResource, ModelSettings):
+    """Which extractor runs: the model path's settings (`ModelSettings`) as the UI shows and sets them; the endpoint's
+    key is named by its variable, read when the client is made, so the UI never holds its value."""
+
+    def build(self, batch: bool = True) -> Extractor:
+        return build_extractor(self, batch)
+
+    def llm_settings(self) -> LLMSettings | None:
+        return llm_settings(self)
 
 
 def resources_from_settings(settings: Settings) -> dict[str, dg.ConfigurableResource]:
@@ -80,8 +87,5 @@ def resources_from_settings(settings: Settings) -> dict[str, dg.ConfigurableReso
             worker_niceness=settings.worker_niceness,
             reports_url=settings.reports_url,
         ),
-        "extractor": ExtractorResource(
-            **ExtractorChoice.from_settings(settings).model_dump(exclude={"llm_api_key"}),
-            llm_api_key=dg.EnvVar(settings.llm_api_key_env) if settings.llm_api_key() else None,
-        ),
+        "extractor": ExtractorResource(**settings.model.model_dump()),
     }

@@ -15,13 +15,12 @@ from extraction_assets.defs.jobs import JOBS, extract_job, pass_requests
 from extraction_assets.defs.partitions import (
     SHARDS,
     extraction_keys,
-    partition_key_of,
     range_name,
     range_tags,
     schema_versions,
 )
 from extraction_assets.defs.resources import PipelineResource
-from extraction_assets.lib.schemas import discover_schemas
+from extraction_assets.lib.prompt_files import discover_schemas, partition_key_of
 
 
 @dg.sensor(

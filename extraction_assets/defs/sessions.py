@@ -10,7 +10,6 @@ import dagster as dg
 
 from extraction_assets.defs.partitions import POOL
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
-from extraction_assets.lib.reporting import markdown_table
 
 SESSION_POLL_SECONDS = 5  # with a run's start-up, a completed session's records are stored well within 60 s
 SESSION_RUN_PRIORITY = 10  # queued runs start highest priority first (Dagster's default is 0)
@@ -34,7 +33,7 @@ def interview_sessions(
     extractor: ExtractorResource,
 ) -> dg.MaterializeResult:
     # the PII stack and the extractors load with the step, not with the code location
-    from extraction_assets.lib.pii import key_from_env, load_policy
+    from extraction_assets.lib.pii import key_from_env, load_policy, markdown_table
     from extraction_assets.lib.sessions import SessionEnv, light_extractor, sync_sessions
 
     env = SessionEnv(
@@ -99,7 +98,7 @@ NO_SESSIONS = hashlib.sha256().hexdigest()[:32]  # the fingerprint of a folder w
 def sessions_fingerprint(sessions_dir: Path) -> str:
     """The stamps of every session file (taken by the listing, no link followed), and the entries that may not be
     read: a change in any of them is a new fingerprint."""
-    from extraction_assets.lib.sessions import session_files
+    from extraction_assets.lib.sessions import session_files  # the sessions stack loads when the sensor ticks
 
     digest = hashlib.sha256()
     for entry in session_files(sessions_dir):

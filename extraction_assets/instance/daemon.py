@@ -30,6 +30,7 @@ def poll_seconds() -> int:
 
 
 def main() -> None:
+    # the daemon's modules load in the daemon's process alone, not in the command that builds its command line
     from dagster._daemon import controller, sensor
     from dagster._daemon.cli import main as dagster_daemon
 

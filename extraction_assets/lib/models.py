@@ -11,7 +11,7 @@ import json
 from datetime import date
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from extraction_assets.lib.offsets import OffsetMap
 
@@ -136,7 +136,8 @@ class Grounding(BaseModel):
 
 
 class DeadLetter(BaseModel):
-    """Anything that failed, with the stage and reason; never silently dropped."""
+    """Anything that failed, with the stage and reason; never silently dropped. Its reason and detail may quote a
+    document (a parser's error, an ungrounded span): the writer masks them (`warehouse.insert_dead_letters`)."""
 
     stage: str
     tenant_id: str
@@ -145,17 +146,6 @@ class DeadLetter(BaseModel):
     doc_id: str | None = None
     schema_version: str | None = None
     detail: dict[str, Any] = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _masked(self) -> DeadLetter:
-        """What a letter says is read in the UI, the run log and the command line: a reason or detail that quotes a
-        document (a parser's error, an ungrounded span) is masked like any text shown (`pii.masked`). The path
-        stays as it is: it locates the file, in the raw zone beside `raw_documents`."""
-        from extraction_assets.lib.pii.display import masked, masked_value  # the detectors load on first use
-
-        self.reason = masked(self.reason)
-        self.detail = masked_value(self.detail)
-        return self
 
     @property
     def dead_letter_id(self) -> str:

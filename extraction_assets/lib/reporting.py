@@ -1,9 +1,10 @@
-"""Small renderers for previews people read in the Dagster UI and the terminal."""
+"""What every renderer of values people read shares: a change applied to every string of a JSON-like value, and
+control characters made visible (the masked Markdown tables themselves are `pii.display.markdown_table`)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 # Characters that act instead of showing: bidirectional controls (a right-to-left override in a title makes "pay 100"
@@ -31,21 +32,3 @@ def map_strings(value: Any, change: Callable[[str], str]) -> Any:
     if isinstance(value, list | tuple):
         return [map_strings(v, change) for v in value]
     return value
-
-
-def _cell(value: object, width: int, masked: Callable[[str], str]) -> str:
-    text = "" if value is None else visible_controls(masked(str(value)))
-    text = " ".join(text.split()).replace("|", "\\|")
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]], width: int = 80) -> str:
-    """A Markdown table with cells masked (`pii.masked`) and their controls made visible, flattened to one line, pipes
-    escaped and long values cut."""
-    if not rows:
-        return "_none_"
-    from extraction_assets.lib.pii.display import masked  # the detectors load with the first table, not the code
-
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(_cell(v, width, masked) for v in row) + " |" for row in rows]
-    return "\n".join(lines)

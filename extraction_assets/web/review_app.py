@@ -34,7 +34,8 @@ from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 from starlette.types import Receive, Scope, Send
 
-from extraction_assets.lib.extraction import RULES, Extractor, ExtractorChoice
+from extraction_assets.lib.extraction import RULES, Extractor, build_extractor
+from extraction_assets.lib.prompt_files import discover_schemas
 from extraction_assets.lib.review import (
     ANY_STATUS,
     Action,
@@ -53,7 +54,7 @@ from extraction_assets.lib.review.auth import FormTokens, Principal
 from extraction_assets.lib.review.forms import FormField, form_fields, read_form, untouched_keys
 from extraction_assets.lib.review.groups import group_detail, group_item_ids, list_groups, resolve_group_id
 from extraction_assets.lib.review.queries import current_rules
-from extraction_assets.lib.schemas import discover_schemas
+from extraction_assets.lib.settings import ModelSettings
 from extraction_assets.lib.warehouse import READER_WAIT_S, WarehouseBusy, WarehouseUnreadable, open_warehouse
 from extraction_assets.lib.warehouse.review_queue import group_members
 from extraction_assets.web.interview_api import API_PREFIXES, error, interview_routes
@@ -445,7 +446,7 @@ def create_review_app(
     routes = [
         Route("/openapi.json", openapi),
         Route("/static/{name}", static),
-        *interview_routes(warehouse, tenant_id, schemas, extractor or ExtractorChoice().build()),
+        *interview_routes(warehouse, tenant_id, schemas, extractor or build_extractor(ModelSettings())),
         Route("/", queue),
         Route("/decide", decide_many, methods=["POST"]),
         Route("/groups/{group_id}", group),

@@ -18,7 +18,7 @@ from extraction_assets.defs.jobs import pass_requests
 from extraction_assets.defs.partitions import RANGE_END, RANGE_START
 from extraction_assets.defs.resources import PipelineResource
 from extraction_assets.defs.sensors import schema_version_sensor
-from extraction_assets.lib.schemas import discover_schemas
+from extraction_assets.lib.prompt_files import discover_schemas
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, Settings
 
 CLI = [sys.executable, "-m", "extraction_assets.cli"]

@@ -14,10 +14,11 @@ import httpx
 import pytest
 import uvicorn
 
-from extraction_assets.lib.extraction import ExtractorChoice
+from extraction_assets.lib.extraction import build_extractor
 from extraction_assets.lib.ports import free_port
 from extraction_assets.lib.review import AuthConfig, Authenticator, hash_token
 from extraction_assets.lib.sessions import HeuristicLight, SessionEnv, sync_sessions
+from extraction_assets.lib.settings import ModelSettings
 from extraction_assets.lib.warehouse import open_warehouse
 from extraction_assets.web.review_app import create_review_app
 from tests.session_seed import TURNS, whole_session, with_objectives
@@ -41,7 +42,7 @@ def api(tmp_path: Path, prompts: Path) -> Iterator[tuple[str, Path]]:
     for tenant in ("lanting", "rival"):
         whole_session(sessions / tenant / "s-001.jsonl")
     env = SessionEnv(
-        sessions_dir=sessions, prompts_dir=prompts, extractor=ExtractorChoice().build(), light=HeuristicLight()
+        sessions_dir=sessions, prompts_dir=prompts, extractor=build_extractor(ModelSettings()), light=HeuristicLight()
     )
     assert all(r.final_items for r in sync_sessions(lambda: open_warehouse(warehouse), env))
     principals = [{"name": n, "tenant": t, "token_sha256": hash_token(tok)} for n, (t, tok) in TOKENS.items()]

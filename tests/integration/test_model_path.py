@@ -14,8 +14,8 @@ from evals.fake_llm import INVENTED_SPAN, FakeLLMServer, Faults
 from extraction_assets.definitions import build_definitions
 from extraction_assets.defs.resources import ExtractorResource
 from extraction_assets.lib.pii import scrub
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.readers import read_inbox
-from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.settings import SAMPLE_INBOX, Settings
 from extraction_assets.lib.warehouse import invariants, open_warehouse, rows_as_dicts
 from tests.conftest import read_every_document
@@ -154,7 +154,7 @@ def test_a_rerun_is_answered_from_the_cache(model_settings, fake, instance) -> N
         assert con.execute("SELECT count(*) FROM llm_cache").fetchone()[0] == calls
     # a forced refresh asks again
     _force_reextraction(model_settings)
-    _run(model_settings, _extractor(fake, refresh_cache=True), instance)
+    _run(model_settings, _extractor(fake, llm_refresh_cache=True), instance)
     assert len(fake.requests) == 2 * calls
 
 
@@ -173,7 +173,7 @@ def test_a_rerun_asks_nothing_again_also_for_answers_that_failed_validation(mode
     assert again["outcomes"] == {"fallback_used": docs}
     fake.faults = Faults()
     _force_reextraction(model_settings)
-    fresh = _run(model_settings, _extractor(fake, refresh_cache=True), instance)
+    fresh = _run(model_settings, _extractor(fake, llm_refresh_cache=True), instance)
     assert fresh["outcomes"] == {"model": docs} and len(fake.requests) == calls + docs
 
 
@@ -309,11 +309,11 @@ def test_heuristic_first_calls_the_model_only_under_the_threshold(model_settings
     assert skipped["outcomes"] == {"skipped": docs} and len(fake.requests) == docs
     fake.faults = Faults(invalid_json=True)
     _force_reextraction(model_settings)
-    failed = _run(model_settings, _extractor(fake, refresh_cache=True), instance, always)
+    failed = _run(model_settings, _extractor(fake, llm_refresh_cache=True), instance, always)
     assert failed["outcomes"] == {"failed": docs}  # the heuristic result is kept, the error recorded
     assert {i["extracted_by"] for i in _items(model_settings, always)} == {"heuristic"}
     assert _status(model_settings, always) == {"processed": docs}
-    disabled = _run(model_settings, _extractor(fake, kill_switch=True), instance, "pulse@v1")
+    disabled = _run(model_settings, _extractor(fake, llm_disabled=True), instance, "pulse@v1")
     assert disabled["outcomes"] == {"disabled": docs}
 
 
@@ -332,7 +332,7 @@ def test_classify_then_extract_routes_then_extracts_one_record_per_module(model_
 
     fake.faults = Faults(fail_classification=True)
     _force_reextraction(model_settings)
-    failed = _run(model_settings, _extractor(fake, refresh_cache=True), instance, key)
+    failed = _run(model_settings, _extractor(fake, llm_refresh_cache=True), instance, key)
     assert failed["documents_failed"] == docs
     assert _status(model_settings, key) == {"failed": docs}
     assert _items(model_settings, key) == items  # the earlier records stay; nothing half-written

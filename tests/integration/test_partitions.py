@@ -10,7 +10,7 @@ import dagster as dg
 from extraction_assets.definitions import build_definitions
 from extraction_assets.defs.resources import PipelineResource
 from extraction_assets.defs.sensors import schema_version_sensor
-from extraction_assets.lib.schemas import discover_schemas
+from extraction_assets.lib.prompt_files import discover_schemas
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import open_warehouse
 from extraction_assets.runner import run_pipeline

@@ -15,7 +15,7 @@ from evals.fake_llm import FakeLLMServer
 from extraction_assets.lib.models import Document
 from extraction_assets.lib.pii import VAULT_KEY_ENV, load_policy, reveal, scrub
 from extraction_assets.lib.readers import read_inbox
-from extraction_assets.lib.settings import Settings
+from extraction_assets.lib.settings import ModelSettings, Settings
 from extraction_assets.lib.warehouse import open_warehouse, rows_as_dicts
 from extraction_assets.runner import run_pipeline
 from tests.conftest import read_every_document
@@ -65,7 +65,7 @@ def test_no_detected_value_reaches_the_model_server(settings: Settings, inbox: P
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(record["text"], encoding="utf-8")
     with FakeLLMServer(prompts_dir=settings.prompts_dir) as fake:
-        model = settings.model_copy(update={"llm_base_url": fake.base_url, "llm_model": "fake-model"})
+        model = settings.model_copy(update={"model": ModelSettings(llm_base_url=fake.base_url, llm_model="fake-model")})
         _run(model)
         sent = json.dumps(fake.requests, ensure_ascii=False)
     with open_warehouse(settings.warehouse) as con:
@@ -97,7 +97,7 @@ def test_no_hidden_form_of_a_value_reaches_the_model_server(settings: Settings, 
     for number, form in enumerate(HIDDEN_FORMS):
         (notes / f"note-{number:02d}.txt").write_text(f"Team note {number}.\n{form.text}\n", encoding="utf-8")
     with FakeLLMServer(prompts_dir=settings.prompts_dir) as fake:
-        _run(settings.model_copy(update={"llm_base_url": fake.base_url, "llm_model": "fake-model"}))
+        _run(settings.model_copy(update={"model": ModelSettings(llm_base_url=fake.base_url, llm_model="fake-model")}))
         sent = plain(" ".join(_strings(fake.requests)))
     assert all(f"Team note {number}." in " ".join(_strings(fake.requests)) for number in range(len(HIDDEN_FORMS)))
     leaked = [form.name for form in HIDDEN_FORMS if plain(form.value) in sent]

@@ -13,7 +13,8 @@ from extraction_assets.definitions import build_definitions
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource
 from extraction_assets.lib.extraction import ExtractorRun, HeuristicExtractor
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
-from extraction_assets.lib.schemas import SchemaVersion, discover_schemas, load_schema
+from extraction_assets.lib.prompt_files import discover_schemas, load_schema
+from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import invariants, open_warehouse, rows_as_dicts, table_counts
 from extraction_assets.runner import run_pipeline
@@ -92,11 +93,20 @@ def test_full_run_fills_every_table_and_keeps_invariants(settings: Settings) -> 
             con.execute("SELECT count(*) FROM extracted_items WHERE status = 'needs_review'").fetchone()[0]
         )
         masked = int(con.execute("SELECT sum(pii_total) FROM scrubbed_documents").fetchone()[0])
+        turn_rows = con.execute(
+            """SELECT e.turn_id, r.turns, e.char_start, e.char_end FROM evidence e
+               JOIN raw_documents r USING (doc_id) WHERE r.kind IN ('pulse', 'chat', 'transcript')"""
+        ).fetchall()
         pulse_items = int(
             con.execute("SELECT count(*) FROM extracted_items WHERE schema_version = ?", [PULSE]).fetchone()[0]
         )
     assert queue == needs_review
     assert masked > 0
+    assert turn_rows, "documents with turns have evidence"
+    for turn_id, turns_json, start, _end in turn_rows:  # each quote's turn is recorded, and holds the quote
+        turns = {t["turn_id"]: t for t in json.loads(turns_json)}
+        assert turn_id in turns
+        assert turns[turn_id]["start"] <= start < turns[turn_id]["end"]
     assert len(ingest_failures) >= 5, ingest_failures
     reasons = " ".join(f["reason"] for f in ingest_failures).lower()
     for expected in ("binary", "utf-8", "empty", "json", "mime"):
@@ -114,7 +124,7 @@ def test_full_run_fills_every_table_and_keeps_invariants(settings: Settings) -> 
     assert not {"model_calls", "cache_hits", "prompt_tokens", "chunks", "estimated_cost"} & set(items_meta)
 
 
-def test_rerun_changes_nothing(settings: Settings) -> None:
+def test_a_rerun_changes_nothing_and_a_new_file_is_then_the_only_work(settings: Settings) -> None:
     _run(settings)
     first = _snapshot(settings)
     results = _run(settings)
@@ -124,10 +134,6 @@ def test_rerun_changes_nothing(settings: Settings) -> None:
     pulse = next(r for r in results if r.name == f"extract {PULSE}")
     assert pulse.success and pulse.metadata["extracted_items"]["run"] == "nothing to do"
 
-
-def test_new_file_is_the_only_work_on_the_next_run(settings: Settings) -> None:
-    _run(settings)
-    before = _snapshot(settings)
     new_file = settings.inbox / "acme" / "notes" / "late-addition.txt"
     new_file.write_text(
         "Weekly note.\nWe will ship the replacement parts by Friday.\nThe supplier delay is a risk for the launch.\n",
@@ -135,13 +141,13 @@ def test_new_file_is_the_only_work_on_the_next_run(settings: Settings) -> None:
     )
     results = _run(settings)
     after = _snapshot(settings)
-    assert after["counts"]["raw_documents"] == before["counts"]["raw_documents"] + 1
+    assert after["counts"]["raw_documents"] == first["counts"]["raw_documents"] + 1
     assert _metadata(results, "ingest", "raw_documents")["new_documents"] == 1
     assert _metadata(results, "ingest", "scrubbed_documents")["scrubbed_now"] == 1
     assert _metadata(results, f"extract {PULSE}", "extracted_items")["documents_processed"] == 1
-    new_items = set(after["items"]) - set(before["items"])
+    new_items = set(after["items"]) - set(first["items"])
     assert new_items, "the new document's items were stored"
-    assert set(before["items"]) <= set(after["items"]), "earlier items untouched"
+    assert set(first["items"]) <= set(after["items"]), "earlier items untouched"
 
 
 class _HallucinatingExtractor(HeuristicExtractor):
@@ -283,20 +289,6 @@ def test_schema_sensor_adds_a_partition_for_a_new_prompt_file(settings: Settings
     result = schema_version_sensor(dg.build_sensor_context(instance=instance, resources={"pipeline": pipeline}))
     assert [covered(r) for r in result.run_requests] == [("pulse@v2", "pulse@v2")]
     assert result.dynamic_partitions_requests[0].partition_keys == ["pulse@v2"]
-
-
-def test_turn_ids_are_recorded_for_documents_with_turns(settings: Settings) -> None:
-    _run(settings)
-    with open_warehouse(settings.warehouse) as con:
-        rows = con.execute(
-            """SELECT e.turn_id, r.turns, e.char_start, e.char_end FROM evidence e
-               JOIN raw_documents r USING (doc_id) WHERE r.kind IN ('pulse', 'chat', 'transcript')"""
-        ).fetchall()
-    assert rows
-    for turn_id, turns_json, start, _end in rows:
-        turns = {t["turn_id"]: t for t in json.loads(turns_json)}
-        assert turn_id in turns
-        assert turns[turn_id]["start"] <= start < turns[turn_id]["end"]
 
 
 def test_new_scrubbed_documents_trigger_one_extract_run_per_schema_version(settings: Settings) -> None:

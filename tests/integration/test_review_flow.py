@@ -78,7 +78,7 @@ def test_rerun_refuses_without_confirmation_keeps_on_request_and_overwrites_when
     assert _items(settings) == before and _status_rows(settings, TENANT) == acme_status
 
     # re-run keeping people's items: every acme document re-extracted, the three decisions untouched
-    kept = rerun_partition(settings, PULSE, tenant=TENANT, instance=instance)
+    kept = rerun_partition(settings, PULSE, tenant_id=TENANT, instance=instance)
     meta = kept.metadata["extracted_items"]
     assert kept.success and not kept.failed_checks
     assert meta["documents_processed"] == len(acme_status) and meta["forced"] is True
@@ -91,7 +91,7 @@ def test_rerun_refuses_without_confirmation_keeps_on_request_and_overwrites_when
     assert {a for _, a, _ in _status_rows(settings, TENANT)} == {attempts + 1 for _, attempts, _ in acme_status}
 
     # confirmed: the machine's results replace the decisions; the audit trail of them stays
-    confirmed = rerun_partition(settings, PULSE, tenant=TENANT, confirm_overwrite=True, instance=instance)
+    confirmed = rerun_partition(settings, PULSE, tenant_id=TENANT, confirm_overwrite=True, instance=instance)
     assert confirmed.metadata["extracted_items"]["overwritten_with_confirmation"] == 3
     after_confirm = _items(settings)
     for item_id in decided:

@@ -15,7 +15,7 @@ import pytest
 
 from evals.postgres_server import PostgresServer
 from evals.scale_out import PROJECT_DIR, snapshot
-from extraction_assets.lib.schemas import discover_schemas
+from extraction_assets.lib.prompt_files import discover_schemas
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 from tests.integration.scale_out_support import (
     NEEDS_POSTGRES,

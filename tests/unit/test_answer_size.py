@@ -11,7 +11,7 @@ from evals.fake_llm import FakeLLMServer, Faults
 from extraction_assets.lib.llm import LLMClient, LLMError, LLMSettings, build_messages, response_model
 from extraction_assets.lib.llm.answer_size import MAX_REASK_CHARS, MAX_RESPONSE_BYTES
 from extraction_assets.lib.models import ExtractionInput
-from extraction_assets.lib.schemas import load_schema
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 PULSE = load_schema(DEFAULT_PROMPTS, "pulse@v1")

@@ -6,8 +6,9 @@ import pytest
 
 from extraction_assets.lib.extraction import decide, folder_kind, rules_fingerprint
 from extraction_assets.lib.models import Document, ExtractionInput, Turn
+from extraction_assets.lib.prompt_files import discover_schemas
 from extraction_assets.lib.readers import read_inbox
-from extraction_assets.lib.schemas import Applicability, SchemaVersion, discover_schemas
+from extraction_assets.lib.schemas import Applicability, SchemaVersion
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, SAMPLE_INBOX
 
 SCHEMAS = discover_schemas(DEFAULT_PROMPTS)[0]

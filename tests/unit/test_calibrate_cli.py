@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from extraction_assets.cli import main
-from extraction_assets.lib.schemas import load_schema
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 RECEIPT = """SHOP {n} SDN BHD

@@ -25,7 +25,8 @@ from extraction_assets.lib.evaluation import load_registry
 from extraction_assets.lib.extraction import HeuristicExtractor, extract_document
 from extraction_assets.lib.models import Document
 from extraction_assets.lib.pii import scrub_document
-from extraction_assets.lib.schemas import SchemaVersion, discover_schemas, load_schema
+from extraction_assets.lib.prompt_files import discover_schemas, load_schema
+from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, PROJECT_DIR
 
 pytestmark = pytest.mark.long(45)  # a refit of the contract calibration extracts 315 contracts
@@ -233,7 +234,7 @@ def test_every_committed_calibration_belongs_to_its_version_and_stays_in_bounds(
 def test_applying_a_calibration_needs_no_scikit_learn() -> None:
     code = (
         "import sys; sys.modules['sklearn'] = None\n"
-        "from extraction_assets.lib.schemas import load_schema\n"
+        "from extraction_assets.lib.prompt_files import load_schema\n"
         "from extraction_assets.lib.settings import DEFAULT_PROMPTS\n"
         "from extraction_assets.lib.extraction import HeuristicExtractor, extract_document\n"
         "from extraction_assets.lib.pii import scrub_document\n"
@@ -260,7 +261,8 @@ def test_a_refit_gives_the_committed_file(key: str) -> None:
 
 
 def test_a_calibration_file_that_cannot_be_read_is_the_versions_error_not_a_silent_loss(tmp_path: Path) -> None:
-    from extraction_assets.lib.schemas import SchemaError, load_schema_file
+    from extraction_assets.lib.prompt_files import load_schema_file
+    from extraction_assets.lib.schemas import SchemaError
 
     (tmp_path / "receipt").mkdir()
     prompt = tmp_path / "receipt" / "v1.md"

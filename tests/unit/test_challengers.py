@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from extraction_assets.lib.prompt_files import discover_schemas
 from extraction_assets.lib.review import check_chain
 from extraction_assets.lib.review.challengers import promote, read_roles, sync_roles
 from extraction_assets.lib.review.corrections import InvalidCorrection
-from extraction_assets.lib.schemas import discover_schemas
 from extraction_assets.lib.warehouse import open_warehouse, queue_in_step, rebuild_review_queue
 from tests.review_seed import seed_documents
 

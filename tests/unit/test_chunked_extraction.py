@@ -12,7 +12,7 @@ from extraction_assets.lib.extraction import OrchestratedExtractor, extract_docu
 from extraction_assets.lib.llm import LLMClient, LLMSettings, document_from_messages
 from extraction_assets.lib.models import Document
 from extraction_assets.lib.pii import scrub_document
-from extraction_assets.lib.schemas import load_schema
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 CHUNKED = load_schema(DEFAULT_PROMPTS, "pulse@v1").model_copy(

@@ -10,7 +10,8 @@ import pytest
 
 from extraction_assets.lib.extraction import Chunk, chunk_input, merge_chunk_candidates, split_chunks
 from extraction_assets.lib.models import CandidateItem, ExtractionInput, Turn
-from extraction_assets.lib.schemas import FieldSpec, SchemaError, SchemaVersion, parse_schema_text
+from extraction_assets.lib.prompt_files import parse_schema_text
+from extraction_assets.lib.schemas import FieldSpec, SchemaError, SchemaVersion
 
 
 def _paragraphs(count: int, sentences: int = 6) -> str:

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from extraction_assets.cli import main
-from extraction_assets.defs.resources import PipelineResource, resources_from_settings
-from extraction_assets.lib.extraction import ExtractorChoice
+from extraction_assets.defs.resources import ExtractorResource, PipelineResource, resources_from_settings
 from extraction_assets.lib.settings import Settings
 
 
@@ -44,15 +43,16 @@ def test_settings_from_environment() -> None:
     env = {"EXTRACTION_WAREHOUSE": "/tmp/w.duckdb", "EXTRACTION_LLM_BASE_URL": " ", "EXTRACTION_LLM_MODEL": "m"}
     settings = Settings.from_env(env)
     assert str(settings.warehouse) == "/tmp/w.duckdb"
-    assert settings.llm_base_url is None
-    assert not settings.model_configured
-    assert Settings.from_env({"EXTRACTION_LLM_BASE_URL": "http://x/v1", "EXTRACTION_LLM_MODEL": "m"}).model_configured
-    assert settings.worker_niceness is None and settings.llm_threads is None
+    assert settings.model.llm_base_url is None
+    assert not settings.model.has_model
+    assert Settings.from_env({"EXTRACTION_LLM_BASE_URL": "http://x/v1", "EXTRACTION_LLM_MODEL": "m"}).model.has_model
+    assert settings.worker_niceness is None and settings.model.llm_threads is None
     tuned = Settings.from_env({"EXTRACTION_WORKER_NICENESS": "0", "EXTRACTION_LLM_THREADS": "3"})
-    assert (tuned.worker_niceness, tuned.llm_threads) == (0, 3)
+    assert (tuned.worker_niceness, tuned.model.llm_threads) == (0, 3)
     pipeline = resources_from_settings(tuned)["pipeline"]
     assert isinstance(pipeline, PipelineResource) and pipeline.worker_niceness == 0
-    assert ExtractorChoice.from_settings(tuned).llm_gguf_threads == 3
+    extractor = resources_from_settings(tuned)["extractor"]
+    assert isinstance(extractor, ExtractorResource) and extractor.llm_threads == 3, "the model path is passed whole"
 
 
 def test_the_run_output_says_what_the_model_cost_and_what_is_left_pending() -> None:

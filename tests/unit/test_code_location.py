@@ -23,7 +23,8 @@ HEAVY_FOR_THE_CODE_LOCATION = (
     "duckdb",
     "cryptography",
     "phonenumbers",
-    "extraction_assets.lib.pii",
+    "extraction_assets.lib.pii.scrubber",
+    "extraction_assets.lib.pii.vault",
     "extraction_assets.lib.evaluation",
     "jinja2",
 )
@@ -80,7 +81,7 @@ def test_a_run_reads_versions_and_routing_rules_without_loading_a_pack(prompts) 
     code = (
         "from pathlib import Path\n"
         "from extraction_assets.lib.extraction import OrchestratedExtractor, rules_fingerprint\n"
-        "from extraction_assets.lib.schemas import discover_schemas\n"
+        "from extraction_assets.lib.prompt_files import discover_schemas\n"
         f"found, _ = discover_schemas(Path({str(prompts)!r}))\n"
         "assert found\n"
         "for schema in found.values():\n"

@@ -9,13 +9,13 @@ import pytest
 
 from evals.fake_llm import FakeLLMServer
 from extraction_assets.lib.extraction import OrchestratedExtractor, extract_document
-from extraction_assets.lib.extraction.factory import ExtractorChoice
+from extraction_assets.lib.extraction.factory import build_extractor, llm_settings
 from extraction_assets.lib.llm import LLMClient, LLMError, LLMSettings, build_messages, response_model
 from extraction_assets.lib.llm.budget import estimate_tokens
 from extraction_assets.lib.llm.response_models import DATE_PATTERN, schema_json
 from extraction_assets.lib.models import Document, ExtractionInput
 from extraction_assets.lib.pii import scrub_document
-from extraction_assets.lib.schemas import load_schema
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, Settings
 
 PULSE = load_schema(DEFAULT_PROMPTS, "pulse@v1").model_copy(update={"max_items": 100})
@@ -61,17 +61,15 @@ def test_a_long_document_is_cut_into_chunks_that_fit_the_known_context(fake: Fak
 def test_the_context_comes_from_the_environment_else_from_the_schemas_front_matter(fake: FakeLLMServer) -> None:
     doc = _document(120)
     scrubbed = scrub_document(doc)
-    choice = ExtractorChoice.from_settings(
-        Settings.from_env(
-            {
-                "EXTRACTION_LLM_BASE_URL": fake.base_url,
-                "EXTRACTION_LLM_MODEL": "fake-model",
-                "EXTRACTION_LLM_CONTEXT_TOKENS": str(CONTEXT),
-            }
-        )
-    )
-    assert choice.llm_settings().context_tokens == CONTEXT
-    from_env = extract_document(doc, scrubbed, PULSE, choice.build())
+    choice = Settings.from_env(
+        {
+            "EXTRACTION_LLM_BASE_URL": fake.base_url,
+            "EXTRACTION_LLM_MODEL": "fake-model",
+            "EXTRACTION_LLM_CONTEXT_TOKENS": str(CONTEXT),
+        }
+    ).model
+    assert (client := llm_settings(choice)) is not None and client.context_tokens == CONTEXT
+    from_env = extract_document(doc, scrubbed, PULSE, build_extractor(choice))
     assumed = PULSE.model_copy(update={"context_tokens": CONTEXT})
     from_schema = extract_document(doc, scrubbed, assumed, OrchestratedExtractor(_client(fake)))
     assert from_env.stats["chunks"] > 1 and from_schema.stats["chunks"] == from_env.stats["chunks"]

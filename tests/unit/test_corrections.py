@@ -8,6 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.review import (
     ALLOWED_TRANSITIONS,
     Change,
@@ -18,7 +19,6 @@ from extraction_assets.lib.review import (
     check_chain,
     corrections,
 )
-from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 from extraction_assets.lib.warehouse import items_without_evidence, open_warehouse, rows_as_dicts
 from tests.review_seed import SCHEMA, seed

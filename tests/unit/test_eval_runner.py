@@ -19,7 +19,8 @@ from extraction_assets.lib.evaluation import (
 )
 from extraction_assets.lib.extraction import ExtractorRun, HeuristicExtractor
 from extraction_assets.lib.models import ExtractionInput
-from extraction_assets.lib.schemas import SchemaVersion, load_schema
+from extraction_assets.lib.prompt_files import load_schema
+from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 MEETING = (

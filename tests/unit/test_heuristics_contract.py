@@ -12,7 +12,8 @@ from extraction_assets.lib.heuristics.contract import _phrase, detect_language, 
 from extraction_assets.lib.heuristics.printed_values import find_dates, parse_amount, scan_view
 from extraction_assets.lib.models import CandidateItem, Document, ExtractionInput
 from extraction_assets.lib.pii import scrub_document
-from extraction_assets.lib.schemas import SchemaVersion, load_schema
+from extraction_assets.lib.prompt_files import load_schema
+from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 NBSP = "\u00a0"

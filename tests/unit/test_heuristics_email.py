@@ -10,8 +10,9 @@ from extraction_assets.lib.extraction import HeuristicExtractor, extract_documen
 from extraction_assets.lib.heuristics.email import extract_email, parse_header_block, score_confidence, sentences
 from extraction_assets.lib.models import CandidateItem, Document, ExtractionOutcome
 from extraction_assets.lib.pii import scrub_document
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.readers import read_file
-from extraction_assets.lib.schemas import SchemaVersion, load_schema
+from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 INVOICE = """Message-ID: <inv-7781@northwind.test>

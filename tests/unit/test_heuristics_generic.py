@@ -8,7 +8,8 @@ from extraction_assets.lib.extraction import HeuristicExtractor, extract_documen
 from extraction_assets.lib.heuristics.generic import extract_generic, generic_options, score_confidence
 from extraction_assets.lib.models import Document, ExtractionInput
 from extraction_assets.lib.pii import scrub_document
-from extraction_assets.lib.schemas import SchemaVersion, load_schema, parse_schema_text
+from extraction_assets.lib.prompt_files import load_schema, parse_schema_text
+from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 TICKET = (

@@ -9,10 +9,11 @@ import pytest
 from extraction_assets.lib.extraction import HeuristicExtractor, extract_document
 from extraction_assets.lib.heuristics import get_pack
 from extraction_assets.lib.heuristics.interview import extract_interview, field_cues, parse_number
-from extraction_assets.lib.heuristics.segments import word_set_pattern
+from extraction_assets.lib.heuristics.phrases import any_phrase
 from extraction_assets.lib.models import CandidateItem, Document, ExtractionInput, Turn
 from extraction_assets.lib.pii import scrub_document
-from extraction_assets.lib.schemas import FieldSpec, SchemaVersion, load_schema, parse_schema_text
+from extraction_assets.lib.prompt_files import load_schema, parse_schema_text
+from extraction_assets.lib.schemas import FieldSpec, SchemaVersion
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 SCHEMA = """---
@@ -314,7 +315,7 @@ def test_hint_groups_become_topic_option_and_unit_words() -> None:
     ],
 )
 def test_parse_number(text: str, expected: float | None) -> None:
-    unit = word_set_pattern(["元", "块", "dollars", "đồng"])
+    unit = any_phrase(["元", "块", "dollars", "đồng"])
     assert parse_number(text, unit) == expected
 
 

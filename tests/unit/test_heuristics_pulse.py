@@ -18,7 +18,7 @@ from extraction_assets.lib.heuristics.pulse import (
     score_confidence,
 )
 from extraction_assets.lib.models import CandidateItem, DocumentKind, ExtractionInput, Turn
-from extraction_assets.lib.schemas import load_schema
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 WED = date(2026, 11, 25)

@@ -10,7 +10,8 @@ from extraction_assets.lib.extraction import HeuristicExtractor, extract_documen
 from extraction_assets.lib.heuristics.receipt import extract_receipt
 from extraction_assets.lib.models import CandidateItem, Document, ExtractionInput
 from extraction_assets.lib.pii import scrub_document
-from extraction_assets.lib.schemas import SchemaVersion, load_schema
+from extraction_assets.lib.prompt_files import load_schema
+from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 SHOP = """WELCOME

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from extraction_assets.lib.schemas import load_schema
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 from extraction_assets.lib.warehouse import invariants, open_warehouse
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from evals.fake_llm import FakeLLMServer
-from extraction_assets.lib.extraction import ExtractorChoice
+from extraction_assets.lib.extraction import build_extractor
 from extraction_assets.lib.llm import (
     Deferred,
     LLMClient,
@@ -21,6 +21,7 @@ from extraction_assets.lib.llm import (
     submit_batch,
 )
 from extraction_assets.lib.llm.batch import jsonl
+from extraction_assets.lib.settings import ModelSettings
 from tests.unit.test_llm_client import DOC, PULSE
 
 
@@ -66,6 +67,6 @@ def test_a_batch_answer_that_does_not_fit_is_a_model_failure_not_a_request_defer
 
 
 def test_an_evaluation_never_waits_on_a_batch() -> None:
-    choice = ExtractorChoice(llm_base_url="http://127.0.0.1:9/v1", llm_model="m", llm_batch=True)
-    assert choice.build().client.settings.batch  # type: ignore[attr-defined]
-    assert not choice.build(batch=False).client.settings.batch  # type: ignore[attr-defined]
+    choice = ModelSettings(llm_base_url="http://127.0.0.1:9/v1", llm_model="m", llm_batch=True)
+    assert build_extractor(choice).client.settings.batch  # type: ignore[attr-defined]
+    assert not build_extractor(choice, batch=False).client.settings.batch  # type: ignore[attr-defined]

@@ -9,7 +9,8 @@ from functools import partial
 import pytest
 
 from evals.fake_llm import FakeLLMServer
-from extraction_assets.lib.extraction import ExtractorChoice, OrchestratedExtractor, extract_document
+from extraction_assets.lib.extraction import OrchestratedExtractor, extract_document
+from extraction_assets.lib.extraction.factory import prices
 from extraction_assets.lib.llm import (
     Deferred,
     LLMClient,
@@ -134,7 +135,7 @@ def test_the_answers_a_run_stores_from_a_batch_count_against_its_budget(fake: Fa
 def test_cost_needs_both_prices() -> None:
     assert Prices(per_mtok_in=1.0, per_mtok_out=4.0).cost(1_000_000, 500_000) == 3.0
     env = {"EXTRACTION_LLM_PRICE_PER_MTOK_IN": "1", "EXTRACTION_LLM_BUDGET_TOKENS": "5000"}
-    choice = ExtractorChoice.from_settings(Settings.from_env(env))
-    assert choice.prices() is None and choice.llm_budget_tokens == 5000
+    model = Settings.from_env(env).model
+    assert prices(model) is None and model.llm_budget_tokens == 5000
     env["EXTRACTION_LLM_PRICE_PER_MTOK_OUT"] = "4"
-    assert ExtractorChoice.from_settings(Settings.from_env(env)).prices() == Prices(per_mtok_in=1, per_mtok_out=4)
+    assert prices(Settings.from_env(env).model) == Prices(per_mtok_in=1, per_mtok_out=4)

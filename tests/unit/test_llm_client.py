@@ -34,7 +34,8 @@ from extraction_assets.lib.llm import (
 )
 from extraction_assets.lib.llm.client import INSTRUCTOR_MODES
 from extraction_assets.lib.models import CandidateItem, ExtractionInput, ExtractionOutcome
-from extraction_assets.lib.schemas import SchemaVersion, load_schema
+from extraction_assets.lib.prompt_files import load_schema
+from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 PULSE = load_schema(DEFAULT_PROMPTS, "pulse@v1")

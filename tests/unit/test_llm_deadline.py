@@ -15,7 +15,7 @@ from extraction_assets.lib.extraction import OrchestratedExtractor, extract_stre
 from extraction_assets.lib.llm import Deferred, LLMClient, LLMSettings, build_messages, response_model
 from extraction_assets.lib.models import Document, ExtractionInput
 from extraction_assets.lib.pii import scrub_document
-from extraction_assets.lib.schemas import load_schema
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 PULSE = load_schema(DEFAULT_PROMPTS, "pulse@v1")

@@ -14,7 +14,8 @@ from extraction_assets.lib.llm.examples import EXAMPLE_TAG, example_messages
 from extraction_assets.lib.llm.prompting import build_messages, document_from_messages
 from extraction_assets.lib.llm.response_models import module_model, response_model
 from extraction_assets.lib.models import ExtractionInput
-from extraction_assets.lib.schemas import SchemaError, discover_schemas, parse_schema_text
+from extraction_assets.lib.prompt_files import discover_schemas, parse_schema_text
+from extraction_assets.lib.schemas import SchemaError
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 HEAD = """---
@@ -137,7 +138,7 @@ def test_checking_the_bundled_examples_loads_no_model_client() -> None:
 
     code = (
         "import sys\n"
-        "from extraction_assets.lib.schemas import discover_schemas\n"
+        "from extraction_assets.lib.prompt_files import discover_schemas\n"
         "from extraction_assets.lib.settings import DEFAULT_PROMPTS\n"
         "schemas, errors = discover_schemas(DEFAULT_PROMPTS)\n"
         "assert schemas and not errors and any(s.examples for s in schemas.values()), errors\n"

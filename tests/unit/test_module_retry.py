@@ -8,7 +8,7 @@ from pathlib import Path
 from extraction_assets.lib.extraction import OrchestratedExtractor, extract_document
 from extraction_assets.lib.models import Document, ScrubbedDocument
 from extraction_assets.lib.offsets import OffsetMap
-from extraction_assets.lib.schemas import load_schema
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 from extraction_assets.lib.warehouse import (
     insert_documents,

@@ -9,7 +9,8 @@ from extraction_assets.lib.extraction import (
 )
 from extraction_assets.lib.models import CandidateItem, Document, ExtractionInput, Turn
 from extraction_assets.lib.pii import scrub_document
-from extraction_assets.lib.schemas import SchemaVersion, load_schema
+from extraction_assets.lib.prompt_files import load_schema
+from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 SCHEMA = load_schema(DEFAULT_PROMPTS, "pulse@v1")

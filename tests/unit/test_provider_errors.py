@@ -17,7 +17,7 @@ CALL = """
 import json, sys
 from extraction_assets.lib.llm import LLMClient, LLMError, LLMSettings, build_messages, response_model
 from extraction_assets.lib.models import ExtractionInput
-from extraction_assets.lib.schemas import load_schema
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 schema = load_schema(DEFAULT_PROMPTS, "pulse@v1")

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from extraction_assets.lib.models import Document, ReadFailure
 from extraction_assets.lib.readers import html_to_text, read_file, read_inbox
 from extraction_assets.lib.readers import inbox as readers
+from extraction_assets.lib.readers import text as text_reader
 
 SAMPLE_INBOX = Path(__file__).resolve().parents[2] / "extraction_assets" / "sample_inbox"
 
@@ -482,7 +483,7 @@ def test_unexpected_reader_error_becomes_a_failure(tmp_path: Path, monkeypatch: 
     def explode(*args: object, **kwargs: object) -> None:
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(readers, "read_text", explode)
+    monkeypatch.setattr(text_reader, "read_text", explode)
     assert read_fail(write(tmp_path, "n.txt", "hello")).reason == "reader error: RuntimeError: bug"
 
 

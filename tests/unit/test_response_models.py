@@ -9,7 +9,7 @@ RACE = """
 import threading
 from extraction_assets.lib.llm import response_models
 from extraction_assets.lib.llm.response_models import module_model, response_base, response_model
-from extraction_assets.lib.schemas import discover_schemas
+from extraction_assets.lib.prompt_files import discover_schemas
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 schemas = discover_schemas(DEFAULT_PROMPTS)[0]

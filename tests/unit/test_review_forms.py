@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.review.corrections import InvalidCorrection
 from extraction_assets.lib.review.forms import form_fields, read_form
-from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 

@@ -156,7 +156,7 @@ def test_an_accepted_item_loses_its_queue_badges(warehouse) -> None:
 
 
 def _schemas() -> dict:
-    from extraction_assets.lib.schemas import discover_schemas
+    from extraction_assets.lib.prompt_files import discover_schemas
     from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
     return dict(discover_schemas(DEFAULT_PROMPTS)[0])

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.review import corrections
 from extraction_assets.lib.review.lessons import MIN_DECISIONS, refit, stored_fit, teach
-from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 from extraction_assets.lib.warehouse import open_warehouse
 from tests.review_seed import seed_documents

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.review import check_chain, history
 from extraction_assets.lib.review.corrections import InvalidCorrection, ItemNotFound
 from extraction_assets.lib.review.missed import add_missed_item
-from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 from extraction_assets.lib.warehouse import load_scrubbed, open_warehouse, rows_as_dicts
 from extraction_assets.lib.warehouse.invariants import quote_mismatches

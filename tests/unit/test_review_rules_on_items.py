@@ -7,7 +7,8 @@ import pytest
 from extraction_assets.lib.extraction import ExtractorRun, ground_candidates
 from extraction_assets.lib.models import CandidateItem, Document
 from extraction_assets.lib.pii import scrub_document
-from extraction_assets.lib.schemas import SchemaVersion, parse_schema_text
+from extraction_assets.lib.prompt_files import parse_schema_text
+from extraction_assets.lib.schemas import SchemaVersion
 
 TEXT = "The vendor will deliver the pallets on Monday. The budget is tight this quarter.\n"
 ITEMS_SCHEMA = """---

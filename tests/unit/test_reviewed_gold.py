@@ -13,9 +13,9 @@ from extraction_assets.lib.evaluation.reviewed import (
     reviewed_tenants,
     score_version_on_reviews,
 )
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.review import Change, corrections
 from extraction_assets.lib.review.missed import add_missed_item
-from extraction_assets.lib.schemas import load_schema
 from extraction_assets.lib.warehouse import open_warehouse
 from tests.review_seed import seed_documents
 

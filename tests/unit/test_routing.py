@@ -9,7 +9,8 @@ import pytest
 
 from extraction_assets.lib.extraction import route_document
 from extraction_assets.lib.models import EvidenceRecord, ExtractionOutcome, ItemRecord, RoutingDecision
-from extraction_assets.lib.schemas import SchemaVersion, load_schema
+from extraction_assets.lib.prompt_files import load_schema
+from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 from extraction_assets.lib.warehouse import open_warehouse, write_extraction_batch
 

@@ -2,16 +2,15 @@ from pathlib import Path
 
 import pytest
 
-from extraction_assets.lib.schemas import (
+from extraction_assets.lib.prompt_files import (
     MAX_PROMPT_BYTES,
     MAX_YAML_NODES,
-    ConfidenceBand,
-    SchemaError,
     discover_schemas,
     load_schema,
     load_schema_file,
     parse_schema_text,
 )
+from extraction_assets.lib.schemas import ConfidenceBand, SchemaError
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 MINIMAL = """---

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from extraction_assets.definitions import build_definitions
-from extraction_assets.lib.settings import Settings
+from extraction_assets.lib.settings import ModelSettings, Settings
 
 SENTINEL = "sk-sentinel-7f3a9c1d-never-shown"
 
@@ -26,7 +26,7 @@ def test_no_loaded_resource_config_contains_the_key(monkeypatch: pytest.MonkeyPa
 
 def test_the_key_still_reaches_the_client_at_run_time(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SENTINEL)
-    settings = Settings(llm_base_url="http://127.0.0.1:9/v1", llm_model="test-model")
+    settings = Settings(model=ModelSettings(llm_base_url="http://127.0.0.1:9/v1", llm_model="test-model"))
     resource = build_definitions(settings).resources["extractor"]
-    llm = resource.process_config_and_initialize().llm_settings()  # type: ignore[attr-defined]
+    llm = resource.process_config_and_initialize().llm_settings()
     assert llm is not None and llm.api_key == SENTINEL

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from extraction_assets.lib.extraction import ExtractorChoice
+from extraction_assets.lib.extraction import build_extractor
 from extraction_assets.lib.sessions import HeuristicLight, SessionEnv, session_files, sync_session, sync_sessions
+from extraction_assets.lib.settings import ModelSettings
 from extraction_assets.lib.warehouse import open_warehouse, rows_as_dicts
 from tests.session_seed import TURNS, append, turn, whole_session, with_objectives
 
@@ -26,7 +27,7 @@ def folder(tmp_path: Path, prompts: Path) -> tuple[SessionEnv, Path, Path]:
     append(sessions / "lanting" / "s-001.jsonl", turn("t7", "受访者", SECRET))
     append(sessions / "evil" / "own.jsonl", turn(*TURNS[0]), turn(*TURNS[1]))
     env = SessionEnv(
-        sessions_dir=sessions, prompts_dir=prompts, extractor=ExtractorChoice().build(), light=HeuristicLight()
+        sessions_dir=sessions, prompts_dir=prompts, extractor=build_extractor(ModelSettings()), light=HeuristicLight()
     )
     return env, sessions, tmp_path / "w.duckdb"
 

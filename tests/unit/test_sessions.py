@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from extraction_assets.lib.extraction import ExtractorChoice
+from extraction_assets.lib.extraction import build_extractor
 from extraction_assets.lib.models import ExtractionInput
 from extraction_assets.lib.review import Change, apply_change
 from extraction_assets.lib.schemas import SchemaVersion
@@ -25,6 +25,7 @@ from extraction_assets.lib.sessions import (
     session_files,
     sync_sessions,
 )
+from extraction_assets.lib.settings import ModelSettings
 from extraction_assets.lib.warehouse import documents_to_route, invariants, open_warehouse, rows_as_dicts
 from tests.session_seed import TURNS, append, turn, with_objectives
 
@@ -35,7 +36,7 @@ def live(tmp_path: Path, prompts: Path) -> tuple[SessionEnv, Path, Path]:
     sessions = tmp_path / "sessions"
     (sessions / "lanting").mkdir(parents=True)
     env = SessionEnv(
-        sessions_dir=sessions, prompts_dir=prompts, extractor=ExtractorChoice().build(), light=HeuristicLight()
+        sessions_dir=sessions, prompts_dir=prompts, extractor=build_extractor(ModelSettings()), light=HeuristicLight()
     )
     return env, sessions / "lanting" / "s-001.jsonl", tmp_path / "w.duckdb"
 
@@ -161,7 +162,7 @@ def test_a_light_model_that_errors_is_a_light_failure(live, tmp_path: Path) -> N
     env, path, warehouse = live
     with FakeLLMServer() as fake:
         fake.configure(server_error_every=1)
-        choice = ExtractorChoice(llm_base_url=fake.base_url, llm_model="big", llm_http_retries=0)
+        choice = ModelSettings(llm_base_url=fake.base_url, llm_model="big", llm_http_retries=0)
         light = light_extractor(choice, "small", env.prompts_dir)
         env = env.model_copy(update={"light": light})
         append(path, turn(*TURNS[0]), turn(*TURNS[1]))

@@ -9,7 +9,6 @@ from pydantic import Field
 
 from extraction_assets.defs.partitions import POOL, schema_versions
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
-from extraction_assets.lib.reporting import markdown_table
 from extraction_assets.lib.stages import EvalRequest, evaluate_version, reports_dir
 
 
@@ -37,8 +36,10 @@ def eval_report(
     pipeline: PipelineResource,
     extractor: ExtractorResource,
 ) -> dg.MaterializeResult:
+    # the evaluation stack (jinja2, matplotlib, the scorers) and the detectors load with the step, not the code location
     from extraction_assets.lib.evaluation import MICRO, data_uri, markdown_summary, review_figures
     from extraction_assets.lib.evaluation.reviewed import ADDED_FIELD
+    from extraction_assets.lib.pii import markdown_table
 
     key = context.partition_key
     request = EvalRequest(
@@ -102,7 +103,7 @@ def _report_link(html: Path, reports_url: str | None) -> dg.MetadataValue:
     description="Every evaluated schema version side by side, with per-field deltas against the previous version.",
 )
 def eval_comparison(context: dg.AssetExecutionContext, warehouse: WarehouseResource) -> dg.MaterializeResult:
-    from extraction_assets.lib.evaluation import (
+    from extraction_assets.lib.evaluation import (  # the evaluation stack loads with the step
         compare_versions,
         comparison_markdown,
         data_uri,

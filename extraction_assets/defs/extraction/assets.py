@@ -27,9 +27,9 @@ from extraction_assets.defs.partitions import (
     schema_for_partition,
 )
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, WarehouseResource
+from extraction_assets.lib.calibration import FIT_HEADERS, describe, fit_rows
 from extraction_assets.lib.extraction import ExtractionTally
 from extraction_assets.lib.llm import estimated_cost
-from extraction_assets.lib.reporting import markdown_table
 from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.stages import ExtractOptions, PartitionReport, extract_partition, version_figures
 from extraction_assets.lib.warehouse import one_worker
@@ -48,7 +48,7 @@ class ExtractionConfig(dg.Config):
     confirm_overwrite: bool = Field(
         default=False, description="also overwrite accepted, rejected and human-corrected items"
     )
-    tenant: str | None = Field(default=None, description="only this tenant's documents")
+    tenant_id: str | None = Field(default=None, description="only this tenant's documents")
 
 
 def _extraction_spec(key: str, description: str) -> dg.AssetSpec:
@@ -99,7 +99,7 @@ def extracted_items_and_evidence(
     schemas: dict[str, SchemaVersion] = {}
     failed: dict[str, Exception] = {}
     done: dict[str, PartitionReport] = {}
-    options = ExtractOptions(config.force, config.confirm_overwrite, config.tenant, extractor.llm_batch)
+    options = ExtractOptions(config.force, config.confirm_overwrite, config.tenant_id, extractor.llm_batch)
     for partition in partitions:
         schema_key, shard = extraction_partition(partition)
         try:
@@ -186,6 +186,8 @@ def _metadata(
     figures: dict[str, Any],
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """A partition's items' and its evidence's metadata: its version as it stands, and what this run did."""
+    from extraction_assets.lib.pii import markdown_table  # the detectors load with the step, not the code location
+
     totals = report.tally.counts
     partition_figures = {  # the partition as it stands: true after any run, so every run reports them
         "dagster/row_count": figures["items"],
@@ -224,7 +226,7 @@ def confidence_figures(schema: SchemaVersion, figures: dict[str, Any]) -> dict[s
     """What review does with wrong values on this partition: its queue share, and what its items' probabilities of
     being right expect review to catch (capture, precision of the drafts); beside them the calibration's own figures
     on its labelled data (error capture, queue share, precision unqueued, ECE per field, cross-validated first)."""
-    from extraction_assets.lib.calibration import FIT_HEADERS, describe, fit_rows
+    from extraction_assets.lib.pii import markdown_table  # the detectors load with the step, not the code location
 
     found: dict[str, Any] = {
         "confidence": describe(schema.calibration),

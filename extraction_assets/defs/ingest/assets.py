@@ -7,7 +7,7 @@ import dagster as dg
 from extraction_assets.defs.data_versions import data_version
 from extraction_assets.defs.partitions import POOL
 from extraction_assets.defs.resources import PipelineResource, WarehouseResource
-from extraction_assets.lib.reporting import markdown_table, visible_controls
+from extraction_assets.lib.reporting import visible_controls
 from extraction_assets.lib.stages import ScrubProgress, Throttled, ingest_inbox, scrub_pending
 
 
@@ -20,7 +20,10 @@ from extraction_assets.lib.stages import ScrubProgress, Throttled, ingest_inbox,
 def raw_documents(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, pipeline: PipelineResource
 ) -> dg.MaterializeResult:
-    from extraction_assets.lib.pii import masked  # loaded per run, as the detectors are by the scrub step
+    from extraction_assets.lib.pii import (  # loaded per run, as the detectors are by the scrub step
+        markdown_table,
+        masked,
+    )
 
     def shown(text: str) -> str:  # a file's name is the tenant's to choose: an escape sequence in it only shows
         return visible_controls(masked(text))
@@ -65,7 +68,7 @@ def raw_documents(
 def scrubbed_documents(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, pipeline: PipelineResource
 ) -> dg.MaterializeResult:
-    from extraction_assets.lib.pii import SCRUBBER_VERSION, key_from_env, key_id, load_policy  # per run
+    from extraction_assets.lib.pii import SCRUBBER_VERSION, key_from_env, key_id, load_policy, markdown_table  # per run
 
     policy = load_policy(Path(pipeline.pii_policy) if pipeline.pii_policy else None)
     vault_key = key_from_env()

@@ -21,7 +21,6 @@ from extraction_assets.defs.partitions import (
 )
 from extraction_assets.defs.resources import PipelineResource, WarehouseResource
 from extraction_assets.defs.review.checks import AUDIT_SPEC, audit_log_result
-from extraction_assets.lib.reporting import markdown_table
 from extraction_assets.lib.stages import refresh_review_queue, rivals_outside, sync_version_roles
 
 
@@ -59,6 +58,8 @@ def _failed_in_run(context: dg.AssetExecutionContext) -> dict[str, list[str]] | 
 def review_queue(
     context: dg.AssetExecutionContext, warehouse: WarehouseResource, pipeline: PipelineResource
 ) -> Iterator[dg.AssetMaterialization | dg.AssetCheckResult]:
+    from extraction_assets.lib.pii import markdown_table  # the detectors load with the step, not the code location
+
     in_run = _failed_in_run(context)
     with warehouse.connect() as con:  # challengers and promotions decide what each version queues
         changed = sync_version_roles(con, pipeline.prompts_path)

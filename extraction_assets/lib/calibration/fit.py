@@ -90,6 +90,7 @@ def fit_field(field: str, rows: Sequence[tuple[Mapping[str, float], bool]], c: f
     """A field's calibration from (features, correct) pairs. Features constant over the rows carry no information
     and are left out; a feature absent from a row counts 0. With fewer than MIN_EACH right or wrong rows the
     features cannot be weighed: the field gets its base rate (add-one smoothed), the same for every value."""
+    # scikit-learn (the calibrate extra) loads with a fit: applying a calibration needs none of it
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from extraction_assets.lib.calibration.figures import ReviewFigures
+from extraction_assets.lib.calibration.fit import DEFAULT_C, FOLDS, Example, fit_version
 from extraction_assets.lib.calibration.model import (
     FORMAT,
     Provenance,
@@ -30,6 +31,7 @@ from extraction_assets.lib.evaluation.registry import DatasetEntry, Registry
 from extraction_assets.lib.evaluation.runner import run_eval
 from extraction_assets.lib.evaluation.scoring import Verdict
 from extraction_assets.lib.extraction.extractors import HeuristicExtractor
+from extraction_assets.lib.heuristics import pack_version
 from extraction_assets.lib.schemas import SchemaVersion
 
 __all__ = ["CalibrationRun", "calibrate_version", "collect_examples", "same_fit", "write_calibration"]
@@ -56,8 +58,6 @@ def collect_examples(
     schema: SchemaVersion, entries: list[DatasetEntry], on_step: Step = lambda _s: None
 ) -> tuple[list[Any], list[dict[str, Any]]]:
     """(examples, the data files they came from) for every `fields` dataset of the schema, on each labelled file."""
-    from extraction_assets.lib.calibration.fit import Example
-
     today = schema.model_copy(update={"calibration": None})
     examples: list[Example] = []
     data: list[dict[str, Any]] = []
@@ -107,10 +107,7 @@ def calibrate_version(
     schema: SchemaVersion, registry: Registry, on_step: Step = lambda _s: None, fitted_at: str | None = None
 ) -> VersionCalibration:
     """The version's calibration from its labelled data (not written: `write_calibration`)."""
-    from sklearn import __version__ as sklearn_version
-
-    from extraction_assets.lib.calibration.fit import DEFAULT_C, FOLDS, fit_version
-    from extraction_assets.lib.heuristics import pack_version
+    from sklearn import __version__ as sklearn_version  # the calibrate extra, loaded by a fit alone
 
     entries = registry.for_schema(schema.key)
     examples, data = collect_examples(schema, entries, on_step)

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from extraction_assets.lib.evaluation.metrics import MICRO
 from extraction_assets.lib.evaluation.report import fmt
-from extraction_assets.lib.reporting import markdown_table
+from extraction_assets.lib.pii import markdown_table
 
 _DIGITS = re.compile(r"(\d+)")
 METRICS = ("precision", "recall", "f1")

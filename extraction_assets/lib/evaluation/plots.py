@@ -21,13 +21,13 @@ if TYPE_CHECKING:
 
 
 def _figure(width: float, height: float) -> Figure:
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure  # matplotlib loads with the first picture (module docstring)
 
     return Figure(figsize=(width, height))
 
 
 def _png(figure: Figure) -> bytes:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # with the first picture
 
     FigureCanvasAgg(figure)
     buffer = io.BytesIO()

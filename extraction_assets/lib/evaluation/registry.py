@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from extraction_assets.lib.models import DocumentKind
+from extraction_assets.lib.schemas import KEY_SEPARATOR, split_key
 from extraction_assets.lib.settings import PROJECT_DIR
 
 DEFAULT_REGISTRY = PROJECT_DIR / "evals" / "registry.yaml"
@@ -82,9 +83,7 @@ class DatasetEntry(BaseModel):
     @field_validator("schema_version")
     @classmethod
     def _is_partition_key(cls, value: str) -> str:
-        name, sep, version = value.partition("@")
-        if not (sep and name and version):
-            raise ValueError(f"{value!r} is not a schema version of the form schema@version")
+        split_key(value)  # SchemaError (a ValueError) unless it is one
         return value
 
     @model_validator(mode="after")
@@ -104,11 +103,11 @@ class DatasetEntry(BaseModel):
 
     @property
     def schema_name(self) -> str:
-        return self.schema_version.partition("@")[0]
+        return split_key(self.schema_version)[0]
 
     def scores(self, schema_key: str) -> bool:
         """Whether this entry scores a schema version: any version of the schema its mapping was written for."""
-        return schema_key.partition("@")[0] == self.schema_name
+        return schema_key.partition(KEY_SEPARATOR)[0] == self.schema_name
 
     def resolved_path(self, root: Path = PROJECT_DIR) -> Path:
         return _resolved(self.path, root)

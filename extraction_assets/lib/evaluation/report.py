@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from extraction_assets.lib.evaluation.metrics import MICRO
 from extraction_assets.lib.evaluation.runner import EvalResult
-from extraction_assets.lib.reporting import markdown_table
+from extraction_assets.lib.pii import markdown_table
 
 FIELD_HEADERS = ("field", "compare", "support", "predicted", "precision", "recall", "F1", "F2")
 REVIEW_HEADERS = ("field", "items", "wrong", "queued", "error capture", "queue share", "precision unqueued", "ECE")

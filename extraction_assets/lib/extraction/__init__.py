@@ -14,7 +14,7 @@ from extraction_assets.lib.extraction.applicability import (
 from extraction_assets.lib.extraction.chunk_merge import merge_chunk_candidates
 from extraction_assets.lib.extraction.chunking import Chunk, chunk_input, document_chunks, split_chunks
 from extraction_assets.lib.extraction.extractors import Extractor, ExtractorRun, HeuristicExtractor
-from extraction_assets.lib.extraction.factory import ExtractorChoice
+from extraction_assets.lib.extraction.factory import build_extractor, llm_settings
 from extraction_assets.lib.extraction.grounding import ground, normalize_with_map, turn_for_span
 from extraction_assets.lib.extraction.orchestration import (
     ClassificationError,
@@ -41,11 +41,11 @@ __all__ = [
     "Decision",
     "ExtractionTally",
     "Extractor",
-    "ExtractorChoice",
     "ExtractorRun",
     "GateDecides",
     "HeuristicExtractor",
     "OrchestratedExtractor",
+    "build_extractor",
     "chunk_input",
     "decide",
     "decide_by_place",
@@ -59,6 +59,7 @@ __all__ = [
     "ground",
     "ground_candidates",
     "item_id_for",
+    "llm_settings",
     "merge",
     "merge_chunk_candidates",
     "normalize_with_map",

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from extraction_assets.lib.models import EvidenceRecord
+from extraction_assets.lib.pii import PLACEHOLDER
 
 MAX_TITLE_CHARS = 80  # a title is the matched clause, never a text dump
 MAX_STRING_CHARS = 1000  # one value of type string (a clause, a name, a summary line)
@@ -32,7 +33,6 @@ _ORDER = re.compile(
 _SENTENCE_END = re.compile(r"[.!?\n]")
 _NUMBER = re.compile(r"\d(?:[\d,. ]*\d)?")
 _CONTENT_WORD = re.compile(r"[^\W\d_]{4,}")
-_PLACEHOLDER = re.compile(r"\[[A-Z][A-Z_]*_\d+\]")
 _SUPPORTED_SHARE = 1 / 3  # at least this share of a title's content words stand near its evidence
 
 
@@ -79,7 +79,7 @@ def _sentence_around(text: str, start: int, end: int) -> str:
 def unsupported(title: str, context: str) -> str | None:
     """Why the evidence's sentences do not support a model's title, or None: a number of the title that they do
     not hold ("pay 1,000,000 USD" beside evidence about a delivery date), or too few of its content words there."""
-    title = _PLACEHOLDER.sub(" ", title)
+    title = PLACEHOLDER.sub(" ", title)
     digits = "".join(ch for ch in context if ch.isdigit())
     missing = [
         n for n in _NUMBER.findall(title) if len(d := "".join(c for c in n if c.isdigit())) > 1 and d not in digits

@@ -71,7 +71,7 @@ def own_folders(schema: SchemaVersion) -> frozenset[str] | None:
 
 def rules_fingerprint(schema: SchemaVersion) -> str:
     """What a routing decision depends on: a change re-routes the schema's documents, nothing else."""
-    from extraction_assets.lib.heuristics import GATE_VERSION
+    from extraction_assets.lib.heuristics import GATE_VERSION  # not with the code location (the registry alone)
 
     rules = {
         "kinds": sorted(schema.document_kinds),
@@ -117,7 +117,7 @@ def decide_by_place(kind: str, tenant_id: str, source_uri: str, schema: SchemaVe
 
 def gate_decision(scrubbed: ExtractionInput, schema: SchemaVersion, left: GateDecides) -> Decision:
     """The gate's decision on what `decide_by_place` left to it."""
-    from extraction_assets.lib.heuristics import get_pack
+    from extraction_assets.lib.heuristics import get_pack  # not with the code location: the pack loads with its gate
 
     score = get_pack(schema.heuristic).gate(scrubbed, schema)
     verdict = "passed" if score >= left.threshold else "failed"

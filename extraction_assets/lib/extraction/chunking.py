@@ -19,11 +19,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from extraction_assets.lib.models import ExtractionInput, Turn
+from extraction_assets.lib.pii import PLACEHOLDER
 
 _PARAGRAPH = re.compile(r"\n[ \t]*\n\s*")
 _SENTENCE = re.compile(r"(?<=[.!?;:\u3002\uff01\uff1f])\s+|\n\s*")
 _SPACE = re.compile(r"\s+")
-_PLACEHOLDER = re.compile(r"\[[A-Z][A-Z_]*_\d+\]")
 MIN_FILL = 0.5  # a cut is looked for in the second half of the window only, so chunks stay near the limit
 
 
@@ -45,7 +45,7 @@ class _Cuts:
     placeholder."""
 
     def __init__(self, text: str, turns: Sequence[Turn] = ()) -> None:
-        blocked = [m.span() for m in _PLACEHOLDER.finditer(text)]
+        blocked = [m.span() for m in PLACEHOLDER.finditer(text)]
         self._blocked_starts = [s for s, _ in blocked]
         self._blocked = blocked
         ordered = sorted(turns, key=lambda t: t.start)

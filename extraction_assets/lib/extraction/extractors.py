@@ -77,7 +77,7 @@ class HeuristicExtractor:
         return heuristic_version(schema)
 
     def extract(self, doc: ExtractionInput, schema: SchemaVersion) -> ExtractorRun:
-        from extraction_assets.lib.heuristics import get_pack
+        from extraction_assets.lib.heuristics import get_pack  # not with the code location: the pack loads here
 
         pack = get_pack(schema.heuristic)
         return ExtractorRun(

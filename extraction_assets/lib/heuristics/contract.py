@@ -29,6 +29,7 @@ from extraction_assets.lib.heuristics.contract_lexicon import (
     Lexicon,
 )
 from extraction_assets.lib.heuristics.fields import FULL, GUESS, PARTIAL, field_candidate
+from extraction_assets.lib.heuristics.phrases import any_phrase, phrase_pattern
 from extraction_assets.lib.heuristics.printed_values import DateMention, find_dates, parse_amount, scan_view
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
 from extraction_assets.lib.schemas import SchemaVersion
@@ -116,26 +117,10 @@ class _Found:
     features: dict[str, float] = dataclasses.field(default_factory=dict)  # evidence only its finder knows
 
 
-@lru_cache(maxsize=1024)
-def _phrase(phrase: str) -> re.Pattern[str]:
-    """A lexicon phrase as a pattern: whitespace-tolerant, word-bounded, a word ending in ``*`` a stem."""
-    words = [re.escape(w[:-1]) + r"\w*" if w.endswith("*") else re.escape(w) for w in phrase.split()]
-    core = phrase.replace("*", "")
-    body = r"\s+".join(words)
-    right = r"(?!\w)" if core[-1].isalnum() else ""
-    if core[0].isalnum() and body[:1].isalnum():
-        # "(?<!\w)t..." written as "t(?<!\wt)...": the same test, but every alternative of a word list then
-        # opens with a literal, so the regex engine skips ahead to the positions holding a first letter
-        return re.compile(body[0] + rf"(?<!\w{body[0]})" + body[1:] + right)
-    left = r"(?<!\w)" if core[0].isalnum() else ""
-    return re.compile(left + body + right)
-
-
-@lru_cache(maxsize=256)
-def _any_phrase(phrases: tuple[str, ...]) -> re.Pattern[str]:
-    """One pattern for a word list, longest phrase first, so the text is scanned once per list."""
-    ordered = sorted(phrases, key=len, reverse=True)
-    return re.compile("|".join(f"(?:{_phrase(p).pattern})" for p in ordered))
+# the lexicon's phrases (`phrases.py`: a word ending in `*` a stem), compiled once: a currency token is looked up per
+# amount, a word list per clause
+_phrase = lru_cache(maxsize=1024)(phrase_pattern)
+_any_phrase = lru_cache(maxsize=256)(any_phrase)
 
 
 def _hits(view: str, phrases: tuple[str, ...], lo: int = 0, hi: int | None = None) -> list[re.Match[str]]:

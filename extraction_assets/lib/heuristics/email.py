@@ -23,15 +23,13 @@ from extraction_assets.lib.heuristics.entities import (
     find_amounts,
     find_organisations,
     find_placeholders,
-    phrase_alternation,
-    phrase_pattern,
 )
+from extraction_assets.lib.heuristics.phrases import any_phrase, any_phrase_source, phrase_needle
 from extraction_assets.lib.heuristics.segments import (
     LiteralScan,
     Segment,
     make_title,
     normalize_for_match,
-    phrase_needle,
     runs_on,
     segment_text,
 )
@@ -128,14 +126,12 @@ _OFFER_TYPE = {
     "discount": ("discount", "giảm giá", "giảm", "скидка", "折扣"),
     "sale": ("sale", "flash sale", "khuyến mãi", "акция", "促销"),
 }  # fmt: skip
-_TOTAL_WORDS = phrase_pattern(
-    ("total", "amount due", "balance due", "grand total", "tổng", "tổng cộng", "итого", "合计")
-)
-_DUE_WORDS = phrase_pattern((
+_TOTAL_WORDS = any_phrase(("total", "amount due", "balance due", "grand total", "tổng", "tổng cộng", "итого", "合计"))
+_DUE_WORDS = any_phrase((
     "due", "payable", "pay by", "payment by", "no later than", "hạn thanh toán", "hạn chót", "срок оплаты", "付款期限",
 ))  # fmt: skip
-_EXPIRY_WORDS = phrase_pattern(("ends", "expires", "until", "valid through", "valid until", "hết hạn", "đến hết"))
-_NEXT_STEP_WORDS = phrase_pattern((
+_EXPIRY_WORDS = any_phrase(("ends", "expires", "until", "valid through", "valid until", "hết hạn", "đến hết"))
+_NEXT_STEP_WORDS = any_phrase((
     "please", "could you", "can you", "let me know", "i will", "i'll", "we will", "we'll", "vui lòng", "xin",
     "nhờ", "sẽ",
 ))  # fmt: skip
@@ -179,7 +175,7 @@ class _Keywords:
 
 
 def _keywords(phrases: tuple[str, ...]) -> _Keywords:
-    return _Keywords(phrase_pattern(phrases), _needles(phrases))
+    return _Keywords(any_phrase(phrases), _needles(phrases))
 
 
 def _needles(phrases: tuple[str, ...]) -> frozenset[str]:
@@ -317,7 +313,7 @@ _RULES: dict[str, _Rules] = {
     "intel": _Rules(_keywords(_INTEL_STRONG), _keywords(_INTEL_WEAK), _intel_applies),
     "promotions": _Rules(
         _Keywords(
-            regex.compile(f"{phrase_alternation(_PROMOTIONS_STRONG)}|{_PERCENT_OFF.pattern}", regex.IGNORECASE),
+            regex.compile(f"{any_phrase_source(_PROMOTIONS_STRONG)}|{_PERCENT_OFF.pattern}", regex.IGNORECASE),
             _needles(_PROMOTIONS_STRONG) | {"%"},  # both "30% off" forms hold a "%"
         ),
         _keywords(_PROMOTIONS_WEAK),
@@ -326,7 +322,7 @@ _RULES: dict[str, _Rules] = {
 }
 _NEEDLES = LiteralScan(n for rule in _RULES.values() for k in (rule.strong, rule.weak) for n in k.needles)
 _KEYWORD_TABLES = {
-    name: {value: phrase_pattern(phrases) for value, phrases in table.items()}
+    name: {value: any_phrase(phrases) for value, phrases in table.items()}
     for name, table in (
         ("direction", _DIRECTION),
         ("document_type", _DOCUMENT_TYPE),

@@ -1,4 +1,4 @@
-"""Typed values found in scrubbed text, each with its exact span: amounts, organisations, masked PII, phrases.
+"""Typed values found in scrubbed text, each with its exact span: amounts, organisations, masked PII.
 
 Heuristic packs build records from these; every value keeps the `[start, end)` it was read from,
 so the span can be quoted verbatim as evidence. Extractors only ever see scrubbed text, where
@@ -8,14 +8,13 @@ the values here, and grounding maps their evidence back to the raw text.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
 import regex
 from price_parser import Price
 
-from extraction_assets.lib.heuristics.segments import normalize_for_match
+from extraction_assets.lib.pii import PLACEHOLDER
 
 __all__ = [
     "Found",
@@ -23,8 +22,6 @@ __all__ = [
     "find_amounts",
     "find_organisations",
     "find_placeholders",
-    "phrase_alternation",
-    "phrase_pattern",
 ]
 
 # ISO 4217 codes written as words, and the symbols and local words that stand for one.
@@ -77,8 +74,6 @@ _NOT_NAME_START = frozenset({
     "but", "as", "by", "in", "on", "of", "that", "this", "while", "after", "before", "since", "because", "said",
 })  # fmt: skip
 _ABBREVIATED_SUFFIX = regex.compile(r"(?:Inc|Ltd|Corp|Co|Pty|S\.A|L\.L\.C)\.$")
-_PLACEHOLDER = regex.compile(r"\[(?P<kind>[A-Z][A-Z_]*)_\d+\]")
-_CJK = regex.compile(r"\p{Han}|\p{Hiragana}|\p{Katakana}")
 
 
 @dataclass(frozen=True)
@@ -155,31 +150,5 @@ def find_placeholders(text: str, kind: str, start: int = 0, end: int | None = No
     """The scrubber's placeholders of one kind (`EMAIL`, `PHONE`, ...) in `text[start:end]`."""
     stop = len(text) if end is None else end
     return [
-        Found(m.start(), m.end(), m.group())
-        for m in _PLACEHOLDER.finditer(text, start, stop)
-        if m.group("kind") == kind
+        Found(m.start(), m.end(), m.group()) for m in PLACEHOLDER.finditer(text, start, stop) if m.group("kind") == kind
     ]
-
-
-def phrase_pattern(phrases: Iterable[str]) -> regex.Pattern[str]:
-    """One case-insensitive alternation over `phrases` (longest first), whole words except in CJK.
-
-    Match it against `normalize_for_match` text: phrases are normalized the same way.
-    """
-    return regex.compile(phrase_alternation(phrases))
-
-
-def phrase_alternation(phrases: Iterable[str]) -> str:
-    """The source of `phrase_pattern(phrases)`, to join into a larger pattern without compiling this one."""
-    alternatives = []
-    for phrase in sorted({normalize_for_match(p).strip() for p in phrases if p.strip()}, key=len, reverse=True):
-        body = r"\s+".join(regex.escape(word) for word in phrase.split())
-        if _CJK.search(phrase):
-            alternatives.append(body)
-        elif body[:1].isalnum():  # the left boundary tested after the first letter: alternatives open with literals
-            alternatives.append(rf"{body[0]}(?<!\w{body[0]}){body[1:]}(?!\w)")
-        else:
-            alternatives.append(rf"(?<!\w){body}(?!\w)")
-    if not alternatives:
-        return r"(?!x)x"
-    return "|".join(f"(?:{a})" for a in alternatives)

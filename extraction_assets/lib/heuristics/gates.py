@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from extraction_assets.lib.heuristics.entities import phrase_pattern
 from extraction_assets.lib.heuristics.generic import generic_options
+from extraction_assets.lib.heuristics.phrases import any_phrase
 from extraction_assets.lib.heuristics.segments import normalize_for_match
 from extraction_assets.lib.models import ExtractionInput
 from extraction_assets.lib.schemas import SchemaVersion
@@ -140,4 +140,4 @@ def generic_gate(doc: ExtractionInput, schema: SchemaVersion) -> float:
     when = generic_options(schema).when
     if not when:
         return 0.5
-    return 1.0 if phrase_pattern(when).search(normalize_for_match(doc.text)) else 0.0
+    return 1.0 if any_phrase(when).search(normalize_for_match(doc.text)) else 0.0

@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-import regex
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from extraction_assets.lib.heuristics.due_dates import parse_due_date
@@ -25,8 +24,9 @@ from extraction_assets.lib.heuristics.entities import (
     find_amounts,
     find_organisations,
     find_placeholders,
-    phrase_pattern,
 )
+from extraction_assets.lib.heuristics.negation import Negation
+from extraction_assets.lib.heuristics.phrases import any_phrase
 from extraction_assets.lib.heuristics.segments import Segment, normalize_for_match, segment_text, segment_turns
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
 from extraction_assets.lib.schemas import FieldSpec, SchemaVersion
@@ -35,7 +35,9 @@ __all__ = ["GenericOptions", "GenericRule", "extract_generic", "generic_options"
 
 Finder = Literal["date", "amount", "email", "phone", "organisation", "keywords"]
 # A keyword right after a negation ("not urgent", "không gấp") does not count.
-_NEGATED = regex.compile(r"(?<!\w)(?:not|no|never|without|không|chưa|chẳng|не|没有|不)\s*$")
+_NEGATION = Negation(
+    frozenset({"not", "no", "never", "without", "không", "chưa", "chẳng", "не", "没有", "不"}), adjacent=True
+)
 # Candidates kept per field: shape `fields` keeps the best one, shape `items` all (up to max_items).
 MAX_CANDIDATES_PER_FIELD = 10
 
@@ -149,12 +151,12 @@ def _keywords(doc: ExtractionInput, clauses: list[Segment], rule: GenericRule, s
     """The value whose phrases a clause holds, unless negated ("not urgent"); an enum without declared
     phrases matches its options' words."""
     table = rule.keywords or {option: [option.replace("_", " ")] for option in spec.enum_options or []}
-    patterns = {value: phrase_pattern(phrases) for value, phrases in table.items()}
+    patterns = {value: any_phrase(phrases) for value, phrases in table.items()}
     hits = []
     for clause in clauses:
         norm = normalize_for_match(clause.text)
         for value, pattern in patterns.items():
-            match = next((m for m in pattern.finditer(norm) if not _NEGATED.search(norm, 0, m.start())), None)
+            match = next((m for m in pattern.finditer(norm) if not _NEGATION.negates(norm, m.start())), None)
             if match is not None:
                 hits.append(_Hit(value=value, clause=clause, extra={"matched": match.group(0)}))
     return hits
@@ -178,7 +180,7 @@ def extract_generic(doc: ExtractionInput, schema: SchemaVersion) -> list[Candida
     options = generic_options(schema)
     if not doc.text.strip() or not options.fields:
         return []
-    if options.when and not phrase_pattern(options.when).search(normalize_for_match(doc.text)):
+    if options.when and not any_phrase(options.when).search(normalize_for_match(doc.text)):
         return []
     clauses = _clauses(doc)
     candidates: list[CandidateItem] = []
@@ -186,7 +188,7 @@ def extract_generic(doc: ExtractionInput, schema: SchemaVersion) -> list[Candida
         rule = options.fields.get(spec.name)
         if rule is None:
             continue
-        near = phrase_pattern(rule.near) if rule.near else None
+        near = any_phrase(rule.near) if rule.near else None
         hits = _FINDERS[rule.find](doc, clauses, rule, spec)
         if rule.only_near and near is not None:
             hits = [h for h in hits if near.search(normalize_for_match(h.clause.text))]

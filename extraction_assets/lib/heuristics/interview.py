@@ -29,13 +29,14 @@ from itertools import pairwise
 from typing import Any, Literal
 
 from extraction_assets.lib.heuristics.due_dates import parse_due_date
+from extraction_assets.lib.heuristics.negation import Negation
+from extraction_assets.lib.heuristics.phrases import any_phrase
 from extraction_assets.lib.heuristics.segments import (
     Segment,
     make_title,
     normalize_for_match,
     segment_text,
     segment_turns,
-    word_set_pattern,
 )
 from extraction_assets.lib.models import CandidateItem, ExtractionInput, Turn
 from extraction_assets.lib.schemas import FieldSpec, SchemaVersion
@@ -67,11 +68,11 @@ DEFAULT_ROLE_LABELS: dict[Role, tuple[str, ...]] = {
     "artifact": ("upload", "attachment", "artifact", "上传", "附件", "tệp đính kèm", "вложение"),
     "system": ("system", "系统", "hệ thống", "система"),
 }  # fmt: skip
-_SUMMARY_MARKERS = word_set_pattern((
+_SUMMARY_MARKERS = any_phrase((
     "总结", "确认一下", "复述", "我理解的是", "也就是说", "to sum up", "to summarize", "summary", "recap",
     "let me confirm", "just to confirm", "tóm lại", "xác nhận lại", "tóm tắt", "подытожим", "итак, вы",
 ))  # fmt: skip
-_DENIALS = word_set_pattern((
+_DENIALS = any_phrase((
     "不对", "不是这样", "不是的", "我没说", "我没有说", "没这么说", "不准确", "说错了", "that's not right",
     "that is not right", "that's wrong", "that is wrong", "not quite", "i didn't say", "i did not say",
     "i never said", "no, i", "không đúng", "không phải", "tôi không nói", "не так", "я не говорил", "неверно",
@@ -83,6 +84,8 @@ _WORD_NEGATORS = frozenset({
     "no", "not", "never", "don't", "doesn't", "didn't", "isn't", "rarely", "seldom", "hardly", "không", "chẳng",
     "ít", "не", "нет", "редко",
 })  # fmt: skip
+# within three characters before a CJK keyword, one of the two words before another
+_NEGATION = Negation(_WORD_NEGATORS, _CJK_NEGATORS, reach=2, passed_over=None, cjk_window=3, chars_back=30)
 _CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[\w']+")
 # Numbers: Arabic (with thousands separators and k / 千 / 万 style multipliers) or a run of Chinese numerals.
@@ -92,13 +95,13 @@ _ARABIC = re.compile(
 _CHINESE = re.compile(r"[零〇一二两三四五六七八九十百千万亿]+(?:点[零〇一二三四五六七八九]+)?")
 _MULTIPLIERS = {"k": 1000, "千": 1000, "万": 10000, "nghìn": 1000, "ngàn": 1000, "triệu": 1_000_000, "тыс": 1000}
 # Counting words and classifiers: a number before one is a count or a period, not an amount ("一周", "3 times").
-_COUNTING_WORDS = word_set_pattern((
+_COUNTING_WORDS = any_phrase((
     "周", "天", "日", "月", "年", "次", "个", "岁", "小时", "分钟", "号", "人", "口", "顿", "week", "weeks", "day",
     "days", "month", "months", "year", "years", "time", "times", "hour", "hours", "minute", "minutes", "people",
     "night", "nights", "meal", "meals", "晚", "餐", "张", "件", "份", "条", "本", "位", "家", "杯", "碗", "盘", "袋",
     "瓶", "盒", "道", "种",
 ))  # fmt: skip
-_NOT_NUMBERS = word_set_pattern((
+_NOT_NUMBERS = any_phrase((
     "一般", "一起", "一下", "一直", "一定", "一些", "一样", "一点", "一边", "一向", "万一", "第一", "唯一", "统一",
     "十分", "千万", "两边",
 ))  # fmt: skip
@@ -178,9 +181,9 @@ def field_cues(spec: FieldSpec) -> FieldCues:
         for option in spec.enum_options or []:
             options[option] = [option.replace("_", " "), *groups.get(option, [])]
     return FieldCues(
-        topic=word_set_pattern(topic),
-        options={label: word_set_pattern(words) for label, words in options.items() if words},
-        unit=word_set_pattern(unit) if unit else None,
+        topic=any_phrase(topic),
+        options={label: any_phrase(words) for label, words in options.items() if words},
+        unit=any_phrase(unit) if unit else None,
     )
 
 
@@ -268,7 +271,7 @@ def respondent_turn_ids(doc: ExtractionInput, schema: SchemaVersion) -> list[str
 def _speaker_roles(text: str, turns: Sequence[Turn], extra_labels: dict[str, Iterable[str]]) -> dict[str | None, Role]:
     """Each speaker's role: by label first; else the speaker asking the most questions is the interviewer."""
     patterns = {
-        role: word_set_pattern([*labels, *extra_labels.get(role, [])]) for role, labels in DEFAULT_ROLE_LABELS.items()
+        role: any_phrase([*labels, *extra_labels.get(role, [])]) for role, labels in DEFAULT_ROLE_LABELS.items()
     }
     roles: dict[str | None, Role] = {}
     for turn in turns:
@@ -453,7 +456,7 @@ def _topic_state(pattern: re.Pattern[str], norm: str) -> Literal["named", "negat
     hits = list(pattern.finditer(norm))
     if not hits:
         return "absent"
-    return "named" if any(not _negated(norm, m.start()) for m in hits) else "negated"
+    return "named" if any(not _NEGATION.negates(norm, m.start()) for m in hits) else "negated"
 
 
 def _option(cues: FieldCues, norm: str, *, boolean: bool) -> str | None:
@@ -471,20 +474,11 @@ def _option(cues: FieldCues, norm: str, *, boolean: bool) -> str | None:
         if start < last_end:
             continue
         last_end = end
-        if not _negated(norm, start):
+        if not _NEGATION.negates(norm, start):
             chosen = label
         elif boolean and label == "yes":
             chosen = "no"
     return chosen
-
-
-def _negated(norm: str, start: int) -> bool:
-    """A negator right before a keyword: within three characters in CJK, the word before in other scripts."""
-    window = norm[max(0, start - 3) : start]
-    if window and _CJK_CHAR.search(window[-1]):
-        return any(n in window for n in _CJK_NEGATORS)
-    words = _WORD.findall(norm[max(0, start - 30) : start])[-2:]
-    return any(w in _WORD_NEGATORS for w in words)
 
 
 def _mentions(cues: FieldCues, norm: str) -> bool:

@@ -13,16 +13,30 @@ from datetime import date
 from functools import cached_property
 
 from extraction_assets.lib.heuristics.due_dates import parse_due_date
+from extraction_assets.lib.heuristics.negation import Negation
+from extraction_assets.lib.heuristics.phrases import any_phrase, phrase_needle, phrase_source
+from extraction_assets.lib.heuristics.pulse_lexicon import (
+    DEADLINE_KEYWORD,
+    DEADLINE_RE,
+    FORETELLING,
+    FUTURE_MARKERS,
+    KEYWORDS,
+    NEGATION_FILLERS,
+    NEGATORS,
+    RISK_TYPE_BY_KEYWORD,
+    RISK_TYPE_HINTS,
+    RISK_TYPE_PRIORITY,
+    SEVERITY_WORDS,
+    SLOT_WORDS,
+    STRONG_KEYWORDS,
+)
 from extraction_assets.lib.heuristics.segments import (
     LiteralScan,
     Segment,
     make_title,
     normalize_for_match,
-    phrase_needle,
-    phrase_source,
     segment_text,
     segment_turns,
-    word_set_pattern,
 )
 from extraction_assets.lib.models import CandidateItem, ExtractionInput, Turn
 from extraction_assets.lib.schemas import SchemaVersion
@@ -43,191 +57,11 @@ CONFIDENCE_MIN = 0.60
 CONFIDENCE_MAX = 0.80
 TITLE_LIMIT = 120
 
-# Matches this pattern's text instead of a literal phrase; reported as the matched words ("by friday").
-DEADLINE_KEYWORD = "by <deadline>"
-_DEADLINE_RE = (
-    r"by\s+(?:(?:next\s+|this\s+)?(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|mon|tue|wed|thu|fri)"
-    r"|tomorrow|tonight|today|eod|eow|eom|noon|end\s+of\s+(?:the\s+|this\s+|next\s+)?(?:day|week|month)"
-    r"|next\s+(?:week|month)|\d{1,2}/\d{1,2}(?:/\d{2,4})?|\d{4}-\d{1,2}-\d{1,2}"
-    r"|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2})"
-)
-
-# Keyword dictionaries. "a ... b" means "a", then up to 60 characters, then "b" (all within one clause).
-_COMMITMENT_PATTERNS: dict[str, tuple[str, ...]] = {
-    "vi": (
-        "sẽ", "đảm bảo", "nhận việc", "nhận làm", "hứa", "cam kết", "hoàn thành trước", "xong trước",
-        "gửi ... trước", "nộp ... trước", "giao ... trước", "hạn chót", "chịu trách nhiệm",
-    ),
-    "en": (
-        "i will", "i'll", "we will", "we'll", "will send", "will deliver", "will finish", "will complete",
-        "i am going to", "i'm going to", "we are going to", "we're going to", "plan to", "promise", "promised",
-        "commit to", "committed to", "i commit", DEADLINE_KEYWORD, "deadline", "due by", "due on",
-    ),
-    "zh": ("我会", "我们会", "保证", "承诺", "负责"),
-    "ru": (
-        "я сделаю", "сделаю", "я подготовлю", "подготовлю", "я отправлю", "отправлю", "я проверю", "я организую",
-        "я позвоню", "обещаю", "беру на себя", "гарантирую",
-    ),
-}  # fmt: skip
-_RISK_PATTERNS: dict[str, tuple[str, ...]] = {
-    "vi": (
-        "hủy", "hủy đơn", "khách hủy", "hết tiền", "không có tiền", "vốn hết", "hết vốn", "cách ly", "bị cách ly",
-        "bị thương", "nhập viện", "bị phạt", "phạt tiền", "tiền phạt", "chờ hàng", "chờ vật tư", "chờ linh kiện",
-        "chờ giao", "chờ về", "quá tải", "không đủ nhân sự", "thiếu người", "thiếu nhân sự", "chậm", "trễ",
-        "trễ hạn", "lo ngại", "rủi ro", "khiếu nại", "phàn nàn", "thiếu hàng", "hết hàng", "sự cố",
-    ),
-    "en": (
-        "delay", "delays", "delayed", "late", "overdue", "at risk", "risk", "risks", "shortage", "out of stock",
-        "cancel", "cancels", "cancelled", "canceled", "cancellation", "penalty", "penalties", "out of cash",
-        "cash crunch", "blocked", "blocker", "short-staffed", "short staffed", "understaffed", "overloaded",
-        "complaint", "complaints", "complained", "behind schedule", "missed the deadline", "miss the deadline",
-        "waiting for parts",
-        "waiting for supplies", "waiting on the supplier", "injured", "hospitalized", "quarantine", "quarantined",
-    ),
-    "zh": ("延迟", "推迟", "取消", "罚款", "缺货", "风险", "投诉", "资金紧张"),
-    "ru": (
-        "задержка", "задерживает", "задерживается", "просрочка", "штраф", "штрафом", "отмена", "отменой",
-        "нехватка", "не хватает", "риск", "срыв", "сорвать", "перегружена", "жалоба", "претензия",
-        "кассовый разрыв",
-    ),
-}  # fmt: skip
-_DECISION_PATTERNS: dict[str, tuple[str, ...]] = {
-    "vi": (
-        "cần anh quyết định", "cần chị quyết định", "cần anh/chị quyết định", "cần anh chị quyết định",
-        "cần sếp quyết định", "cần quyết định", "xin ý kiến", "cho ý kiến", "duyệt", "phê duyệt", "chờ duyệt",
-        "xin phép", "không có quyền", "không được phép", "không thẩm quyền", "không có thẩm quyền",
-        "vượt thẩm quyền", "có nên",
-    ),
-    "en": (
-        "need your approval", "need approval", "needs approval", "need a decision", "needs a decision",
-        "need your decision", "need your input", "please decide", "please approve", "should we", "approve",
-        "approval", "sign off", "sign-off", "your call", "need permission", "not authorized", "not allowed",
-        "beyond my authority",
-    ),
-    "zh": ("请批准", "审批", "批准", "请决定", "需要您决定"),
-    "ru": (
-        "прошу согласовать", "согласовать", "прошу утвердить", "утвердить", "нужно ваше решение", "нужно решение",
-        "прошу разрешения",
-    ),
-}  # fmt: skip
-KEYWORDS: dict[str, dict[str, tuple[str, ...]]] = {
-    "commitment": _COMMITMENT_PATTERNS,
-    "risk": _RISK_PATTERNS,
-    "decision": _DECISION_PATTERNS,
-}
-
-# Keywords that on their own are an explicit signal (a promise, a lost order, an explicit ask).
-_STRONG_KEYWORDS: dict[str, frozenset[str]] = {
-    "commitment": frozenset({
-        "cam kết", "hứa", "đảm bảo", "nhận việc", "hoàn thành trước", "gửi ... trước", "nộp ... trước",
-        "giao ... trước", "promise", "promised", "commit to", "committed to", "i commit", "承诺", "保证", "обещаю",
-        "беру на себя", "гарантирую",
-    }),
-    "risk": frozenset({
-        "hủy đơn", "khách hủy", "hết tiền", "không có tiền", "vốn hết", "hết vốn", "nhập viện", "bị thương",
-        "bị phạt", "phạt tiền", "tiền phạt", "quá tải", "không đủ nhân sự", "out of cash", "cancellation",
-        "cancelled", "canceled", "penalty", "penalties", "blocked", "overdue", "at risk", "short-staffed",
-        "shortage", "out of stock", "hospitalized", "injured", "missed the deadline", "罚款", "取消", "штраф",
-        "штрафом", "отменой", "отмена", "срыв", "сорвать", "кассовый разрыв",
-    }),
-    "decision": frozenset({
-        "cần anh quyết định", "cần chị quyết định", "cần anh/chị quyết định", "cần anh chị quyết định",
-        "cần sếp quyết định", "xin ý kiến", "phê duyệt", "vượt thẩm quyền", "không thẩm quyền",
-        "không có thẩm quyền", "không có quyền", "need your approval", "need a decision", "needs a decision",
-        "need your decision", "please decide", "please approve", "beyond my authority", "请批准", "请决定",
-        "需要您决定", "прошу согласовать", "прошу утвердить", "нужно ваше решение",
-    }),
-}  # fmt: skip
-# Future-tense markers: together with a due date they make "will ... by <date>" a strong commitment.
-_FUTURE_MARKERS = frozenset({
-    "sẽ", "i will", "i'll", "we will", "we'll", "will send", "will deliver", "will finish", "will complete",
-    "i am going to", "i'm going to", "we are going to", "we're going to", "我会", "我们会",
-})  # fmt: skip
-
-# Future tense and a date alone promise nothing: beside a problem ("we will run out of cash by the 20th", "we'll miss
-# the deadline") they foretell a risk. A commitment needs a promise of its own ("will send", "due by", "promise").
-_FORETELLING = frozenset({
-    "sẽ", "i will", "i'll", "we will", "we'll", "i am going to", "i'm going to", "we are going to", "we're going to",
-    "我会", "我们会", DEADLINE_KEYWORD,
-})  # fmt: skip
-
-# Risk classification: the keyword decides first (priority cash > customer > delivery > operations),
-# context words in the clause decide for generic keywords such as "trễ" or "delay".
-_RISK_TYPE_PRIORITY = ("cash", "customer", "delivery", "operations")
-_RISK_TYPE_BY_KEYWORD: dict[str, tuple[str, ...]] = {
-    "cash": (
-        "hết tiền", "không có tiền", "vốn hết", "hết vốn", "bị phạt", "phạt tiền", "tiền phạt", "penalty",
-        "penalties", "out of cash", "cash crunch", "罚款", "资金紧张", "штраф", "штрафом", "кассовый разрыв",
-    ),
-    "customer": (
-        "hủy", "hủy đơn", "khách hủy", "khiếu nại", "phàn nàn", "cancel", "cancels", "cancelled", "canceled",
-        "cancellation", "complaint", "complaints", "complained", "取消", "投诉", "отмена", "отменой", "жалоба",
-        "претензия",
-    ),
-    "delivery": (
-        "chờ hàng", "chờ vật tư", "chờ linh kiện", "chờ giao", "chờ về", "thiếu hàng", "hết hàng", "shortage",
-        "out of stock", "waiting for parts", "waiting for supplies", "waiting on the supplier", "缺货", "нехватка",
-    ),
-    "operations": (
-        "cách ly", "bị cách ly", "bị thương", "nhập viện", "quá tải", "không đủ nhân sự", "thiếu người",
-        "thiếu nhân sự", "sự cố", "short-staffed", "short staffed", "understaffed", "overloaded", "injured",
-        "hospitalized", "quarantine", "quarantined", "не хватает", "перегружена",
-    ),
-}  # fmt: skip
-_RISK_TYPE_HINTS: dict[str, tuple[str, ...]] = {
-    "cash": (
-        "tiền", "vốn", "dòng tiền", "thanh toán", "công nợ", "phạt", "cash", "payment", "payments", "оплата",
-        "оплаты", "деньги", "付款", "资金",
-    ),
-    "customer": ("khách", "khách hàng", "customer", "customers", "client", "clients", "клиент", "клиента", "客户"),
-    "delivery": (
-        "giao hàng", "đơn hàng", "lô hàng", "nhập hàng", "hàng về", "vận chuyển", "vật tư", "linh kiện",
-        "nhà cung cấp", "shipment", "shipping", "delivery", "deliveries", "supplier", "suppliers", "parts",
-        "materials", "container", "logistics", "поставка", "поставки", "поставщик", "поставщика", "отгрузка",
-        "отгрузку", "перевозчик", "供应商", "交付",
-    ),
-}  # fmt: skip
-_SEVERITY_WORDS: dict[str, tuple[str, ...]] = {
-    "critical": (
-        "khẩn cấp", "nguy cấp", "rất nghiêm trọng", "cực kỳ nghiêm trọng", "critical", "emergency", "紧急",
-    ),
-    "high": ("gấp", "rất gấp", "nghiêm trọng", "urgent", "urgently", "severe", "serious", "asap", "严重"),
-    "low": ("nhẹ", "hơi", "một chút", "chút xíu", "minor", "slight", "slightly", "a bit", "a little"),
-}  # fmt: skip
-
-# Pulse question words that mark the answer slot each item type naturally belongs to.
-_SLOT_WORDS: dict[str, tuple[str, ...]] = {
-    "commitment": (
-        "plan", "plans", "commit", "commitment", "commitments", "will you", "next week", "this week", "tomorrow",
-        "goal", "goals", "kế hoạch", "cam kết", "sẽ làm", "dự định", "mục tiêu", "tuần tới", "tuần sau", "ngày mai",
-        "计划", "打算", "сделаете", "план", "планы",
-    ),
-    "risk": (
-        "problem", "problems", "blocker", "blockers", "blocked", "issue", "issues", "risk", "risks", "concern",
-        "concerns", "challenge", "challenges", "worry", "worried", "vướng", "vướng mắc", "khó khăn", "vấn đề",
-        "rủi ro", "trở ngại", "lo ngại", "lo lắng", "sự cố", "阻碍", "风险", "问题", "риски", "мешает", "проблемы",
-    ),
-    "decision": (
-        "need", "needs", "ask", "help", "support", "decide", "decision", "decisions", "approve", "approval",
-        "cần", "hỗ trợ", "giúp", "quyết định", "xin ý kiến", "đề xuất", "duyệt", "phê duyệt", "决定", "批准",
-        "решение", "нужно",
-    ),
-}  # fmt: skip
-
-# A risk/commitment keyword right after a negation ("không trễ", "no delay", "not at risk") is not a signal.
-_NEGATORS = frozenset({
-    "không", "ko", "k", "chẳng", "chả", "no", "not", "never", "without", "isn't", "aren't", "wasn't",
-    "weren't", "don't", "doesn't", "didn't", "won't", "hasn't", "haven't", "没有", "不", "не", "нет", "без",
-})  # fmt: skip
-_NEGATION_FILLERS = frozenset({
-    "có", "bị", "hề", "gì", "is", "are", "was", "were", "be", "been", "any", "a", "an", "major", "big", "much",
-    "the",
-})  # fmt: skip
 _NEGATABLE_TYPES = frozenset({"commitment", "risk", "decision"})  # "Không cần quyết định gì" asks for nothing
 _DATED_TYPES = ("commitment", "decision")  # the item types that carry a due date
-_TOKEN_RE = re.compile(r"[\w']+")
+# the nearest word before a keyword (fillers like "có", "bị", "any" passed over) negates it: "không trễ", "no delay"
+_NEGATION = Negation(NEGATORS, ("没有", "不"), reach=4, passed_over=NEGATION_FILLERS)
 _MD_HEADING = re.compile(r"#{1,6}\s")
-_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 
 
 @dataclass(frozen=True)
@@ -258,7 +92,7 @@ def _build(table: dict[str, tuple[str, ...]]) -> tuple[_Keyword, ...]:
                 continue
             seen.add(phrase)
             if phrase == DEADLINE_KEYWORD:
-                keywords.append(_Keyword(phrase, r"(?<!\w)" + _DEADLINE_RE + r"(?!\w)", "by", True))
+                keywords.append(_Keyword(phrase, r"(?<!\w)" + DEADLINE_RE + r"(?!\w)", "by", True))
             else:
                 keywords.append(_Keyword(phrase, phrase_source(phrase), phrase_needle(phrase)))
     return tuple(keywords)
@@ -266,10 +100,10 @@ def _build(table: dict[str, tuple[str, ...]]) -> tuple[_Keyword, ...]:
 
 _MATCHERS: dict[str, tuple[_Keyword, ...]] = {item_type: _build(table) for item_type, table in KEYWORDS.items()}
 _NEEDLES = LiteralScan(kw.needle for keywords in _MATCHERS.values() for kw in keywords)
-_SLOT_RES = {item_type: word_set_pattern(words) for item_type, words in _SLOT_WORDS.items()}
-_SEVERITY_RES = {level: word_set_pattern(words) for level, words in _SEVERITY_WORDS.items()}
-_RISK_HINT_RES = {risk_type: word_set_pattern(words) for risk_type, words in _RISK_TYPE_HINTS.items()}
-_RISK_TYPE_OF = {kw: risk_type for risk_type, kws in _RISK_TYPE_BY_KEYWORD.items() for kw in kws}
+_SLOT_RES = {item_type: any_phrase(words) for item_type, words in SLOT_WORDS.items()}
+_SEVERITY_RES = {level: any_phrase(words) for level, words in SEVERITY_WORDS.items()}
+_RISK_HINT_RES = {risk_type: any_phrase(words) for risk_type, words in RISK_TYPE_HINTS.items()}
+_RISK_TYPE_OF = {kw: risk_type for risk_type, kws in RISK_TYPE_BY_KEYWORD.items() for kw in kws}
 
 
 def score_confidence(*, strong: bool, distinct_keywords: int, has_due_date: bool, in_slot: bool) -> float:
@@ -350,7 +184,7 @@ def _foretells_a_risk(norm: str, needles: set[str], risk_hits: list[_Hit]) -> bo
     promises = (
         m
         for kw in _MATCHERS["commitment"]
-        if kw.label not in _FORETELLING and kw.needle in needles
+        if kw.label not in FORETELLING and kw.needle in needles
         for m in kw.pattern.finditer(norm)
     )
     return not any(all(m.end() <= r.start or r.end <= m.start() for r in risk_hits) for m in promises)
@@ -398,20 +232,8 @@ def _find_keywords(norm: str, item_type: str, needles: set[str]) -> list[_Hit]:
             hits.append(hit)
             last_end = hit.end
     if item_type in _NEGATABLE_TYPES:
-        hits = [h for h in hits if not _is_negated(norm, h.start)]
+        hits = [h for h in hits if not _NEGATION.negates(norm, h.start)]
     return hits
-
-
-def _is_negated(norm: str, start: int) -> bool:
-    """True when the nearest content word before ``start`` (skipping fillers like "có", "bị", "any") negates it."""
-    window = norm[max(0, start - 40) : start]
-    if window and _CJK_RE.search(window[-1]):
-        return window.endswith(("没有", "不"))
-    for token in reversed(_TOKEN_RE.findall(window)[-4:]):
-        if token in _NEGATION_FILLERS:
-            continue
-        return token in _NEGATORS
-    return False
 
 
 def _candidate(
@@ -426,8 +248,8 @@ def _candidate(
     """Build one item: score, classify and attach provenance."""
     labels = list(dict.fromkeys(h.label for h in hits))
     due_date = due if item_type in _DATED_TYPES else None
-    strong = any(label in _STRONG_KEYWORDS[item_type] for label in labels) or (
-        item_type == "commitment" and due_date is not None and any(label in _FUTURE_MARKERS for label in labels)
+    strong = any(label in STRONG_KEYWORDS[item_type] for label in labels) or (
+        item_type == "commitment" and due_date is not None and any(label in FUTURE_MARKERS for label in labels)
     )
     in_slot = bool(question) and _SLOT_RES[item_type].search(question) is not None
     confidence = score_confidence(
@@ -463,7 +285,7 @@ def _candidate(
 def _infer_risk_type(labels: list[str], norm: str) -> str:
     """Cash (penalties, money) > customer (cancellations, complaints) > delivery (waiting for goods) > operations."""
     from_keywords = {_RISK_TYPE_OF[label] for label in labels if label in _RISK_TYPE_OF}
-    for risk_type in _RISK_TYPE_PRIORITY:
+    for risk_type in RISK_TYPE_PRIORITY:
         if risk_type in from_keywords:
             return risk_type
     for risk_type, pattern in _RISK_HINT_RES.items():

@@ -18,9 +18,7 @@ import ahocorasick
 
 from extraction_assets.lib.models import Turn
 
-# Scrubber placeholders such as [EMAIL_1] or [PHONE_2]; a clause never ends inside one.
-PLACEHOLDER_RE = re.compile(r"\[[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*\]")
-
+# A scrubber placeholder ([EMAIL_1], `pii.PLACEHOLDER`) holds no character a clause ends or is cut at: it stays whole.
 _LINE_BREAK_RE = re.compile(r"\r\n|[\n\r\u2028\u2029\x0b\x0c\x85]")
 # List markers at the start of a line: "-", "*", "•", "1.", "2)", "(a)", "> " (email quoting) ...
 _BULLET_RE = re.compile(r"(?:[-*•◦‣▪▫●○■□►▶➤→>+–—·]+|\(?\d{1,3}[.)]|\(?[A-Za-z]\))[ \t]+")
@@ -75,35 +73,6 @@ def normalize_for_match(text: str) -> str:
     return _OLD_TONE_RE.sub(lambda m: _OLD_TONE_PLACEMENT[m.group(1)], folded)
 
 
-# "a ... b" in a keyword phrase: "a", then up to 60 characters of the same clause, then "b".
-KEYWORD_GAP = "..."
-_CJK_CHAR_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
-
-
-def phrase_pattern(phrase: str) -> re.Pattern[str]:
-    """Word-bounded, whitespace-tolerant regex for a keyword phrase, matched against normalised text.
-
-    CJK phrases get no word boundaries (the script has no spaces between words).
-    """
-    return re.compile(phrase_source(phrase))
-
-
-def phrase_source(phrase: str) -> str:
-    """The source of ``phrase_pattern(phrase)``: to join into a larger pattern, or to compile when first needed
-    (compiling is most of what a pack's import costs)."""
-    norm = normalize_for_match(phrase)
-    parts = [r"\s+".join(re.escape(tok) for tok in part.split()) for part in norm.split(KEYWORD_GAP)]
-    body = r"(?!\w).{1,60}?(?<!\w)".join(parts)
-    if _CJK_CHAR_RE.search(norm):
-        return body
-    return r"(?<!\w)" + body + r"(?!\w)"
-
-
-def phrase_needle(phrase: str) -> str:
-    """The longest word of a keyword phrase, normalised: every match of ``phrase_pattern(phrase)`` contains it."""
-    return max(normalize_for_match(phrase).replace(KEYWORD_GAP, " ").split(), key=len)
-
-
 class LiteralScan:
     """Which of many literals occur in a text, found in one Aho-Corasick pass instead of one search per literal.
 
@@ -118,32 +87,6 @@ class LiteralScan:
 
     def present(self, text: str) -> set[str]:
         return {literal for _, literal in self._automaton.iter(text)}
-
-
-def word_set_pattern(words: Sequence[str]) -> re.Pattern[str]:
-    """One alternation over ``words``, longest first, with the same boundary rules as ``phrase_pattern``."""
-    if not words:
-        return re.compile(r"(?!)")  # matches nothing
-    alternatives = sorted((phrase_source(w) for w in words), key=len, reverse=True)
-    return re.compile("|".join(f"(?:{_literal_first(a)})" for a in alternatives))
-
-
-_LEFT_BOUNDARY = r"(?<!\w)"
-
-
-def _literal_first(pattern: str) -> str:
-    r"""``(?<!\w)t...`` as ``t(?<!\wt)...``: the same test, but an alternation of such patterns opens with
-    literals, so the regex engine skips to the positions holding a first letter instead of trying each one."""
-    first = pattern[len(_LEFT_BOUNDARY) : len(_LEFT_BOUNDARY) + 1]
-    if not pattern.startswith(_LEFT_BOUNDARY) or not first.isalnum():
-        return pattern
-    return first + rf"(?<!\w{first})" + pattern[len(_LEFT_BOUNDARY) + 1 :]
-
-
-def placeholder_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
-    """Spans of scrubber placeholders in ``text[start:end]`` (absolute offsets)."""
-    stop = len(text) if end is None else end
-    return [m.span() for m in PLACEHOLDER_RE.finditer(text, start, stop)]
 
 
 def make_title(text: str, limit: int = 120) -> str:
@@ -176,12 +119,9 @@ def segment_text(text: str, start: int = 0, end: int | None = None, *, max_chars
 def _segments(text: str, begin: int, stop: int, max_chars: int, turn_id: str | None) -> list[Segment]:
     if begin >= stop:
         return []
-    protected = bytearray(stop - begin)
-    for ps, pe in placeholder_spans(text, begin, stop):
-        protected[ps - begin : pe - begin] = b"\x01" * (pe - ps)
     segments: list[Segment] = []
     for lo, hi in _sentence_blocks(text, begin, stop):
-        segments.extend(_segment_line(text, lo, hi, begin, protected, max_chars, turn_id))
+        segments.extend(_segment_line(text, lo, hi, max_chars, turn_id))
     return segments
 
 
@@ -224,9 +164,7 @@ def segment_turns(text: str, turns: Sequence[Turn], *, max_chars: int = 240) -> 
     return segments
 
 
-def _segment_line(
-    text: str, lo: int, hi: int, base: int, protected: bytearray, max_chars: int, turn_id: str | None
-) -> list[Segment]:
+def _segment_line(text: str, lo: int, hi: int, max_chars: int, turn_id: str | None) -> list[Segment]:
     """Clauses of one line (or run of wrapped lines) ``text[lo:hi]``."""
     pos = lo
     while pos < hi and text[pos].isspace():
@@ -244,9 +182,6 @@ def _segment_line(
             break
         i = stop.start()
         ch = text[i]
-        if protected[i - base]:
-            i += 1
-            continue
         if ch == ";" or ch in _CJK_CLAUSE_SEPARATORS:
             pieces.append((clause_start, i))
             clause_start = i = i + 1
@@ -267,7 +202,7 @@ def _segment_line(
 
     out: list[Segment] = []
     for ps, pe in pieces:
-        for s, e in _split_long(text, ps, pe, base, protected, max_chars):
+        for s, e in _split_long(text, ps, pe, max_chars):
             out.append(Segment(s, e, text[s:e], turn_id))
     return out
 
@@ -292,7 +227,7 @@ def _ends_sentence(text: str, i: int, j: int, hi: int, clause_start: int) -> boo
     return True
 
 
-def _split_long(text: str, lo: int, hi: int, base: int, protected: bytearray, max_chars: int) -> list[tuple[int, int]]:
+def _split_long(text: str, lo: int, hi: int, max_chars: int) -> list[tuple[int, int]]:
     """Trim a clause; if it is still longer than ``max_chars`` split it at commas."""
     trimmed = _trim(text, lo, hi)
     if trimmed is None:
@@ -303,8 +238,6 @@ def _split_long(text: str, lo: int, hi: int, base: int, protected: bytearray, ma
     cuts: list[tuple[int, int]] = []
     start = lo
     for k in range(lo, hi):
-        if protected[k - base]:
-            continue
         ch = text[k]
         if ch in _LONG_CLAUSE_SEPARATORS or (ch == "," and k + 1 < hi and text[k + 1].isspace()):
             cuts.append((start, k))

@@ -13,6 +13,8 @@ import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from extraction_assets.lib.llm.deadline import attempt, bound_connections
+
 MAX_RESPONSE_BYTES = 2 * 1024 * 1024  # a schema's answer is kilobytes: 50 items of short fields fit many times over
 MAX_REASK_CHARS = 4000  # of the invalid answer and of the errors, per re-ask turn: enough to show what to fix
 
@@ -46,8 +48,6 @@ class _BoundedTransport:
         self.max_bytes = max_bytes
 
     def handle_request(self, request: Any) -> Any:
-        from extraction_assets.lib.llm.deadline import attempt
-
         with attempt((request.extensions.get("timeout") or {}).get("read")):
             response = self.inner.handle_request(request)
             try:
@@ -88,7 +88,7 @@ def _masked(body: bytes) -> bytes:
     """An error body with every personal value the scrubber finds replaced by its placeholder: openai puts the text
     in its exception, and instructor logs that at ERROR level (to stderr, and to Dagster's compute log) before
     anything of ours sees it."""
-    from extraction_assets.lib.pii import masked
+    from extraction_assets.lib.pii import masked  # the detectors load with the first error body
 
     return masked(body.decode("utf-8", "replace")).encode("utf-8")
 
@@ -96,9 +96,7 @@ def _masked(body: bytes) -> bytes:
 def bounded_http_client(max_bytes: int = MAX_RESPONSE_BYTES) -> Any:
     """openai's default HTTP client (its limits and timeouts) over a transport that refuses oversized bodies and keeps
     every call's deadlines (`deadline.py`)."""
-    import openai
-
-    from extraction_assets.lib.llm.deadline import bound_connections
+    import openai  # the model client loads with the first call
 
     http = sys.modules[type(openai.DefaultHttpxClient()).__mro__[1].__module__.partition(".")[0]]  # httpx or httpx2
     transport = http.HTTPTransport()  # a BaseTransport of whichever httpx openai uses

@@ -36,6 +36,7 @@ from extraction_assets.lib.llm.deadline import CallOutlived, call_deadline
 from extraction_assets.lib.llm.response_models import schema_json
 from extraction_assets.lib.llm.validator_check import install as check_models_once
 from extraction_assets.lib.schemas import LLMMode as Mode
+from extraction_assets.lib.settings import LLM_HTTP_RETRIES, LLM_MAX_CONCURRENCY, LLM_MODE, LLM_TIMEOUT_S
 
 if TYPE_CHECKING:
     import instructor
@@ -59,10 +60,10 @@ class LLMSettings(BaseModel):
     base_url: str
     model: str
     api_key: str = "not-needed"
-    mode: Mode = "json_schema"
-    timeout_s: float = Field(default=60.0, gt=0)  # a whole call: its requests, retries and re-asks, every byte read
-    max_concurrency: int = Field(default=8, ge=1, le=256)
-    http_retries: int = Field(default=4, ge=0, le=10)
+    mode: Mode = LLM_MODE  # the defaults are the model path's (`settings.ModelSettings`), written once
+    timeout_s: float = Field(default=LLM_TIMEOUT_S, gt=0)  # a whole call: its requests, retries and re-asks, every byte
+    max_concurrency: int = Field(default=LLM_MAX_CONCURRENCY, ge=1, le=256)
+    http_retries: int = Field(default=LLM_HTTP_RETRIES, ge=0, le=10)
     validation_retries: int = Field(default=1, ge=0, le=5)
     max_tokens: int | None = Field(default=None, ge=16)  # a bound on each answer: small models can ramble
     extra_body: dict[str, Any] = Field(default_factory=dict)
@@ -142,7 +143,7 @@ class LLMClient:
         self.cache = cache or MemoryCache()
         self.budget = TokenBudget(settings.budget_tokens)
         self.deferred: dict[str, BatchRequest] = {}  # batch mode: requests kept for the next batch
-        import openai
+        import openai  # the model client loads with the first call
 
         self.openai = openai.OpenAI(  # also the files and batches of batch backfills
             base_url=settings.base_url,
@@ -160,7 +161,7 @@ class LLMClient:
 
     def _instructor(self, mode: Mode) -> instructor.Instructor:
         """One instructor client per mode, sharing one HTTP connection pool, each sending through `_post_completion`."""
-        import instructor
+        import instructor  # with the first call
 
         check_models_once()
         with self._lock:
@@ -179,7 +180,7 @@ class LLMClient:
         it built), which that walk returns unchanged: the body sent is the same (a unit test compares them), and
         retries, timeouts, authentication and parsing the answer stay the openai client's (`post` is its documented
         way to any endpoint)."""
-        from openai.types.chat import ChatCompletion
+        from openai.types.chat import ChatCompletion  # with the first call
 
         return self.openai.post("/chat/completions", body={**params, **(extra_body or {})}, cast_to=ChatCompletion)
 
@@ -231,7 +232,7 @@ class LLMClient:
             if getattr(response, "usage", None) is not None:
                 usage.append(response.usage)
 
-        from instructor.core.hooks import Hooks
+        from instructor.core.hooks import Hooks  # with the first call
 
         hooks = Hooks()
         hooks.on("completion:response", on_response)
@@ -339,7 +340,7 @@ class LLMClient:
             known = key in self.deferred
         if not known:
             self._reserve(messages, output)
-        import instructor
+        import instructor  # with the first call
         from instructor.processing.response import handle_response_model
 
         _, kwargs = handle_response_model(
@@ -365,7 +366,7 @@ def answer_failed(exc: BaseException) -> bool:
     """Whether the model answered and no answer was valid after the re-asks (invalid JSON, a schema violation, an
     answer cut at its token bound): asking the same request again would pay for the same failure. A provider or
     transport error (timeout, 429, 5xx, refused connection) is not: the next run asks again."""
-    import openai
+    import openai  # with the first call
     from instructor.core.exceptions import IncompleteOutputException
 
     answered = False

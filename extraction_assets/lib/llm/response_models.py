@@ -46,7 +46,7 @@ def response_base() -> type[BaseModel]:
 
 
 def _build_base() -> type[BaseModel]:
-    from instructor import ResponseSchema
+    from instructor import ResponseSchema  # instructor loads with the first model to send, not with a prompt file
 
     class ResponseBase(ResponseSchema):
         model_config = ConfigDict(extra="ignore")

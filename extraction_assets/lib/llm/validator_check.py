@@ -37,7 +37,7 @@ def once_per_class(check: Callable[[Any], None]) -> Callable[[Any], None]:
 
 def install() -> None:
     """Replace instructor's check by its once-per-class form (idempotent, thread-safe)."""
-    from instructor.v2.validation import async_validators
+    from instructor.v2.validation import async_validators  # instructor loads with the first call
 
     with _LOCK:
         if not getattr(async_validators.reject_async_validators, _MARK, False):

@@ -18,6 +18,7 @@ from functools import cache
 
 import phonenumbers
 
+from extraction_assets.lib.pii.placeholders import PLACEHOLDER
 from extraction_assets.lib.pii.scan import Hit, Scan, blank, digits_of, labelled_business_id, near
 
 # --- e-mail --------------------------------------------------------------------------------------------------------
@@ -145,7 +146,7 @@ _NOT_PHONE_DIGIT_LED = re.compile(
     rf"|[\d,.]*[^\S\n]?(?i:{_CURRENCY_SUFFIXES})(?![^\W\d_])"  # 15.000.000 VND, 500.000đ
     r")"
 )
-_NOT_PHONE_SYMBOL_LED = re.compile(rf"(?:[$€£¥₫₹₽]|{_CURRENCY_CODES})[^\S\n]?\d[\d,.]*|\[[A-Z][A-Z_]*_\d+\]")
+_NOT_PHONE_SYMBOL_LED = re.compile(rf"(?:[$€£¥₫₹₽]|{_CURRENCY_CODES})[^\S\n]?\d[\d,.]*|{PLACEHOLDER.pattern}")
 
 # Cheap gate: the phone matcher is the slowest step, so skip it when no run of 7+ digits (the shortest national
 # numbers the passes accept) exists.

@@ -1,4 +1,4 @@
-"""The last guard before text reaches a place a person looks (UI metadata, run logs, printed lines).
+"""The last guard before text reaches a place a person looks (UI metadata, run logs, printed lines, dead letters).
 
 What the pipeline shows is built from scrubbed text already; this masks whatever a path, a reason, a person's
 correction or a future change might still carry, with every kind the scrubber knows. Placeholders are left as
@@ -6,10 +6,11 @@ they are, so text that is already scrubbed comes back unchanged."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from extraction_assets.lib.pii.scrubber import scrub
-from extraction_assets.lib.reporting import map_strings
+from extraction_assets.lib.reporting import map_strings, visible_controls
 
 
 def masked(text: str) -> str:
@@ -20,3 +21,19 @@ def masked(text: str) -> str:
 def masked_value(value: Any) -> Any:
     """A JSON-like value with every string in it `masked` (keys included), its shape kept."""
     return map_strings(value, masked)
+
+
+def _cell(value: object, width: int) -> str:
+    text = "" if value is None else visible_controls(masked(str(value)))
+    text = " ".join(text.split()).replace("|", "\\|")
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]], width: int = 80) -> str:
+    """A Markdown table for previews people read (the Dagster UI, the terminal): cells masked and their controls made
+    visible, flattened to one line, pipes escaped and long values cut."""
+    if not rows:
+        return "_none_"
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(_cell(v, width) for v in row) + " |" for row in rows]
+    return "\n".join(lines)

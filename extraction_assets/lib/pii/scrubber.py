@@ -41,6 +41,7 @@ from extraction_assets.lib.pii.numbers import (
     find_ssns,
     find_vn_national_ids,
 )
+from extraction_assets.lib.pii.placeholders import PLACEHOLDER, placeholder
 from extraction_assets.lib.pii.scan import Hit, Scan
 from extraction_assets.lib.pii.view import View, detection_view
 
@@ -105,7 +106,6 @@ ALL_KINDS: frozenset[str] = frozenset(d.kind for d in DETECTORS)
 DEFAULT_KINDS: frozenset[str] = ALL_KINDS
 UNMASKED_CHECK_KINDS: frozenset[str] = frozenset({"EMAIL", "CREDIT_CARD", "PHONE"})
 _PRIORITY = {d.kind: rank for rank, d in enumerate(DETECTORS)}
-_PLACEHOLDER = re.compile(r"\[[A-Z][A-Z_]*_\d+\]")
 _DIGIT = re.compile(r"\d")
 
 
@@ -168,9 +168,9 @@ def scrub(text: str, region: str | None = None, kinds: frozenset[str] | None = N
             per_kind[hit.kind] = per_kind.get(hit.kind, 0) + 1
             numbers[key] = per_kind[hit.kind]
         counts[hit.kind] = counts.get(hit.kind, 0) + 1
-        placeholder = f"[{hit.kind}_{numbers[key]}]"
-        placeholders.setdefault(placeholder, hit.value)
-        spans.append((hit.start, hit.end, hit.kind, placeholder))
+        shown = placeholder(hit.kind, numbers[key])
+        placeholders.setdefault(shown, hit.value)
+        spans.append((hit.start, hit.end, hit.kind, shown))
     scrubbed, offset_map = OffsetMap.apply(text, spans)
     return ScrubResult(
         text=scrubbed,
@@ -275,7 +275,7 @@ def _detect_in(text: str, region: str | None, kinds: frozenset[str], stretches: 
 
 def _visible(text: str, region: str | None, kinds: frozenset[str], stretches: list[tuple[int, int]]) -> list[Detection]:
     """What the detectors find in the stretches of `text` outside its placeholders."""
-    placeholders = [m.span() for m in _PLACEHOLDER.finditer(text)]
+    placeholders = [m.span() for m in PLACEHOLDER.finditer(text)]
     starts = [s for s, _ in placeholders]
     found: list[Detection] = []
     for hit in _detect_in(text, region, kinds, stretches):

@@ -13,15 +13,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 
 import duckdb
 from pydantic import BaseModel, ConfigDict
 
+from extraction_assets.lib.pii.placeholders import PLACEHOLDER
+
 VAULT_KEY_ENV = "EXTRACTION_PII_VAULT_KEY"
-_PLACEHOLDER = re.compile(r"\[[A-Z][A-Z_]*_\d+\]")
 
 
 class VaultError(ValueError):
@@ -67,7 +67,7 @@ def key_id(key: bytes) -> str:
 def seal(
     key: bytes, doc_id: str, tenant_id: str, scrubber_version: str, placeholders: Mapping[str, str]
 ) -> SealedMapping:
-    from cryptography.fernet import Fernet
+    from cryptography.fernet import Fernet  # cryptography loads when a vault key is set
 
     payload = json.dumps(dict(placeholders), ensure_ascii=False, sort_keys=True).encode("utf-8")
     return SealedMapping(
@@ -83,7 +83,7 @@ def seal(
 def unseal(key: bytes, sealed_key_id: str, token: str) -> dict[str, str]:
     if sealed_key_id != key_id(key):
         raise VaultError("this vault entry was sealed with another key")
-    from cryptography.fernet import Fernet, InvalidToken
+    from cryptography.fernet import Fernet, InvalidToken  # when a vault key is set
 
     try:
         return json.loads(Fernet(key).decrypt(token.encode("ascii")))
@@ -101,4 +101,4 @@ def reveal(con: duckdb.DuckDBPyConnection, doc_id: str, key: bytes) -> dict[str,
 
 def reidentify(text: str, mapping: Mapping[str, str]) -> str:
     """Scrubbed text (or a model's answer about it) with every known placeholder replaced by its value."""
-    return _PLACEHOLDER.sub(lambda m: mapping.get(m.group(), m.group()), text)
+    return PLACEHOLDER.sub(lambda m: mapping.get(m.group(), m.group()), text)

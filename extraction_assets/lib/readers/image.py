@@ -18,6 +18,7 @@ from io import BytesIO
 from typing import TYPE_CHECKING
 
 from extraction_assets.lib.models import OcrWord
+from extraction_assets.lib.readers.record import Unreadable
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -37,7 +38,7 @@ _NO_ENGINE = (
 )
 
 
-class OcrError(ValueError):
+class OcrError(Unreadable, ValueError):
     """An image that cannot become text; the message is the dead letter's reason."""
 
 
@@ -55,7 +56,7 @@ class OcrText:
 @cache
 def _engine() -> tuple[str, str]:
     """(engine version, the `lang` argument: the installed languages among OCR_LANGUAGES), or OcrError."""
-    import pytesseract
+    import pytesseract  # the OCR binding loads with the first screenshot
 
     try:
         version = str(pytesseract.get_tesseract_version())
@@ -108,7 +109,7 @@ def read_image(data: bytes) -> OcrText:
 
 
 def _ocr(image: Image.Image, languages: str) -> dict[str, list]:
-    import pytesseract
+    import pytesseract  # with the first screenshot
 
     try:
         return pytesseract.image_to_data(

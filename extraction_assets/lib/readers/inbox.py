@@ -14,20 +14,16 @@ from pathlib import Path
 from typing import NamedTuple
 
 from extraction_assets.lib.models import Document, ReadFailure
-from extraction_assets.lib.readers.email import read_email, read_mbox
-from extraction_assets.lib.readers.image import OcrError, read_image
-from extraction_assets.lib.readers.json_formats import read_json, read_jsonl
-from extraction_assets.lib.readers.pdf import PdfError, read_pdf
+from extraction_assets.lib.readers.formats import FORMATS, reader_of
 from extraction_assets.lib.readers.record import (
     RecordContext,
     Rejected,
-    TooLarge,
+    Unreadable,
     check_not_empty_or_binary,
     date_from_name,
     decode_utf8,
     utf16_as_utf8,
 )
-from extraction_assets.lib.readers.sheets import SheetError, csv_records, sheet_documents, xlsx_records
 from extraction_assets.lib.readers.tenant_files import (
     HIDDEN_FILE,
     HIDDEN_FOLDER,
@@ -36,7 +32,6 @@ from extraction_assets.lib.readers.tenant_files import (
     read_regular,
     walk,
 )
-from extraction_assets.lib.readers.text import image_document, read_text
 
 # Tenant id recorded on failures for files that sit directly in the inbox root.
 NO_TENANT = "_no_tenant"
@@ -45,8 +40,6 @@ NO_TENANT = "_no_tenant"
 MAX_FILE_BYTES = 8 * 1024 * 1024
 INBOX_DOCS = frozenset({"readme.md", "readme.txt"})
 _SKIPPED = frozenset({HIDDEN_FILE, HIDDEN_FOLDER})
-IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg")
-SUPPORTED_EXTENSIONS = (".txt", ".md", ".json", ".jsonl", ".eml", ".mbox", ".csv", ".xlsx", ".pdf", *IMAGE_EXTENSIONS)
 
 
 # ----------------------------------------------------------------------------------------------------------
@@ -153,7 +146,7 @@ def read_file(
         return [ReadFailure(tenant_id=tenant_id, source_uri=source_uri, reason=reason)]
 
     suffix = path.suffix.lower()
-    if suffix not in SUPPORTED_EXTENSIONS:
+    if suffix not in FORMATS:
         return fail(f"unsupported file type {suffix}" if suffix else "unsupported file type (no extension)")
     try:
         data = read_regular(path, max_file_bytes or MAX_FILE_BYTES, beneath, walked)
@@ -171,34 +164,22 @@ def read_file(
 def _documents(
     data: bytes, suffix: str, ctx: RecordContext, fail: Callable[[str], list[Document | ReadFailure]]
 ) -> list[Document | ReadFailure]:
-    """The file's bytes through its format's reader; the file's budget (`ctx.budget`) stops any reader that would make
-    it more than one file may become (`record.TooLarge`): the whole file is then one dead letter, saying why."""
+    """The file's bytes through its format's reader (`formats.FORMATS`); the file's budget (`ctx.budget`) stops any
+    reader that would make it more than one file may become (`record.TooLarge`): the whole file is then one dead
+    letter, saying why."""
+    fmt = FORMATS[suffix]
     try:
-        if suffix == ".xlsx":  # a zip archive: binary by nature
-            return sheet_documents(xlsx_records(data, ctx.budget), ctx)
-        if suffix == ".pdf":  # binary by nature too: its text layer becomes a text document
-            pdf = read_pdf(data)
-            doc = read_text(pdf.text, ctx, markdown=False)
-            return [doc.model_copy(update={"metadata": {"format": "pdf", "pages": pdf.pages}})]
-        if suffix in IMAGE_EXTENSIONS:  # a screenshot: its OCR text is the document's text, its words keep boxes
-            return [image_document(read_image(data), ctx)]
-        data = utf16_as_utf8(data)
-        check_not_empty_or_binary(data)
-        if suffix == ".jsonl":
-            return read_jsonl(data, ctx)
-        if suffix == ".eml":
-            return [read_email(data, ctx)]
-        if suffix == ".mbox":
-            return read_mbox(data, ctx)
-        text = decode_utf8(data)
-        if not text.strip():
-            raise Rejected("empty file (whitespace only)")
-        if suffix == ".json":
-            return [read_json(text, ctx)]
-        if suffix == ".csv":
-            return sheet_documents(csv_records(text, ctx.budget), ctx)
-        return [read_text(text, ctx, markdown=suffix == ".md")]
-    except (Rejected, TooLarge, SheetError, PdfError, OcrError) as exc:
+        content: bytes | str = data
+        if fmt.takes != "binary":
+            content = utf16_as_utf8(data)
+            check_not_empty_or_binary(content)
+            if fmt.takes == "text":
+                content = decode_utf8(content)
+                if not content.strip():
+                    raise Rejected("empty file (whitespace only)")
+        read = reader_of(fmt.reader)(content, ctx)
+        return read if isinstance(read, list) else [read]
+    except Unreadable as exc:
         return fail(str(exc))
     except Exception as exc:  # a reader bug must not stop the whole inbox
         return fail(f"reader error: {type(exc).__name__}: {exc}")

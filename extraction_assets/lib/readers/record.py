@@ -28,11 +28,15 @@ ROW_CHARS = 32
 MAX_ROWS = MAX_TEXT_CHARS // ROW_CHARS
 
 
-class Rejected(Exception):
+class Unreadable(Exception):
+    """What any reader raises for a file it cannot read: the message becomes the file's dead-letter reason."""
+
+
+class Rejected(Unreadable):
     """A file (or record) is unusable; the message becomes the ReadFailure reason."""
 
 
-class TooLarge(Exception):
+class TooLarge(Unreadable):
     """The whole file is refused, as soon as it is seen to become more than one file may (never one record at a
     time: a reader that skips a bad record goes on, this one stops)."""
 

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from extraction_assets.lib.models import Document, ReadFailure
 from extraction_assets.lib.readers.json_formats import chat_document, pulse_document
-from extraction_assets.lib.readers.record import MAX_TEXT_CHARS, ReadBudget, RecordContext, Rejected
+from extraction_assets.lib.readers.record import MAX_TEXT_CHARS, ReadBudget, RecordContext, Rejected, Unreadable
 
 Role = Literal["member", "date", "question", "answer", "time", "message"]
 
@@ -47,7 +47,7 @@ _QUESTION_ENDINGS = ("?", "？")
 _CSV_DELIMITERS = ",;\t|"
 
 
-class SheetError(ValueError):
+class SheetError(Unreadable, ValueError):
     """A spreadsheet that cannot be read at all; the message says why."""
 
 
@@ -278,3 +278,13 @@ def sheet_documents(records: list[SheetRecord], ctx: RecordContext) -> list[Docu
         except Rejected as exc:
             out.append(ReadFailure(tenant_id=ctx.tenant_id, source_uri=uri, reason=str(exc)))
     return out
+
+
+def read_csv(text: str, ctx: RecordContext) -> list[Document | ReadFailure]:
+    """A CSV file's rows as check-ins or chats (`sheet_documents`)."""
+    return sheet_documents(csv_records(text, ctx.budget), ctx)
+
+
+def read_xlsx(data: bytes, ctx: RecordContext) -> list[Document | ReadFailure]:
+    """An Excel workbook's rows as check-ins or chats (`sheet_documents`)."""
+    return sheet_documents(xlsx_records(data, ctx.budget), ctx)

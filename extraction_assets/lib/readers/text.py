@@ -1,13 +1,14 @@
 """Plain text and Markdown notes: kept verbatim, titled by their first heading or line; pasted chats become chats.
-A screenshot's OCR text is read the same way (a screenshot of a chat becomes a chat)."""
+A PDF's text layer and a screenshot's OCR text are read the same way (a screenshot of a chat becomes a chat)."""
 
 from __future__ import annotations
 
 import re
 
 from extraction_assets.lib.models import Document
-from extraction_assets.lib.readers.image import OcrText
+from extraction_assets.lib.readers.image import OcrText, read_image
 from extraction_assets.lib.readers.pasted_chat import pasted_chat_turns
+from extraction_assets.lib.readers.pdf import read_pdf
 from extraction_assets.lib.readers.record import RecordContext, parse_iso_date
 
 _MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
@@ -41,6 +42,26 @@ def read_text(text: str, ctx: RecordContext, *, markdown: bool) -> Document:
         )
     fmt = "markdown" if markdown else "plain"
     return ctx.document("text", text, title=title, metadata={"format": fmt})
+
+
+def read_plain(text: str, ctx: RecordContext) -> Document:
+    return read_text(text, ctx, markdown=False)
+
+
+def read_markdown(text: str, ctx: RecordContext) -> Document:
+    return read_text(text, ctx, markdown=True)
+
+
+def read_pdf_text(data: bytes, ctx: RecordContext) -> Document:
+    """A PDF's text layer as a note, with its page count."""
+    pdf = read_pdf(data)
+    doc = read_text(pdf.text, ctx, markdown=False)
+    return doc.model_copy(update={"metadata": {"format": "pdf", "pages": pdf.pages}})
+
+
+def read_screenshot(data: bytes, ctx: RecordContext) -> Document:
+    """A screenshot's OCR text as a note (or a pasted chat), every word with its box."""
+    return image_document(read_image(data), ctx)
 
 
 def image_document(ocr: OcrText, ctx: RecordContext) -> Document:

@@ -206,7 +206,7 @@ def cli_actor(on_behalf_of: str | None, config: AuthConfig) -> tuple[str, str | 
 def add_reviewer(path: Path, name: str, tenant: str) -> str:
     """A new token for `name` in `tenant`, its hash written into the reviewers' file (created readable by its owner
     only; a reviewer already there gets the new token instead of the old one); the token, to show once."""
-    import yaml
+    import yaml  # the YAML parser loads for a change to the file
 
     config = load_auth(path) if path.exists() else AuthConfig()
     token = new_token()

@@ -13,9 +13,14 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
+from extraction_assets.lib.extraction.factory import llm_settings
 from extraction_assets.lib.extraction.grounding import ground, turn_for_span
+from extraction_assets.lib.heuristics import get_pack
+from extraction_assets.lib.llm.client import LLMClient
+from extraction_assets.lib.llm.prompting import build_messages
 from extraction_assets.lib.models import ExtractionInput
 from extraction_assets.lib.schemas import SchemaVersion
+from extraction_assets.lib.settings import ModelSettings
 
 LIGHT_PROMPT = "session_light.md"
 
@@ -68,8 +73,6 @@ class HeuristicLight:
     name = "heuristic"
 
     def assess(self, doc: ExtractionInput, schema: SchemaVersion) -> list[FieldState]:
-        from extraction_assets.lib.heuristics import get_pack
-
         found: dict[str, tuple[Any, float, str | None]] = {}
         for candidate in get_pack(schema.heuristic).extract(doc, schema):
             value = candidate.value.get("value") if set(candidate.value) == {"value"} else candidate.value
@@ -113,8 +116,6 @@ class ModelLight:
         self.name = str(client.settings.model)
 
     def assess(self, doc: ExtractionInput, schema: SchemaVersion) -> list[FieldState]:
-        from extraction_assets.lib.llm.prompting import build_messages
-
         light = schema.model_copy(update={"instructions": light_instructions(self.prompts_dir, schema)})
         messages = build_messages(light, doc, LightAnswer, task="Say which fields the respondent has covered so far.")
         answer, _stats = self.client.complete(messages, LightAnswer, tags={"doc_id": doc.doc_id})
@@ -135,17 +136,15 @@ def covered_objectives(states: list[FieldState]) -> list[str]:
     return [name for name, covered in by_objective.items() if covered]
 
 
-def light_extractor(choice: Any, light_model: str | None, prompts_dir: Path) -> LightExtractor:
+def light_extractor(choice: ModelSettings, light_model: str | None, prompts_dir: Path) -> LightExtractor:
     """The small model on the configured endpoint when `light_model` is set, else the heuristic pack.
 
-    `choice` is the pipeline's `extraction.ExtractorChoice`; the light call is short (10 s at most, no re-ask),
-    since a slow answer is worth less than the next turn.
+    `choice` is the pipeline's model path (`ModelSettings`, or the `extractor` resource, which is one); the light
+    call is short (10 s at most, no re-ask), since a slow answer is worth less than the next turn.
     """
-    settings = choice.llm_settings() if light_model else None
+    settings = llm_settings(choice) if light_model else None
     if settings is None:
         return HeuristicLight()
-    from extraction_assets.lib.llm.client import LLMClient
-
     quick = settings.model_copy(
         update={"model": light_model, "timeout_s": min(settings.timeout_s, 10.0), "validation_retries": 0}
     )

@@ -32,8 +32,9 @@ from extraction_assets.lib.models import (
     ScrubbedDocument,
 )
 from extraction_assets.lib.pii import PiiPolicy, scrub_batch
+from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.readers.tenant_files import Entry
-from extraction_assets.lib.schemas import SchemaError, SchemaVersion, load_schema
+from extraction_assets.lib.schemas import SchemaError, SchemaVersion
 from extraction_assets.lib.sessions.light import FieldState, LightExtractor, covered_objectives
 from extraction_assets.lib.sessions.transcript import (
     NO_TENANT,

@@ -10,7 +10,8 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from extraction_assets.lib.schemas import SchemaError, SchemaVersion, load_schema
+from extraction_assets.lib.prompt_files import load_schema
+from extraction_assets.lib.schemas import SchemaError, SchemaVersion
 from extraction_assets.lib.stages.connect import Connect
 from extraction_assets.lib.warehouse import beside_warehouse
 

@@ -73,7 +73,7 @@ class ExtractOptions:
 
     force: bool = False  # every document of the partition pending
     confirm_overwrite: bool = False  # also overwrite accepted, rejected and human-corrected items
-    tenant: str | None = None  # only this tenant's documents
+    tenant_id: str | None = None  # only this tenant's documents
     llm_batch: bool = False  # through the endpoint's Batch API
 
 
@@ -106,7 +106,7 @@ class _Work:
 def route_documents(
     connect: Connect,
     schema: SchemaVersion,
-    tenant: str | None,
+    tenant_id: str | None,
     shard: Shard,
     then: Callable[[duckdb.DuckDBPyConnection], T],
     log: Log,
@@ -119,7 +119,7 @@ def route_documents(
     in a connection closed before its gate runs, only when the gate must decide."""
     rules = rules_fingerprint(schema)
     with connect(read_only=True) as con:
-        unrouted = documents_to_route(con, schema.key, schema.document_kinds, rules, tenant)
+        unrouted = documents_to_route(con, schema.key, schema.document_kinds, rules, tenant_id)
         kept = set(shard_documents(con, shard, [d.doc_id for d in unrouted]))
         to_route = [d for d in unrouted if d.doc_id in kept]
         if not to_route:
@@ -221,17 +221,17 @@ def _extract_offline(
     niceness: int | None,
 ) -> PartitionReport:
     version, rules = built.version(schema), rules_fingerprint(schema)
-    kinds, tenant, force = schema.document_kinds, options.tenant, options.force
+    kinds, tenant_id, force = schema.document_kinds, options.tenant_id, options.force
     with connect(read_only=True) as con:
-        unrouted = documents_to_route(con, schema.key, kinds, rules, tenant)
+        unrouted = documents_to_route(con, schema.key, kinds, rules, tenant_id)
         in_shard = set(shard_documents(con, shard, [d.doc_id for d in unrouted]))
         to_route = [d for d in unrouted if d.doc_id in in_shard]
-        out_of_date = set(pending_extractions(con, schema.key, kinds, version, tenant, force)) if to_route else set()
+        out_of_date = set(pending_extractions(con, schema.key, kinds, version, tenant_id, force)) if to_route else set()
         routing = {d.doc_id for d in to_route}
         routed_pending = [
             doc_id
             for doc_id in shard_documents(
-                con, shard, pending_extractions(con, schema.key, kinds, version, tenant, force, routed=True)
+                con, shard, pending_extractions(con, schema.key, kinds, version, tenant_id, force, routed=True)
             )
             if doc_id not in routing
         ]
@@ -241,7 +241,7 @@ def _extract_offline(
             for d, decision in ((d, placed[d.doc_id]) for d in to_route)
             if not isinstance(decision, Decision) or (decision.taken and d.doc_id in out_of_date)
         } | {doc_id: Plan(None, True) for doc_id in routed_pending}
-        rerun = preview_rerun(con, schema.key, tenant, [doc_id for doc_id, plan in plans.items() if plan.extract])
+        rerun = preview_rerun(con, schema.key, tenant_id, [doc_id for doc_id, plan in plans.items() if plan.extract])
         sizes = document_sizes(con, list(plans)) if len(plans) > 1 else {}
     by_id = {d.doc_id: d for d in to_route}
     totals: Counter[str] = Counter()
@@ -310,13 +310,15 @@ def _extract_with_model(
     version = built.version(schema)
 
     def work(con: duckdb.DuckDBPyConnection) -> _Work:
-        kinds, tenant = schema.document_kinds, options.tenant
+        kinds, tenant_id = schema.document_kinds, options.tenant_id
         pending = shard_documents(
-            con, shard, pending_extractions(con, schema.key, kinds, version, tenant, force=options.force, routed=True)
+            con,
+            shard,
+            pending_extractions(con, schema.key, kinds, version, tenant_id, force=options.force, routed=True),
         )
-        return _Work(pending, preview_rerun(con, schema.key, tenant, pending))
+        return _Work(pending, preview_rerun(con, schema.key, tenant_id, pending))
 
-    routed, planned = route_documents(connect, schema, options.tenant, shard, work, log)
+    routed, planned = route_documents(connect, schema, options.tenant_id, shard, work, log)
     pending = planned.pending
     batching = built.client if options.llm_batch and isinstance(built, OrchestratedExtractor) else None
     batch_figures: dict[str, int | str] = (

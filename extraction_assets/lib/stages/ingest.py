@@ -171,7 +171,7 @@ def _unchanged(last: FileStamp | None, now: FileStamp, content: Callable[[], byt
 
 def _digest(content: Callable[[], bytes]) -> str | None:
     """The content's SHA-256, or None when it cannot be read (the reader then says why)."""
-    from extraction_assets.lib.readers.tenant_files import Refused
+    from extraction_assets.lib.readers.tenant_files import Refused  # the readers load with a file, not the code
 
     try:
         return hashlib.sha256(content()).hexdigest()

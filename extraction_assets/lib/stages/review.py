@@ -40,8 +40,8 @@ class QueueReport:
 def sync_version_roles(con: duckdb.DuckDBPyConnection, prompts_dir: Path) -> list[str]:
     """Each schema version's role (current, challenger, superseded) from its prompt file and the promotions made,
     written where it changed; the versions whose role changed."""
+    from extraction_assets.lib.prompt_files import discover_schemas
     from extraction_assets.lib.review.challengers import sync_roles
-    from extraction_assets.lib.schemas import discover_schemas
 
     return sync_roles(con, discover_schemas(prompts_dir)[0].values())
 

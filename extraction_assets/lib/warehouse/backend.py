@@ -107,7 +107,7 @@ def connect_lake(target: Path | str) -> duckdb.DuckDBPyConnection:
 
 
 def _attach(lake: DuckLakeTarget) -> duckdb.DuckDBPyConnection:
-    import duckdb
+    import duckdb  # DuckDB loads when a connection opens
 
     database = duckdb.connect(config=engine_config())
     folder = extension_folder()
@@ -149,7 +149,7 @@ def retry_conflicts(function: Callable[P, R], attempts: int = 8, first_delay: fl
 
     @functools.wraps(function)
     def retried(*args: P.args, **kwargs: P.kwargs) -> R:
-        import duckdb
+        import duckdb  # when a connection opens
 
         delay = first_delay
         for _ in range(attempts - 1):

@@ -109,7 +109,7 @@ def _rows_view(
     A list parameter per column (`unnest(?)`) cost about 0.1 ms per value to convert (2 s for 600 items, all of it
     inside the writer's transaction, with the file locked); the scan converts the same column in well under 1%.
     """
-    import numpy as np
+    import numpy as np  # NumPy loads with the first batch written
 
     name = "batch_rows"
     con.register(name, {column: np.array([row[column] for row in rows], dtype=object) for column in columns})

@@ -143,7 +143,17 @@ def stamp_verified_documents(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[s
         )
 
 
+def masked_letter(letter: DeadLetter) -> DeadLetter:
+    """What a letter says is read in the UI, the run log and the command line: a reason or detail that quotes a
+    document is masked like any text shown (`pii.masked`), and its id is that of the masked letter. The path stays as
+    it is: it locates the file, in the raw zone beside `raw_documents`."""
+    from extraction_assets.lib.pii import masked, masked_value  # the detectors load with the first letter, not the code
+
+    return letter.model_copy(update={"reason": masked(letter.reason), "detail": masked_value(letter.detail)})
+
+
 def insert_dead_letters(con: duckdb.DuckDBPyConnection, letters: Iterable[DeadLetter]) -> None:
+    """Dead letters, masked as they are written; the same failure again is the same row."""
     stamp = now()
     rows = [
         {
@@ -157,7 +167,7 @@ def insert_dead_letters(con: duckdb.DuckDBPyConnection, letters: Iterable[DeadLe
             "detail": to_json(d.detail),
             "first_seen_at": stamp,
         }
-        for d in letters
+        for d in map(masked_letter, letters)
     ]
     merge_rows(con, "dead_letters", rows)
 

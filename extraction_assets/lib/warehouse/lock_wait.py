@@ -79,7 +79,7 @@ def _holder(exc: duckdb.IOException) -> str:
 
 def is_lock_conflict(exc: BaseException) -> bool:
     """DuckDB's "Could not set lock on file ...: Conflicting lock is held in ... (PID n)" (not any IO error)."""
-    import duckdb
+    import duckdb  # DuckDB loads when a connection opens
 
     return isinstance(exc, duckdb.IOException) and "conflicting lock" in str(exc).lower()
 

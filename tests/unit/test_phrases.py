@@ -1,0 +1,76 @@
+"""The one phrase-to-pattern builder of the heuristic packs: whole words except in CJK, bounded only at a word
+character, stems, gaps, and a word list that matches where its phrases would one by one, longest first."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from extraction_assets.lib.heuristics.phrases import any_phrase, any_phrase_source, phrase_needle, phrase_pattern
+from extraction_assets.lib.heuristics.segments import LiteralScan, normalize_for_match
+
+
+def _plain(phrase: str) -> str:
+    """What a phrase means, written the obvious way: its words across any whitespace, `(?<!\\w)` and `(?!\\w)` where
+    its edge is a word character, none in CJK; a word ending in `*` a stem."""
+    norm = normalize_for_match(phrase)
+    words = [re.escape(w[:-1]) + r"\w*" if w.endswith("*") else re.escape(w) for w in norm.split()]
+    core = norm.replace("*", "")
+    if re.search(r"[\u3400-\u9fff]", norm):
+        return r"\s+".join(words)
+    left = r"(?<!\w)" if core[0].isalnum() else ""
+    return left + r"\s+".join(words) + (r"(?!\w)" if core[-1].isalnum() else "")
+
+
+@pytest.mark.parametrize(
+    ("phrase", "text"),
+    [
+        ("i will", "ok so i  will send it"),
+        ("gửi ... trước", "em gửi báo cáo trước thứ sáu"),
+        ("short-staffed", "we are short-staffed today"),
+        ("我们会", "明天我们会发货"),
+        ("I'll", "i'll call"),
+        ("terminat*", "the parties may terminate it"),
+    ],
+)
+def test_every_match_of_a_phrase_holds_its_needle(phrase: str, text: str) -> None:
+    norm = normalize_for_match(text)
+    match = phrase_pattern(phrase).search(norm)
+    assert match is not None
+    assert phrase_needle(phrase) in match.group(0)
+    assert phrase_needle(phrase) in LiteralScan([phrase_needle(phrase), "absent"]).present(norm)
+
+
+def test_a_phrase_matches_whole_words_except_in_cjk() -> None:
+    pattern = any_phrase(["bill", "giao trễ", "发票"])
+    assert pattern.search(normalize_for_match("Your Bill is ready"))
+    assert not pattern.search(normalize_for_match("billing run"))
+    assert pattern.search(normalize_for_match("hàng  giao   trễ"))
+    assert pattern.search("请开发票")
+    assert not any_phrase([]).search("anything")
+    assert not any_phrase(["  "]).search("  ")
+
+
+def test_an_edge_that_is_not_a_word_character_is_not_bounded_and_a_stem_takes_its_endings() -> None:
+    assert phrase_pattern("$").search("us$5") and phrase_pattern("inc.").search("acme inc.,ltd")
+    assert phrase_pattern("by:").search("signed by:jane")
+    assert not phrase_pattern("by:").search("nearby: x"), "a word-character edge is still bounded"
+    assert [m.group() for m in phrase_pattern("terminat*").finditer("terminate, termination; exterminate")] == [
+        "terminate",
+        "termination",
+    ]
+    assert phrase_pattern("gửi ... trước").search("gửi báo cáo trước") and not phrase_pattern("a ... b").search("ab")
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["plan: risk", "xrisk plans", "kế hoạch và rủi ro", "风险很大", "at risk, 2risk", "an invoice", "x-fee", ""],
+)
+def test_a_word_list_matches_where_its_phrases_would_one_by_one_longest_first(text: str) -> None:
+    phrases = ("risk", "risks", "plan", "Kế hoạch", "kế hoạch", "rủi ro", "风险", "2risk", "invoice", "-fee", "pay*")
+    ordered = sorted(dict.fromkeys(normalize_for_match(p) for p in phrases), key=len, reverse=True)
+    plain = re.compile("|".join(f"(?:{_plain(p)})" for p in ordered))
+    norm = normalize_for_match(text)
+    assert [m.span() for m in any_phrase(phrases).finditer(norm)] == [m.span() for m in plain.finditer(norm)]
+    assert any_phrase_source(phrases).count("(?:") == len(ordered), "a phrase written twice is one alternative"

@@ -1,0 +1,130 @@
+"""`extract_partition` as a stage: the sample inbox ingested and scrubbed into a temporary DuckDB warehouse, then one
+schema version routed, extracted and committed, with no Dagster in the way."""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from extraction_assets.lib.extraction import OrchestratedExtractor
+from extraction_assets.lib.pii import load_policy
+from extraction_assets.lib.prompt_files import load_schema
+from extraction_assets.lib.stages import (
+    Connect,
+    ExtractOptions,
+    PartitionReport,
+    extract_partition,
+    ingest_inbox,
+    scrub_pending,
+    version_figures,
+)
+from extraction_assets.lib.warehouse import Shard, open_warehouse
+
+KEY = "pulse@v1"
+
+
+@pytest.fixture
+def connect(inbox: Path, tmp_path: Path) -> Connect:
+    """A warehouse holding the sample inbox, read and scrubbed."""
+    connect = partial(open_warehouse, tmp_path / "w.duckdb")
+    ingest_inbox(connect, inbox, None)
+    scrub_pending(connect, load_policy(None), None)
+    return connect
+
+
+INCREMENTAL = ExtractOptions()  # the defaults: what a scheduled run does
+WHOLE = Shard()  # the partition unsharded
+
+
+def _extract(
+    connect: Connect, prompts: Path, options: ExtractOptions = INCREMENTAL, shard: Shard = WHOLE
+) -> tuple[PartitionReport, list[str], list[str]]:
+    log: list[str] = []
+    warnings: list[str] = []
+    report = extract_partition(
+        connect, OrchestratedExtractor(None), load_schema(prompts, KEY), shard, options, log.append, warnings.append
+    )
+    return report, log, warnings
+
+
+def _items(connect: Connect) -> list[tuple[str, str, str, str]]:
+    with connect(read_only=True) as con:
+        rows = con.execute(
+            "SELECT item_id, tenant_id, status, extractor_version FROM extracted_items WHERE schema_version = ? "
+            "ORDER BY item_id",
+            [KEY],
+        ).fetchall()
+    return [tuple(r) for r in rows]
+
+
+def test_a_partition_is_routed_extracted_and_committed_then_idle(connect: Connect, prompts: Path) -> None:
+    report, log, warnings = _extract(connect, prompts)
+    assert isinstance(report, PartitionReport) and report.version.startswith("heuristic")
+    assert report.routed["taken"] == len(report.pending) > 0 and report.routed["not_taken"] > 0, report.routed
+    assert report.tally.counts["documents"] == len(report.pending)
+    assert report.tally.counts["items"] > 0 and not warnings
+    assert any(line.startswith(f"{KEY}: ") and "documents" in line for line in log), log  # progress is told
+    items = _items(connect)
+    assert len(items) == report.tally.counts["items"]
+    assert {version for *_, version in items} == {report.version}
+    with connect(read_only=True) as con:
+        unsupported = con.execute(
+            "SELECT count(*) FROM extracted_items i WHERE schema_version = ? AND NOT EXISTS "
+            "(SELECT 1 FROM evidence e WHERE e.item_id = i.item_id)",
+            [KEY],
+        ).fetchone()
+        mixed = con.execute(
+            "SELECT count(*) FROM evidence e JOIN extracted_items i USING (item_id) "
+            "JOIN raw_documents d ON d.doc_id = e.doc_id "
+            "WHERE e.tenant_id <> i.tenant_id OR d.tenant_id <> i.tenant_id "
+            "OR e.quote <> substr(d.text, e.char_start + 1, e.char_end - e.char_start)"
+        ).fetchone()
+    assert unsupported == (0,), "every item stands on evidence"
+    assert mixed == (0,), "evidence quotes its own document, in its item's tenant"
+
+    again, _, _ = _extract(connect, prompts)
+    assert again.idle and again.tally.counts["documents"] == 0, "nothing new: nothing routed or extracted"
+    assert _items(connect) == items
+
+    figures, summary = version_figures(connect, [KEY])
+    assert (figures[KEY]["items"], figures[KEY]["evidence"]) == (len(items), len(items))
+    assert figures[KEY]["documents_taken"] == len(report.pending)
+    assert [(row["version"], row["items"]) for row in summary] == [(KEY, len(items))]
+
+
+def test_a_forced_run_extracts_again_and_writes_the_same_items(connect: Connect, prompts: Path) -> None:
+    first, _, _ = _extract(connect, prompts)
+    items = _items(connect)
+    forced, _, _ = _extract(connect, prompts, ExtractOptions(force=True))
+    assert not forced.routed, "the rules did not change: nothing routed again"
+    assert sorted(forced.pending) == sorted(first.pending)
+    assert _items(connect) == items, "the same documents give the same items, written once"
+
+
+def test_one_tenant_and_one_shard_extract_only_their_documents(connect: Connect, prompts: Path) -> None:
+    report, _, _ = _extract(connect, prompts, ExtractOptions(tenant_id="acme"))
+    assert report.pending and report.rerun.tenant_id == "acme"
+    assert {tenant for _, tenant, *_ in _items(connect)} == {"acme"}
+
+    halves = [_extract(connect, prompts, ExtractOptions(force=True), Shard(i, 2))[0] for i in range(2)]
+    with connect(read_only=True) as con:
+        routed = {
+            r[0]
+            for r in con.execute("SELECT doc_id FROM document_applicability WHERE schema_version = ?", [KEY]).fetchall()
+        }
+    assert not set(halves[0].pending) & set(halves[1].pending), "a document belongs to one shard"
+    assert set(halves[0].pending) | set(halves[1].pending) <= routed
+
+
+def test_a_reviewed_item_is_kept_unless_the_run_is_confirmed(connect: Connect, prompts: Path) -> None:
+    _extract(connect, prompts)
+    item_id = _items(connect)[0][0]
+    with connect() as con:
+        con.execute("UPDATE extracted_items SET status = 'accepted' WHERE item_id = ?", [item_id])
+    kept, _, warnings = _extract(connect, prompts, ExtractOptions(force=True))
+    assert kept.rerun.need_confirmation == 1 and any("confirm_overwrite" in w for w in warnings)
+    assert dict((i, s) for i, _, s, _ in _items(connect))[item_id] == "accepted"
+    _extract(connect, prompts, ExtractOptions(force=True, confirm_overwrite=True))
+    assert dict((i, s) for i, _, s, _ in _items(connect)).get(item_id) != "accepted", "a confirmed run overwrites"
