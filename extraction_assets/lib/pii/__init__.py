@@ -51,7 +51,7 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-# the same names, for the type checker and the reader (tests/unit/test_pii_package.py holds the two lists equal)
+# the same names, for the type checker and the reader (tests/unit/pii/test_pii_package.py holds the two lists equal)
 if TYPE_CHECKING:
     from extraction_assets.lib.pii.batch import ToScrub, scrub_batch, scrub_document, scrub_document_with_values
     from extraction_assets.lib.pii.display import markdown_table, masked, masked_value

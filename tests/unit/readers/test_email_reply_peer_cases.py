@@ -16,7 +16,7 @@ import pytest
 
 from extraction_assets.lib.readers import body_parts, body_turns
 
-CASES = Path(__file__).resolve().parent.parent / "peer_cases" / "email_replies" / "cases.jsonl"
+CASES = Path(__file__).resolve().parent.parent.parent / "peer_cases" / "email_replies" / "cases.jsonl"
 
 
 def _cases() -> list[dict[str, Any]]:

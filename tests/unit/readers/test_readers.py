@@ -16,7 +16,7 @@ from extraction_assets.lib.readers import html_to_text, read_file, read_inbox
 from extraction_assets.lib.readers import inbox as readers
 from extraction_assets.lib.readers import text as text_reader
 
-SAMPLE_INBOX = Path(__file__).resolve().parents[2] / "extraction_assets" / "sample_inbox"
+SAMPLE_INBOX = Path(__file__).resolve().parents[3] / "extraction_assets" / "sample_inbox"
 
 VI_ANSWERS = [
     ("Hôm nay bạn sẽ làm gì?", "Tôi sẽ gửi báo giá trước thứ hai tuần sau."),

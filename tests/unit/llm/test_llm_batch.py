@@ -22,7 +22,7 @@ from extraction_assets.lib.llm import (
 )
 from extraction_assets.lib.llm.batch import jsonl
 from extraction_assets.lib.settings import ModelSettings
-from tests.unit.test_llm_client import DOC, PULSE
+from tests.unit.llm.test_llm_client import DOC, PULSE
 
 
 def _client(fake: FakeLLMServer, cache: MemoryCache | None = None, **kw) -> LLMClient:

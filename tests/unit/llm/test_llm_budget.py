@@ -25,8 +25,8 @@ from extraction_assets.lib.pii import scrub_document
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.stages.batches import store_finished_batches
 from extraction_assets.lib.warehouse import open_warehouse, record_batch
-from tests.unit.test_chunked_extraction import CHUNKED, _long_document
-from tests.unit.test_llm_client import DOC, PULSE
+from tests.unit.extraction.test_chunked_extraction import CHUNKED, _long_document
+from tests.unit.llm.test_llm_client import DOC, PULSE
 
 
 def _client(fake: FakeLLMServer, **kw) -> LLMClient:

@@ -146,7 +146,7 @@ def test_through_the_pipeline_every_item_is_grounded(schema: SchemaVersion) -> N
 
 def test_the_sample_receipt_reads_completely() -> None:
     schema = load_schema(DEFAULT_PROMPTS, "receipt@v1")
-    path = Path(__file__).parents[2] / "extraction_assets/sample_inbox/minsk-legal/expenses"
+    path = Path(__file__).parents[3] / "extraction_assets/sample_inbox/minsk-legal/expenses"
     text = next(path.glob("*.txt")).read_text(encoding="utf-8")
     assert set(_fields(text, schema)) == {"company", "address", "date", "total"}
 

@@ -15,7 +15,7 @@ import pytest
 from extraction_assets.lib.extraction import ground
 from extraction_assets.lib.pii import detect
 
-CASES = Path(__file__).resolve().parent.parent / "peer_cases"
+CASES = Path(__file__).resolve().parent.parent.parent / "peer_cases"
 
 
 def _load(pattern: str) -> list[Any]:

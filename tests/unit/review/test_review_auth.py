@@ -20,7 +20,7 @@ from extraction_assets.lib.review.auth import (
 )
 from extraction_assets.web.openapi import openapi_document
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "openapi.json"
 
 
 def _auth(token: str = "t0ken-linh") -> Authenticator:

@@ -12,7 +12,7 @@ from dateutil.relativedelta import relativedelta
 
 from extraction_assets.lib.heuristics.due_dates import parse_due_date
 
-CASES_PATH = Path(__file__).resolve().parents[1] / "peer_cases" / "due_dates" / "cases.jsonl"
+CASES_PATH = Path(__file__).resolve().parents[2] / "peer_cases" / "due_dates" / "cases.jsonl"
 CASES: list[dict[str, Any]] = [json.loads(line) for line in CASES_PATH.read_text(encoding="utf-8").splitlines()]
 
 
