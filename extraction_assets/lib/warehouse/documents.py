@@ -71,8 +71,9 @@ class StoredDocument(NamedTuple):
         return str(self.row["kind"])
 
 
-def stored_document(doc: Document) -> StoredDocument:
-    row: dict[str, Any] = {
+def raw_document_row(doc: Document) -> dict[str, Any]:
+    """A document as its `raw_documents` row (without `ingested_at`, stamped by whoever writes it)."""
+    return {
         "doc_id": doc.doc_id,
         "tenant_id": doc.tenant_id,
         "source_uri": doc.source_uri,
@@ -84,6 +85,10 @@ def stored_document(doc: Document) -> StoredDocument:
         "metadata": to_json(doc.metadata),
         "char_count": len(doc.text),
     }
+
+
+def stored_document(doc: Document) -> StoredDocument:
+    row = raw_document_row(doc)
     verified = is_content_hash(doc.doc_id, doc.tenant_id, doc.kind, doc.text, row["metadata"])
     return StoredDocument(row, verified, ocr_word_rows(doc))
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from extraction_assets.lib.models import Document, ItemRecord
 from extraction_assets.lib.warehouse.connection import insert_rows, merge_rows, now, rows_as_dicts, to_json, transaction
+from extraction_assets.lib.warehouse.documents import raw_document_row
 from extraction_assets.lib.warehouse.extraction import (
     MACHINE_OWNED_STATUSES,
     delete_items,
@@ -69,25 +70,10 @@ def document_texts(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> di
 
 def upsert_session_document(con: duckdb.DuckDBPyConnection, doc: Document) -> None:
     """The transcript so far: the same document id, a longer text (earlier offsets stay where they were)."""
-    stamp = now()
     merge_rows(
         con,
         "raw_documents",
-        [
-            {
-                "doc_id": doc.doc_id,
-                "tenant_id": doc.tenant_id,
-                "source_uri": doc.source_uri,
-                "kind": doc.kind,
-                "text": doc.text,
-                "turns": to_json([t.model_dump() for t in doc.turns]),
-                "doc_date": doc.doc_date,
-                "title": doc.title,
-                "metadata": to_json(doc.metadata),
-                "char_count": len(doc.text),
-                "ingested_at": stamp,
-            }
-        ],
+        [{**raw_document_row(doc), "ingested_at": now()}],
         update=("text", "turns", "doc_date", "title", "metadata", "char_count"),
     )
 
