@@ -50,7 +50,7 @@ def test_a_deferred_request_comes_back_from_its_batch_as_the_same_cached_answer(
     assert failed == [] and entries[0]["doc_id"] == DOC.doc_id and entries[0]["prompt_tokens"] > 0
     answered = _client(fake, MemoryCache({e["request_hash"]: e for e in entries}), mode=mode)
     parsed, stats = answered.complete(messages, output)
-    assert stats.cached and parsed.items, "the batch's answer is the request's cached answer"
+    assert stats.cached and parsed.model_dump()["items"], "the batch's answer is the request's cached answer"
     assert fake.requests == []
 
 

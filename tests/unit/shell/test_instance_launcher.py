@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Collection
 from pathlib import Path
 
 import dagster as dg
@@ -28,7 +29,9 @@ def _instance(tmp_path: Path) -> dg.DagsterInstance:
     return dg.DagsterInstance.from_config(str(home))
 
 
-def _started_run(instance: dg.DagsterInstance, worker_pid: int | None, pools: set[str] = frozenset()) -> dg.DagsterRun:
+def _started_run(
+    instance: dg.DagsterInstance, worker_pid: int | None, pools: Collection[str] = frozenset()
+) -> dg.DagsterRun:
     run = dg.DagsterRun(
         job_name="__ASSET_JOB",
         run_id=str(uuid.uuid4()),
