@@ -16,6 +16,7 @@ import pytest
 
 from evals.fake_llm import FakeLLMServer, Faults
 from extraction_assets.lib.settings import SAMPLE_INBOX
+from tests.one_row import one_row
 
 pytestmark = pytest.mark.long(60)
 PULSE = "pulse@v1"  # model_first: every document asks the model
@@ -57,7 +58,7 @@ def _finish(run: subprocess.Popen[bytes], seconds: float, out: Path) -> int:
 
 def _count(warehouse: Path, sql: str) -> int:
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        return int(con.execute(sql).fetchone()[0])  # type: ignore[index]
+        return int(one_row(con.execute(sql))[0])
 
 
 def test_stuck_calls_leave_their_documents_pending_and_the_next_run_extracts_them(
