@@ -20,7 +20,7 @@ def render(text: str, image_format: str = "PNG", size: int = 28) -> bytes:
     font = ImageFont.truetype(font_manager.findfont("DejaVu Sans"), size)
     probe = ImageDraw.Draw(Image.new("RGB", (1, 1)))
     _, _, right, bottom = probe.multiline_textbbox((0, 0), text, font=font, spacing=size // 2)
-    image = Image.new("RGB", (right + 60, bottom + 60), "white")
+    image = Image.new("RGB", (int(right) + 60, int(bottom) + 60), "white")  # the box is in whole pixels
     ImageDraw.Draw(image).multiline_text((30, 30), text, fill="black", font=font, spacing=size // 2)
     out = BytesIO()
     image.save(out, image_format)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any
 
-import httpx
+from pydantic import TypeAdapter
+from starlette.testclient import TestClient
 
-from extraction_assets.lib.models import Document, EvidenceRecord, ExtractionOutcome, ItemRecord, stable_id
+from extraction_assets.lib.models import Document, EvidenceRecord, ExtractionOutcome, ItemRecord, ItemStatus, stable_id
 from extraction_assets.lib.pii import scrub_document
 from extraction_assets.lib.review import AuthConfig, Authenticator, hash_token
 from extraction_assets.lib.warehouse import (
@@ -18,7 +20,6 @@ from extraction_assets.lib.warehouse import (
     write_extraction_batch,
 )
 
-C = TypeVar("C", bound=httpx.Client)
 SCHEMA = "pulse@v1"
 HOSTILE = "<script>document.title='pwned';window.pwned=1</script>"
 TEXTS = {
@@ -30,22 +31,24 @@ TEXTS = {
     ),
     "globex": "Globex note.\nWe will ship the replacement parts by Friday.\n",
 }
-# (tenant, item type, quote, confidence, status, value)
-ITEMS = (
+# (tenant or document name, item type, quote, confidence, status, value)
+SeedItem = tuple[str, str, str, float, str, Any]
+ITEMS: tuple[SeedItem, ...] = (
     ("acme", "commitment", "We will ship the replacement parts by Friday.", 0.75, "draft", {"due_date": "2026-12-04"}),
     ("acme", "risk", "The supplier delay is a risk for the launch", 0.65, "needs_review", {"severity": "high"}),
     ("acme", "decision", "Should we hire two temps through December?", 0.6, "needs_review", {"owner_name": None}),
     ("globex", "commitment", "We will ship the replacement parts by Friday.", 0.62, "needs_review", {}),
 )
+ITEM_STATUS = TypeAdapter(ItemStatus)  # a seed item's status, checked as the item record checks it
 REASONS = ["below_threshold: confidence under 0.70"]
 
 
-def item_ids(items: tuple = ITEMS) -> dict[str, str]:
+def item_ids(items: tuple[SeedItem, ...] = ITEMS) -> dict[str, str]:
     """`<tenant>:<item_type>` -> item id."""
     return {f"{t}:{kind}": stable_id(t, kind, quote) for t, kind, quote, *_ in items}
 
 
-def seed(path: Path, texts: dict[str, str] = TEXTS, items: tuple = ITEMS) -> dict[str, str]:
+def seed(path: Path, texts: dict[str, str] = TEXTS, items: tuple[SeedItem, ...] = ITEMS) -> dict[str, str]:
     """Documents (raw and scrubbed, as ingest stores them) with one item per entry of `items`, and their queue."""
     seed_documents(
         path,
@@ -59,7 +62,7 @@ def seed(path: Path, texts: dict[str, str] = TEXTS, items: tuple = ITEMS) -> dic
 def seed_documents(
     path: Path,
     documents: dict[str, tuple[str, str, str]],
-    items: list[tuple],
+    items: Sequence[SeedItem],
     ids: dict[str, str] | None = None,
     schema: str = SCHEMA,
 ) -> dict[str, str]:
@@ -121,7 +124,7 @@ def seed_documents(
                 value=value,
                 title=title,
                 confidence=confidence,
-                status=status,
+                status=ITEM_STATUS.validate_python(status),
                 extracted_by="heuristic",
                 extractor_version="test-v1",
                 model=None,
@@ -155,7 +158,7 @@ def bearer(name: str, tenant: str = "acme") -> dict[str, str]:
     return {"Authorization": f"Bearer {TOKENS[(name, tenant)]}"}
 
 
-def signed_in(client: C, name: str, tenant: str = "acme") -> C:
-    """An HTTP client (Starlette's TestClient, httpx) that sends the reviewer's Basic credentials by default."""
+def signed_in(client: TestClient, name: str, tenant: str = "acme") -> TestClient:
+    """A test client of the review app that sends the reviewer's Basic credentials by default."""
     client.auth = basic_auth(name, tenant)
     return client

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import Any
+from typing import TypeVar
 
 from pydantic import BaseModel
 
-from extraction_assets.lib.llm import CallStats, LLMError, MemoryCache
+from extraction_assets.lib.llm import CallStats, LLMClient, LLMError, LLMSettings, MemoryCache
+from extraction_assets.lib.schemas import LLMMode
+
+T = TypeVar("T", bound=BaseModel)
 
 
-class StubModel:
+class StubModel(LLMClient):
     """Stands in for `LLMClient` in `OrchestratedExtractor`: classification says `modules`; a module's record
     quotes `evidence` (it must be in the document); `fail` names what raises (`classify`, `modules`)."""
 
     def __init__(self, modules: list[str], evidence: str, fail: set[str] | None = None) -> None:
-        self.settings = SimpleNamespace(model="stub-model", max_concurrency=1, prices=None, schema_in_prompt=True)
+        # not LLMClient's own __init__: no endpoint, no HTTP client; the settings only name the model
+        self.settings = LLMSettings(base_url="http://127.0.0.1:9/v1", model="stub-model", max_concurrency=1)
         self.cache = MemoryCache()
         self.modules = modules
         self.evidence = evidence
@@ -26,8 +29,12 @@ class StubModel:
         return None  # an endpoint whose context is unknown: the schema's max_input_chars decides
 
     def complete(
-        self, messages: list[dict[str, str]], output: type[BaseModel], tags: Any = None, mode: Any = None
-    ) -> tuple[BaseModel, CallStats]:
+        self,
+        messages: list[dict[str, str]],
+        output: type[T],
+        tags: dict[str, str] | None = None,
+        mode: LLMMode | None = None,
+    ) -> tuple[T, CallStats]:
         step = "classify" if "modules" in output.model_fields else "modules"
         self.calls.append(step)
         if step in self.fail:

@@ -19,6 +19,7 @@ DocumentKind = Literal["text", "pulse", "email", "chat", "transcript"]
 MatchKind = Literal["exact", "normalized", "fuzzy"]
 Strength = Literal["strong", "medium", "weak"]
 ItemStatus = Literal["draft", "needs_review", "accepted", "rejected"]
+ExtractionStatus = Literal["processed", "partial", "failed", "pending"]  # a document's, per schema version
 
 
 def stable_id(*parts: object, length: int = 24) -> str:
@@ -232,7 +233,7 @@ class ExtractionOutcome(BaseModel):
     schema_version: str
     # pending: not written, the next run extracts it; partial: stored, but a part failed (a module's record
     # fell back), so it is extracted again next run
-    status: Literal["processed", "partial", "failed", "pending"]
+    status: ExtractionStatus
     extractor_version: str
     scrubber_version: str
     model: str | None = None

@@ -10,6 +10,7 @@ from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import open_warehouse, rows_as_dicts, warehouse_summary
 from extraction_assets.runner import run_pipeline
 from tests.conftest import with_front_matter
+from tests.one_row import one_row
 
 RECEIPT, PULSE = "receipt@v1", "pulse@v1"
 
@@ -46,7 +47,7 @@ def test_a_changed_rule_reroutes_its_schema_only_and_keeps_what_a_person_owns(se
     assert to_review == sum(1 for i in receipts if i["status"] == "needs_review")
     with open_warehouse(settings.warehouse) as con:
         tenant = con.execute("SELECT tenant_id FROM extracted_items WHERE item_id = ?", [receipts[0]["item_id"]])
-        corrections.accept(con, tenant.fetchone()[0], receipts[0]["item_id"], "ana")
+        corrections.accept(con, one_row(tenant)[0], receipts[0]["item_id"], "ana")
 
     # a run with nothing new routes nothing again
     assert all(s.success for s in run_pipeline(settings, schema_keys=[RECEIPT, PULSE], instance=instance))

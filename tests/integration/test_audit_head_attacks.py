@@ -19,6 +19,7 @@ from extraction_assets.lib.review import corrections
 from extraction_assets.lib.review.audit import AUDIT_KEY_ENV, HEAD_KEY_FILE, OUTSIDE_HEAD_SUFFIX, config_folder
 from extraction_assets.lib.stages import check_audit_log
 from extraction_assets.lib.warehouse import open_warehouse
+from tests.one_row import one_row
 from tests.review_seed import seed
 
 CLI = [sys.executable, "-m", "extraction_assets.cli", "review", "audit"]
@@ -47,7 +48,7 @@ def _erase_newest(path: Path, keep: int) -> tuple[int, str]:
             )
         con.execute("DELETE FROM audit_log WHERE seq > ?", [keep])
         con.execute("DELETE FROM audit_log_heads")
-        return keep, str(con.execute("SELECT row_hash FROM audit_log WHERE seq = ?", [keep]).fetchone()[0])
+        return keep, str(one_row(con.execute("SELECT row_hash FROM audit_log WHERE seq = ?", [keep]))[0])
 
 
 @pytest.mark.parametrize("keyed", [False, True], ids=["no key", "EXTRACTION_AUDIT_KEY"])

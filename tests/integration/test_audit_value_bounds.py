@@ -21,6 +21,7 @@ from extraction_assets.lib.settings import DEFAULT_PROMPTS
 from extraction_assets.lib.stages import check_audit_log
 from extraction_assets.lib.warehouse import open_warehouse
 from extraction_assets.web.review_app import create_review_app
+from tests.one_row import one_row
 from tests.review_seed import bearer, review_auth, seed, signed_in
 
 SAYS = f"at most {MAX_VALUE_CHARS} are kept"
@@ -29,7 +30,7 @@ BIG = {"owner_name": "x" * 240_000}  # the attack's size, under the servers' 256
 
 def _audit_rows(path: Path) -> int:
     with open_warehouse(path) as con:
-        return int(con.execute("SELECT count(*) FROM audit_log").fetchone()[0])
+        return int(one_row(con.execute("SELECT count(*) FROM audit_log"))[0])
 
 
 def test_a_value_past_its_bound_is_refused_with_a_clear_message_at_every_entry_point(tmp_path: Path) -> None:
@@ -48,8 +49,11 @@ def test_a_value_past_its_bound_is_refused_with_a_clear_message_at_every_entry_p
     assert refused.status_code == 422 and SAYS in refused.text, "the page"
 
     read = client.get(f"/extracted-fields/{risk}", headers=bearer("ana"), auth=None).json()["version"]
-    api = client.patch(
-        f"/extracted-fields/{risk}", json={"value": BIG, "version": read}, headers=bearer("ana"), auth=None
+    api = client.patch(  # auth=None: the bearer token alone (httpx takes None; `patch`'s annotation leaves it out)
+        f"/extracted-fields/{risk}",
+        json={"value": BIG, "version": read},
+        headers=bearer("ana"),
+        auth=None,  # type: ignore[arg-type]
     )
     assert api.status_code == 422 and SAYS in api.json()["error"], "the API"
 
@@ -101,7 +105,7 @@ def test_a_change_is_stored_once_and_its_history_and_chain_still_read_whole(tmp_
             "SELECT sum(contains(before_snapshot::VARCHAR, $v)::INT + contains(after_snapshot::VARCHAR, $v)::INT) "
             "FROM audit_log"
         )
-        stored = [int(con.execute(occurrences, {"v": value}).fetchone()[0]) for value in values]
+        stored = [int(one_row(con.execute(occurrences, {"v": value}))[0]) for value in values]
         kept = con.execute("SELECT before_snapshot::VARCHAR <> 'null' FROM audit_log ORDER BY seq").fetchall()
         before_kept = [row[0] for row in kept]
         entries = corrections.history(con, "acme", risk)

@@ -9,13 +9,15 @@ import pytest
 from extraction_assets.definitions import build_definitions
 from extraction_assets.lib.settings import Settings
 from extraction_assets.runner import run_pipeline
+from tests.dagster_results import materializable, materialization
+from tests.one_row import one_row
 
 PULSE = "pulse@v1"
 
 
 def _plant_unmasked_email(settings: Settings) -> str:
     with duckdb.connect(str(settings.warehouse)) as con:
-        doc_id = con.execute("SELECT min(doc_id) FROM scrubbed_documents").fetchone()[0]  # type: ignore[index]
+        doc_id = one_row(con.execute("SELECT min(doc_id) FROM scrubbed_documents"))[0]
         con.execute("UPDATE scrubbed_documents SET text = text || ' dana@acme.test' WHERE doc_id = ?", [doc_id])
         con.execute("DELETE FROM extraction_status")  # every document pending again: extraction would have work
     return str(doc_id)
@@ -39,7 +41,7 @@ def test_a_failed_pii_check_stops_automated_extraction(settings: Settings) -> No
     defs = build_definitions(settings)
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("schema_versions", [PULSE])
-    everything = list(defs.assets) + list(defs.asset_checks)
+    everything = materializable(defs)
     ingest = dg.AssetSelection.groups("ingest")
     before = dg.evaluate_automation_conditions(defs=defs, instance=instance)
     dg.materialize(everything, instance=instance, resources=defs.resources, selection=ingest)
@@ -109,12 +111,13 @@ def test_a_failed_blocking_extraction_check_holds_its_own_versions_queue_only_an
         queued = dict(con.execute("SELECT schema_version, count(*) FROM review_queue GROUP BY 1").fetchall())
     assert PULSE not in queued and queued.get("email@v1", 0) > 0
     [run_id] = {s.run_id for s in steps.values()}
+    assert run_id is not None
     messages = [e.user_message for e in instance.all_logs(run_id)]
     assert any(f"{PULSE}: review queue held, blocking checks failed" in m for m in messages)
     assert not any("emitted no result" in m or "did not yield" in m for m in messages)
 
     defs = build_definitions(settings)
-    everything, items = list(defs.assets) + list(defs.asset_checks), dg.AssetSelection.assets("extracted_items")
+    everything, items = materializable(defs), dg.AssetSelection.assets("extracted_items")
     with pytest.raises(dg.DagsterInvalidDefinitionError) as refused:
         dg.materialize(everything, instance=instance, resources=defs.resources, selection=items, partition_key=PULSE)
     assert isinstance(refused.value.__cause__, dg.DagsterInvalidSubsetError)
@@ -125,7 +128,7 @@ def test_a_failed_blocking_extraction_check_holds_its_own_versions_queue_only_an
         selection=items.required_multi_asset_neighbors(),  # what the UI's "Materialize" adds
         partition_key=PULSE,
     )
-    assert {e.asset_key.to_user_string() for e in both.get_asset_materialization_events()} == {
+    assert {materialization(e).asset_key.to_user_string() for e in both.get_asset_materialization_events()} == {
         "extracted_items",
         "grounded_evidence",
     }

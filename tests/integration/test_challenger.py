@@ -15,6 +15,7 @@ from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import open_warehouse
 from extraction_assets.runner import run_challenger, run_pipeline
 from tests.conftest import with_front_matter
+from tests.one_row import one_row
 
 PULSE = "pulse@v1"
 TENANT = "acme"
@@ -65,9 +66,11 @@ def test_one_command_from_prompt_file_to_comparison_then_an_audited_promotion(
                 "unnest(CAST(q.reasons AS VARCHAR[])) AS r(reason) GROUP BY 1"
             ).fetchall()
         )
-        doubtful = con.execute(
-            "SELECT count(*) FROM extracted_items WHERE schema_version = 'pulse@v2' AND status = 'needs_review'"
-        ).fetchone()[0]
+        doubtful = one_row(
+            con.execute(
+                "SELECT count(*) FROM extracted_items WHERE schema_version = 'pulse@v2' AND status = 'needs_review'"
+            )
+        )[0]
     # v2 keeps fewer items a document: v1's others are queued as disagreements; v2's own doubts are not queued
     assert "challenger_disagrees" in rules["pulse@v1"] and doubtful > 0
     assert rules.get("pulse@v2", ["challenger_disagrees"]) == ["challenger_disagrees"]
@@ -79,11 +82,16 @@ def test_one_command_from_prompt_file_to_comparison_then_an_audited_promotion(
     shown_in_ui = run_challenger(settings, None, instance=instance)  # what the UI shows after a promotion
     event = instance.get_latest_materialization_event(dg.AssetKey("challenger_comparison"))
     assert shown_in_ui.success and event is not None
-    promotions = event.asset_materialization.metadata["promotions"].value  # type: ignore[union-attr]
-    assert promotions[0]["promoted"] == "pulse@v2" and promotions[0]["note"] == "fewer, better items"
+    assert event.asset_materialization is not None
+    promotions = event.asset_materialization.metadata["promotions"].value
+    assert (
+        isinstance(promotions, list)
+        and promotions[0]["promoted"] == "pulse@v2"
+        and promotions[0]["note"] == "fewer, better items"
+    )
     with open_warehouse(settings.warehouse) as con:
         audit = con.execute("SELECT action, item_id, tenant_id FROM audit_log WHERE action = 'promote'").fetchall()
-        v1_queue = con.execute("SELECT count(*) FROM review_queue WHERE schema_version = 'pulse@v1'").fetchone()[0]
+        v1_queue = one_row(con.execute("SELECT count(*) FROM review_queue WHERE schema_version = 'pulse@v1'"))[0]
     assert audit == [("promote", "pulse@v2", "*")] and v1_queue == 0, "the superseded version queues nothing"
     code = main(["challenger", "pulse@v2", "--promote", *where])
     assert code == 2 and "is current, not a challenger" in capsys.readouterr().out

@@ -95,7 +95,9 @@ def test_a_queued_run_waits_queued_and_a_killed_run_is_failed_and_gives_the_pool
     first, second = sorted(instance.get_runs(), key=lambda run: run.tags.get("dagster/run_id", run.run_id))[:2]
 
     def status(run_id: str) -> dg.DagsterRunStatus:
-        return instance.get_run_by_id(run_id).status  # type: ignore[union-attr]
+        run = instance.get_run_by_id(run_id)
+        assert run is not None, run_id
+        return run.status
 
     daemon = _daemon(root, env)
     try:

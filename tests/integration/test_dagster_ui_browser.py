@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import dagster as dg
 import pytest
@@ -34,6 +35,10 @@ from extraction_assets.lib.settings import DEFAULT_PROMPTS, PACKAGE_DIR, SAMPLE_
 from extraction_assets.lib.warehouse import open_warehouse
 from extraction_assets.runner import run_pipeline
 from tests.integration.test_review_browser import CHROMIUM, CHROMIUM_FLAGS  # skips this module without Chromium
+from tests.one_row import one_row
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is installed by `pip install -e .[dev]`")
 
@@ -54,7 +59,7 @@ AUTOMATION_TAGS = ("dagster/sensor_name", "dagster/from_automation_condition")
 class UI:
     base: str
     reports: str
-    page: sync_api.Page
+    page: Page
     settings: Settings
     instance: dg.DagsterInstance
     gold: Path
@@ -231,7 +236,7 @@ def _launch(ui: UI, path: str, click: Callable[[], None], before: set[str] | Non
         time.sleep(0.2)
 
 
-def _pick_partitions(page: sync_api.Page, keys: list[str]) -> None:
+def _pick_partitions(page: Page, keys: list[str]) -> None:
     """In the launch dialog: the partitions `keys` (a menu of checkboxes), or every one for `["All"]`."""
     if keys == ["All"]:
         page.get_by_role("button", name="All", exact=True).click()
@@ -249,7 +254,7 @@ def _pick_partitions(page: sync_api.Page, keys: list[str]) -> None:
     page.keyboard.press("Escape")
 
 
-def _materialize_dialog(page: sync_api.Page, also: str | None) -> None:
+def _materialize_dialog(page: Page, also: str | None) -> None:
     """Click "Materialize…" (or "Materialize all"); where the UI adds the other output first, it says so."""
     page.get_by_role("button", name="Materialize").first.click()
     if also:
@@ -259,7 +264,7 @@ def _materialize_dialog(page: sync_api.Page, also: str | None) -> None:
     page.get_by_text("Partition selection").first.wait_for()
 
 
-def _launchpad_partition(page: sync_api.Page, key: str) -> None:
+def _launchpad_partition(page: Page, key: str) -> None:
     """In a launchpad, once its config is shown: the partition `key`, picked from what the partition box suggests."""
     page.locator(".CodeMirror-code").get_by_text("ops:").first.wait_for()
     box = page.get_by_placeholder("Partition")
@@ -276,12 +281,14 @@ def _launchpad_partition(page: sync_api.Page, key: str) -> None:
 
 def _counts(ui: UI, version: str) -> dict[str, int]:
     with open_warehouse(ui.settings.warehouse, read_only=True) as con:
-        items, evidence, queued = con.execute(
-            """SELECT (SELECT count(*) FROM extracted_items WHERE schema_version = $v),
-                      (SELECT count(*) FROM evidence WHERE schema_version = $v),
-                      (SELECT count(*) FROM review_queue WHERE schema_version = $v)""",
-            {"v": version},
-        ).fetchone()
+        items, evidence, queued = one_row(
+            con.execute(
+                """SELECT (SELECT count(*) FROM extracted_items WHERE schema_version = $v),
+                          (SELECT count(*) FROM evidence WHERE schema_version = $v),
+                          (SELECT count(*) FROM review_queue WHERE schema_version = $v)""",
+                {"v": version},
+            )
+        )
     return {"items": items, "evidence": evidence, "queued": queued}
 
 
@@ -299,7 +306,7 @@ def _extracted(ui: UI, run: dg.DagsterRun, versions: list[str]) -> None:
     assert run.status == dg.DagsterRunStatus.SUCCESS, run.run_id
     assert _materialized(ui, run, ITEMS) == _materialized(ui, run, EVIDENCE) == set(versions)
     evaluations = [
-        e.dagster_event.event_specific_data
+        e.dagster_event.asset_check_evaluation_data
         for e in ui.instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION)
         if e.dagster_event is not None
     ]
@@ -323,7 +330,7 @@ def _queue_followed(ui: UI, versions: list[str]) -> None:
     assert set(versions) <= queued, (versions, [(r.run_id, r.status, r.tags) for r in followed])
 
 
-def _no_error_shown(page: sync_api.Page) -> None:
+def _no_error_shown(page: Page) -> None:
     text = page.inner_text("body")
     assert not [e for e in ERROR_TEXTS if e in text], text[:2000]
 

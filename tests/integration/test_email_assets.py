@@ -14,6 +14,8 @@ from extraction_assets.lib.settings import DEFAULT_PROMPTS, Settings
 from extraction_assets.lib.warehouse import invariants, open_warehouse, rows_as_dicts
 from extraction_assets.runner import run_pipeline
 from tests.conftest import covered
+from tests.dagster_results import run_requests
+from tests.one_row import one_row
 
 EMAIL = "email@v1"
 INVOICE = """Message-ID: <inv-7781@northwind.test>
@@ -81,9 +83,11 @@ def test_email_records_are_upserted_by_message_id(mail_settings: Settings) -> No
     assert all(r.success and not r.failed_checks for r in results), results
     with open_warehouse(mail_settings.warehouse) as con:
         docs = dict(con.execute("SELECT source_uri, kind FROM raw_documents").fetchall())
-        processed = con.execute(
-            "SELECT count(*) FROM extraction_status WHERE schema_version = ? AND status = 'processed'", [EMAIL]
-        ).fetchone()[0]
+        processed = one_row(
+            con.execute(
+                "SELECT count(*) FROM extraction_status WHERE schema_version = ? AND status = 'processed'", [EMAIL]
+            )
+        )[0]
         assert invariants.items_without_evidence(con, [EMAIL]) == {}
         assert invariants.quote_mismatches(con, [EMAIL]) == {}
         quotes = rows_as_dicts(
@@ -163,7 +167,7 @@ def test_a_new_prompt_file_is_a_partition_extracted_offline(tmp_path: Path) -> N
     instance = dg.DagsterInstance.ephemeral()
     pipeline = PipelineResource(inbox=str(settings.inbox), prompts_dir=str(prompts))
     sensed = schema_version_sensor(dg.build_sensor_context(instance=instance, resources={"pipeline": pipeline}))
-    assert [covered(r) for r in sensed.run_requests] == [("warranty_claim@v1", "warranty_claim@v1")]
+    assert [covered(r) for r in run_requests(sensed)] == [("warranty_claim@v1", "warranty_claim@v1")]
 
     results = run_pipeline(settings, schema_keys=["warranty_claim@v1"], instance=instance)
     assert all(r.success and not r.failed_checks for r in results), results

@@ -13,7 +13,9 @@ from extraction_assets.cli import main
 from extraction_assets.definitions import build_definitions
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import open_warehouse, rows_as_dicts
+from tests.dagster_results import materializable
 from tests.eval_seed import write_registry
+from tests.one_row import one_row
 
 
 @pytest.fixture
@@ -24,7 +26,7 @@ def registry(tmp_path: Path) -> Path:
 def _materialize(settings: Settings, instance: dg.DagsterInstance, selection: str, partition: str | None, config):
     defs = build_definitions(settings)
     return dg.materialize(
-        list(defs.assets or []),
+        materializable(defs, checks=False),
         instance=instance,
         resources=defs.resources,
         selection=[selection],
@@ -64,9 +66,9 @@ def test_eval_report_scores_stores_and_compares(settings: Settings, registry: Pa
 
     with open_warehouse(settings.warehouse) as con:
         runs = rows_as_dicts(con, "SELECT dataset, schema_version, documents, report_path FROM eval_runs ORDER BY 1")
-        recall = con.execute(
-            "SELECT recall FROM eval_metrics WHERE dataset = 'standups' AND field = 'decision'"
-        ).fetchone()[0]
+        recall = one_row(
+            con.execute("SELECT recall FROM eval_metrics WHERE dataset = 'standups' AND field = 'decision'")
+        )[0]
     assert [(r["dataset"], r["schema_version"], r["documents"]) for r in runs] == [
         ("pii", "pii@v1", 1),
         ("standups", "pulse@v1", 3),

@@ -20,6 +20,7 @@ from extraction_assets.defs.resources import PipelineResource
 from extraction_assets.defs.sensors import schema_version_sensor
 from extraction_assets.lib.prompt_files import discover_schemas
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, Settings
+from tests.dagster_results import materializable, run_requests, sensor_result
 
 CLI = [sys.executable, "-m", "extraction_assets.cli"]
 PARTITIONS = "schema_versions"
@@ -121,21 +122,23 @@ def test_the_sensor_gives_a_bad_file_a_failed_run_of_its_own_and_passes_leave_it
 
     def tick(cursor: str | None) -> dg.SensorResult:
         context = dg.build_sensor_context(instance=instance, resources={"pipeline": pipeline}, cursor=cursor)
-        return _within(120, lambda: schema_version_sensor(context))
+        return _within(120, lambda: sensor_result(schema_version_sensor(context)))
 
     first = tick(None)
-    (added,) = first.dynamic_partitions_requests
+    (added,) = first.dynamic_partitions_requests or []
     assert isinstance(added, dg.AddDynamicPartitionsRequest)
     assert list(added.partition_keys) == [*GOOD, "bomb@v1", "reserved@v1"]  # the usable ones first: one range
-    keys = {request.run_key: request for request in first.run_requests}
+    keys = {request.run_key: request for request in run_requests(first)}
     assert keys[f"new-schema:{GOOD[0]}..{GOOD[-1]}"].tags[RANGE_END] == GOOD[-1]
-    errors = {request.partition_key: key for key, request in keys.items() if key.startswith("prompt-file-error:")}
-    assert sorted(errors) == ["bomb@v1", "reserved@v1"], "each broken file: a run of its partition alone"
+    errors = {
+        request.partition_key: key for key, request in keys.items() if (key or "").startswith("prompt-file-error:")
+    }
+    assert sorted(map(str, errors)) == ["bomb@v1", "reserved@v1"], "each broken file: a run of its partition alone"
     instance.add_dynamic_partitions(PARTITIONS, list(added.partition_keys))
 
     defs = build_definitions(settings)
     result = dg.materialize(
-        list(defs.assets or []) + list(defs.asset_checks or []),
+        materializable(defs),
         instance=instance,
         resources=defs.resources,
         selection=["extracted_items", "grounded_evidence", "review_queue"],
@@ -153,5 +156,6 @@ def test_the_sensor_gives_a_bad_file_a_failed_run_of_its_own_and_passes_leave_it
     assert again.skip_reason and not again.run_requests, "the same error is shown once"
     (prompts / "reserved" / "v1.md").write_text(RESERVED.replace("model_config", "summary"), encoding="utf-8")
     fixed = tick(again.cursor)
-    assert [r.partition_key for r in fixed.run_requests] == ["reserved@v1"]
-    assert fixed.run_requests[0].run_key and fixed.run_requests[0].run_key.startswith("prompt-file-fixed:")
+    fixed_runs = run_requests(fixed)
+    assert [r.partition_key for r in fixed_runs] == ["reserved@v1"]
+    assert fixed_runs[0].run_key and fixed_runs[0].run_key.startswith("prompt-file-fixed:")

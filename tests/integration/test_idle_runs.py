@@ -16,6 +16,8 @@ from extraction_assets.defs.sensors import schema_version_sensor
 from extraction_assets.lib.settings import SAMPLE_INBOX, Settings
 from extraction_assets.lib.warehouse import open_warehouse
 from extraction_assets.runner import run_pipeline
+from tests.dagster_results import materializable, sensor_result
+from tests.one_row import one_row
 
 PULSE_STEP = "extract pulse@v1"
 
@@ -31,7 +33,9 @@ def test_after_a_full_run_neither_sensor_starts_a_run(settings: Settings) -> Non
         instance = dg.DagsterInstance.local_temp(home)
         run_pipeline(settings, instance=instance)
         pipeline = PipelineResource(inbox=str(settings.inbox), prompts_dir=str(settings.prompts_dir))
-        tick = schema_version_sensor(dg.build_sensor_context(instance=instance, resources={"pipeline": pipeline}))
+        tick = sensor_result(
+            schema_version_sensor(dg.build_sensor_context(instance=instance, resources={"pipeline": pipeline}))
+        )
         assert not tick.run_requests and not tick.dynamic_partitions_requests
         assert tick.skip_reason and "no new or removed prompt files" in (tick.skip_reason.skip_message or "")
         automation = dg.evaluate_automation_conditions(defs=defs, instance=instance)
@@ -42,7 +46,7 @@ def test_a_manual_materialization_that_changes_nothing_is_followed_by_nothing(se
     """What a person does in the UI after a pass: materializing ingest or one version's extraction again, with
     nothing new, keeps their data versions, so automation asks for nothing; a real change is still followed."""
     defs = build_definitions(settings)
-    everything = list(defs.assets or []) + list(defs.asset_checks or [])
+    everything = materializable(defs)
     extraction = dg.AssetSelection.groups("extraction")
 
     def materialize(selection: dg.AssetSelection, partition: str | None = None) -> None:
@@ -102,7 +106,7 @@ def test_unreadable_files_are_warned_about_once(settings: Settings) -> None:
     instance = dg.DagsterInstance.ephemeral()
     runs = [
         dg.materialize(
-            list(defs.assets or []), instance=instance, resources=defs.resources, selection=["raw_documents"]
+            materializable(defs, checks=False), instance=instance, resources=defs.resources, selection=["raw_documents"]
         )
         for _ in range(2)
     ]
@@ -111,7 +115,7 @@ def test_unreadable_files_are_warned_about_once(settings: Settings) -> None:
     assert not any("unreadable" in w for w in second), "already in dead_letters: no new warning"
     (settings.inbox / "acme" / "broken-later.txt").write_bytes(b"\xff\xfe\x00 not utf-8 \x81")
     third = dg.materialize(
-        list(defs.assets or []), instance=instance, resources=defs.resources, selection=["raw_documents"]
+        materializable(defs, checks=False), instance=instance, resources=defs.resources, selection=["raw_documents"]
     )
     assert [w for w in _warnings(instance, third.run_id) if "unreadable" in w and "broken-later" in w]
 
@@ -142,13 +146,13 @@ def test_a_pass_is_one_run_for_ingest_and_every_version_idle_or_not(settings: Se
     for asset in ("extracted_items", "grounded_evidence", "review_queue"):
         assert {(asset, key) for key in keys} <= materialized, asset
     evaluations = [
-        entry.dagster_event.event_specific_data
+        entry.dagster_event.asset_check_evaluation_data
         for entry in instance.all_logs(run.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION)
         if entry.dagster_event is not None
     ]
-    per_version = {(e.check_name, e.partition) for e in evaluations if e.partition}  # type: ignore[union-attr]
+    per_version = {(e.check_name, e.partition) for e in evaluations if e.partition}
     assert {("quotes_match_source", key) for key in keys} <= per_version
-    assert sum(e.check_name == "audit_log_intact" for e in evaluations) == 1  # type: ignore[union-attr]
+    assert sum(e.check_name == "audit_log_intact" for e in evaluations) == 1
 
 
 def test_a_queue_out_of_step_with_its_items_is_rebuilt_by_the_next_pass(settings: Settings) -> None:
@@ -156,12 +160,12 @@ def test_a_queue_out_of_step_with_its_items_is_rebuilt_by_the_next_pass(settings
     instance = dg.DagsterInstance.ephemeral()
     run_pipeline(settings, instance=instance)
     with open_warehouse(settings.warehouse) as con:
-        queued = con.execute("SELECT count(*) FROM review_queue WHERE schema_version = 'pulse@v1'").fetchone()[0]
+        queued = one_row(con.execute("SELECT count(*) FROM review_queue WHERE schema_version = 'pulse@v1'"))[0]
         assert queued > 0
         con.execute("DELETE FROM review_queue WHERE schema_version = 'pulse@v1'")
     again = run_pipeline(settings, instance=instance)
     pulse = next(r for r in again if r.name == PULSE_STEP)
     assert pulse.success and pulse.metadata["review_queue"]["dagster/row_count"] == queued
     with open_warehouse(settings.warehouse, read_only=True) as con:
-        rebuilt = con.execute("SELECT count(*) FROM review_queue WHERE schema_version = 'pulse@v1'").fetchone()[0]
+        rebuilt = one_row(con.execute("SELECT count(*) FROM review_queue WHERE schema_version = 'pulse@v1'"))[0]
     assert rebuilt == queued

@@ -9,9 +9,12 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
+import duckdb
 import pytest
 
 from extraction_assets.instance.pool import HOST_TAG, PID_TAG, release_dead_runs
@@ -132,8 +135,9 @@ def test_the_slot_of_a_run_whose_process_is_gone_is_given_back_and_the_run_marke
     run_id = _fake_run(instance, dead.pid)
     alive = _fake_run_without_slot(instance)
     assert release_dead_runs(instance, "duckdb") == [run_id]
-    assert instance.get_run_by_id(run_id).status == dg.DagsterRunStatus.FAILURE  # type: ignore[union-attr]
-    assert instance.get_run_by_id(alive).status == dg.DagsterRunStatus.STARTED  # type: ignore[union-attr]
+    failed, running = instance.get_run_by_id(run_id), instance.get_run_by_id(alive)
+    assert failed is not None and failed.status == dg.DagsterRunStatus.FAILURE
+    assert running is not None and running.status == dg.DagsterRunStatus.STARTED
     assert not instance.event_log_storage.get_concurrency_info("duckdb").claimed_slots
 
 
@@ -168,17 +172,17 @@ def test_no_connection_is_open_while_a_batch_is_scrubbed(tmp_path: Path, monkeyp
     real_open, real_scrub = resources.open_warehouse, pii.scrub_batch
 
     @contextmanager
-    def counted(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
-        with real_open(*args, **kwargs) as con:  # type: ignore[arg-type]
+    def counted(*args: Any, **kwargs: Any) -> Iterator[duckdb.DuckDBPyConnection]:
+        with real_open(*args, **kwargs) as con:
             open_now[0] += 1
             try:
                 yield con
             finally:
                 open_now[0] -= 1
 
-    def scrub(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+    def scrub(*args: Any, **kwargs: Any) -> pii.ScrubBatch:
         during_scrub.append(open_now[0])
-        return real_scrub(*args, **kwargs)  # type: ignore[arg-type]
+        return real_scrub(*args, **kwargs)
 
     monkeypatch.setattr(resources, "open_warehouse", counted)
     monkeypatch.setattr(pii, "scrub_batch", scrub)

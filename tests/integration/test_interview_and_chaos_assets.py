@@ -225,7 +225,7 @@ def test_chaos_import_feeds_pulse_items_with_turn_evidence_in_its_own_tenant(set
     pasted = {(r["item_type"], r["turn_id"]) for r in rows if r["source_uri"] == "import-b/import/paste.txt"}
     assert pasted == {("risk", "m1"), ("decision", "m2")}
     # the same sheet in two tenants is two documents: nothing is shared across tenants
-    ids = {r["doc_tenant"]: set() for r in rows}
+    ids: dict[str, set[str]] = {r["doc_tenant"]: set() for r in rows}
     for r in rows:
         ids[r["doc_tenant"]].add(r["item_id"])
     assert not ids["import-a"] & ids["import-b"]

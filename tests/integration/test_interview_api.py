@@ -21,6 +21,7 @@ from extraction_assets.lib.sessions import HeuristicLight, SessionEnv, sync_sess
 from extraction_assets.lib.settings import ModelSettings
 from extraction_assets.lib.warehouse import open_warehouse
 from extraction_assets.web.review_app import create_review_app
+from tests.one_row import one_row
 from tests.session_seed import TURNS, whole_session, with_objectives
 
 TOKENS = {
@@ -249,10 +250,9 @@ def test_oversized_or_deeply_nested_bodies_and_long_notes_are_refused_and_nothin
 
 
 def _page_form(html: str) -> dict[str, str]:
-    return {
-        name: re.search(rf'name="{name}" value="([^"]+)"', html).group(1)  # type: ignore[union-attr]
-        for name in ("token", "version")
-    }
+    found = {name: re.search(rf'name="{name}" value="([^"]+)"', html) for name in ("token", "version")}
+    assert all(found.values()), found
+    return {name: match.group(1) for name, match in found.items() if match}
 
 
 def test_two_reviewers_on_the_page_and_the_api_lose_no_update(api) -> None:
@@ -283,5 +283,5 @@ def test_two_reviewers_on_the_page_and_the_api_lose_no_update(api) -> None:
         rows = con.execute(
             "SELECT actor, action FROM audit_log WHERE item_id = ? ORDER BY seq", [spend["id"]]
         ).fetchall()
-        value = con.execute("SELECT value FROM extracted_items WHERE item_id = ?", [spend["id"]]).fetchone()[0]
+        value = one_row(con.execute("SELECT value FROM extracted_items WHERE item_id = ?", [spend["id"]]))[0]
     assert rows == [("mei", "correct"), ("lan", "accept")] and '"value": 310' in value

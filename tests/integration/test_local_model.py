@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from extraction_assets.lib.warehouse import invariants, open_warehouse
+from tests.one_row import one_row
 
 
 def _smollm2() -> Path | None:
@@ -57,11 +58,11 @@ def test_tiny_local_model_end_to_end(tmp_path: Path, prompts: Path) -> None:
     summary = json.loads(done.stdout[done.stdout.index("{") : done.stdout.rindex("}") + 1])
     assert summary["documents"] == 1 and summary["failed_documents"] == 0
     with open_warehouse(warehouse) as con:
-        status = con.execute("SELECT model, error, items_dropped FROM extraction_status").fetchone()
-        cache = con.execute(
-            "SELECT count(*), sum(prompt_tokens), sum(completion_tokens), min(model) FROM llm_cache"
-        ).fetchone()
-        dead = con.execute("SELECT count(*) FROM dead_letters WHERE stage = 'grounding'").fetchone()[0]
+        status = one_row(con.execute("SELECT model, error, items_dropped FROM extraction_status"))
+        cache = one_row(
+            con.execute("SELECT count(*), sum(prompt_tokens), sum(completion_tokens), min(model) FROM llm_cache")
+        )
+        dead = one_row(con.execute("SELECT count(*) FROM dead_letters WHERE stage = 'grounding'"))[0]
         by = {r[0] for r in con.execute("SELECT DISTINCT extracted_by FROM extracted_items").fetchall()}
         assert invariants.quote_mismatches(con) == {}
         assert invariants.items_without_evidence(con) == {}

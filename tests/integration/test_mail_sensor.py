@@ -88,10 +88,10 @@ class SensorLoop:
         for request in result.dynamic_partitions_requests or []:
             assert isinstance(request, dg.AddDynamicPartitionsRequest)
             self.instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))
-        for request in result.run_requests or []:
-            tags = {**request.tags, "dagster/run_key": request.run_key or ""}
+        for run in result.run_requests or []:
+            tags = {**run.tags, "dagster/run_key": run.run_key or ""}
             self.job.execute_in_process(
-                run_config=QUIET, instance=self.instance, partition_key=request.partition_key, tags=tags
+                run_config=QUIET, instance=self.instance, partition_key=run.partition_key, tags=tags
             )
             self.after_run()
         self.requests += result.run_requests or []

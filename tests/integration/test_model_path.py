@@ -19,6 +19,8 @@ from extraction_assets.lib.readers import read_inbox
 from extraction_assets.lib.settings import SAMPLE_INBOX, Settings
 from extraction_assets.lib.warehouse import invariants, open_warehouse, rows_as_dicts
 from tests.conftest import read_every_document
+from tests.dagster_results import materializable, materialization, resources_with, run_requests, sensor_result
+from tests.one_row import one_row
 
 PULSE = "pulse@v1"
 SAMPLE_FILES = [
@@ -72,8 +74,8 @@ def _extractor(fake: FakeLLMServer, **overrides) -> ExtractorResource:
 def _run(settings: Settings, extractor: ExtractorResource, instance, partition: str = PULSE) -> dict:
     """Ingest, then extract one partition; returns the extracted_items materialization metadata."""
     defs = build_definitions(settings)
-    resources = {**defs.resources, "extractor": extractor}
-    everything = list(defs.assets) + list(defs.asset_checks)
+    resources = resources_with(defs, extractor=extractor)
+    everything = materializable(defs)
     if not instance.has_dynamic_partition("schema_versions", partition):
         instance.add_dynamic_partitions("schema_versions", [partition])
     dg.materialize(everything, instance=instance, resources=resources, selection=dg.AssetSelection.groups("ingest"))
@@ -90,14 +92,14 @@ def _run(settings: Settings, extractor: ExtractorResource, instance, partition: 
     event = next(
         m
         for m in result.get_asset_materialization_events()
-        if m.event_specific_data.materialization.asset_key.to_user_string() == "extracted_items"
+        if materialization(m).asset_key.to_user_string() == "extracted_items"
     )
-    return {k: v.value for k, v in event.event_specific_data.materialization.metadata.items()}
+    return {k: v.value for k, v in materialization(event).metadata.items()}
 
 
 def _documents(settings: Settings) -> int:
     with open_warehouse(settings.warehouse) as con:
-        return int(con.execute("SELECT count(*) FROM raw_documents").fetchone()[0])
+        return int(one_row(con.execute("SELECT count(*) FROM raw_documents"))[0])
 
 
 def _status(settings: Settings, partition: str = PULSE) -> dict[str, int]:
@@ -151,7 +153,7 @@ def test_a_rerun_is_answered_from_the_cache(model_settings, fake, instance) -> N
     assert meta["cache_hits"] == _documents(model_settings)
     assert _items(model_settings) == first_items
     with open_warehouse(model_settings.warehouse) as con:
-        assert con.execute("SELECT count(*) FROM llm_cache").fetchone()[0] == calls
+        assert one_row(con.execute("SELECT count(*) FROM llm_cache"))[0] == calls
     # a forced refresh asks again
     _force_reextraction(model_settings)
     _run(model_settings, _extractor(fake, llm_refresh_cache=True), instance)
@@ -204,7 +206,7 @@ def test_each_fault_ends_in_its_documented_outcome_with_nothing_lost(
     assert {i["extracted_by"] for i in items} == {expected_by}
     with open_warehouse(model_settings.warehouse) as con:
         errors = [r[0] for r in con.execute("SELECT error FROM extraction_status").fetchall()]
-        model_letters = con.execute("SELECT count(*) FROM dead_letters WHERE stage = 'model'").fetchone()[0]
+        model_letters = one_row(con.execute("SELECT count(*) FROM dead_letters WHERE stage = 'model'"))[0]
     if outcome == "fallback_used":
         assert all(errors)  # the retrievable reason of each fallback
         assert model_letters == docs
@@ -230,8 +232,8 @@ def test_a_call_past_its_timeout_leaves_its_document_pending_and_the_next_run_ex
     _force_reextraction(model_settings)
     fake.faults = Faults()
     _run(model_settings, _extractor(fake), instance)
-    again = _items(model_settings)
-    assert len({i["item_id"] for i in again}) == len(again)
+    stored = _items(model_settings)
+    assert len({i["item_id"] for i in stored}) == len(stored)
 
 
 def test_invented_evidence_is_dropped_counted_and_dead_lettered(model_settings, fake, instance) -> None:
@@ -244,7 +246,7 @@ def test_invented_evidence_is_dropped_counted_and_dead_lettered(model_settings, 
             json.loads(r[0])["evidence_span"]
             for r in con.execute("SELECT detail FROM dead_letters WHERE stage = 'grounding'").fetchall()
         }
-        assert con.execute("SELECT count(*) FROM extracted_items").fetchone()[0] == 0
+        assert one_row(con.execute("SELECT count(*) FROM extracted_items"))[0] == 0
     assert spans == {INVENTED_SPAN}
 
 
@@ -461,11 +463,14 @@ def test_the_batch_sensor_starts_the_partition_when_its_batch_finished(model_set
     batch = _extractor(fake, llm_batch=True)
     _run(model_settings, batch, instance)
     resources = {"warehouse": WarehouseResource(path=str(model_settings.warehouse)), "extractor": batch}
-    in_progress = llm_batch_sensor(dg.build_sensor_context(instance=instance, resources=resources))
-    assert in_progress.run_requests == [] and "in progress" in (in_progress.skip_reason.skip_message or "")
+    in_progress = sensor_result(llm_batch_sensor(dg.build_sensor_context(instance=instance, resources=resources)))
+    assert in_progress.run_requests == [] and in_progress.skip_reason is not None
+    assert "in progress" in (in_progress.skip_reason.skip_message or "")
     finished = llm_batch_sensor(dg.build_sensor_context(instance=instance, resources=resources))
-    assert [r.partition_key for r in finished.run_requests] == [PULSE]
-    off = llm_batch_sensor(
-        dg.build_sensor_context(instance=instance, resources={**resources, "extractor": _extractor(fake)})
+    assert [r.partition_key for r in run_requests(finished)] == [PULSE]
+    off = sensor_result(
+        llm_batch_sensor(
+            dg.build_sensor_context(instance=instance, resources={**resources, "extractor": _extractor(fake)})
+        )
     )
     assert off.run_requests == []

@@ -14,6 +14,8 @@ from extraction_assets.lib.prompt_files import discover_schemas
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import open_warehouse
 from extraction_assets.runner import run_pipeline
+from tests.dagster_results import materializable, run_requests, sensor_result
+from tests.one_row import one_row
 
 PARTITIONS = "schema_versions"
 TABLES_BY_SCHEMA = ("extracted_items", "extraction_status", "document_applicability", "review_queue")
@@ -22,14 +24,16 @@ TABLES_BY_SCHEMA = ("extracted_items", "extraction_status", "document_applicabil
 def _rows_of(settings: Settings, key: str) -> dict[str, int]:
     with open_warehouse(settings.warehouse) as con:
         return {
-            t: con.execute(f"SELECT count(*) FROM {t} WHERE schema_version = ?", [key]).fetchone()[0]
+            t: one_row(con.execute(f"SELECT count(*) FROM {t} WHERE schema_version = ?", [key]))[0]
             for t in TABLES_BY_SCHEMA
         }
 
 
 def _sensor(instance: dg.DagsterInstance, settings: Settings) -> dg.SensorResult:
     pipeline = PipelineResource(inbox=str(settings.inbox), prompts_dir=str(settings.prompts_dir))
-    return schema_version_sensor(dg.build_sensor_context(instance=instance, resources={"pipeline": pipeline}))
+    return sensor_result(
+        schema_version_sensor(dg.build_sensor_context(instance=instance, resources={"pipeline": pipeline}))
+    )
 
 
 def test_a_partition_without_a_prompt_file_is_refused_before_anything_is_written(settings: Settings) -> None:
@@ -39,7 +43,7 @@ def test_a_partition_without_a_prompt_file_is_refused_before_anything_is_written
     defs = build_definitions(settings)
     for selection in (["extracted_items", "grounded_evidence", "review_queue"], ["review_queue"]):
         result = dg.materialize(
-            list(defs.assets or []) + list(defs.asset_checks or []),
+            materializable(defs),
             instance=instance,
             resources=defs.resources,
             selection=selection,
@@ -48,7 +52,7 @@ def test_a_partition_without_a_prompt_file_is_refused_before_anything_is_written
         )
         assert not result.success
         failure = result.get_step_failure_events()[0].step_failure_data
-        assert "FileNotFoundError" not in (failure.error.cls_name if failure.error else "")
+        assert "FileNotFoundError" not in ((failure.error.cls_name or "") if failure.error else "")
         assert failure.user_failure_data is not None
         message = failure.user_failure_data.description or ""
         assert "'pulse@v3' has no prompt file" in message and "nothing was written" in message
@@ -67,9 +71,9 @@ def test_the_sensor_retires_the_partition_of_a_removed_prompt_file_and_keeps_its
 
     result = _sensor(instance, settings)
     assert not result.run_requests
-    deletes = [r for r in result.dynamic_partitions_requests if isinstance(r, dg.DeleteDynamicPartitionsRequest)]
+    deletes = [r for r in result.dynamic_partitions_requests or [] if isinstance(r, dg.DeleteDynamicPartitionsRequest)]
     assert [r.partition_keys for r in deletes] == [["email@v1", "pulse@v3"]]
-    assert not [r for r in result.dynamic_partitions_requests if isinstance(r, dg.AddDynamicPartitionsRequest)]
+    assert not [r for r in result.dynamic_partitions_requests or [] if isinstance(r, dg.AddDynamicPartitionsRequest)]
     assert _rows_of(settings, "email@v1")["extracted_items"] == items_before  # still queryable
 
 
@@ -80,7 +84,7 @@ def test_a_prompt_file_that_does_not_parse_keeps_its_partition(settings: Setting
     (prompts / "pulse" / "v1.md").write_text("---\nnot: [valid\n", encoding="utf-8")
     result = _sensor(instance, settings)
     assert not result.dynamic_partitions_requests
-    assert [request.partition_key for request in result.run_requests] == ["pulse@v1"]
+    assert [request.partition_key for request in run_requests(result)] == ["pulse@v1"]
 
 
 def test_a_new_challenger_prompt_file_also_asks_for_its_comparison(settings: Settings, prompts: Path) -> None:
@@ -92,5 +96,5 @@ def test_a_new_challenger_prompt_file_also_asks_for_its_comparison(settings: Set
         (prompts / "pulse" / "v1.md").read_text(encoding="utf-8").replace("version: v1", "version: v2"), "utf-8"
     )
     result = _sensor(instance, settings)
-    jobs = sorted((r.job_name, r.partition_key) for r in result.run_requests)
+    jobs = sorted((r.job_name, r.partition_key) for r in run_requests(result))
     assert jobs == [("challenger_job", "receipt@v2"), ("extract_job", None)], "one extraction run, one comparison"

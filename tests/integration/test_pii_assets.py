@@ -20,6 +20,7 @@ from extraction_assets.lib.warehouse import open_warehouse, rows_as_dicts
 from extraction_assets.runner import run_pipeline
 from tests.conftest import read_every_document
 from tests.hidden_pii_forms import HIDDEN_FORMS, plain
+from tests.one_row import one_row
 
 PULSE = "pulse@v1"
 DEV_SET = DEFAULT_DATA
@@ -69,7 +70,7 @@ def test_no_detected_value_reaches_the_model_server(settings: Settings, inbox: P
         _run(model)
         sent = json.dumps(fake.requests, ensure_ascii=False)
     with open_warehouse(settings.warehouse) as con:
-        documents = int(con.execute("SELECT count(*) FROM raw_documents").fetchone()[0])
+        documents = int(one_row(con.execute("SELECT count(*) FROM raw_documents"))[0])
     values = _detected_values(inbox)
     assert documents >= len(records) >= 50 and len(values) >= 100
     assert len(fake.requests) >= documents  # every document went to the model
@@ -160,7 +161,7 @@ def test_vault_on_seals_every_scrubbed_document(settings: Settings, monkeypatch:
     assert str(meta["vault"]).startswith("on (key ")
     with open_warehouse(settings.warehouse) as con:
         masked = rows_as_dicts(con, "SELECT doc_id, text FROM scrubbed_documents WHERE pii_total > 0")
-        sealed = int(con.execute("SELECT count(*) FROM pii_vault").fetchone()[0])
+        sealed = int(one_row(con.execute("SELECT count(*) FROM pii_vault"))[0])
         tokens = " ".join(r[0] for r in con.execute("SELECT token FROM pii_vault").fetchall())
         mapping = reveal(con, masked[0]["doc_id"], key)
     assert sealed == len(masked) > 0

@@ -19,6 +19,8 @@ from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import invariants, open_warehouse, rows_as_dicts, table_counts
 from extraction_assets.runner import run_pipeline
 from tests.conftest import covered
+from tests.dagster_results import materializable, resources_with, scheduled_runs, sensor_result
+from tests.one_row import one_row
 
 PULSE = "pulse@v1"
 
@@ -88,17 +90,17 @@ def test_full_run_fills_every_table_and_keeps_invariants(settings: Settings) -> 
         ).fetchall():
             assert text[start:end] == quote
         ingest_failures = rows_as_dicts(con, "SELECT source_uri, reason FROM dead_letters WHERE stage = 'ingest'")
-        queue = int(con.execute("SELECT count(*) FROM review_queue").fetchone()[0])
+        queue = int(one_row(con.execute("SELECT count(*) FROM review_queue"))[0])
         needs_review = int(
-            con.execute("SELECT count(*) FROM extracted_items WHERE status = 'needs_review'").fetchone()[0]
+            one_row(con.execute("SELECT count(*) FROM extracted_items WHERE status = 'needs_review'"))[0]
         )
-        masked = int(con.execute("SELECT sum(pii_total) FROM scrubbed_documents").fetchone()[0])
+        masked = int(one_row(con.execute("SELECT sum(pii_total) FROM scrubbed_documents"))[0])
         turn_rows = con.execute(
             """SELECT e.turn_id, r.turns, e.char_start, e.char_end FROM evidence e
                JOIN raw_documents r USING (doc_id) WHERE r.kind IN ('pulse', 'chat', 'transcript')"""
         ).fetchall()
         pulse_items = int(
-            con.execute("SELECT count(*) FROM extracted_items WHERE schema_version = ?", [PULSE]).fetchone()[0]
+            one_row(con.execute("SELECT count(*) FROM extracted_items WHERE schema_version = ?", [PULSE]))[0]
         )
     assert queue == needs_review
     assert masked > 0
@@ -171,8 +173,8 @@ class HallucinatingExtractorResource(ExtractorResource):
 
 def _materialize_partition(settings: Settings, extractor: ExtractorResource, instance: dg.DagsterInstance):
     defs = build_definitions(settings)
-    resources = {**defs.resources, "extractor": extractor}
-    everything = list(defs.assets) + list(defs.asset_checks)
+    resources = resources_with(defs, extractor=extractor)
+    everything = materializable(defs)
     dg.materialize(everything, instance=instance, resources=resources, selection=dg.AssetSelection.groups("ingest"))
     return dg.materialize(
         everything,
@@ -195,9 +197,9 @@ def test_ungrounded_items_are_dropped_counted_and_dead_lettered(settings: Settin
     result = _materialize_partition(settings, HallucinatingExtractorResource(), instance)
     assert result.success
     with open_warehouse(settings.warehouse) as con:
-        stored = con.execute("SELECT count(*) FROM extracted_items WHERE title = 'invented'").fetchone()[0]
-        grounding_letters = con.execute("SELECT count(*) FROM dead_letters WHERE stage = 'grounding'").fetchone()[0]
-        docs = con.execute("SELECT count(*) FROM extraction_status WHERE status = 'processed'").fetchone()[0]
+        stored = one_row(con.execute("SELECT count(*) FROM extracted_items WHERE title = 'invented'"))[0]
+        grounding_letters = one_row(con.execute("SELECT count(*) FROM dead_letters WHERE stage = 'grounding'"))[0]
+        docs = one_row(con.execute("SELECT count(*) FROM extraction_status WHERE status = 'processed'"))[0]
     assert stored == 0
     assert grounding_letters == docs  # one invented item per processed document, each dead-lettered
     mats = result.get_asset_materialization_events()
@@ -228,11 +230,13 @@ def test_failed_documents_are_marked_and_retried_without_duplicates(settings: Se
     assert result.success
     with open_warehouse(settings.warehouse) as con:
         failed = rows_as_dicts(con, "SELECT doc_id, error FROM extraction_status WHERE status = 'failed'")
-        letters = con.execute("SELECT count(*) FROM dead_letters WHERE stage = 'extract'").fetchone()[0]
-        items_for_failed = con.execute(
-            "SELECT count(*) FROM extracted_items WHERE doc_id IN (SELECT doc_id FROM extraction_status "
-            "WHERE status = 'failed')"
-        ).fetchone()[0]
+        letters = one_row(con.execute("SELECT count(*) FROM dead_letters WHERE stage = 'extract'"))[0]
+        items_for_failed = one_row(
+            con.execute(
+                "SELECT count(*) FROM extracted_items WHERE doc_id IN (SELECT doc_id FROM extraction_status "
+                "WHERE status = 'failed')"
+            )
+        )[0]
     assert failed and all("simulated extractor crash" in f["error"] for f in failed)
     assert letters == len(failed)
     assert items_for_failed == 0
@@ -240,17 +244,19 @@ def test_failed_documents_are_marked_and_retried_without_duplicates(settings: Se
     retry = _materialize_partition(settings, ExtractorResource(), instance)
     assert retry.success
     with open_warehouse(settings.warehouse) as con:
-        still_failed = con.execute("SELECT count(*) FROM extraction_status WHERE status = 'failed'").fetchone()[0]
+        still_failed = one_row(con.execute("SELECT count(*) FROM extraction_status WHERE status = 'failed'"))[0]
         attempts = dict(
             con.execute(
                 "SELECT doc_id, attempts FROM extraction_status WHERE doc_id IN (SELECT unnest(?))",
                 [[f["doc_id"] for f in failed]],
             ).fetchall()
         )
-        dupes = con.execute(
-            "SELECT count(*) FROM (SELECT doc_id, item_type, title FROM extracted_items "
-            "GROUP BY ALL HAVING count(*) > 1)"
-        ).fetchone()[0]
+        dupes = one_row(
+            con.execute(
+                "SELECT count(*) FROM (SELECT doc_id, item_type, title FROM extracted_items "
+                "GROUP BY ALL HAVING count(*) > 1)"
+            )
+        )[0]
     assert still_failed == 0
     assert set(attempts.values()) == {2}
     assert dupes == 0
@@ -259,7 +265,7 @@ def test_failed_documents_are_marked_and_retried_without_duplicates(settings: Se
 def test_accepted_items_survive_a_re_extraction(settings: Settings, instance) -> None:
     _materialize_partition(settings, ExtractorResource(), instance)
     with open_warehouse(settings.warehouse) as con:
-        item_id, title = con.execute("SELECT item_id, title FROM extracted_items ORDER BY item_id LIMIT 1").fetchone()
+        item_id, title = one_row(con.execute("SELECT item_id, title FROM extracted_items ORDER BY item_id LIMIT 1"))
         con.execute(
             "UPDATE extracted_items SET status = 'accepted', title = 'kept by a reviewer' WHERE item_id = ?", [item_id]
         )
@@ -268,7 +274,7 @@ def test_accepted_items_survive_a_re_extraction(settings: Settings, instance) ->
     _materialize_partition(settings, ExtractorResource(), instance)
     with open_warehouse(settings.warehouse) as con:
         row = con.execute("SELECT status, title FROM extracted_items WHERE item_id = ?", [item_id]).fetchone()
-        evidence = con.execute("SELECT count(*) FROM evidence WHERE item_id = ?", [item_id]).fetchone()[0]
+        evidence = one_row(con.execute("SELECT count(*) FROM evidence WHERE item_id = ?", [item_id]))[0]
     assert row == ("accepted", "kept by a reviewer")
     assert evidence == 1
     assert title != "kept by a reviewer"
@@ -281,14 +287,16 @@ def test_schema_sensor_adds_a_partition_for_a_new_prompt_file(settings: Settings
     instance.add_dynamic_partitions("schema_versions", sorted(discover_schemas(prompts)[0]))
     pipeline = PipelineResource(inbox=str(settings.inbox), prompts_dir=str(prompts))
     context = dg.build_sensor_context(instance=instance, resources={"pipeline": pipeline})
-    result = schema_version_sensor(context)
+    result = sensor_result(schema_version_sensor(context))
     assert result.skip_reason is not None and not result.run_requests
 
     v2 = (prompts / "pulse" / "v1.md").read_text(encoding="utf-8").replace("version: v1", "version: v2")
     (prompts / "pulse" / "v2.md").write_text(v2, encoding="utf-8")
-    result = schema_version_sensor(dg.build_sensor_context(instance=instance, resources={"pipeline": pipeline}))
-    assert [covered(r) for r in result.run_requests] == [("pulse@v2", "pulse@v2")]
-    assert result.dynamic_partitions_requests[0].partition_keys == ["pulse@v2"]
+    result = sensor_result(
+        schema_version_sensor(dg.build_sensor_context(instance=instance, resources={"pipeline": pipeline}))
+    )
+    assert [covered(r) for r in result.run_requests or []] == [("pulse@v2", "pulse@v2")]
+    assert result.dynamic_partitions_requests and result.dynamic_partitions_requests[0].partition_keys == ["pulse@v2"]
 
 
 def test_new_scrubbed_documents_trigger_one_extract_run_per_schema_version(settings: Settings) -> None:
@@ -302,7 +310,7 @@ def _check_automation(defs: dg.Definitions, instance: dg.DagsterInstance) -> Non
     instance.add_dynamic_partitions("schema_versions", [PULSE, "pulse@v2"])
     before = dg.evaluate_automation_conditions(defs=defs, instance=instance)
     assert before.total_requested == 0
-    everything = list(defs.assets) + list(defs.asset_checks)
+    everything = materializable(defs)
     ingest = dg.AssetSelection.groups("ingest")
     dg.materialize(everything, instance=instance, resources=defs.resources, selection=ingest)
     result = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=before.cursor)
@@ -328,6 +336,6 @@ def test_nightly_schedule_requests_every_schema_version_in_one_run(prompts: Path
         with dg.build_schedule_context(  # a context with resources must be closed: it leaves the instance current
             instance=instance, scheduled_execution_time=datetime(2026, 11, 30, 2), resources={"pipeline": pipeline}
         ) as context:
-            requests = list(nightly_extract_schedule(context))
+            requests = scheduled_runs(nightly_extract_schedule(context))
     assert [covered(r) for r in requests] == [(PULSE, "pulse@v2")]  # every usable version in one run
-    assert all("2026-11-30T02:00:00" in r.run_key for r in requests)
+    assert all("2026-11-30T02:00:00" in (r.run_key or "") for r in requests)

@@ -21,6 +21,7 @@ from extraction_assets.lib.review import check_chain, history
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 from extraction_assets.lib.warehouse import open_warehouse
 from extraction_assets.web.review_app import create_review_app
+from tests.one_row import one_row
 from tests.review_seed import basic_auth, review_auth, seed, seed_documents
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -219,7 +220,7 @@ def test_add_a_missed_item_by_selecting_its_evidence_in_the_document(tmp_path: P
             """SELECT i.item_id, e.quote, e.char_start, e.char_end, i.value, i.added_by FROM extracted_items i
                JOIN evidence e USING (item_id) WHERE i.item_type = 'commitment'"""
         ).fetchall()
-        text = con.execute("SELECT text FROM raw_documents WHERE doc_id = ?", [doc_id]).fetchone()[0]
+        text = one_row(con.execute("SELECT text FROM raw_documents WHERE doc_id = ?", [doc_id]))[0]
         [entry] = history(con, "acme", item_id)
     assert quote.startswith("Receipt 4") and text[start:end] == quote and added_by == "ana"
     assert '"due_date": "2026-03-01"' in value and (entry.action, entry.actor) == ("add", "ana")

@@ -137,9 +137,11 @@ def test_a_run_checks_the_audit_log_once_for_every_version(reviewed, tmp_path) -
         steps = run_pipeline(settings, schema_keys=chosen, instance=where)
         assert all(s.success and not s.failed_checks for s in steps)
         [run_id] = {s.run_id for s in steps}
+        assert run_id is not None
         checked = [
             e
             for e in where.all_logs(run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION)
-            if e.dagster_event is not None and e.dagster_event.event_specific_data.check_name == "audit_log_intact"
+            if e.dagster_event is not None
+            and e.dagster_event.asset_check_evaluation_data.check_name == "audit_log_intact"
         ]
         assert len(checked) == 1

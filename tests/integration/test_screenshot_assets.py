@@ -8,6 +8,7 @@ from pathlib import Path
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, Settings
 from extraction_assets.lib.warehouse import evidence_regions, invariants, open_warehouse, rows_as_dicts
 from extraction_assets.runner import run_pipeline
+from tests.one_row import one_row
 from tests.rendered_text import needs_tesseract, render
 
 CHAT = (
@@ -27,7 +28,7 @@ def test_a_screenshot_is_extracted_with_evidence_and_its_image_region(tmp_path: 
     assert all(r.success for r in results), [(r.name, r.failed_checks) for r in results]
     with open_warehouse(settings.warehouse) as con:
         [doc] = rows_as_dicts(con, "SELECT doc_id, kind, text FROM raw_documents")
-        words = con.execute("SELECT count(*) FROM ocr_words WHERE doc_id = ?", [doc["doc_id"]]).fetchone()[0]
+        words = one_row(con.execute("SELECT count(*) FROM ocr_words WHERE doc_id = ?", [doc["doc_id"]]))[0]
         items = rows_as_dicts(
             con,
             """SELECT i.item_id, i.item_type, e.quote, e.char_start, e.char_end, e.turn_id FROM extracted_items i

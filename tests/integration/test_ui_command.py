@@ -83,7 +83,7 @@ def test_the_ui_loads_and_stops_on_sigterm(tmp_path: Path) -> None:
             assert answer.read() == b"<h1>report</h1>"
         ui.send_signal(signal.SIGTERM)
         assert ui.wait(timeout=60) == 0
-        assert "SIGTERM: stopping the UI" in ui.stdout.read().decode()
+        assert ui.stdout is not None and "SIGTERM: stopping the UI" in ui.stdout.read().decode()
         assert not {pid for pid in children if Path(f"/proc/{pid}").exists()}, "no process is left behind"
     finally:
         if ui.poll() is None:

@@ -13,6 +13,7 @@ import duckdb
 from watchfiles import Change
 
 from extraction_assets.commands.watch import InputFilter
+from tests.one_row import one_row
 
 NOTE = "Subject: release\nFrom: lan@example.org\n\nWe will ship the release by Friday. Risk: the vendor may slip.\n"
 
@@ -48,10 +49,12 @@ def test_a_file_that_arrives_is_extracted_by_the_next_pass(tmp_path: Path, inbox
     said = out.read_text(errors="replace")
     assert "pass 1: bringing the warehouse up to date" in said and "pass 2: 1 changed files" in said
     with duckdb.connect(str(warehouse), read_only=True) as con:
-        decided = con.execute(
-            "SELECT count(*) FROM raw_documents r JOIN document_applicability a USING (doc_id) "
-            "WHERE r.source_uri LIKE '%arrived-note.eml'"
-        ).fetchone()[0]  # type: ignore[index]
+        decided = one_row(
+            con.execute(
+                "SELECT count(*) FROM raw_documents r JOIN document_applicability a USING (doc_id) "
+                "WHERE r.source_uri LIKE '%arrived-note.eml'"
+            )
+        )[0]
     assert decided >= 1, "the new note was ingested and every schema version that reads e-mail decided on it"
 
 

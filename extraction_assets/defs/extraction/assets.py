@@ -196,7 +196,7 @@ def _metadata(
         "items_per_document": dg.MetadataValue.json(figures["items_per_document"]),
         "documents_not_read": figures["documents_not_taken"],
         "documents_processed": len(report.pending) - totals["failed"] - totals["pending"],
-        "extractor_version": report.version,
+        "extractor_version": report.extractor_version,
         "model": built.model or "none (offline heuristic)",
         "items_by_type": dg.MetadataValue.json(figures["items_by_type"]),
         "routing_outcomes": dg.MetadataValue.json(figures["routing_outcomes"]),

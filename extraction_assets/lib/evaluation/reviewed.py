@@ -61,6 +61,7 @@ class Proposal(BaseModel):
     text: str
     spans: list[tuple[int, int]]
     probability: float
+    extractor_version: str  # the extractor (and its version) that stored the item
 
 
 def _text(alias: str) -> str:
@@ -140,7 +141,7 @@ def proposals(con: duckdb.DuckDBPyConnection, schema_version: str, doc_ids: Sequ
                    CASE WHEN f.item_id IS NULL THEN {_text("i")} ELSE {_text("f")} END AS text,
                    coalesce(f.probability_correct, f.confidence, i.probability_correct, i.confidence) AS probability,
                    (SELECT list([e.char_start, e.char_end] ORDER BY e.char_start) FROM evidence e
-                    WHERE e.item_id = i.item_id) AS spans
+                    WHERE e.item_id = i.item_id) AS spans, i.extractor_version
             FROM extracted_items i LEFT JOIN first_change f USING (item_id)
             WHERE i.schema_version = ? AND i.doc_id IN (SELECT unnest(?)) AND i.added_by IS NULL""",
         [schema_version, list(doc_ids)],
@@ -201,7 +202,8 @@ def score_on_decisions(
     result = EvalResult(
         dataset=f"{DATASET_PREFIX}{tenant_id}",
         schema_version=schema.key,
-        extractor=f"stored items of {schema.key}",
+        # what was scored: the extractor versions that stored the proposals (an extractor version, as in every mode)
+        extractor=", ".join(sorted({p.extractor_version for p in proposed})) or "none",
         model=None,
         mode=REVIEWED,
         source="audit_log",

@@ -18,6 +18,26 @@ from typing import Any, TypeVar
 import regex
 
 from extraction_assets.lib.heuristics.due_dates import parse_due_date
+from extraction_assets.lib.heuristics.email_lexicon import (
+    CRM_INTERACTION,
+    CRM_PARTY,
+    CRM_STRONG,
+    DIRECTION,
+    DOCUMENT_TYPE,
+    DUE_WORDS,
+    EXPIRY_WORDS,
+    FINANCE_STRONG,
+    FINANCE_WEAK,
+    INTEL_STRONG,
+    INTEL_WEAK,
+    INTERACTION,
+    NEXT_STEP_WORDS,
+    OFFER_TYPE,
+    PROMOTIONS_STRONG,
+    PROMOTIONS_WEAK,
+    ROLE_WORDS,
+    TOTAL_WORDS,
+)
 from extraction_assets.lib.heuristics.entities import (
     Found,
     find_amounts,
@@ -43,98 +63,14 @@ MAX_INTEL_ITEMS = 5
 # What an e-mail is for is said at its start: a long forwarded digest must not route on a word far below.
 READ_CHARS = 6000
 
-# Keywords per module: "strong" alone routes the message; "weak" needs company (see _applies).
-_FINANCE_STRONG = (
-    "invoice", "invoices", "receipt", "remittance", "payment received", "payment confirmation", "payment due",
-    "amount due", "balance due", "past due", "overdue", "wire transfer", "bank transfer", "refund", "refunded",
-    "billing statement", "statement of account", "credit note", "purchase order", "reimbursement", "please pay",
-    "please remit", "hóa đơn", "hoá đơn", "thanh toán", "công nợ", "chuyển khoản", "biên lai", "hoàn tiền",
-    "phiếu thu", "счет на оплату", "счёт на оплату", "оплата", "оплату", "发票", "付款", "收据", "退款",
-)  # fmt: skip
-_FINANCE_WEAK = (
-    "payment", "payments", "paid", "pay", "charge", "charged", "fee", "fees", "surcharge", "quote", "quotation",
-    "deposit", "billing", "phụ phí", "báo giá", "chi phí", "стоимость", "费用",
-)  # fmt: skip
-_CRM_STRONG = (
-    "nice to meet you", "great meeting you", "introduce you", "introduction", "following up on", "follow up on our",
-    "interested in your", "request a quote", "request for quote", "quote request", "schedule a call",
-    "schedule a meeting", "set up a meeting", "set up a call", "book a demo", "new customer", "potential client",
-    "giới thiệu", "hẹn gặp", "khách hàng mới", "xin báo giá", "встреча", "合作",
-)  # fmt: skip
-# crm's weak keywords come in two kinds; a relationship message names a party and an interaction.
-_CRM_PARTY = (
-    "customer", "customers", "client", "clients", "partner", "partners", "partnership", "vendor", "supplier",
-    "prospect", "proposal", "contract", "khách hàng", "đối tác", "nhà cung cấp", "hợp đồng", "hợp tác", "клиент",
-    "договор", "客户",
-)  # fmt: skip
-_CRM_INTERACTION = (
-    "meeting", "meet", "call", "follow up", "follow-up", "demo", "contact", "let me know", "get back to",
-    "catch up", "cuộc họp", "gặp", "gọi", "liên hệ", "звонок", "会议",
-)  # fmt: skip
-_INTEL_STRONG = (
-    "newsletter", "view in browser", "weekly digest", "daily digest", "market update",
-    "industry news", "press release", "news release", "breaking news", "bản tin", "điểm tin", "рассылка",
-    "новости", "简报", "新闻",
-)  # fmt: skip
-_INTEL_WEAK = (
-    "news", "unsubscribe", "report", "reported", "reports", "analysis", "article", "announced", "according to",
-    "market", "markets", "industry", "survey", "research", "all rights reserved", "copyright", "tin tức",
-    "thị trường", "báo cáo", "ngành", "отчет", "рынок", "报告", "市场",
-)  # fmt: skip
-_PROMOTIONS_STRONG = (
-    "promo code", "coupon", "discount code", "use code", "free shipping", "limited time", "offer ends",
-    "sale ends", "shop now", "buy one get one", "flash sale", "giảm giá", "khuyến mãi", "ưu đãi", "mã giảm giá",
-    "miễn phí vận chuyển", "mua 1 tặng 1", "скидка", "акция", "промокод", "折扣", "优惠", "促销",
-)  # fmt: skip
-_PROMOTIONS_WEAK = (
-    "sale", "offer", "deal", "deals", "save", "savings", "exclusive", "special offer", "free",
-    "giảm", "tặng", "quà",
-)  # fmt: skip
 _PERCENT_OFF = regex.compile(
     r"(?P<pct>\d{1,2})\s?%\s*off\b|(?:giảm(?:\s+giá)?|скидка)\s*(?P<pct2>\d{1,2})\s?%", regex.IGNORECASE
 )
 
-# Record attributes read from keywords: (value, phrases), first match in text order wins.
-_DIRECTION = {
-    "incoming": ("refund", "refunded", "remittance", "credited", "we have paid", "we paid", "paid you",
-                 "hoàn tiền", "возврат"),
-    "outgoing": ("invoice", "amount due", "balance due", "payment due", "please pay", "please remit",
-                 "charge", "fee", "surcharge", "phụ phí", "công nợ", "hóa đơn", "hoá đơn", "báo giá", "quote",
-                 "quotation", "счет", "счёт", "发票"),
-}  # fmt: skip
-_DOCUMENT_TYPE = {
-    "invoice": ("invoice", "hóa đơn", "hoá đơn", "счет", "счёт", "发票"),
-    "receipt": ("receipt", "biên lai", "phiếu thu", "收据"),
-    "refund": ("refund", "refunded", "hoàn tiền", "退款"),
-    "quote": ("quote", "quotation", "báo giá", "xin báo giá"),
-    "statement": ("statement", "statement of account", "công nợ"),
-    "payment": ("payment", "paid", "remittance", "transfer", "thanh toán", "chuyển khoản", "оплата", "付款"),
-}  # fmt: skip
-_INTERACTION = {
-    "quote_request": ("request a quote", "request for quote", "quote request", "xin báo giá", "pricing"),
-    "meeting": ("meeting", "meet", "schedule a call", "call", "demo", "hẹn gặp", "cuộc họp", "gặp", "встреча"),
-    "introduction": ("introduce you", "introduction", "nice to meet you", "giới thiệu"),
-    "complaint": ("complaint", "disappointed", "khiếu nại", "phàn nàn", "жалоба"),
-    "follow_up": ("following up", "follow up", "follow-up", "checking in"),
-    "inquiry": ("interested in", "inquiry", "enquiry", "would like to know", "hỏi"),
-}  # fmt: skip
-_OFFER_TYPE = {
-    "coupon": ("promo code", "coupon", "discount code", "use code", "mã giảm giá", "промокод"),
-    "free_shipping": ("free shipping", "miễn phí vận chuyển"),
-    "bundle": ("buy one get one", "mua 1 tặng 1"),
-    "free_trial": ("free trial", "dùng thử miễn phí"),
-    "discount": ("discount", "giảm giá", "giảm", "скидка", "折扣"),
-    "sale": ("sale", "flash sale", "khuyến mãi", "акция", "促销"),
-}  # fmt: skip
-_TOTAL_WORDS = any_phrase(("total", "amount due", "balance due", "grand total", "tổng", "tổng cộng", "итого", "合计"))
-_DUE_WORDS = any_phrase((
-    "due", "payable", "pay by", "payment by", "no later than", "hạn thanh toán", "hạn chót", "срок оплаты", "付款期限",
-))  # fmt: skip
-_EXPIRY_WORDS = any_phrase(("ends", "expires", "until", "valid through", "valid until", "hết hạn", "đến hết"))
-_NEXT_STEP_WORDS = any_phrase((
-    "please", "could you", "can you", "let me know", "i will", "i'll", "we will", "we'll", "vui lòng", "xin",
-    "nhờ", "sẽ",
-))  # fmt: skip
+_TOTAL_WORDS = any_phrase(TOTAL_WORDS)
+_DUE_WORDS = any_phrase(DUE_WORDS)
+_EXPIRY_WORDS = any_phrase(EXPIRY_WORDS)
+_NEXT_STEP_WORDS = any_phrase(NEXT_STEP_WORDS)
 # "INV-2026-0042", "PO NW-55120", "HD-0001234", or a labelled number ("Invoice no: 88412").
 _REFERENCE = re.compile(
     r"(?<![\w-])(?P<ref>(?:INV|PO|SO|HD|DH|ORD|QT|BG)[-#\s]?(?:[A-Z]{1,4}-)?[A-Z0-9]*\d[A-Z0-9-]*)(?![\w-])"
@@ -144,10 +80,6 @@ _PROMO_CODE = regex.compile(
     r"(?i:promo\s+code|discount\s+code|coupon(?:\s+code)?|code|mã(?:\s+giảm\s+giá|\s+khuyến\s+mãi)?|промокод)"
     r"\s*[:：]?\s*[\"“']?(?P<code>[A-Z0-9]{4,20})(?!\w)"
 )
-_ROLE_WORDS = frozenset({
-    "team", "desk", "support", "service", "services", "noreply", "no-reply", "info", "sales", "billing",
-    "newsletter", "news", "notifications", "admin", "accounts", "customer", "marketing", "hr", "it",
-})  # fmt: skip
 _BULLET_PREFIX = re.compile(r"[ \t]*(?:[-*•·◦▪►]|\d{1,2}[.)])[ \t]+")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]]*\s+|(?<=[。！？])")
 # Header lines of a forwarded message ("To: ...", "Subject: ..."): routing facts, not news items.
@@ -305,18 +237,18 @@ def _promotions_applies(s: _Signals) -> bool:
     return bool(s.strong)
 
 
-_CRM_PARTY_SET = frozenset(normalize_for_match(p) for p in _CRM_PARTY)
-_CRM_INTERACTION_SET = frozenset(normalize_for_match(p) for p in _CRM_INTERACTION)
+_CRM_PARTY_SET = frozenset(normalize_for_match(p) for p in CRM_PARTY)
+_CRM_INTERACTION_SET = frozenset(normalize_for_match(p) for p in CRM_INTERACTION)
 _RULES: dict[str, _Rules] = {
-    "finance": _Rules(_keywords(_FINANCE_STRONG), _keywords(_FINANCE_WEAK), _finance_applies),
-    "crm": _Rules(_keywords(_CRM_STRONG), _keywords(_CRM_PARTY + _CRM_INTERACTION), _crm_applies),
-    "intel": _Rules(_keywords(_INTEL_STRONG), _keywords(_INTEL_WEAK), _intel_applies),
+    "finance": _Rules(_keywords(FINANCE_STRONG), _keywords(FINANCE_WEAK), _finance_applies),
+    "crm": _Rules(_keywords(CRM_STRONG), _keywords(CRM_PARTY + CRM_INTERACTION), _crm_applies),
+    "intel": _Rules(_keywords(INTEL_STRONG), _keywords(INTEL_WEAK), _intel_applies),
     "promotions": _Rules(
         _Keywords(
-            regex.compile(f"{any_phrase_source(_PROMOTIONS_STRONG)}|{_PERCENT_OFF.pattern}", regex.IGNORECASE),
-            _needles(_PROMOTIONS_STRONG) | {"%"},  # both "30% off" forms hold a "%"
+            regex.compile(f"{any_phrase_source(PROMOTIONS_STRONG)}|{_PERCENT_OFF.pattern}", regex.IGNORECASE),
+            _needles(PROMOTIONS_STRONG) | {"%"},  # both "30% off" forms hold a "%"
         ),
-        _keywords(_PROMOTIONS_WEAK),
+        _keywords(PROMOTIONS_WEAK),
         _promotions_applies,
     ),
 }
@@ -324,10 +256,10 @@ _NEEDLES = LiteralScan(n for rule in _RULES.values() for k in (rule.strong, rule
 _KEYWORD_TABLES = {
     name: {value: any_phrase(phrases) for value, phrases in table.items()}
     for name, table in (
-        ("direction", _DIRECTION),
-        ("document_type", _DOCUMENT_TYPE),
-        ("interaction", _INTERACTION),
-        ("offer_type", _OFFER_TYPE),
+        ("direction", DIRECTION),
+        ("document_type", DOCUMENT_TYPE),
+        ("interaction", INTERACTION),
+        ("offer_type", OFFER_TYPE),
     )
 }
 
@@ -438,7 +370,7 @@ def _is_person(name: Found) -> bool:
         1 < len(words) <= 4
         and all(w[:1].isupper() for w in words)
         and not any(c.isdigit() for c in name.text)
-        and not {w.lower() for w in words} & _ROLE_WORDS
+        and not {w.lower() for w in words} & ROLE_WORDS
         and not find_organisations(name.text)
     )
 

@@ -25,6 +25,7 @@ from extraction_assets.lib.heuristics.entities import (
     find_organisations,
     find_placeholders,
 )
+from extraction_assets.lib.heuristics.generic_lexicon import NEGATORS
 from extraction_assets.lib.heuristics.negation import Negation
 from extraction_assets.lib.heuristics.phrases import any_phrase
 from extraction_assets.lib.heuristics.segments import Segment, normalize_for_match, segment_text, segment_turns
@@ -35,9 +36,7 @@ __all__ = ["GenericOptions", "GenericRule", "extract_generic", "generic_options"
 
 Finder = Literal["date", "amount", "email", "phone", "organisation", "keywords"]
 # A keyword right after a negation ("not urgent", "không gấp") does not count.
-_NEGATION = Negation(
-    frozenset({"not", "no", "never", "without", "không", "chưa", "chẳng", "не", "没有", "不"}), adjacent=True
-)
+_NEGATION = Negation(NEGATORS, adjacent=True)
 # Candidates kept per field: shape `fields` keeps the best one, shape `items` all (up to max_items).
 MAX_CANDIDATES_PER_FIELD = 10
 

@@ -29,6 +29,16 @@ from itertools import pairwise
 from typing import Any, Literal
 
 from extraction_assets.lib.heuristics.due_dates import parse_due_date
+from extraction_assets.lib.heuristics.interview_lexicon import (
+    CJK_NEGATORS,
+    COUNTING_WORDS,
+    DEFAULT_ROLE_LABELS,
+    DENIALS,
+    NOT_NUMBERS,
+    SUMMARY_MARKERS,
+    WORD_NEGATORS,
+    Role,
+)
 from extraction_assets.lib.heuristics.negation import Negation
 from extraction_assets.lib.heuristics.phrases import any_phrase
 from extraction_assets.lib.heuristics.segments import (
@@ -50,42 +60,16 @@ __all__ = [
     "respondent_turn_ids",
 ]
 
-Role = Literal["interviewer", "respondent", "tool", "artifact", "system"]
 EVIDENCE_TYPE_BY_ROLE: dict[Role, str] = {
     "respondent": "user_quote",
     "tool": "tool_selection",
     "artifact": "uploaded_artifact",
     "system": "system_observation",
 }
-# Speaker labels per role; a schema may add its own under `options.speaker_roles`.
-DEFAULT_ROLE_LABELS: dict[Role, tuple[str, ...]] = {
-    "interviewer": (
-        "interviewer", "researcher", "moderator", "facilitator", "host", "agent", "assistant", "bot",
-        "访谈员", "采访者", "主持人", "研究员", "调研员", "访员", "研究者", "phỏng vấn viên", "người phỏng vấn",
-        "nhà nghiên cứu", "интервьюер", "модератор", "исследователь",
-    ),
-    "tool": ("tool", "survey", "form", "widget", "工具", "问卷", "công cụ", "khảo sát", "инструмент", "опрос"),
-    "artifact": ("upload", "attachment", "artifact", "上传", "附件", "tệp đính kèm", "вложение"),
-    "system": ("system", "系统", "hệ thống", "система"),
-}  # fmt: skip
-_SUMMARY_MARKERS = any_phrase((
-    "总结", "确认一下", "复述", "我理解的是", "也就是说", "to sum up", "to summarize", "summary", "recap",
-    "let me confirm", "just to confirm", "tóm lại", "xác nhận lại", "tóm tắt", "подытожим", "итак, вы",
-))  # fmt: skip
-_DENIALS = any_phrase((
-    "不对", "不是这样", "不是的", "我没说", "我没有说", "没这么说", "不准确", "说错了", "that's not right",
-    "that is not right", "that's wrong", "that is wrong", "not quite", "i didn't say", "i did not say",
-    "i never said", "no, i", "không đúng", "không phải", "tôi không nói", "не так", "я не говорил", "неверно",
-))  # fmt: skip
-# A keyword right after one of these is negated ("没什么麻烦", "not expensive", "không đắt").
-# "Rarely" counts too: "很少点外卖" does not make delivery the main channel.
-_CJK_NEGATORS = ("不", "没", "无", "别", "未", "很少", "偶尔")
-_WORD_NEGATORS = frozenset({
-    "no", "not", "never", "don't", "doesn't", "didn't", "isn't", "rarely", "seldom", "hardly", "không", "chẳng",
-    "ít", "не", "нет", "редко",
-})  # fmt: skip
+_SUMMARY_MARKERS = any_phrase(SUMMARY_MARKERS)
+_DENIALS = any_phrase(DENIALS)
 # within three characters before a CJK keyword, one of the two words before another
-_NEGATION = Negation(_WORD_NEGATORS, _CJK_NEGATORS, reach=2, passed_over=None, cjk_window=3, chars_back=30)
+_NEGATION = Negation(WORD_NEGATORS, CJK_NEGATORS, reach=2, passed_over=None, cjk_window=3, chars_back=30)
 _CJK_CHAR = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[\w']+")
 # Numbers: Arabic (with thousands separators and k / 千 / 万 style multipliers) or a run of Chinese numerals.
@@ -94,17 +78,8 @@ _ARABIC = re.compile(
 )
 _CHINESE = re.compile(r"[零〇一二两三四五六七八九十百千万亿]+(?:点[零〇一二三四五六七八九]+)?")
 _MULTIPLIERS = {"k": 1000, "千": 1000, "万": 10000, "nghìn": 1000, "ngàn": 1000, "triệu": 1_000_000, "тыс": 1000}
-# Counting words and classifiers: a number before one is a count or a period, not an amount ("一周", "3 times").
-_COUNTING_WORDS = any_phrase((
-    "周", "天", "日", "月", "年", "次", "个", "岁", "小时", "分钟", "号", "人", "口", "顿", "week", "weeks", "day",
-    "days", "month", "months", "year", "years", "time", "times", "hour", "hours", "minute", "minutes", "people",
-    "night", "nights", "meal", "meals", "晚", "餐", "张", "件", "份", "条", "本", "位", "家", "杯", "碗", "盘", "袋",
-    "瓶", "盒", "道", "种",
-))  # fmt: skip
-_NOT_NUMBERS = any_phrase((
-    "一般", "一起", "一下", "一直", "一定", "一些", "一样", "一点", "一边", "一向", "万一", "第一", "唯一", "统一",
-    "十分", "千万", "两边",
-))  # fmt: skip
+_COUNTING_WORDS = any_phrase(COUNTING_WORDS)
+_NOT_NUMBERS = any_phrase(NOT_NUMBERS)
 _CURRENCY_SIGNS = ("¥", "$", "€", "£", "₫", "₽", "￥")
 _NUMBER_CONTRADICTION = 0.25  # two amounts more than 25 % apart disagree
 # Heuristic confidence: the floor of the band, one step per signal, never above the band

@@ -81,7 +81,7 @@ class ExtractOptions:
 class PartitionReport:
     """What one partition's extraction did (the partition as it stands after it: `version_figures`)."""
 
-    version: str
+    extractor_version: str  # the configured extractor's version for the partition's schema version
     routed: dict[str, int]
     pending: list[str]
     rerun: RerunPreview

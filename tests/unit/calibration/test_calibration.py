@@ -233,8 +233,9 @@ def test_every_committed_calibration_belongs_to_its_version_and_stays_in_bounds(
                 assert field.items >= 30 and all(abs(c) < 10 for c in field.coef)
         else:
             assert stored.reason and not stored.fields
-    assert schemas["receipt@v1"].calibration.status == "calibrated"  # type: ignore[union-attr]
-    assert schemas["contract@v1"].calibration.status == "calibrated"  # type: ignore[union-attr]
+    for key in ("receipt@v1", "contract@v1"):
+        calibration = schemas[key].calibration
+        assert calibration is not None and calibration.status == "calibrated", key
 
 
 def test_applying_a_calibration_needs_no_scikit_learn() -> None:

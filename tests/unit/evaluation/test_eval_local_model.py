@@ -47,13 +47,14 @@ def test_every_document_is_asked_once_and_scored_with_and_without_agreement(
     assert sent == 2 and figures["sroie_requests"] == 2, "model_first: each of the first 2 receipts is asked"
     assert figures["sroie_requests_without_agreement"] == 0, "the second way is answered from the cache"
     assert json.loads(str(figures["sroie_documents_by_outcome"])) == {"model": 2}
-    assert figures["sroie_documents"] == 2 and figures["sroie_calibration_points"] > 0
+    number = {key: value for key, value in figures.items() if not isinstance(value, str)}  # the counts and rates
+    assert figures["sroie_documents"] == 2 and number["sroie_calibration_points"] > 0
     assert isinstance(figures["sroie_ece_with_agreement"], float)
     assert (
-        figures["sroie_items_grounded_with_agreement"] + figures["sroie_items_dropped"]
-        <= figures["sroie_items_proposed"] + 2
+        number["sroie_items_grounded_with_agreement"] + number["sroie_items_dropped"]
+        <= number["sroie_items_proposed"] + 2
     )
-    assert figures["sroie_seconds"] >= 0 and "model_first" in str(figures["measured_on"])
+    assert number["sroie_seconds"] >= 0 and "model_first" in str(figures["measured_on"])
 
 
 def test_the_way_without_agreement_never_asks_again_what_failed(

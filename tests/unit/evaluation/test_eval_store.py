@@ -17,6 +17,7 @@ from extraction_assets.lib.evaluation import (
     store_eval,
 )
 from extraction_assets.lib.warehouse import open_warehouse
+from tests.one_row import one_row
 
 
 def _result(version: str, day: int, tp: int) -> EvalResult:
@@ -41,8 +42,8 @@ def test_runs_are_stored_keyed_and_replaced_not_duplicated(tmp_path: Path) -> No
         assert store_eval(con, _result("receipt@v1", 1, 2)) == first  # same run again: replaced
         store_eval(con, _result("receipt@v1", 2, 3))  # a later run of the same version
         store_eval(con, _result("receipt@v2", 3, 4))
-        runs = con.execute("SELECT count(*) FROM eval_runs").fetchone()[0]
-        metrics = con.execute("SELECT count(*) FROM eval_metrics").fetchone()[0]
+        runs = one_row(con.execute("SELECT count(*) FROM eval_runs"))[0]
+        metrics = one_row(con.execute("SELECT count(*) FROM eval_metrics"))[0]
         row = con.execute("SELECT grounding_rate, documents, ece FROM eval_runs WHERE run_id = ?", [first]).fetchone()
         latest = latest_metrics(con)
         history = micro_history(con)
@@ -90,7 +91,8 @@ def test_a_full_run_is_the_versions_score_and_a_slice_says_it_is_one(tmp_path: P
         rows = latest_metrics(con)
         (comparison,) = compare_versions(rows)
         assert [c.label for c in comparison.columns] == ["receipt@v1 (heuristic-receipt-v2; 4 docs)"]
-        assert comparison.fields["total"][0].f1 == full.fields[0].f1  # not the slice's
+        cell = comparison.fields["total"][0]
+        assert cell is not None and cell.f1 == full.fields[0].f1  # not the slice's
         con.execute("DELETE FROM eval_runs WHERE document_limit IS NULL")
         (only_slice,) = compare_versions(latest_metrics(con))
         assert only_slice.columns[0].label == "receipt@v1 (heuristic-receipt-v2; SLICE of 1 docs)"

@@ -17,6 +17,7 @@ from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.review import Change, corrections
 from extraction_assets.lib.review.missed import add_missed_item
 from extraction_assets.lib.warehouse import open_warehouse
+from tests.one_row import one_row
 from tests.review_seed import seed_documents
 
 RECEIPT = "SHOP ONE\nDate: 14/02/2026\nTOTAL 5.20\nROUNDING 0.01\n"
@@ -48,7 +49,7 @@ def reviewed(tmp_path: Path, prompts: Path) -> tuple[Path, Path]:
         corrections.accept(con, "acme", v1["r1:company"], "linh")
         corrections.apply_change(con, "acme", v1["r2:company"], Change(value={"value": "SHOP 2"}), "linh", "correct")
         corrections.reject(con, "acme", v1["r3:total"], "linh")
-        doc = con.execute("SELECT doc_id FROM extracted_items WHERE item_id = ?", [v1["r1:company"]]).fetchone()[0]
+        doc = one_row(con.execute("SELECT doc_id FROM extracted_items WHERE item_id = ?", [v1["r1:company"]]))[0]
         add_missed_item(con, "acme", doc, receipt, "date", {"value": "2026-02-14"}, "linh", quote="14/02/2026")
     return path, prompts
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from extraction_assets.lib.extraction import decide, folder_kind, rules_fingerprint
-from extraction_assets.lib.models import Document, ExtractionInput, Turn
+from extraction_assets.lib.models import Document, DocumentKind, ExtractionInput, Turn
 from extraction_assets.lib.prompt_files import discover_schemas
 from extraction_assets.lib.readers import read_inbox
 from extraction_assets.lib.schemas import Applicability, SchemaVersion
@@ -22,7 +22,7 @@ CONTRACT = (
 NOTE = "- We will send the quote by Friday.\n- Risk: the supplier is late.\n- I need a decision on the deposit.\n"
 
 
-def _doc(uri: str, text: str, kind: str = "text", turns: list[Turn] | None = None) -> Document:
+def _doc(uri: str, text: str, kind: DocumentKind = "text", turns: list[Turn] | None = None) -> Document:
     tenant = uri.split("/")[0]
     return Document(
         doc_id=Document.make_id(tenant, kind, text), tenant_id=tenant, source_uri=uri, kind=kind, text=text,

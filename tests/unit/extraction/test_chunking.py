@@ -11,7 +11,7 @@ import pytest
 from extraction_assets.lib.extraction import Chunk, chunk_input, merge_chunk_candidates, split_chunks
 from extraction_assets.lib.models import CandidateItem, ExtractionInput, Turn
 from extraction_assets.lib.prompt_files import parse_schema_text
-from extraction_assets.lib.schemas import FieldSpec, SchemaError, SchemaVersion
+from extraction_assets.lib.schemas import FieldSpec, SchemaError, SchemaVersion, Shape
 
 
 def _paragraphs(count: int, sentences: int = 6) -> str:
@@ -143,7 +143,7 @@ def test_chunk_input_rebases_the_turns_it_overlaps() -> None:
     assert [(t.turn_id, t.start, t.end) for t in part.turns] == [("t2", 0, 50)]
 
 
-def _schema(shape: str) -> SchemaVersion:
+def _schema(shape: Shape) -> SchemaVersion:
     return SchemaVersion(
         schema="t", version="v1", heuristic="generic", shape=shape, fields=[FieldSpec(name="party", type="string")]
     )
@@ -171,7 +171,7 @@ def test_items_seen_in_two_overlapping_chunks_are_one_item_with_a_hint_into_the_
 
 
 @pytest.mark.parametrize("shape", ["items", "fields", "records"])
-def test_the_merge_does_not_depend_on_the_order_the_chunks_answered_in(shape: str) -> None:
+def test_the_merge_does_not_depend_on_the_order_the_chunks_answered_in(shape: Shape) -> None:
     """Chunks are asked concurrently: equally good answers of two chunks settle on the earlier chunk's."""
     text = "The Buyer shall pay. ... the buyer shall pay."
     first, second = Chunk(0, 2, 0, 20, text[:20]), Chunk(1, 2, 20, len(text), text[20:])

@@ -507,7 +507,8 @@ def _turns_and_span(draw: st.DrawFn) -> tuple[list[Turn], int, int]:
     if draw(st.booleans()):
         pairs = list(zip(bounds[::2], bounds[1::2], strict=False))
     else:
-        pairs = [tuple(sorted(draw(st.tuples(st.integers(0, 120), st.integers(0, 120))))) for _ in bounds[:12]]
+        drawn = [draw(st.tuples(st.integers(0, 120), st.integers(0, 120))) for _ in bounds[:12]]
+        pairs = [(min(pair), max(pair)) for pair in drawn]
     turns = [Turn(turn_id=f"t{i}", start=a, end=b) for i, (a, b) in enumerate(pairs)]
     return turns, draw(st.integers(-5, 125)), draw(st.integers(-5, 125))
 

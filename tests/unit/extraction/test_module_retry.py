@@ -44,13 +44,13 @@ def _document() -> tuple[Document, ScrubbedDocument]:
 
 def test_a_failed_module_keeps_the_pack_record_and_leaves_the_document_partial() -> None:
     doc, scrubbed = _document()
-    extractor = OrchestratedExtractor(StubModel(["finance"], EVIDENCE, fail={"modules"}))  # type: ignore[arg-type]
+    extractor = OrchestratedExtractor(StubModel(["finance"], EVIDENCE, fail={"modules"}))
     outcome = extract_document(doc, scrubbed, EMAIL, extractor)
     assert outcome.status == "partial" and outcome.outcome == "fallback_used"
     assert [(i.item_type, i.extracted_by) for i in outcome.items] == [("finance", "heuristic")]
     assert "finance" in (outcome.error or "")
 
-    retried = OrchestratedExtractor(StubModel(["finance"], EVIDENCE))  # type: ignore[arg-type]
+    retried = OrchestratedExtractor(StubModel(["finance"], EVIDENCE))
     ok = extract_document(doc, scrubbed, EMAIL, retried)
     assert ok.status == "processed" and [i.extracted_by for i in ok.items] == ["model"]
     assert ok.items[0].item_id == outcome.items[0].item_id  # keyed by Message-ID: the retry replaces the record
@@ -59,7 +59,7 @@ def test_a_failed_module_keeps_the_pack_record_and_leaves_the_document_partial()
 def test_a_failed_classification_fails_the_document_with_its_reason() -> None:
     doc, scrubbed = _document()
     stub = StubModel(["finance"], EVIDENCE, fail={"classify"})
-    outcome = extract_document(doc, scrubbed, EMAIL, OrchestratedExtractor(stub))  # type: ignore[arg-type]
+    outcome = extract_document(doc, scrubbed, EMAIL, OrchestratedExtractor(stub))
     assert outcome.status == "failed" and outcome.items == [] and stub.calls == ["classify"]
     assert [letter.reason for letter in outcome.dead_letters] == [outcome.error]
     assert "classification failed" in (outcome.error or "")
@@ -68,7 +68,7 @@ def test_a_failed_classification_fails_the_document_with_its_reason() -> None:
 def test_a_partial_document_is_stored_and_stays_pending(tmp_path: Path) -> None:
     doc, scrubbed = _document()
     stub = StubModel(["finance"], EVIDENCE, {"modules"})
-    outcome = extract_document(doc, scrubbed, EMAIL, OrchestratedExtractor(stub))  # type: ignore[arg-type]
+    outcome = extract_document(doc, scrubbed, EMAIL, OrchestratedExtractor(stub))
     with open_warehouse(tmp_path / "w.duckdb") as con:
         insert_documents(con, [doc])
         upsert_scrubbed(con, [scrubbed])

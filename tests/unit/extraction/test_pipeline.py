@@ -1,4 +1,5 @@
 from datetime import date
+from typing import Any
 
 from extraction_assets.lib.extraction import (
     ExtractorRun,
@@ -7,6 +8,8 @@ from extraction_assets.lib.extraction import (
     extraction_input,
     item_id_for,
 )
+from extraction_assets.lib.extraction.extractors import ExtractedBy
+from extraction_assets.lib.llm.budget import Prices
 from extraction_assets.lib.models import CandidateItem, Document, ExtractionInput, Turn
 from extraction_assets.lib.pii import scrub_document
 from extraction_assets.lib.prompt_files import load_schema
@@ -33,12 +36,22 @@ def _pulse(answer: str, question: str = "What will you do this week?") -> Docume
 class _Scripted:
     """An extractor that proposes exactly the given candidates, as a model might."""
 
-    def __init__(self, candidates: list[CandidateItem], extracted_by: str = "model") -> None:
+    concurrency = 1
+    model: str | None = "m"
+    prices: Prices | None = None
+
+    def __init__(self, candidates: list[CandidateItem], extracted_by: ExtractedBy = "model") -> None:
         self.candidates = candidates
-        self.extracted_by = extracted_by
+        self.extracted_by: ExtractedBy = extracted_by
 
     def version(self, schema: SchemaVersion) -> str:
         return "scripted-v1"
+
+    def preload_cache(self, entries: dict[str, dict[str, Any]]) -> None:
+        return None
+
+    def take_cache_entries(self) -> list[dict[str, Any]]:
+        return []
 
     def extract(self, doc: ExtractionInput, schema: SchemaVersion) -> ExtractorRun:
         return ExtractorRun(
@@ -115,7 +128,7 @@ def test_item_ids_are_deterministic_and_spelling_insensitive() -> None:
 
 def test_extractor_crash_marks_the_document_failed() -> None:
     class Broken(_Scripted):
-        def extract(self, doc, schema):
+        def extract(self, doc: ExtractionInput, schema: SchemaVersion) -> ExtractorRun:
             raise ValueError("bad payload")
 
     doc = _pulse("We will ship.")

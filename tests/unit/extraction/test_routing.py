@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 
 from extraction_assets.lib.extraction import route_document
-from extraction_assets.lib.models import EvidenceRecord, ExtractionOutcome, ItemRecord, RoutingDecision
+from extraction_assets.lib.models import (
+    EvidenceRecord,
+    ExtractionOutcome,
+    ExtractionStatus,
+    ItemRecord,
+    RoutingDecision,
+)
 from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
@@ -128,7 +134,7 @@ def test_a_malformed_policy_names_the_schema(contract: SchemaVersion, policy: di
 
 
 def test_routing_rows_are_replaced_on_re_extraction_and_kept_when_it_fails(tmp_path: Path) -> None:
-    def outcome(status: str, decision: RoutingDecision | None) -> ExtractionOutcome:
+    def outcome(status: ExtractionStatus, decision: RoutingDecision | None) -> ExtractionOutcome:
         return ExtractionOutcome(
             doc_id="d",
             tenant_id="t",

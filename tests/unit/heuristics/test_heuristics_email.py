@@ -263,30 +263,29 @@ def test_confidence_stays_in_the_heuristic_band(signals: dict, expected: float) 
 
 def test_every_keyword_phrase_is_found_through_its_needles() -> None:
     """A pattern runs only on clauses holding one of its needles: each phrase must hold its own."""
-    from extraction_assets.lib.heuristics.email import (  # private: the phrase tables and their search
-        _CRM_INTERACTION,
-        _CRM_PARTY,
-        _CRM_STRONG,
-        _FINANCE_STRONG,
-        _FINANCE_WEAK,
-        _INTEL_STRONG,
-        _INTEL_WEAK,
-        _NEEDLES,
-        _PROMOTIONS_STRONG,
-        _PROMOTIONS_WEAK,
-        _RULES,
+    from extraction_assets.lib.heuristics.email import _NEEDLES, _RULES  # private: the phrase tables' search
+    from extraction_assets.lib.heuristics.email_lexicon import (
+        CRM_INTERACTION,
+        CRM_PARTY,
+        CRM_STRONG,
+        FINANCE_STRONG,
+        FINANCE_WEAK,
+        INTEL_STRONG,
+        INTEL_WEAK,
+        PROMOTIONS_STRONG,
+        PROMOTIONS_WEAK,
     )
     from extraction_assets.lib.heuristics.segments import normalize_for_match
 
     tables = {
-        ("finance", "strong"): _FINANCE_STRONG,
-        ("finance", "weak"): _FINANCE_WEAK,
-        ("crm", "strong"): _CRM_STRONG,
-        ("crm", "weak"): _CRM_PARTY + _CRM_INTERACTION,
-        ("intel", "strong"): _INTEL_STRONG,
-        ("intel", "weak"): _INTEL_WEAK,
-        ("promotions", "strong"): (*_PROMOTIONS_STRONG, "30% off"),
-        ("promotions", "weak"): _PROMOTIONS_WEAK,
+        ("finance", "strong"): FINANCE_STRONG,
+        ("finance", "weak"): FINANCE_WEAK,
+        ("crm", "strong"): CRM_STRONG,
+        ("crm", "weak"): CRM_PARTY + CRM_INTERACTION,
+        ("intel", "strong"): INTEL_STRONG,
+        ("intel", "weak"): INTEL_WEAK,
+        ("promotions", "strong"): (*PROMOTIONS_STRONG, "30% off"),
+        ("promotions", "weak"): PROMOTIONS_WEAK,
     }
     for (module, strength), phrases in tables.items():
         keywords = getattr(_RULES[module], strength)

@@ -6,7 +6,7 @@ import pytest
 
 from extraction_assets.lib.extraction import HeuristicExtractor, extract_document
 from extraction_assets.lib.heuristics.generic import extract_generic, generic_options, score_confidence
-from extraction_assets.lib.models import Document, ExtractionInput
+from extraction_assets.lib.models import Document, ExtractionInput, ItemRecord
 from extraction_assets.lib.pii import scrub_document
 from extraction_assets.lib.prompt_files import load_schema, parse_schema_text
 from extraction_assets.lib.schemas import SchemaVersion
@@ -56,7 +56,7 @@ def schema() -> SchemaVersion:
     return parse_schema_text(schema_text(OPTIONS))
 
 
-def run(text: str, schema: SchemaVersion) -> tuple[Document, dict[str, object]]:
+def run(text: str, schema: SchemaVersion) -> tuple[Document, dict[str, ItemRecord]]:
     doc = Document(doc_id="d1", tenant_id="acme", source_uri="acme/t.txt", kind="text", text=text)
     result = extract_document(doc, scrub_document(doc), schema, HeuristicExtractor())
     assert result.status == "processed", result.error

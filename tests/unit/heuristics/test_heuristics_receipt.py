@@ -55,6 +55,12 @@ def _doc(text: str) -> ExtractionInput:
     return ExtractionInput(doc_id="r1", tenant_id="t", kind="text", text=text)
 
 
+def _threshold(schema: SchemaVersion, name: str) -> float:
+    spec = schema.field(name)
+    assert spec is not None, name
+    return spec.confidence_threshold
+
+
 def _fields(text: str, schema: SchemaVersion) -> dict[str, CandidateItem]:
     return {c.item_type: c for c in extract_receipt(_doc(text), schema)}
 
@@ -95,7 +101,7 @@ def test_rounded_total_wins_over_the_unrounded_one(schema: SchemaVersion) -> Non
     found = _fields(text, schema)
     assert found["total"].value["value"] == 10.0
     # no label of its own, but cash minus change confirms it: trusted, not a guess
-    assert found["total"].confidence >= schema.field("total").confidence_threshold
+    assert found["total"].confidence >= _threshold(schema, "total")
 
 
 def test_a_name_broken_over_lines_is_joined(schema: SchemaVersion) -> None:
@@ -109,14 +115,14 @@ def test_a_name_without_a_legal_form_is_a_guess_under_the_review_threshold(schem
     text = "MORNING GLORY\nNO 4, JALAN EMPAT\nTOTAL\n5.00\nCASH\n10.00\nCHANGE\n5.00\n"
     company = _fields(text, schema)["company"]
     assert company.value["value"] == "MORNING GLORY"
-    assert company.confidence < schema.field("company").confidence_threshold
+    assert company.confidence < _threshold(schema, "company")
 
 
 def test_without_a_total_label_the_repeated_largest_amount_is_guessed(schema: SchemaVersion) -> None:
     text = "KEDAI RUNCIT ABC\nNO 2, JALAN DUA\nRICE 5KG\n18.90\nSUGAR\n3.10\nAMOUNT RM\n22.00\nPAID\n22.00\n"
     total = _fields(text, schema)["total"]
     assert total.value["value"] == 22.0
-    assert total.confidence < schema.field("total").confidence_threshold
+    assert total.confidence < _threshold(schema, "total")
 
 
 def test_a_note_that_mentions_a_price_is_not_a_receipt(schema: SchemaVersion) -> None:

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from evals.fake_llm import FakeLLMServer
-from extraction_assets.lib.extraction import build_extractor
+from extraction_assets.lib.extraction import OrchestratedExtractor, build_extractor
 from extraction_assets.lib.llm import (
     Deferred,
     LLMClient,
@@ -50,7 +50,7 @@ def test_a_deferred_request_comes_back_from_its_batch_as_the_same_cached_answer(
     assert failed == [] and entries[0]["doc_id"] == DOC.doc_id and entries[0]["prompt_tokens"] > 0
     answered = _client(fake, MemoryCache({e["request_hash"]: e for e in entries}), mode=mode)
     parsed, stats = answered.complete(messages, output)
-    assert stats.cached and parsed.items, "the batch's answer is the request's cached answer"
+    assert stats.cached and parsed.model_dump()["items"], "the batch's answer is the request's cached answer"
     assert fake.requests == []
 
 
@@ -68,5 +68,7 @@ def test_a_batch_answer_that_does_not_fit_is_a_model_failure_not_a_request_defer
 
 def test_an_evaluation_never_waits_on_a_batch() -> None:
     choice = ModelSettings(llm_base_url="http://127.0.0.1:9/v1", llm_model="m", llm_batch=True)
-    assert build_extractor(choice).client.settings.batch  # type: ignore[attr-defined]
-    assert not build_extractor(choice, batch=False).client.settings.batch  # type: ignore[attr-defined]
+    batching, direct = build_extractor(choice), build_extractor(choice, batch=False)
+    assert isinstance(batching, OrchestratedExtractor) and isinstance(direct, OrchestratedExtractor)
+    assert batching.client is not None and batching.client.settings.batch
+    assert direct.client is not None and not direct.client.settings.batch

@@ -116,7 +116,7 @@ def test_map_survives_serialisation(mapped: tuple[str, OffsetMap]) -> None:
 
 # --- properties ------------------------------------------------------------------------------------------------
 
-ALPHABET = st.characters(codec="utf-8", exclude_categories=("Cs",))
+ALPHABET = st.characters(codec="utf-8", exclude_categories=["Cs"])
 
 
 @st.composite

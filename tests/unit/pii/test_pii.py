@@ -34,7 +34,8 @@ def assert_consistent(raw: str, result: ScrubResult) -> None:
         assert raw[d.start : d.end] == d.value
         assert (r.raw_start, r.raw_end, r.kind) == (d.start, d.end, d.kind)
         assert result.text[r.scrub_start : r.scrub_end] == r.placeholder
-        assert PLACEHOLDER.fullmatch(r.placeholder).group(1) == d.kind
+        placeholder = PLACEHOLDER.fullmatch(r.placeholder)
+        assert placeholder is not None and placeholder.group(1) == d.kind
         assert result.offset_map.to_scrubbed(d.start, d.end) == (r.scrub_start, r.scrub_end)
         assert result.offset_map.to_raw(r.scrub_start, r.scrub_end) == (d.start, d.end)
 

@@ -7,14 +7,17 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from extraction_assets.lib.models import Document
+from extraction_assets.lib.models import Document, ScrubbedDocument
 from extraction_assets.lib.parallel import in_order, usable_cores, workers_for
-from extraction_assets.lib.pii import PiiPolicy, PolicyEntry
+from extraction_assets.lib.pii import PiiPolicy, PolicyEntry, TenantPolicy
 from extraction_assets.lib.pii import batch as module
+from extraction_assets.lib.pii.scan import Hit
 
 
 def _doc(tenant: str, text: str) -> Document:
@@ -38,7 +41,7 @@ def test_each_tenant_gets_its_own_policy() -> None:
 def test_a_failing_document_is_dead_lettered_and_the_batch_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
     real = module.scrub_document_with_values
 
-    def flaky(doc: Document, policy):  # type: ignore[no-untyped-def]
+    def flaky(doc: Document, policy: TenantPolicy | None) -> tuple[ScrubbedDocument, dict[str, str]]:
         if "boom" in doc.text:
             raise RuntimeError("detector crashed")
         return real(doc, policy)
@@ -60,7 +63,7 @@ def test_a_document_that_outlasts_its_budget_is_a_dead_letter_and_the_batch_goes
     real = module.scrub_document_with_values
     backtracking = re.compile(r"(?:x+x+)+y")
 
-    def stalls(doc: Document, policy):  # type: ignore[no-untyped-def]
+    def stalls(doc: Document, policy: TenantPolicy | None) -> tuple[ScrubbedDocument, dict[str, str]]:
         if "stall" in doc.text:
             backtracking.search("x" * 40)  # exponential: minutes, were it not stopped
         return real(doc, policy)
@@ -80,7 +83,7 @@ def test_time_a_scrub_spends_waiting_for_the_cpu_is_not_spent_from_its_budget(mo
     takes to scrub. Waiting (here, sleeping) costs no CPU, so it costs nothing of the budget: the document is kept."""
     real = module.scrub_document_with_values
 
-    def waits(doc: Document, policy):  # type: ignore[no-untyped-def]
+    def waits(doc: Document, policy: TenantPolicy | None) -> tuple[ScrubbedDocument, dict[str, str]]:
         time.sleep(0.6)  # twice the budget on the clock, no CPU
         return real(doc, policy)
 
@@ -93,7 +96,7 @@ def test_time_a_scrub_spends_waiting_for_the_cpu_is_not_spent_from_its_budget(mo
 def test_a_document_whose_scrub_fails_its_check_is_never_stored(monkeypatch: pytest.MonkeyPatch) -> None:
     real = module.scrub_document_with_values
 
-    def leaky(doc: Document, policy):  # type: ignore[no-untyped-def]
+    def leaky(doc: Document, policy: TenantPolicy | None) -> tuple[ScrubbedDocument, dict[str, str]]:
         row, values = real(doc, policy)
         if "leak" in doc.text:  # a scrubber bug: the stored text would still show the address
             row = row.model_copy(update={"text": doc.text})
@@ -125,7 +128,7 @@ def test_one_batch_more_than_the_workers_is_queued() -> None:
     """A worker that finishes must find the next batch waiting, not wait for the caller to store and load."""
     taken: list[int] = []
 
-    def batches():  # type: ignore[no-untyped-def]
+    def batches() -> Iterator[list[Document]]:
         for b in range(5):
             taken.append(b)
             yield [_doc("t", f"call 212-555-01{b:02d}")]
@@ -146,7 +149,7 @@ def test_the_check_reads_a_scrubbed_text_only_where_the_scrub_changed_it(monkeyp
     searched: list[str] = []
     real = scrubber._detect
 
-    def spy(text: str, *args, **kwargs):  # type: ignore[no-untyped-def]
+    def spy(text: str, *args: Any, **kwargs: Any) -> list[Hit]:
         searched.append(text)
         return real(text, *args, **kwargs)
 
@@ -169,7 +172,7 @@ def test_a_value_left_in_clear_next_to_a_placeholder_fails_the_check(monkeypatch
 
     real = scrubber._detect
 
-    def forgetful(text: str, region, kinds):  # type: ignore[no-untyped-def]
+    def forgetful(text: str, region: str | None, kinds: frozenset[str]) -> list[Hit]:
         hits = real(text, region, kinds)
         return hits[::2] if len(kinds) > 3 else hits  # the scrub (every kind) forgets; the check (three) does not
 

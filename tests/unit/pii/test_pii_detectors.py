@@ -5,6 +5,8 @@ Test values are built here (check digits computed with the same public algorithm
 
 from __future__ import annotations
 
+from typing import Any
+
 import phonenumbers
 import pytest
 from stdnum import luhn
@@ -108,7 +110,7 @@ def test_the_phone_matcher_reads_only_the_lines_that_can_hold_a_phone(monkeypatc
     read: list[str] = []
     matcher = phonenumbers.PhoneNumberMatcher
 
-    def recording(text: str, *args: object, **kwargs: object) -> phonenumbers.PhoneNumberMatcher:
+    def recording(text: str, *args: Any, **kwargs: Any) -> phonenumbers.PhoneNumberMatcher:
         read.append(text)
         return matcher(text, *args, **kwargs)
 

@@ -21,6 +21,7 @@ from extraction_assets.lib.pii import (
     unseal,
 )
 from extraction_assets.lib.warehouse import open_warehouse, upsert_scrubbed
+from tests.one_row import one_row
 
 SECRETS = ("lan.nguyen@example.vn", "4111 1111 1111 1111", "536-22-1234", "hunter2-Xq9")
 TEXT = (
@@ -83,7 +84,7 @@ def test_vault_rows_are_written_with_the_scrub_and_nothing_is_in_clear(tmp_path:
     with open_warehouse(warehouse) as con:
         upsert_scrubbed(con, batch.rows, batch.sealed)
         mapping = reveal(con, doc.doc_id, key)
-        scrubbed = con.execute("SELECT text FROM scrubbed_documents").fetchone()[0]
+        scrubbed = one_row(con.execute("SELECT text FROM scrubbed_documents"))[0]
         con.execute("CHECKPOINT")
     assert set(mapping.values()) == set(SECRETS)
     assert reidentify(scrubbed, mapping) == TEXT

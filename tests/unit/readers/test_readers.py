@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -48,7 +50,11 @@ def read_doc(path: Path, tenant: str = "acme", uri: str | None = None) -> Docume
 
 
 def read_fail(path: Path, tenant: str = "acme", uri: str | None = None) -> ReadFailure:
-    result = read_one(path, tenant, uri)
+    return failed(read_one(path, tenant, uri))
+
+
+def failed(result: Document | ReadFailure) -> ReadFailure:
+    """A result that must be a failure (to read its reason)."""
     assert isinstance(result, ReadFailure), result
     return result
 
@@ -518,7 +524,7 @@ def test_read_inbox_tenants_order_hidden_and_failures_do_not_stop(tmp_path: Path
         ("Document", "saigon-foods", "saigon-foods/ghi-chu.md"),
         ("ReadFailure", readers.NO_TENANT, "stray.txt"),
     ]
-    assert results[-1].reason == "file outside a tenant folder"
+    assert failed(results[-1]).reason == "file outside a tenant folder"
     assert list(read_inbox(inbox)) == everything  # deterministic
 
 
@@ -723,8 +729,8 @@ def test_a_bad_jsonl_line_costs_only_itself(tmp_path: Path) -> None:
         ("ReadFailure", "acme/w.jsonl#L3"),
         ("Document", "acme/w.jsonl#L4"),
     ]
-    assert results[1].reason == "JSON nested too deeply at line 2"
-    assert results[2].reason.startswith("JSON value out of range at line 3")
+    assert failed(results[1]).reason == "JSON nested too deeply at line 2"
+    assert failed(results[2]).reason.startswith("JSON value out of range at line 3")
 
 
 def test_an_overlong_jsonl_line_is_refused_by_its_length(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -735,7 +741,7 @@ def test_an_overlong_jsonl_line_is_refused_by_its_length(tmp_path: Path, monkeyp
     path = write(tmp_path, "acme/w.jsonl", good + "\n" + '{"answers": "' + "x" * 200 + '"}\n')
     first, second = read_file(path, "acme", "acme/w.jsonl")
     assert isinstance(first, Document)
-    assert second.reason == "JSONL line 2 too long (215 bytes, limit 100)"
+    assert failed(second).reason == "JSONL line 2 too long (215 bytes, limit 100)"
 
 
 def test_a_deeply_nested_json_file_names_what_was_found(tmp_path: Path) -> None:
@@ -753,13 +759,13 @@ def test_utf16_text_with_a_byte_order_mark_is_decoded(tmp_path: Path) -> None:
 
 def test_a_file_over_the_configured_limit_is_refused_without_reading_it(tmp_path: Path) -> None:
     path = write(tmp_path, "acme/big.txt", "x" * 2048)
-    assert read_file(path, "acme", "acme/big.txt", max_file_bytes=1024)[0].reason == (
+    assert failed(read_file(path, "acme", "acme/big.txt", max_file_bytes=1024)[0]).reason == (
         "file too large (2048 bytes, limit 1024)"
     )
     inbox = tmp_path / "inbox"
     write(inbox, "acme/big.txt", "x" * 2048)
     [failure] = read_inbox(inbox, max_file_bytes=1024)
-    assert failure.reason == "file too large (2048 bytes, limit 1024)"
+    assert failed(failure).reason == "file too large (2048 bytes, limit 1024)"
 
 
 def test_an_xlsx_decompression_bomb_is_refused_before_it_is_inflated(tmp_path: Path) -> None:
@@ -790,9 +796,16 @@ def test_an_unchanged_inbox_costs_one_stat_per_file_from_the_folder_scan(tmp_pat
     }
     expected["acme/link.txt"] = expected["acme/notes/0.txt"]  # a link is judged by the file it reads
     calls: list[str] = []
+
+    def counted(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            calls.append(name)
+            return real(*args, **kwargs)
+
+        return call
+
     for name in ("stat", "open"):
-        real = getattr(os, name)
-        monkeypatch.setattr(os, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k))
+        monkeypatch.setattr(os, name, counted(name, getattr(os, name)))
     asked: dict[str, tuple[int, int]] = {}
 
     def unchanged(source_uri: str, info: os.stat_result, content: object) -> bool:

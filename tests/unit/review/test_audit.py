@@ -11,6 +11,7 @@ import pytest
 from extraction_assets.lib.review import check_chain, corrections, record_head
 from extraction_assets.lib.settings import PACKAGE_DIR
 from extraction_assets.lib.warehouse import open_warehouse
+from tests.one_row import one_row
 from tests.review_seed import seed
 
 CORRECTED = ("acme:risk", "acme:decision", "globex:commitment")
@@ -105,7 +106,7 @@ def test_with_a_key_a_forged_row_or_a_rewritten_chain_does_not_verify(tmp_path: 
         corrections.accept(con, "acme", ids["acme:commitment"], "ana")
         assert check_chain(con).problems == []
         # someone who can write the warehouse, but has no key, rewrites a row with a valid SHA-256 hash
-        row = con.execute("SELECT audit_id FROM audit_log ORDER BY seq DESC LIMIT 1").fetchone()[0]
+        row = one_row(con.execute("SELECT audit_id FROM audit_log ORDER BY seq DESC LIMIT 1"))[0]
         con.execute("UPDATE audit_log SET actor = 'the-ceo (spoofed)' WHERE audit_id = ?", [row])
         (entry,) = [e for e in item_history(con, "acme", ids["acme:commitment"]) if e.audit_id == row]
         con.execute("UPDATE audit_log SET row_hash = ? WHERE audit_id = ?", [entry.computed_hash(None), row])
@@ -154,7 +155,7 @@ def test_deleting_the_newest_decision_and_restoring_its_item_is_caught_with_no_c
         corrections.reject(con, "acme", ids["acme:decision"], "ben")  # the newest decision
         kept = read_kept_heads(path.with_name("w.duckdb.audit-head.json"))
         assert [k.head.row_count if k.head else None for k in kept] == [2, 2]
-        before = json.loads(con.execute("SELECT before_snapshot FROM audit_log WHERE seq = 2").fetchone()[0])
+        before = json.loads(one_row(con.execute("SELECT before_snapshot FROM audit_log WHERE seq = 2"))[0])
         con.execute("DELETE FROM audit_log WHERE seq = 2")
         con.execute(
             "UPDATE extracted_items SET status = ?, extracted_by = ?, updated_by = NULL WHERE item_id = ?",

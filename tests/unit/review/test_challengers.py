@@ -13,6 +13,7 @@ from extraction_assets.lib.review import check_chain
 from extraction_assets.lib.review.challengers import promote, read_roles, sync_roles
 from extraction_assets.lib.review.corrections import InvalidCorrection
 from extraction_assets.lib.warehouse import open_warehouse, queue_in_step, rebuild_review_queue
+from tests.one_row import one_row
 from tests.review_seed import seed_documents
 
 RECEIPT = "SHOP ONE\nDate: 14/02/2026\nTOTAL 5.20\n"
@@ -60,9 +61,9 @@ def test_only_disagreements_of_a_challenger_are_queued_on_both_sides(versions) -
     with open_warehouse(path) as con:
         roles = read_roles(con)
         in_step = [queue_in_step(con, v) for v in ("receipt@v1", "receipt@v2")]
-        reasons = con.execute(
-            "SELECT reasons FROM review_queue WHERE schema_version = 'receipt@v1' AND title = 'SHOP 2'"
-        ).fetchone()[0]
+        reasons = one_row(
+            con.execute("SELECT reasons FROM review_queue WHERE schema_version = 'receipt@v1' AND title = 'SHOP 2'")
+        )[0]
     assert (roles["receipt@v1"].role, roles["receipt@v1"].rivals) == ("current", ["receipt@v2"])
     assert (roles["receipt@v2"].role, roles["receipt@v2"].rivals) == ("challenger", ["receipt@v1"])
     assert _queue(path) == {

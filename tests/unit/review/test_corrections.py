@@ -8,6 +8,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
+from extraction_assets.lib.models import ItemStatus
 from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.review import (
     ALLOWED_TRANSITIONS,
@@ -21,9 +22,10 @@ from extraction_assets.lib.review import (
 )
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 from extraction_assets.lib.warehouse import items_without_evidence, open_warehouse, rows_as_dicts
+from tests.one_row import one_row
 from tests.review_seed import SCHEMA, seed
 
-STATUSES = ("draft", "needs_review", "accepted", "rejected")
+STATUSES: tuple[ItemStatus, ...] = ("draft", "needs_review", "accepted", "rejected")
 
 
 @pytest.fixture
@@ -37,7 +39,9 @@ def _set_status(con: duckdb.DuckDBPyConnection, item_id: str, status: str) -> No
 
 
 @pytest.mark.parametrize(("current", "new"), [p for p in itertools.product(STATUSES, STATUSES) if p[0] != p[1]])
-def test_every_status_transition_is_allowed_or_refused_as_defined(warehouse, current: str, new: str) -> None:
+def test_every_status_transition_is_allowed_or_refused_as_defined(
+    warehouse, current: ItemStatus, new: ItemStatus
+) -> None:
     path, ids = warehouse
     item_id = ids["acme:commitment"]
     with open_warehouse(path) as con:
@@ -96,9 +100,9 @@ def test_correct_value_and_normalized_value(warehouse) -> None:
             "correct",
             schemas=schemas,
         )
-        value, normalized, status = con.execute(
-            "SELECT value, normalized_value, status FROM extracted_items WHERE item_id = ?", [item_id]
-        ).fetchone()
+        value, normalized, status = one_row(
+            con.execute("SELECT value, normalized_value, status FROM extracted_items WHERE item_id = ?", [item_id])
+        )
     assert result.item_id == item_id, "a unique prefix resolves to the item"
     assert '"owner_name": "Linh"' in value and '"2026-12-05"' in normalized
     assert status == "accepted", "a person's value is a decided one: a correction without a status accepts it"
@@ -193,7 +197,7 @@ def test_a_person_may_fill_a_required_placeholder_without_breaking_the_evidence_
         con.execute('UPDATE extracted_items SET value = \'{"value": "x"}\' WHERE item_id = ?', [item_id])
         assert items_without_evidence(con) == {SCHEMA: [item_id]}, "a machine's value without evidence is not"
         apply_change(con, "acme", item_id, Change(value="Monday", status="accepted"), "ana", "correct")
-        value = con.execute("SELECT value FROM extracted_items WHERE item_id = ?", [item_id]).fetchone()[0]
+        value = one_row(con.execute("SELECT value FROM extracted_items WHERE item_id = ?", [item_id]))[0]
         assert items_without_evidence(con) == {}
     assert value == '{"value": "Monday"}', "a bare value fills a single-value field"
 

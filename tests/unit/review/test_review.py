@@ -1,11 +1,13 @@
 import pytest
 
 from extraction_assets.lib.extraction import review_reasons, type_violations
-from extraction_assets.lib.models import EvidenceRecord
+from extraction_assets.lib.models import EvidenceRecord, MatchKind, Strength
 from extraction_assets.lib.schemas import AttributeSpec, FieldSpec
 
+MATCH_KIND: dict[Strength, MatchKind] = {"strong": "exact", "medium": "normalized", "weak": "fuzzy"}
 
-def _evidence(strength: str) -> EvidenceRecord:
+
+def _evidence(strength: Strength) -> EvidenceRecord:
     return EvidenceRecord(
         evidence_id="e",
         item_id="i",
@@ -16,7 +18,7 @@ def _evidence(strength: str) -> EvidenceRecord:
         char_end=3,
         quote="abc",
         turn_id=None,
-        match_kind={"strong": "exact", "medium": "normalized", "weak": "fuzzy"}[strength],
+        match_kind=MATCH_KIND[strength],
         strength=strength,
     )
 

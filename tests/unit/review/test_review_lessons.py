@@ -11,6 +11,7 @@ from extraction_assets.lib.review import corrections
 from extraction_assets.lib.review.lessons import MIN_DECISIONS, refit, stored_fit, teach
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 from extraction_assets.lib.warehouse import open_warehouse
+from tests.one_row import one_row
 from tests.review_seed import seed_documents
 
 SHOPS = ("GREEN LEAF", "BLUE DOOR", "RED KITE", "TAN BARN")
@@ -51,9 +52,9 @@ def test_enough_decisions_refit_the_tenant_and_send_the_drafts_it_doubts_to_revi
         lessons = teach(con, receipt)
         fit = stored_fit(con, "acme", "receipt@v1")
         statuses = dict(con.execute("SELECT item_id, status FROM extracted_items").fetchall())
-        reasons = con.execute(
-            "SELECT review_reasons FROM extracted_items WHERE item_id = ?", [ids["r37:company"]]
-        ).fetchone()[0]
+        reasons = one_row(
+            con.execute("SELECT review_reasons FROM extracted_items WHERE item_id = ?", [ids["r37:company"]])
+        )[0]
         stamps = con.execute("SELECT max(updated_at) FROM extracted_items").fetchone()
         again = teach(con, receipt)
         idle = con.execute("SELECT max(updated_at) FROM extracted_items").fetchone()

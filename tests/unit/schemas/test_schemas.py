@@ -33,7 +33,8 @@ def test_minimal_prompt_file_gets_defaults() -> None:
     assert schema.max_items == 10
     assert schema.heuristic_band == ConfidenceBand(low=0.6, high=0.8)
     assert schema.model_band == ConfidenceBand(low=0.85, high=0.9)
-    assert schema.field("risk").review_policy == "always"
+    risk = schema.field("risk")
+    assert risk is not None and risk.review_policy == "always"
     assert schema.field("missing") is None
     assert schema.reads_kind("email") and schema.reads_kind("pulse")
     assert len(schema.content_sha256) == 64
@@ -99,7 +100,9 @@ def test_bundled_pulse_schema_matches_seed_000() -> None:
     assert [f.name for f in schema.fields] == ["commitment", "risk", "decision"]
     assert schema.max_items == 10
     assert schema.orchestration == "model_first"
-    assert schema.field("risk").attributes["risk_type"].enum_options == ["cash", "customer", "delivery", "operations"]
+    risk = schema.field("risk")
+    assert risk is not None
+    assert risk.attributes["risk_type"].enum_options == ["cash", "customer", "delivery", "operations"]
     assert "verbatim" in schema.instructions
 
 

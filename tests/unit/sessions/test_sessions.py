@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from extraction_assets.lib.extraction import build_extractor
 from extraction_assets.lib.models import ExtractionInput
@@ -234,7 +235,9 @@ class ScriptedModel:
         self.answer = answer
         self.messages: list[dict[str, str]] = []
 
-    def complete(self, messages: list[dict[str, str]], output: type, tags: dict[str, str] | None = None):
+    def complete(
+        self, messages: list[dict[str, str]], output: type[BaseModel], tags: dict[str, str] | None = None
+    ) -> tuple[BaseModel, None]:
         self.messages = messages
         return output.model_validate(self.answer), None
 
@@ -268,7 +271,7 @@ def test_a_light_models_coverage_counts_only_quotes_found_in_the_transcript(live
 def test_a_rewrite_that_changes_stored_turns_is_refused(live) -> None:
     env, path, warehouse = live
     json_path = path.with_suffix(".json")
-    body = {"turns": [turn(*t) for t in TURNS[:4]]}
+    body: dict[str, Any] = {"turns": [turn(*t) for t in TURNS[:4]]}
     json_path.write_text(json.dumps(body, ensure_ascii=False), encoding="utf-8")
     sync_sessions(_connect(warehouse), env)
     body["turns"][1] = turn("t2", "受访者", "其实我都是自己做饭。")  # an earlier answer edited afterwards

@@ -11,6 +11,7 @@ from extraction_assets.defs.resources import PipelineResource
 from extraction_assets.defs.sensors import inbox_sensor
 from extraction_assets.lib.readers import inbox_stamps, stamps_digest
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
+from tests.dagster_results import run_requests, sensor_result
 
 
 def _tick(inbox: Path, cursor: str | None, instance: dg.DagsterInstance | None = None) -> dg.SensorResult:
@@ -18,7 +19,7 @@ def _tick(inbox: Path, cursor: str | None, instance: dg.DagsterInstance | None =
     context = dg.build_sensor_context(
         cursor=cursor, resources={"pipeline": pipeline}, instance=instance or dg.DagsterInstance.ephemeral()
     )
-    return inbox_sensor(context)  # type: ignore[return-value]
+    return sensor_result(inbox_sensor(context))
 
 
 def test_stamps_cover_the_tenants_files_only_and_change_with_them(tmp_path: Path) -> None:
@@ -45,7 +46,7 @@ def test_a_new_or_changed_file_asks_for_one_ingest_and_an_unchanged_inbox_skips(
     (tmp_path / "acme" / "notes" / "b.md").write_text("landed")
     landed = _tick(tmp_path, first.cursor)
     assert len(landed.run_requests or []) == 1 and landed.cursor != first.cursor
-    assert landed.run_requests[0].run_key != first.run_requests[0].run_key  # type: ignore[index]
+    assert run_requests(landed)[0].run_key != run_requests(first)[0].run_key
 
 
 def test_a_landed_file_asks_for_one_run_of_a_pass_over_every_version(tmp_path: Path) -> None:

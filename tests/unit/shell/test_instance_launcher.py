@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Collection
 from pathlib import Path
 
 import dagster as dg
@@ -28,7 +29,9 @@ def _instance(tmp_path: Path) -> dg.DagsterInstance:
     return dg.DagsterInstance.from_config(str(home))
 
 
-def _started_run(instance: dg.DagsterInstance, worker_pid: int | None, pools: set[str] = frozenset()) -> dg.DagsterRun:
+def _started_run(
+    instance: dg.DagsterInstance, worker_pid: int | None, pools: Collection[str] = frozenset()
+) -> dg.DagsterRun:
     run = dg.DagsterRun(
         job_name="__ASSET_JOB",
         run_id=str(uuid.uuid4()),
@@ -67,9 +70,11 @@ def test_the_shipped_instance_checks_run_workers_and_limits_the_pool_per_run(tmp
     instance = _instance(tmp_path)
     assert isinstance(instance.run_launcher, WorkerCheckingRunLauncher)
     assert instance.run_launcher.supports_check_run_worker_health
-    assert instance.get_concurrency_config().pool_config.pool_granularity.value == "run"  # type: ignore[union-attr]
+    granularity = instance.get_concurrency_config().pool_config.pool_granularity
+    assert granularity is not None and granularity.value == "run"
     assert instance.run_monitoring_enabled
-    assert instance.run_coordinator.dequeue_interval_seconds == 1  # type: ignore[attr-defined]
+    assert isinstance(instance.run_coordinator, dg.QueuedRunCoordinator)
+    assert instance.run_coordinator.dequeue_interval_seconds == 1
 
 
 def test_a_run_whose_worker_is_gone_is_failed_and_a_live_or_unreported_one_is_running(tmp_path: Path) -> None:

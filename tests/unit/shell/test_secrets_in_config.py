@@ -27,6 +27,8 @@ def test_no_loaded_resource_config_contains_the_key(monkeypatch: pytest.MonkeyPa
 def test_the_key_still_reaches_the_client_at_run_time(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", SENTINEL)
     settings = Settings(model=ModelSettings(llm_base_url="http://127.0.0.1:9/v1", llm_model="test-model"))
-    resource = build_definitions(settings).resources["extractor"]
+    resources = build_definitions(settings).resources
+    assert resources is not None
+    resource = resources["extractor"]
     llm = resource.process_config_and_initialize().llm_settings()
     assert llm is not None and llm.api_key == SENTINEL

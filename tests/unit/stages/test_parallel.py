@@ -3,6 +3,8 @@ the step's own process; shards at once on a lake."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from extraction_assets.lib.parallel import in_order, pool_size, usable_cores, workers_for
@@ -38,7 +40,7 @@ def test_shards_run_at_once_on_a_lake(
     monkeypatch: pytest.MonkeyPatch, warehouse: str, shards: list[int] | None, at_once: list[int]
 ) -> None:
     monkeypatch.setattr("extraction_assets.runner.SHARDS", 3)
-    assert shards_at_once(Settings(warehouse=warehouse), shards) == at_once
+    assert shards_at_once(Settings(warehouse=Path(warehouse)), shards) == at_once
 
 
 def test_a_batch_ends_at_its_count_or_its_weight_and_a_heavy_item_is_a_batch_of_its_own() -> None:

@@ -61,14 +61,14 @@ def _items(connect: Connect) -> list[tuple[str, str, str, str]]:
 
 def test_a_partition_is_routed_extracted_and_committed_then_idle(connect: Connect, prompts: Path) -> None:
     report, log, warnings = _extract(connect, prompts)
-    assert isinstance(report, PartitionReport) and report.version.startswith("heuristic")
+    assert isinstance(report, PartitionReport) and report.extractor_version.startswith("heuristic")
     assert report.routed["taken"] == len(report.pending) > 0 and report.routed["not_taken"] > 0, report.routed
     assert report.tally.counts["documents"] == len(report.pending)
     assert report.tally.counts["items"] > 0 and not warnings
     assert any(line.startswith(f"{KEY}: ") and "documents" in line for line in log), log  # progress is told
     items = _items(connect)
     assert len(items) == report.tally.counts["items"]
-    assert {version for *_, version in items} == {report.version}
+    assert {version for *_, version in items} == {report.extractor_version}
     with connect(read_only=True) as con:
         unsupported = con.execute(
             "SELECT count(*) FROM extracted_items i WHERE schema_version = ? AND NOT EXISTS "

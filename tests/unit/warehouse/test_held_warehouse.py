@@ -19,6 +19,7 @@ from extraction_assets.lib.warehouse import HeldWarehouse, give_back, held_wareh
 from extraction_assets.lib.warehouse import held as held_module
 from extraction_assets.lib.warehouse.held import IDLE_S
 from extraction_assets.lib.warehouse.lock_wait import open_duckdb_file, readers_file
+from tests.one_row import one_row
 from tests.waiting import wait_until
 
 OPEN_ONCE = """
@@ -56,7 +57,7 @@ def test_batches_share_one_open_file_and_their_writes_commit(held: HeldWarehouse
     held.close()
     assert not held.is_open
     with open_warehouse(held.path, read_only=True) as con:  # a read-only open fails while this process holds it
-        assert con.execute("SELECT count(*) FROM dead_letters").fetchone()[0] == 10  # type: ignore[index]
+        assert one_row(con.execute("SELECT count(*) FROM dead_letters"))[0] == 10
 
 
 QUEUE_COLUMNS = (  # the queue's first columns: the rows below fill those

@@ -5,7 +5,15 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from extraction_assets.lib.models import DeadLetter, Document, EvidenceRecord, ExtractionOutcome, ItemRecord
+from extraction_assets.lib.models import (
+    DeadLetter,
+    Document,
+    EvidenceRecord,
+    ExtractionOutcome,
+    ExtractionStatus,
+    ItemRecord,
+    ItemStatus,
+)
 from extraction_assets.lib.warehouse import (
     TABLES,
     batched,
@@ -22,6 +30,7 @@ from extraction_assets.lib.warehouse import (
     transaction,
     write_extraction_batch,
 )
+from tests.one_row import one_row
 
 
 def _doc(text: str, tenant: str = "acme") -> Document:
@@ -34,7 +43,7 @@ def _doc(text: str, tenant: str = "acme") -> Document:
     )
 
 
-def _item(doc: Document, item_id: str, quote: str, status: str = "draft") -> ItemRecord:
+def _item(doc: Document, item_id: str, quote: str, status: ItemStatus = "draft") -> ItemRecord:
     start = doc.text.index(quote)
     return ItemRecord(
         item_id=item_id,
@@ -68,7 +77,7 @@ def _item(doc: Document, item_id: str, quote: str, status: str = "draft") -> Ite
     )
 
 
-def _outcome(doc: Document, items: list[ItemRecord], status: str = "processed") -> ExtractionOutcome:
+def _outcome(doc: Document, items: list[ItemRecord], status: ExtractionStatus = "processed") -> ExtractionOutcome:
     return ExtractionOutcome(
         doc_id=doc.doc_id,
         tenant_id=doc.tenant_id,
@@ -92,7 +101,7 @@ def test_documents_insert_once(tmp_path: Path) -> None:
     with open_warehouse(tmp_path / "w.duckdb") as con:
         assert insert_documents(con, docs) == 3
         assert insert_documents(con, docs) == 0
-        assert con.execute("SELECT count(DISTINCT tenant_id) FROM raw_documents").fetchone()[0] == 2
+        assert one_row(con.execute("SELECT count(DISTINCT tenant_id) FROM raw_documents"))[0] == 2
 
 
 def test_dead_letters_are_not_duplicated(tmp_path: Path) -> None:
@@ -127,7 +136,7 @@ def test_rewrite_replaces_machine_items_keeps_human_ones_and_removes_stale(tmp_p
         )
         rows = dict(con.execute("SELECT item_id, title FROM extracted_items").fetchall())
         evidence = sorted(r[0] for r in con.execute("SELECT item_id FROM evidence").fetchall())
-        attempts = con.execute("SELECT attempts FROM extraction_status").fetchone()[0]
+        attempts = one_row(con.execute("SELECT attempts FROM extraction_status"))[0]
     assert rows == {"a": "Supplier delay.", "b": "human title"}  # c was stale, b is a person's
     assert evidence == ["a", "b"]
     assert written == {"items": 1, "evidence": 1, "protected_kept": 1, "stale_removed": 1, "routed": 0}
@@ -148,7 +157,7 @@ def test_failed_outcome_keeps_previous_items_and_stays_pending(tmp_path: Path) -
         assert pending_extractions(con, "pulse@v1", ["text"], "h1") == []
         assert pending_extractions(con, "pulse@v1", ["text"], "h2") == [doc.doc_id]
         write_extraction_batch(con, "pulse@v1", [_outcome(doc, [], status="failed")])
-        assert con.execute("SELECT count(*) FROM extracted_items").fetchone()[0] == 1
+        assert one_row(con.execute("SELECT count(*) FROM extracted_items"))[0] == 1
         assert pending_extractions(con, "pulse@v1", ["text"], "h1") == [doc.doc_id]
         assert pending_extractions(con, "pulse@v1", ["email"], "h1") == []
 
@@ -176,7 +185,7 @@ def test_transaction_rolls_back_on_error(tmp_path: Path) -> None:
                 raise RuntimeError("crash mid-batch")
         except RuntimeError:
             pass
-        assert con.execute("SELECT count(*) FROM dead_letters").fetchone()[0] == 0
+        assert one_row(con.execute("SELECT count(*) FROM dead_letters"))[0] == 0
 
 
 def test_batched() -> None:
@@ -219,7 +228,7 @@ def test_two_processes_writing_at_once_wait_for_the_lock(tmp_path: Path) -> None
         p.join(120)
     assert [p.exitcode for p in workers] == [0, 0]
     con = duckdb.connect(path, read_only=True)
-    assert con.execute("SELECT count(*) FROM dead_letters").fetchone()[0] == 30
+    assert one_row(con.execute("SELECT count(*) FROM dead_letters"))[0] == 30
 
 
 def test_a_record_keyed_item_has_one_owner_whatever_order_its_copies_are_written_in(tmp_path: Path) -> None:
@@ -432,7 +441,7 @@ def test_a_documents_turns_are_parsed_once_for_every_reader_and_anew_when_they_c
     from extraction_assets.lib.warehouse.documents import parsed_turns
 
     text = "Ann: we ship Friday\nBo: the vendor is late"
-    turns = [Turn(turn_id="t1", start=0, end=19, height=0, confidence=100.0)]
+    turns = [Turn(turn_id="t1", start=0, end=19)]
     doc = _doc(text).model_copy(update={"kind": "transcript", "turns": turns})
     parsed_turns.cache_clear()
     with open_warehouse(tmp_path / "w.duckdb") as con:
@@ -440,7 +449,7 @@ def test_a_documents_turns_are_parsed_once_for_every_reader_and_anew_when_they_c
         first, second = load_documents(con, [doc.doc_id]), load_documents(con, [doc.doc_id])
         assert parsed_turns.cache_info().misses == 1 and parsed_turns.cache_info().hits == 1
         assert first[0].turns == second[0].turns == turns and first[0].turns is not second[0].turns
-        later = [*turns, Turn(turn_id="t2", start=20, end=42, height=0, confidence=100.0)]
+        later = [*turns, Turn(turn_id="t2", start=20, end=42)]
         stored = json.dumps([t.model_dump() for t in later])
         con.execute("UPDATE raw_documents SET turns = ? WHERE doc_id = ?", [stored, doc.doc_id])
         assert load_documents(con, [doc.doc_id])[0].turns == later
