@@ -95,6 +95,12 @@ def test_evidence_turn_recall_through_the_real_extractor(meetings: Path, pulse: 
     assert result.items_stored == result.items_proposed > 0
     assert result.grounding_rate == 1.0 and result.hallucination_rate == 0.0
     assert result.calibration.ece is None  # not defined on non-exhaustive gold
+    placement = result.placement
+    assert placement is not None and placement.pooled is not None
+    assert [d.items for d in placement.by_document] == [placement.pooled.items]  # one document, pooled over fields
+    assert placement.by_document[0].hits == placement.pooled.hits > 0
+    assert placement.pooled.lift_low is not None and placement.pooled.lift_high is not None
+    assert placement.pooled.lift_low <= (placement.pooled.lift or 0) <= placement.pooled.lift_high
     assert result.notes and "Precision is not defined" in result.notes[0]
     assert result.extractor == HeuristicExtractor().version(pulse)
     assert seen[-1] == (2, 2)
