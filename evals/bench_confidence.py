@@ -4,14 +4,16 @@ For each calibrated schema version the calibration is fitted again (`extraction-
 its figures without calibration (today), in sample, and cross-validated by document (5 folds, each scored by
 models and a threshold fitted without it), pooled and per labelled file; the refit must give the committed file.
 The production path then scores each file (micro F1 must not drop). Meeting transcripts (pulse@v1 on QMSum) give
-items a meeting and how often decision/risk items land inside gold evidence against chance. Each target of the
-issue is printed met or missed with its figure (cross-validated figures decide).
+items a meeting and how often decision/risk items land inside gold evidence against chance, pooled over both files
+with its 95% interval (a bootstrap over meetings). Each target of the issue is printed met or missed with its figure
+(cross-validated figures decide).
 """
 
 from __future__ import annotations
 
 from extraction_assets.lib.evaluation import MICRO, load_registry, run_eval
 from extraction_assets.lib.evaluation.calibrate import calibrate_version, same_fit
+from extraction_assets.lib.evaluation.lift import DocumentPlacement, lift_interval, pooled_lift
 from extraction_assets.lib.extraction import HeuristicExtractor
 from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
@@ -69,8 +71,7 @@ def _version(key: str, figures: Figures, measured: list[str]) -> None:
 def _meetings(figures: Figures, measured: list[str]) -> None:
     schema = load_schema(DEFAULT_PROMPTS, "pulse@v1")
     entry = load_registry().entry("qmsum_meetings")
-    hits = items = 0
-    chance = 0.0
+    documents: list[DocumentPlacement] = []
     worst = 0
     for path in entry.labelled_paths():
         result = run_eval(entry, path, schema, HeuristicExtractor(), samples=0)
@@ -84,18 +85,22 @@ def _meetings(figures: Figures, measured: list[str]) -> None:
             figures[f"meetings_{label}_{field.field}_hits"] = field.hits
             if field.lift is not None:
                 figures[f"meetings_{label}_{field.field}_lift"] = field.lift
+            if field.lift_low is not None and field.lift_high is not None:
+                figures[f"meetings_{label}_{field.field}_lift_interval"] = f"{field.lift_low}-{field.lift_high}"
         for f in result.fields:
             if f.recall is not None:
                 figures[f"meetings_{label}_{f.field}_recall"] = f.recall
-        hits += placement.pooled.hits
-        items += placement.pooled.items
-        chance += (placement.pooled.chance or 0.0) * placement.pooled.items
+        documents += placement.by_document
         worst = max(worst, placement.items_per_document_max)
         measured.append(f"pulse@v1: {entry.name}/{path.name} ({result.documents} meetings, {result.extractor})")
-    lift = hits / chance if chance else None
+    lift, interval = pooled_lift(documents), lift_interval(documents)
+    items, hits = sum(d.items for d in documents), sum(d.hits for d in documents)
+    spread = f"{interval[0]:.2f} to {interval[1]:.2f}" if interval else "n/a"
+    figures["meetings_lift_interval"] = spread
     figures["meetings_target_at_most_4"] = _verdict(worst <= 4, float(worst))
     figures["meetings_target_lift_3x"] = _verdict(lift is not None and lift >= MEETING_LIFT_MIN, lift) + (
-        f" over {items} decision/risk items, {hits} inside gold evidence"
+        f" over {items} decision/risk items, {hits} inside gold evidence, {len(documents)} meetings"
+        f" (95% bootstrap interval over meetings {spread})"
     )
 
 

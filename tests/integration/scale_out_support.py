@@ -1,6 +1,6 @@
 """What the scale-out tests share: whether PostgreSQL is there, the reference run into one DuckDB file, a fan-out
-into a DuckLake catalog on the server (fixture `postgres`, one per test file: the files run on parallel workers),
-and the comparison of two warehouses row for row. The bundled sample is the `inbox` fixture."""
+into a DuckLake catalog on the server (fixture `postgres`, one per test file: the files run on parallel workers, and
+the tests of a file write databases of their own on it), and the comparison of two warehouses row for row."""
 
 from __future__ import annotations
 

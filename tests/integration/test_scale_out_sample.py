@@ -1,12 +1,16 @@
-"""Beyond one machine, on one machine: a real PostgreSQL server holds a DuckLake catalog and Dagster's storage, and
-worker processes extract 4 shards of every version of the bundled sample at once, one shard through Dagster's own
-command line. The results must be those of a run into a single DuckDB file.
+"""Beyond one machine, on one machine: a real PostgreSQL server holds DuckLake catalogs and Dagster's storage, and
+the bundled sample is extracted in shards: by worker processes, 4 shards of every version at once, one shard through
+Dagster's own command line; and by `EXTRACTION_SHARDS=4 extraction-assets run` itself, into the lake and into a
+DuckDB file. The results must be those of a run into a single DuckDB file, made once for the file's tests (as the
+server is: each test writes databases of its own on it).
 
 Needs PostgreSQL's server binaries (CI installs Debian's `postgresql`) and the `scale` extra; skips otherwise.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,30 +20,44 @@ import pytest
 from evals.postgres_server import PostgresServer
 from evals.scale_out import PROJECT_DIR, duplicate_keys, finish, snapshot
 from extraction_assets.lib.prompt_files import discover_schemas
-from extraction_assets.lib.settings import DEFAULT_PROMPTS
+from extraction_assets.lib.settings import DEFAULT_PROMPTS, SAMPLE_INBOX
 from tests.integration.scale_out_support import (
     NEEDS_POSTGRES,
     SHARDS,
+    Rows,
     assert_same_rows,
     dagster_runs,
     lake,
     reference,
 )
 
-pytestmark = [pytest.mark.long(45), NEEDS_POSTGRES]
+pytestmark = [pytest.mark.long(100), NEEDS_POSTGRES]
 
 
 CLI_VERSION = "contract@v1"  # its shard 0 goes through `dagster asset materialize`, not a worker
 
 
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample, one copy for the file's tests (they only read it)."""
+    target = tmp_path_factory.mktemp("sample") / "inbox"
+    shutil.copytree(SAMPLE_INBOX, target, ignore=shutil.ignore_patterns("README.md"))
+    return target
+
+
+@pytest.fixture(scope="module")
+def expected(tmp_path_factory: pytest.TempPathFactory, sample: Path) -> Rows:
+    """The sample's rows after one run into one DuckDB file: what every sharded run must give."""
+    return reference(tmp_path_factory.mktemp("reference"), sample)
+
+
 def test_every_versions_four_shards_at_once_one_through_the_dagster_cli_match_the_duckdb_file(
-    postgres: PostgresServer, tmp_path: Path, inbox: Path
+    postgres: PostgresServer, tmp_path: Path, sample: Path, expected: Rows
 ) -> None:
     """Every version's backfill at once: 4 workers run the shards of all versions but one, 3 more that version's
     shards 1-3, and its shard 0 goes through `dagster asset materialize` with the multiprocess executor
     (docs/scale_out/multiprocess.yaml). Nothing conflicts: the lake holds the rows of one run into a DuckDB file."""
-    expected = reference(tmp_path, inbox)
-    fanned = lake(postgres, tmp_path, "sample", inbox)
+    fanned = lake(postgres, tmp_path, "sample", sample)
     fanned.run("ingest")  # adds every version's partitions to the instance before the backfills start
     versions = sorted(discover_schemas(DEFAULT_PROMPTS)[0])
     assert CLI_VERSION in versions and len(versions) > 1
@@ -71,3 +89,35 @@ def test_every_versions_four_shards_at_once_one_through_the_dagster_cli_match_th
     assert duplicate_keys(fanned.warehouse) == {}
     runs = dagster_runs(postgres, "sample_dagster")  # Dagster's own storage is PostgreSQL
     assert runs.get("SUCCESS", 0) == 1 + len(versions) * SHARDS + len(versions), runs
+
+
+def _cli_run(env: dict[str, str], inbox: Path) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "extraction_assets.cli", "run", "--inbox", str(inbox)],
+        env=env,
+        cwd=PROJECT_DIR,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done.stdout
+
+
+def test_the_command_line_with_four_shards_into_the_lake_or_a_file_matches_one_shard(
+    postgres: PostgresServer, tmp_path: Path, sample: Path, expected: Rows
+) -> None:
+    """The sharded runner: an ingest run, a run per shard, a queue run per version; into DuckLake on PostgreSQL
+    with Dagster's storage there, and into a DuckDB file."""
+    fanned = lake(postgres, tmp_path / "lake", "cli", sample)
+    output = _cli_run(fanned.env, sample)
+    assert "FAILED" not in output and "SKIPPED" not in output
+    assert_same_rows(snapshot(fanned.warehouse), expected, "the lake")
+    versions = len(discover_schemas(DEFAULT_PROMPTS)[0])
+    assert dagster_runs(postgres, "cli_dagster").get("SUCCESS", 0) == 1 + versions * SHARDS + versions
+
+    file = tmp_path / "sharded.duckdb"
+    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
+    _cli_run({**env, "EXTRACTION_SHARDS": str(SHARDS), "EXTRACTION_WAREHOUSE": str(file)}, sample)
+    assert_same_rows(snapshot(file), expected, "the sharded file")

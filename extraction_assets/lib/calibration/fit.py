@@ -93,6 +93,7 @@ def fit_field(field: str, rows: Sequence[tuple[Mapping[str, float], bool]], c: f
     # scikit-learn (the calibrate extra) loads with a fit: applying a calibration needs none of it
     import numpy as np
     from sklearn.linear_model import LogisticRegression
+    from threadpoolctl import threadpool_limits  # scikit-learn's own dependency
 
     names = sorted({name for features, _ in rows for name in features})
     x = np.array([[float(features.get(n, 0.0)) for n in names] for features, _ in rows], dtype=float)
@@ -109,7 +110,9 @@ def fit_field(field: str, rows: Sequence[tuple[Mapping[str, float], bool]], c: f
     standard = (x - center) / scale if kept else np.zeros((len(rows), 0))
     model = LogisticRegression(C=c, max_iter=1000)
     if kept:
-        with warnings.catch_warnings(), _pandas_mark_lifted():
+        # one BLAS thread: the problem is a few features by at most thousands of rows, where a second thread only
+        # spins (a contract refit cost 12.5 CPU-seconds with the default threads on 2 cores, 1.7 with one)
+        with warnings.catch_warnings(), _pandas_mark_lifted(), threadpool_limits(limits=1):
             warnings.simplefilter("ignore")
             model.fit(standard, y)
         coef, intercept = model.coef_[0].tolist(), float(model.intercept_[0])

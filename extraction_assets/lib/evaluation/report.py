@@ -9,12 +9,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from extraction_assets.lib.evaluation.metrics import MICRO
-from extraction_assets.lib.evaluation.runner import EvalResult
+from extraction_assets.lib.evaluation.runner import EvalResult, PlacementField
 from extraction_assets.lib.pii import markdown_table
 
 FIELD_HEADERS = ("field", "compare", "support", "predicted", "precision", "recall", "F1", "F2")
 REVIEW_HEADERS = ("field", "items", "wrong", "queued", "error capture", "queue share", "precision unqueued", "ECE")
-PLACEMENT_HEADERS = ("field", "items", "inside gold evidence", "hit rate", "chance", "lift (x chance)")
+PLACEMENT_HEADERS = (
+    "field",
+    "items",
+    "inside gold evidence",
+    "hit rate",
+    "chance",
+    "lift (x chance)",
+    "95% interval (bootstrap over documents)",
+)
 
 
 def fmt(value: float | int | None, digits: int = 3) -> str:
@@ -111,7 +119,16 @@ def placement_rows(result: EvalResult) -> list[list[str]]:
     if placement is None:
         return []
     fields = [*placement.fields, *([placement.pooled] if placement.pooled else [])]
-    return [[f.field, str(f.items), str(f.hits), fmt(f.hit_rate), fmt(f.chance), fmt(f.lift, 2)] for f in fields]
+    return [
+        [f.field, str(f.items), str(f.hits), fmt(f.hit_rate), fmt(f.chance), fmt(f.lift, 2), _interval(f)]
+        for f in fields
+    ]
+
+
+def _interval(placed: PlacementField) -> str:
+    if placed.lift_low is None or placed.lift_high is None:
+        return "n/a"
+    return f"{fmt(placed.lift_low, 2)} to {fmt(placed.lift_high, 2)}"
 
 
 def placement_summary(result: EvalResult) -> str:
@@ -165,6 +182,9 @@ def review_figures(result: EvalResult) -> dict[str, float | int | str]:
         for placed in [*result.placement.fields, *([result.placement.pooled] if result.placement.pooled else [])]:
             if placed.lift is not None:
                 figures[f"lift_{placed.field}"] = placed.lift
+            if placed.lift_low is not None and placed.lift_high is not None:
+                figures[f"lift_{placed.field}_low"] = placed.lift_low
+                figures[f"lift_{placed.field}_high"] = placed.lift_high
     if result.confidence is not None:
         note = result.confidence
         figures["confidence"] = "calibrated" if note.status == "calibrated" else f"not calibrated: {note.reason}"

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 
 from extraction_assets.lib.calibration import Judged, ReviewFigures, review_figures
 from extraction_assets.lib.evaluation.gold import GoldRecord, count_records, read_gold
+from extraction_assets.lib.evaluation.lift import DocumentPlacement, lift_interval
 from extraction_assets.lib.evaluation.metrics import (
     MICRO,
     Calibration,
@@ -96,6 +97,9 @@ class PlacementField(BaseModel):
     hit_rate: float | None
     chance: float | None  # mean over the items of the share of their document's turns the gold evidence covers
     lift: float | None  # hit_rate / chance: 1 is no better than an item on a random turn
+    # the lift's 95% interval, a bootstrap over documents (`lift.lift_interval`): few items make a wide one
+    lift_low: float | None = None
+    lift_high: float | None = None
 
 
 class PlacementFigures(BaseModel):
@@ -109,6 +113,9 @@ class PlacementFigures(BaseModel):
     cap: int
     fields: list[PlacementField] = Field(default_factory=list)
     pooled: PlacementField | None = None
+    # every document's judged items, pooled over fields, in dataset order: what a lift over several files is
+    # bootstrapped from
+    by_document: list[DocumentPlacement] = Field(default_factory=list)
 
 
 MEETING_ITEM_CAP = 4  # a meeting is worth at most this many items
@@ -147,29 +154,47 @@ def confidence_note(schema: SchemaVersion | None) -> ConfidenceNote | None:
     )
 
 
-def placement_figures(placements: list[Placement], items_per_doc: list[int]) -> PlacementFigures:
-    def summary(name: str, members: list[Placement]) -> PlacementField:
-        hits = sum(p.hit for p in members)
-        chance = sum(p.chance for p in members) / len(members) if members else None
-        rate = hits / len(members) if members else None
+def placement_figures(placements: list[list[Placement]], items_per_doc: list[int]) -> PlacementFigures:
+    """Items a document and, per field and pooled, hits against chance with the lift's bootstrap interval;
+    `placements` holds each document's judged items (an empty list for a document with none)."""
+
+    def per_document(name: str | None) -> list[DocumentPlacement]:
+        return [
+            DocumentPlacement(
+                items=len(members), hits=sum(p.hit for p in members), chance=round(sum(p.chance for p in members), 6)
+            )
+            for doc in placements
+            for members in [[p for p in doc if name is None or p.field == name]]
+        ]
+
+    def summary(name: str, documents: list[DocumentPlacement]) -> PlacementField:
+        items = sum(d.items for d in documents)
+        hits = sum(d.hits for d in documents)
+        chance = sum(d.chance for d in documents) / items if items else None
+        rate = hits / items if items else None
+        interval = lift_interval(documents) if items else None
         return PlacementField(
             field=name,
-            items=len(members),
+            items=items,
             hits=hits,
             hit_rate=None if rate is None else round(rate, 4),
             chance=None if chance is None else round(chance, 4),
             lift=round(rate / chance, 2) if rate is not None and chance else None,
+            lift_low=interval[0] if interval else None,
+            lift_high=interval[1] if interval else None,
         )
 
-    names = list(dict.fromkeys(p.field for p in placements))
+    names = list(dict.fromkeys(p.field for doc in placements for p in doc))
+    pooled = per_document(None)
     return PlacementFigures(
         documents=len(items_per_doc),
         items_per_document=round(sum(items_per_doc) / len(items_per_doc), 2) if items_per_doc else None,
         items_per_document_max=max(items_per_doc, default=0),
         documents_over_cap=sum(n > MEETING_ITEM_CAP for n in items_per_doc),
         cap=MEETING_ITEM_CAP,
-        fields=[summary(n, [p for p in placements if p.field == n]) for n in names],
-        pooled=summary("pooled", placements),
+        fields=[summary(n, per_document(n)) for n in names],
+        pooled=summary("pooled", pooled),
+        by_document=pooled,
     )
 
 
@@ -314,7 +339,7 @@ class _Tally:
         }
         self.pairs: list[tuple[float, bool]] = []
         self.judged: list[Judged] = []
-        self.placements: list[Placement] = []
+        self.placements: list[list[Placement]] = []  # per document
         self.items_per_doc: list[int] = []
         self.latencies: list[float] = []
         self.totals: dict[str, int] = dict.fromkeys(
@@ -345,7 +370,7 @@ class _Tally:
             )
             for v in score.verdicts
         ]
-        self.placements += score.placements
+        self.placements.append(score.placements)
         self.latencies.append(latency_ms)
         if outcome is not None:
             self.items_per_doc.append(sum(1 for i in outcome.items if i.evidence))

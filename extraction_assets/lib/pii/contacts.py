@@ -325,7 +325,7 @@ def _matcher_lines(scan: Scan, visible: str) -> list[tuple[int, int]]:
 
 
 # A "+"-led run of digit groups, one separator between groups: where two numbers written back to back start.
-_INTERNATIONAL_RUN = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .\-]\d{1,5}){2,9}(?![\w]|[.\-]\d)")
+_INTERNATIONAL_RUN = re.compile(r"\+(?<![\w+]\+)\d{1,3}(?:[ .\-]\d{1,5}){2,9}(?![\w]|[.\-]\d)")
 
 
 def _leading_international(scan: Scan, visible: str) -> list[Hit]:
@@ -391,7 +391,9 @@ def find_phones(scan: Scan) -> list[Hit]:
 # --- IP addresses --------------------------------------------------------------------------------------------------
 
 # A CIDR prefix length belongs to the address it follows ("192.168.1.0/24"); a zone id too ("fe80::1%eth0").
-_IPV4 = re.compile(r"(?<![\w.])(?P<address>(?:\d{1,3}\.){3}\d{1,3})(?![\w]|\.\d)(?:/(?:3[0-2]|[12]?\d)(?!\d))?")
+_IPV4 = re.compile(
+    r"(?P<address>\d(?<![\w.]\d)\d{0,2}\.(?:\d{1,3}\.){2}\d{1,3})(?![\w]|\.\d)(?:/(?:3[0-2]|[12]?\d)(?!\d))?"
+)
 # Colon-separated hex groups; ipaddress decides (times such as 10:30:15 and MAC addresses fail it).
 _IPV6 = re.compile(
     r"(?<![0-9A-Za-z:.])(?P<address>(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?)"

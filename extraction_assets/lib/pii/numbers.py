@@ -19,6 +19,10 @@ from stdnum.us import ssn as std_ssn
 
 from extraction_assets.lib.pii.scan import Hit, Scan, digits_of, labelled_business_id, near, squash
 
+# A pattern opens with the digit it needs and tests what stands before it with a lookbehind placed after that digit
+# ("\d(?<![0-9A-Za-z]\d)" for "(?<![0-9A-Za-z])\d"): the same test, but the regex engine skips from digit to digit
+# instead of trying the whole pattern at every position (half the time of these patterns).
+
 # --- payment cards -----------------------------------------------------------------------------------------------
 
 # (lowest prefix, highest prefix, allowed lengths): published issuer ranges (IIN) of the major networks.
@@ -52,9 +56,9 @@ _CONTEXT_BEFORE = 60
 _CONTEXT_AFTER = 30
 
 _CARD = re.compile(
-    r"(?<![0-9A-Za-z_.,])(?:\d{12,19}"  # contiguous
-    r"|\d{4}(?P<s>[ .-])\d{4}(?P=s)\d{4}(?P=s)\d{1,4}(?:(?P=s)\d{3})?"  # 4-4-4-4(-3), 4-4-4-1
-    r"|\d{4}(?P<t>[ .-])\d{6}(?P=t)\d{4,5}"  # Amex / Diners 4-6-5, 4-6-4
+    r"\d(?<![0-9A-Za-z_.,]\d)(?:\d{11,18}"  # contiguous
+    r"|\d{3}(?P<s>[ .-])\d{4}(?P=s)\d{4}(?P=s)\d{1,4}(?:(?P=s)\d{3})?"  # 4-4-4-4(-3), 4-4-4-1
+    r"|\d{3}(?P<t>[ .-])\d{6}(?P=t)\d{4,5}"  # Amex / Diners 4-6-5, 4-6-4
     r")(?![0-9A-Za-z_]|[.,]\d)"
 )
 _CARD_SEPARATOR = re.compile(r"[ .-]")
@@ -177,9 +181,11 @@ def find_ibans(scan: Scan) -> list[Hit]:
 
 # --- US SSN --------------------------------------------------------------------------------------------------------
 
-_SSN = re.compile(r"(?<![\w.-])(\d{3})([- .]?)(\d{2})\2(\d{4})(?![\w-]|\.\d)")
+_SSN = re.compile(r"(\d(?<![\w.-]\d)\d{2})([- .]?)(\d{2})\2(\d{4})(?![\w-]|\.\d)")
 # wrapped at a line break between its groups: masked after a label only
-_SSN_WRAPPED = re.compile(r"(?<![\w.-])(\d{3})([- .]?)(?:\r?\n[ \t]*)?(\d{2})\2(?:\r?\n[ \t]*)?(\d{4})(?![\w-]|\.\d)")
+_SSN_WRAPPED = re.compile(
+    r"(\d(?<![\w.-]\d)\d{2})([- .]?)(?:\r?\n[ \t]*)?(\d{2})\2(?:\r?\n[ \t]*)?(\d{4})(?![\w-]|\.\d)"
+)
 _SSN_CONTEXT = re.compile(r"(?i)\bssn\b|\bss#|social[^\S\n]+security|\bsoc\.?[^\S\n]*sec\b")
 _SSN_WINDOW = 40
 
@@ -213,7 +219,7 @@ _ID_WINDOW = 40
 
 # China: the 18-character resident identity card number (region code, birth date, ISO 7064 mod 11-2 check).
 # Chinese text glues numbers to characters, so the boundaries are ASCII-only.
-_CN_RIC = re.compile(r"(?<![0-9A-Za-z])\d{17}[\dXx](?![0-9A-Za-z])")
+_CN_RIC = re.compile(r"\d(?<![0-9A-Za-z]\d)\d{16}[\dXx](?![0-9A-Za-z])")
 
 
 def find_cn_resident_ids(scan: Scan) -> list[Hit]:
@@ -226,7 +232,7 @@ def find_cn_resident_ids(scan: Scan) -> list[Hit]:
 
 # Russia: SNILS (insurance number, XXX-XXX-XXX YY) and a person's 12-digit INN (taxpayer number). A company's
 # 10-digit INN is a business id and stays readable.
-_SNILS = re.compile(r"(?<![0-9A-Za-z-])(?:\d{3}-\d{3}-\d{3}[ -]\d{2}|\d{11})(?![0-9A-Za-z]|-\d)")
+_SNILS = re.compile(r"\d(?<![0-9A-Za-z-]\d)(?:\d{2}-\d{3}-\d{3}[ -]\d{2}|\d{10})(?![0-9A-Za-z]|-\d)")
 _SNILS_CONTEXT = re.compile(r"(?i)снилс|snils|страхов")
 _SNILS_UNCHECKED_UP_TO = 1_001_998  # numbers up to 001-001-998 were issued without a check number
 
@@ -253,7 +259,7 @@ def find_ru_snils(scan: Scan) -> list[Hit]:
     return hits
 
 
-_INN = re.compile(r"(?<![0-9A-Za-z])(?:\d{2}(?:[ -]?\d{2}){5}|\d{10})(?![0-9A-Za-z]|[ -]\d)")
+_INN = re.compile(r"\d(?<![0-9A-Za-z]\d)(?:\d(?:[ -]?\d{2}){5}|\d{9})(?![0-9A-Za-z]|[ -]\d)")
 # an INN's own label, or a personal id's: "ID number 7707083893" is someone's id whatever its country
 _INN_CONTEXT = re.compile(
     r"(?i)\bинн\b|\binn\b|налогоплательщик|taxpayer|\bid[^\S\n]*(?:number|no\b|nr\b|#)|identification[^\S\n]+number"
@@ -299,7 +305,7 @@ _VN_PROVINCES = frozenset(
     | {45, 46, 48, 49, 51, 52, 54, 56, 58, 60, 62, 64, 66, 67, 68, 70, 72, 74, 75, 77, 79, 80, 82, 83, 84, 86, 87}
     | {89, 91, 92, 93, 94, 95, 96}
 )
-_VN_ID = re.compile(r"(?<![0-9A-Za-z])(?:\d{12}|\d{9})(?![0-9A-Za-z])")
+_VN_ID = re.compile(r"\d(?<![0-9A-Za-z]\d)(?:\d{11}|\d{8})(?![0-9A-Za-z])")
 _VN_ID_CONTEXT = re.compile(
     r"(?i)\b(?:cccd|cmnd|cmtnd|căn[^\S\n]+cước|chứng[^\S\n]+minh|định[^\S\n]+danh|citizen[^\S\n]+id"
     r"|national[^\S\n]+id|id[^\S\n]+card|identity[^\S\n]+card)"

@@ -29,6 +29,13 @@ _FORMS = (
     rf"|(?P<quote>{_QUOTE})"
 )
 _HIDING = re.compile(_FORMS)  # case-insensitive only where it says so: the Kelvin sign must not match "k"
+# Where a form can start: at one of its own characters (a zero-width one, a dash, a space, the "%" or "&" of an
+# encoded "@"), at a line break followed by a quote prefix, or at the spaces and tabs right before such a break (a
+# number wrapped between two of its groups). Those places are found with `str.find`, character by character, and
+# the forms' pattern is tried there only: searched itself, it tries each of its branches at every position of the
+# text (a quarter of a scrub's time), and a character class is searched for a character at a time too.
+_START = "\u200b\u200c\u200d\u2060\ufeff\u00ad" + _DASHES + _SPACES + "%&"
+_QUOTED_BREAK = re.compile(r"\n[ \t]*>")
 _UNDONE = {"dash": "-", "space": " ", "at": "@", "joined": "", "spaced": " ", "quote": "\n", "gone": ""}
 # inside a run of compatibility characters, the dashes and spaces above read as they do alone (NFKC would keep a
 # non-breaking hyphen a Unicode hyphen)
@@ -36,9 +43,10 @@ _PLAIN = {**dict.fromkeys(_DASHES, "-"), **dict.fromkeys(_SPACES, " ")}
 
 
 @functools.cache
-def _with_compatibility_forms() -> re.Pattern[str]:
+def _with_compatibility_forms() -> tuple[re.Pattern[str], frozenset[str]]:
     """The forms above and every character NFKC changes (4,866 in Unicode 14: fullwidth and small forms, ligatures,
-    circled and superscript digits, ...), built when a text first holds one (about 0.1 s, once per process)."""
+    circled and superscript digits, ...), and those characters, built when a text first holds one (about 0.1 s, once
+    per process)."""
     changed = [c for c in range(0x80, 0x110000) if not unicodedata.is_normalized("NFKC", chr(c))]
     ranges: list[list[int]] = []
     for c in changed:
@@ -47,7 +55,7 @@ def _with_compatibility_forms() -> re.Pattern[str]:
         else:
             ranges.append([c, c])
     members = "".join(re.escape(chr(lo)) + (f"-{re.escape(chr(hi))}" if hi > lo else "") for lo, hi in ranges)
-    return re.compile(f"{_FORMS}|(?P<compat>[{members}]+)")
+    return re.compile(f"{_FORMS}|(?P<compat>[{members}]+)"), frozenset(map(chr, changed))
 
 
 def _undone(found: re.Match[str]) -> str:
@@ -91,16 +99,41 @@ class View:
         return raw_start + raw_len + at - view_start - view_len
 
 
+def _hiding_forms(text: str) -> list[re.Match[str]]:
+    """`finditer` of the forms' pattern over `text`, its pattern tried only where a form can start."""
+    hiding, characters = _HIDING, _START
+    if not unicodedata.is_normalized("NFKC", text):
+        hiding, changed = _with_compatibility_forms()
+        characters += "".join(set(text) & changed)
+    starts: list[int] = []
+    for character in characters:
+        at = text.find(character)
+        while at != -1:
+            starts.append(at)
+            at = text.find(character, at + 1)
+    if ">" in text:
+        for m in _QUOTED_BREAK.finditer(text):
+            before = m.start()
+            while before > 0 and text[before - 1] in " \t":
+                before -= 1
+            starts += (before, m.start())
+    found: list[re.Match[str]] = []
+    for at in sorted(set(starts)):
+        if (not found or at >= found[-1].end()) and (form := hiding.match(text, at)) is not None:
+            found.append(form)
+    return found
+
+
 def detection_view(text: str) -> View:
     """The view of `text`: itself when nothing in it hides a value."""
-    hiding = _HIDING if unicodedata.is_normalized("NFKC", text) else _with_compatibility_forms()
-    if hiding.search(text) is None:
+    forms = _hiding_forms(text)
+    if not forms:
         return View(text)
     pieces: list[str] = []
     starts: list[int] = []
     segments: list[tuple[int, int, int, int]] = []
     cursor = length = 0
-    for found in hiding.finditer(text):
+    for found in forms:
         pieces.append(text[cursor : found.start()])
         length += found.start() - cursor
         replacement = _undone(found)

@@ -171,14 +171,26 @@ def promote(
     )
 
 
+_DISAGREES_IN = "list_contains(list_transform(CAST(q.reasons AS VARCHAR[]), r -> split_part(r, ':', 1)), ?)"
+
+
 def disagreements(con: duckdb.DuckDBPyConnection, schema_version: str) -> int:
     """Items of the version its queue holds because a rival version disagrees with them (as its items and its rivals'
     give them now: the queue's own rows may wait for its next rebuild)."""
     from extraction_assets.lib.warehouse.review_queue import queue_select
 
     row = con.execute(
-        f"""SELECT count(*) FROM ({queue_select("i.schema_version = ?")}) q
-            WHERE list_contains(list_transform(CAST(q.reasons AS VARCHAR[]), r -> split_part(r, ':', 1)), ?)""",
+        f"""SELECT count(*) FROM ({queue_select("i.schema_version = ?")}) q WHERE {_DISAGREES_IN}""",
         [schema_version, now(), DISAGREES],
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def queued_disagreements(con: duckdb.DuckDBPyConnection, schema_version: str) -> int:
+    """`disagreements` read from the version's stored queue rows: the same count once its queue was refreshed (in
+    step with its items, or rebuilt from them), without deriving the queue again."""
+    row = con.execute(
+        f"SELECT count(*) FROM review_queue q WHERE q.schema_version = ? AND {_DISAGREES_IN}",
+        [schema_version, DISAGREES],
     ).fetchone()
     return int(row[0]) if row else 0

@@ -7,18 +7,18 @@ import hashlib
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from extraction_assets.lib.models import DeadLetter, Document, ReadFailure
-from extraction_assets.lib.parallel import in_order, workers_for
+from extraction_assets.lib.parallel import in_order, pool_size, workers_for
 from extraction_assets.lib.stages.connect import Connect
 from extraction_assets.lib.warehouse import (
     FileStamp,
     StoredDocument,
-    batched,
     file_stamps,
     insert_documents,
     iter_batches,
@@ -91,7 +91,7 @@ def ingest_inbox(
     the files' stamps are recorded last, so a crash before reads them again and loses nothing. Files are read
     `READ_CHUNK` at a time in the process's worker pool when there is more than one chunk (`niceness` below this
     process); this process stores what comes back, in the walk's order."""
-    from extraction_assets.lib.readers import FileRead, planned_reads  # pypdf, openpyxl load with a first PDF or xlsx
+    from extraction_assets.lib.readers import planned_reads  # pypdf, openpyxl load with a first PDF or xlsx
 
     report = IngestReport()
     seen: dict[str, str] = {}  # id -> first source: documents are read, stored and let go a batch at a time
@@ -112,9 +112,8 @@ def ingest_inbox(
         read_now[source_uri] = stamp
         return True
 
-    planned = list(planned_reads(inbox, max_file_bytes, needs_reading))
-    workers = workers_for(sum(isinstance(p, FileRead) for p in planned), READ_CHUNK)
-    chunked = batched(planned, READ_CHUNK, _file_size, READ_CHUNK_BYTES)
+    planned, workers = _plan_ahead(planned_reads(inbox, max_file_bytes, needs_reading))
+    chunked = iter_batches(planned, READ_CHUNK, _file_size, READ_CHUNK_BYTES)
     chunks = in_order(read_to_store, ((chunk,) for chunk in chunked), workers, niceness)
     for records in iter_batches((record for chunk in chunks for record in chunk), INGEST_BATCH):
         batch: list[StoredDocument] = []
@@ -150,6 +149,24 @@ def ingest_inbox(
     report.files_read = len(read_now)
     report.duplicates = len(duplicates)
     return report
+
+
+def _plan_ahead(plan: Iterator[FileRead | ReadFailure]) -> tuple[Iterator[FileRead | ReadFailure], int]:
+    """The inbox's plan as a stream (the walk goes on as its files are read: a plan of the whole inbox is never held),
+    and the workers its reads are worth (`workers_for`): the walk is read ahead only until that number is known (the
+    whole plan of a small inbox, a chunk per worker of the pool and one file more of a large one)."""
+    from extraction_assets.lib.readers import FileRead
+
+    ahead: list[FileRead | ReadFailure] = []
+    reads = 0
+    pool: int | None = None
+    for entry in plan:
+        ahead.append(entry)
+        if isinstance(entry, FileRead):
+            reads += 1
+            if reads > READ_CHUNK and reads > READ_CHUNK * (pool := pool_size() if pool is None else pool):
+                break  # more reads than the pool's workers take at once: every worker of it
+    return chain(ahead, plan), workers_for(reads, READ_CHUNK)
 
 
 def _stamp(info: os.stat_result, content: Callable[[], bytes]) -> FileStamp:

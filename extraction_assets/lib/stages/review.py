@@ -61,7 +61,7 @@ def refresh_review_queue(
     """A queue in step with its items (every idle pass) is not written again; any other is rebuilt from them. With
     the version's `schema`, what its tenants' decisions taught is applied first (`review.lessons.teach`: a refit
     where decisions moved, and the drafts a tenant's refit doubts sent to review)."""
-    from extraction_assets.lib.review.challengers import disagreements, read_roles
+    from extraction_assets.lib.review.challengers import queued_disagreements, read_roles
     from extraction_assets.lib.review.lessons import teach
 
     lessons = teach(con, schema) if schema is not None else None
@@ -72,7 +72,7 @@ def refresh_review_queue(
         **review_queue_figures(con, version),
         "role": role.role if role else "current",
         "rivals": role.rivals if role else [],
-        "disagreements": disagreements(con, version),
+        "disagreements": queued_disagreements(con, version),  # the queue was just refreshed
         "tenant_refits": lessons.fits if lessons else {},
         "sent_to_review_by_refits": lessons.sent_to_review if lessons else 0,
     }

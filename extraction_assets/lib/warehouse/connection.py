@@ -79,24 +79,28 @@ def batched(
     """Work is committed batch by batch: a crash loses at most the batch in flight. With `weight` and `most`, a batch
     also ends once its items weigh `most` (a batch's documents' characters: what a batch holds in memory stays bounded
     whatever the documents' sizes; an item heavier than that is a batch of its own)."""
-    if weight is None or most is None:
-        return [list(ids[i : i + size]) for i in range(0, len(ids), size)]
-    batches: list[list[T]] = [[]]
-    load = 0
-    for item in ids:
-        heft = weight(item)
-        if batches[-1] and (len(batches[-1]) >= size or load + heft > most):
-            batches.append([])
-            load = 0
-        batches[-1].append(item)
-        load += heft
-    return batches if batches[-1] else []
+    return list(iter_batches(ids, size, weight, most))
 
 
-def iter_batches(items: Iterable[T], size: int) -> Iterator[list[T]]:
+def iter_batches(
+    items: Iterable[T], size: int, weight: Callable[[T], int] | None = None, most: int | None = None
+) -> Iterator[list[T]]:
     """`batched` for a stream: only one batch is held at a time."""
     iterator = iter(items)
-    while batch := list(islice(iterator, size)):
+    if weight is None or most is None:
+        while sliced := list(islice(iterator, size)):
+            yield sliced
+        return
+    batch: list[T] = []
+    load = 0
+    for item in iterator:
+        heft = weight(item)
+        if batch and (len(batch) >= size or load + heft > most):
+            yield batch
+            batch, load = [], 0
+        batch.append(item)
+        load += heft
+    if batch:
         yield batch
 
 

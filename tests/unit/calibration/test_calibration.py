@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -81,9 +82,14 @@ def test_probability_is_monotone_in_the_score_and_never_certain(a: float, b: flo
     assert 0.0 < probability_of(low) <= probability_of(high) < 1.0
 
 
+@functools.cache
+def _receipt_schema() -> SchemaVersion:
+    return load_schema(DEFAULT_PROMPTS, "receipt@v1")
+
+
 @given(st.floats(min_value=0.0, max_value=1.0), st.floats(min_value=0.0, max_value=1.0))
 def test_the_band_mapping_is_monotone_and_stays_in_the_seed_bands(p: float, q: float) -> None:
-    schema = load_schema(DEFAULT_PROMPTS, "receipt@v1")
+    schema = _receipt_schema()  # loaded once: per example, it took most of hypothesis' deadline on a loaded machine
     for band in (schema.heuristic_band, schema.model_band):
         lo, hi = sorted((p, q))
         assert band_confidence(band.low, band.high, lo) <= band_confidence(band.low, band.high, hi)

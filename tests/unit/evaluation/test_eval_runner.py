@@ -17,6 +17,8 @@ from extraction_assets.lib.evaluation import (
     parse_registry,
     run_eval,
 )
+from extraction_assets.lib.evaluation.report import placement_rows
+from extraction_assets.lib.evaluation.report import review_figures as eval_figures
 from extraction_assets.lib.extraction import ExtractorRun, HeuristicExtractor
 from extraction_assets.lib.models import ExtractionInput
 from extraction_assets.lib.prompt_files import load_schema
@@ -97,6 +99,22 @@ def test_evidence_turn_recall_through_the_real_extractor(meetings: Path, pulse: 
     assert result.items_stored == result.items_proposed > 0
     assert result.grounding_rate == 1.0 and result.hallucination_rate == 0.0
     assert result.calibration.ece is None  # not defined on non-exhaustive gold
+    placement = result.placement
+    assert placement is not None and placement.pooled is not None
+    assert [d.items for d in placement.by_document] == [placement.pooled.items]  # one document, pooled over fields
+    assert placement.by_document[0].hits == placement.pooled.hits > 0
+    assert placement.pooled.lift_low is not None and placement.pooled.lift_high is not None
+    assert placement.pooled.lift_low <= (placement.pooled.lift or 0) <= placement.pooled.lift_high
+    pooled_row = placement_rows(result)[-1]
+    assert (
+        pooled_row[0] == "pooled"
+        and pooled_row[-1] == f"{placement.pooled.lift_low:.2f} to {placement.pooled.lift_high:.2f}"
+    )
+    figures = eval_figures(result)
+    assert (figures["lift_pooled_low"], figures["lift_pooled_high"]) == (
+        placement.pooled.lift_low,
+        placement.pooled.lift_high,
+    )
     assert result.notes and "Precision is not defined" in result.notes[0]
     assert result.extractor == HeuristicExtractor().version(pulse)
     assert seen[-1] == (2, 2)

@@ -10,7 +10,13 @@ import pytest
 
 from extraction_assets.lib.prompt_files import discover_schemas
 from extraction_assets.lib.review import check_chain
-from extraction_assets.lib.review.challengers import promote, read_roles, sync_roles
+from extraction_assets.lib.review.challengers import (
+    disagreements,
+    promote,
+    queued_disagreements,
+    read_roles,
+    sync_roles,
+)
 from extraction_assets.lib.review.corrections import InvalidCorrection
 from extraction_assets.lib.warehouse import open_warehouse, queue_in_step, rebuild_review_queue
 from tests.one_row import one_row
@@ -72,6 +78,16 @@ def test_only_disagreements_of_a_challenger_are_queued_on_both_sides(versions) -
     }
     assert json.loads(reasons) == ["challenger_disagrees: receipt@v2 says SHOP 2"]
     assert in_step == [True, True]
+
+
+def test_a_refreshed_queue_counts_the_disagreements_its_items_give(versions) -> None:
+    path, _ = versions
+    with open_warehouse(path) as con:
+        counts = [(disagreements(con, v), queued_disagreements(con, v)) for v in ("receipt@v1", "receipt@v2")]
+        con.execute("DELETE FROM review_queue WHERE schema_version = 'receipt@v2'")  # no longer in step
+        emptied = (disagreements(con, "receipt@v2"), queued_disagreements(con, "receipt@v2"))
+    assert counts == [(1, 1), (1, 1)]
+    assert emptied == (1, 0), "the stored rows are counted: read them only once the queue is refreshed"
 
 
 def test_promoting_a_challenger_is_audited_and_supersedes_the_current_version(versions) -> None:

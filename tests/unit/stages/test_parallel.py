@@ -48,3 +48,32 @@ def test_a_batch_ends_at_its_count_or_its_weight_and_a_heavy_item_is_a_batch_of_
     assert batched(list(sizes), 3) == [["a", "b", "c"], ["d", "e", "f"]]
     assert batched(list(sizes), 3, sizes.__getitem__, 10) == [["a", "b"], ["c"], ["d", "e", "f"]]
     assert batched([], 3, sizes.__getitem__, 10) == []
+
+
+def test_the_inbox_plan_is_streamed_and_read_ahead_only_until_its_workers_are_known(
+    monkeypatch: pytest.MonkeyPatch, tmp_path
+) -> None:
+    from extraction_assets.lib.models import ReadFailure
+    from extraction_assets.lib.readers import FileRead
+    from extraction_assets.lib.stages.ingest import READ_CHUNK, _plan_ahead
+
+    monkeypatch.setenv("EXTRACTION_WORKER_PROCESSES", "3")
+    walked: list[int] = []
+
+    def plan(reads: int):
+        for n in range(reads):
+            walked.append(n)
+            if n % 5 == 0:
+                yield ReadFailure(tenant_id="t", source_uri=f"t/{n}.bin", reason="unsupported file type .bin")
+            yield FileRead(tmp_path / f"{n}.txt", "t", f"t/{n}.txt", None, tmp_path, (tmp_path / ".").stat())
+
+    for reads in (1, READ_CHUNK, READ_CHUNK + 1, 3 * READ_CHUNK, 3 * READ_CHUNK + 1, 20 * READ_CHUNK):
+        walked.clear()
+        stream, workers = _plan_ahead(plan(reads))
+        ahead = len(walked)
+        entries = list(stream)
+        assert workers == workers_for(reads, READ_CHUNK), reads
+        assert [e.source_uri for e in entries] == [e.source_uri for e in plan(reads)], (
+            "every entry, in the walk's order"
+        )
+        assert ahead <= 3 * READ_CHUNK + 1, "a large inbox is walked as it is read, not planned whole first"
