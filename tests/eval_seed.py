@@ -1,4 +1,5 @@
-"""A small evaluation registry for the eval tests: a meeting set scored by pulse@v1, one whose file is absent, one for
+"""A small evaluation registry for the eval tests: a team chat set scored by pulse@v1 (a chat, not a meeting, which
+the pulse pack abstains on), one whose file is absent, one for
 a version without a prompt file, and a PII set scored by the scrubber alone."""
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ def write_registry(tmp_path: Path) -> Path:
   standups:
     path: {meetings}
     schema_version: pulse@v1
-    document_kind: transcript
+    document_kind: chat
     turns: lines
     mode: evidence_turns
     items: items

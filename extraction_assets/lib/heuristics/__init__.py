@@ -46,7 +46,7 @@ class HeuristicPack:
 
 HEURISTIC_PACKS: dict[str, HeuristicPack] = {
     "pulse": HeuristicPack(
-        version="heuristic-pulse-v3",
+        version="heuristic-pulse-v4",
         extractor="pulse:extract_pulse_pack",
         gate_name="pulse_gate",
         folders=("pulses", "chat", "meetings"),

@@ -62,7 +62,9 @@ EVIDENCE = """    schema_version: pulse@v1
 
 @pytest.fixture
 def pulse() -> SchemaVersion:
-    return load_schema(DEFAULT_PROMPTS, "pulse@v1")
+    """pulse@v1 opted in to a meeting's explicit signals (by default the pack abstains on meetings): items to score."""
+    schema = load_schema(DEFAULT_PROMPTS, "pulse@v1")
+    return schema.model_copy(update={"options": {**schema.options, "meeting_max_items": 4}})
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ REGISTRY = """datasets:
   standups:
     path: nowhere/dev.jsonl
     schema_version: pulse@v1
-    document_kind: transcript
+    document_kind: chat
     turns: lines
     mode: evidence_turns
     items: items
