@@ -5,8 +5,9 @@ Without a limit DuckDB may take 80% of the machine's memory for its buffer pool,
 read: a run's memory then grew with the warehouse (466 MB of a 1.1 GB peak at 32 k documents were DuckDB's). The
 pipeline's statements work on a batch at a time or stream whole tables, so a bounded pool costs re-reads of cold
 blocks from the page cache, not memory; what does not fit spills to the temporary folder beside the file. The
-limit is 128 MB: the whole-table checks fit in it at 32 k documents (64 MB did not: the check of document ids ran
-out of memory at 8 k), and a run's pool fills it early, so the process's peak stays flat as the warehouse grows.
+limit is 256 MB: at 32 k documents the extraction of two versions ran out of 128 MB (a batch's statements over
+tables that grow with the warehouse; 64 MB ran the check of document ids out of memory at 8 k), and a run's pool
+fills it early, so the process's peak grows far slower than the warehouse.
 
 Memory DuckDB frees goes back to its allocator (jemalloc), which kept it in per-thread caches: a run's process held
 about 150 MB more than DuckDB and Python used. The allocator is flushed after any task that allocated more than
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import duckdb
 
-DEFAULT_MEMORY_MB = 128  # what a batch's statements and the whole-table checks need
+DEFAULT_MEMORY_MB = 256  # what a batch's statements and the whole-table checks need at 32 k documents
 ALLOCATOR_FLUSH_MB = 8  # DuckDB's default 128 MB: freed memory stayed in the process
 SMALL_MACHINE_SHARE = 8  # on a machine with less than 2 GB, an eighth of it
 

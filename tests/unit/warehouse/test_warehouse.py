@@ -466,7 +466,7 @@ def test_duckdb_gets_a_memory_limit_and_threads_fitted_to_the_machine_or_as_set(
 
     from extraction_assets.lib.warehouse.engine import fitted_memory_mb, fitted_threads
 
-    assert 64 <= fitted_memory_mb() <= 128 and fitted_threads() >= 1
+    assert 64 <= fitted_memory_mb() <= 256 and fitted_threads() >= 1
     show = (
         "import sys\n"
         "from extraction_assets.lib.warehouse import open_warehouse\n"
