@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from extraction_assets.lib.calibration import Judged, ReviewFigures, review_figures
 from extraction_assets.lib.evaluation.gold import GoldRecord, count_records, read_gold
-from extraction_assets.lib.evaluation.lift import DocumentPlacement, lift_interval
+from extraction_assets.lib.evaluation.lift import DocumentPlacement, lift_interval, pooled_lift
 from extraction_assets.lib.evaluation.metrics import (
     MICRO,
     Calibration,
@@ -172,6 +172,7 @@ def placement_figures(placements: list[list[Placement]], items_per_doc: list[int
         hits = sum(d.hits for d in documents)
         chance = sum(d.chance for d in documents) / items if items else None
         rate = hits / items if items else None
+        lift = pooled_lift(documents) if items else None
         interval = lift_interval(documents) if items else None
         return PlacementField(
             field=name,
@@ -179,7 +180,7 @@ def placement_figures(placements: list[list[Placement]], items_per_doc: list[int
             hits=hits,
             hit_rate=None if rate is None else round(rate, 4),
             chance=None if chance is None else round(chance, 4),
-            lift=round(rate / chance, 2) if rate is not None and chance else None,
+            lift=None if lift is None else round(lift, 2),
             lift_low=interval[0] if interval else None,
             lift_high=interval[1] if interval else None,
         )
