@@ -37,6 +37,11 @@ class Lexicon:
     law_of: tuple[str, ...]  # phrases right before the jurisdiction's name ("laws of the State of")
     not_governing_law: tuple[str, ...]  # "organized under the laws of": a party's origin, not the contract's law
     this_contract: tuple[str, ...]  # how the contract speaks of itself ("this agreement", "настоящий договор")
+    # words before another contract's capitalized title ("pursuant to the Subscription Agreement dated ...", "that
+    # certain Note Purchase Agreement"): a date after it is that contract's; none for a language whose titles are
+    # not capitalized words before the kind
+    other_contract: tuple[str, ...]
+    date_terms: tuple[str, ...]  # a defined term naming one of the contract's own dates: '(the "Effective Date")'
     signatures: tuple[str, ...]  # where the signature block begins (its dates say when the contract was signed)
     signed_on: tuple[str, ...]  # phrases right before the date of signing, anywhere: "Signed and effective this"
     clauses: dict[str, tuple[str, ...]]  # clause flag field -> phrases that show the clause
@@ -115,6 +120,9 @@ EN = Lexicon(
                         "dba", "f/k/a", "formerly", "doing business as", "acting through", "a division of"),
     signed_on=("signed and effective this", "signed this", "executed this", "signed on", "executed on"),
     this_contract=("this agreement", "this contract", "the agreement", "this amendment", "hereunder", "hereof"),
+    other_contract=("the", "a", "an", "that certain", "certain", "such", "said", "to", "under", "of", "pursuant to"),
+    date_terms=("effective*", "agreement", "commencement", "execution", "amendment", "expir*", "termination", "date*",
+                "term"),
     clauses={
         # a penalty the contract sets, not one it mentions ("under penalty of perjury", "fines or penalties")
         "penalty_clause": ("liquidated damages", "late fee", "late charge", "as a penalty", "pay a penalty",
@@ -187,6 +195,8 @@ RU = Lexicon(
     name_continuations=(),
     signed_on=("подписан*", "дата подписания"),
     this_contract=("настоящ* договор*", "договор*", "отношени* сторон", "настоящ* контракт*", "настоящ* соглашени*"),
+    other_contract=(),
+    date_terms=("дат*", "срок*", "договор*"),
     clauses={
         "penalty_clause": ("неустойк*", "штраф*", "пени", "пеня", "пеню"),
         "termination_clause": ("расторгн*", "расторжени*", "односторонн* отказ*", "отказаться от исполнения"),

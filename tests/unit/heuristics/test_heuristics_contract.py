@@ -349,6 +349,40 @@ def test_dates_said_at_signing(schema: SchemaVersion) -> None:
     assert (values["agreement_date"], values["start_date"]) == ("2021-03-03", "2021-03-03")
 
 
+def _date_evidence(text: str, schema: SchemaVersion, field: str) -> dict[str, float]:
+    names = ("names_other_contract", "defines_own_term", "defines_other_term")
+    return {n: _fields(text, schema)[field].features[n] for n in names}
+
+
+def test_a_dates_evidence_says_whose_date_it_is(schema: SchemaVersion) -> None:
+    """A date named as the contract's own ('(the "Effective Date")'), a date of another contract the sentence names
+    by its title, and a date defining something else: evidence for the calibration, not a change of value."""
+    assert _date_evidence(ENGLISH, schema, "agreement_date") == {
+        "names_other_contract": 0.0,
+        "defines_own_term": 1.0,
+        "defines_other_term": 0.0,
+    }
+    other = (
+        "PLACEMENT AGENCY AGREEMENT\nThe Company issued shares to the Investors pursuant to a Subscription Agreement "
+        "dated as of May 22, 2015, by and between Alpha Holdings Inc. and Beta Capital LLC.\n"
+        "WHEREAS, the Company wishes to raise funds.\n1. The Agent shall place the notes.\n"
+    )
+    assert _values(_fields(other, schema))["agreement_date"] == "2015-05-22"
+    assert _date_evidence(other, schema, "agreement_date")["names_other_contract"] == 1.0
+    itself = other.replace("to a Subscription Agreement", "to this Placement Agency Agreement")
+    assert _date_evidence(itself, schema, "agreement_date")["names_other_contract"] == 0.0
+    depositors = (
+        "PLAN OF CONVERSION\nThis Agreement is made by and between Gamma Bank Inc. and Delta Holdings LLC for "
+        'depositors as of March 31, 2008 ("Eligible Account Holders").\nWHEREAS, the Bank wishes to convert.\n'
+        "1. The Bank shall convert.\n"
+    )
+    assert _date_evidence(depositors, schema, "agreement_date") == {
+        "names_other_contract": 0.0,
+        "defines_own_term": 0.0,
+        "defines_other_term": 1.0,
+    }
+
+
 def test_the_signature_block_that_holds_the_dates(schema: SchemaVersion) -> None:
     preamble = "The Customer orders hosting services from the Provider. " * 6  # the header ends at "WHEREAS"
     body = "The Provider shall host the web site and keep it available. " * 60
