@@ -568,6 +568,9 @@ class _Contract:
                     "about_this_contract": float(bool(_hits(self.view, self.lex.this_contract, lo, hi))),
                     "names_a_breach": float(bool(_hits(self.view, self.lex.for_cause, lo, hi))),
                     "aftermath": float(bool(_hits(self.view, self.lex.aftermath, lo, hi))),  # "survives termination"
+                    # a convenience read from a sentence that waits on an event ("may terminate ... if we conclude")
+                    "conditional": float(bool(convenient) and bool(_hits(self.view, self.lex.conditions, lo, hi))),
+                    "notice_period": float(bool(convenient) and bool(_hits(self.view, self.lex.notice_only, lo, hi))),
                 }
             (start, end), _ = chosen
             same = [hit for (lo, _), hit in sentences if lo == start]

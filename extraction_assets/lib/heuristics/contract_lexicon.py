@@ -50,6 +50,7 @@ class Lexicon:
     for_cause: tuple[str, ...]  # a termination sentence naming a breach or default is for cause
     aftermath: tuple[str, ...]  # a sentence about what follows a termination grants no right to terminate
     notice_only: tuple[str, ...]  # termination on notice alone ("upon sixty (60) days' written notice") needs no cause
+    conditions: tuple[str, ...]  # a termination right that waits on an event ("if", "in the event") needs a cause
 
 
 # fmt: off
@@ -145,6 +146,7 @@ EN = Lexicon(
                  "days prior written notice", "days' prior written notice", "months notice", "months' notice",
                  "months written notice", "months' written notice", "months prior written notice",
                  "months' prior written notice", "following a written notice"),
+    conditions=("if", "in the event", "unless", "upon the occurrence", "provided that", "in case", "should"),
 )
 
 RU = Lexicon(
@@ -207,6 +209,7 @@ RU = Lexicon(
     for_cause=("нарушени*", "неисполнени*", "ненадлежащ*"),
     aftermath=("после расторжени*", "при расторжени*"),
     notice_only=("уведомив*", "предупредив*", "письменного уведомления за"),
+    conditions=("если", "в случае", "при условии"),
 )
 
 # fmt: on

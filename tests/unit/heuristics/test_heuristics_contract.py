@@ -332,6 +332,24 @@ def test_termination_for_convenience_or_for_cause(schema: SchemaVersion, sentenc
     assert _fields(text, schema)["termination_clause"].value["for_convenience"] is expected
 
 
+@pytest.mark.parametrize(
+    ("sentence", "conditional", "notice_period"),
+    [
+        ("This Agreement may be terminated by either party upon ninety (90) days' written notice.", 0.0, 1.0),
+        ("We may terminate this Agreement at any time if we conclude that you lack the skills required.", 1.0, 0.0),
+        ("Either party may terminate this Agreement at any time if the other party is in material breach.", 0.0, 0.0),
+    ],
+)
+def test_a_convenience_that_waits_on_an_event_is_evidence_of_doubt(
+    schema: SchemaVersion, sentence: str, conditional: float, notice_period: float
+) -> None:
+    """Evidence for the calibration only (the value is unchanged): a convenience read from a sentence with a
+    condition, or from a bare notice period; a right for cause is no convenience, so neither flag applies."""
+    text = f"SUPPLY AGREEMENT\nby and between Foxtrot Ltd. and Golf Co.\n{sentence}\n"
+    features = _fields(text, schema)["termination_clause"].features
+    assert (features["conditional"], features["notice_period"]) == (conditional, notice_period)
+
+
 def test_russian_termination_for_a_breach_is_not_for_convenience(schema: SchemaVersion) -> None:
     text = (
         "ДОГОВОР ПОСТАВКИ\nООО «Альфа» и ООО «Бета» заключили настоящий договор.\n"
