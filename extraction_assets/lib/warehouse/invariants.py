@@ -201,8 +201,9 @@ def unmasked_pii(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
 
     cursor = con.execute(
         f"""SELECT s.doc_id, s.text, s.policy, s.offset_map, r.text, s.checked_sha256 FROM scrubbed_documents s
-           LEFT JOIN (SELECT doc_id, text FROM raw_documents WHERE {by_rowid("raw_documents")}) r USING (doc_id)
-           WHERE s.{by_rowid("scrubbed_documents")}
+           LEFT JOIN (SELECT doc_id, text FROM raw_documents WHERE {by_rowid(con, "raw_documents", changed)}) r
+           USING (doc_id)
+           WHERE {by_rowid(con, "scrubbed_documents", changed, alias="s")}
              AND (s.checked_sha256 IS NULL OR s.checked_sha256 <> sha256(s.text)) ORDER BY s.doc_id""",
         [changed, changed],
     )
