@@ -89,15 +89,25 @@ def unverified_quotes(con: duckdb.DuckDBPyConnection, versions: Versions = None)
     """The evidence rows the quote check must compare with their text, by document: those whose fingerprint does not
     hold (every row on a DuckLake catalog, which keeps none)."""
     scope, params = _among("e.schema_version", versions)
-    fingerprints = f"(SELECT doc_id, {DOCUMENT_FINGERPRINT} AS fingerprint FROM raw_documents) r USING (doc_id)"
-    listed = (
-        f"SELECT e.doc_id, e.evidence_id FROM evidence e WHERE {scope}"
-        if on_lake(con)
-        else f"SELECT e.doc_id, e.evidence_id FROM evidence e LEFT JOIN {fingerprints} "
-        f"WHERE {scope} AND e.checked_hash IS DISTINCT FROM {QUOTE_FINGERPRINT}"
-    )
     candidates: dict[str, list[str]] = {}
-    for doc_id, evidence_id in con.execute(listed, params).fetchall():
+    if on_lake(con):
+        listed = con.execute(f"SELECT e.doc_id, e.evidence_id FROM evidence e WHERE {scope}", params).fetchall()
+    else:  # the documents' fingerprints a range of row ids at a time (`_row_chunks`); evidence of no document: all
+        last = con.execute("SELECT max(rowid) FROM raw_documents").fetchone()[0]  # type: ignore[index]
+        listed = con.execute(
+            "SELECT e.doc_id, e.evidence_id FROM evidence e "
+            f"WHERE {scope} AND NOT EXISTS (SELECT 1 FROM raw_documents r WHERE r.doc_id = e.doc_id)",
+            params,
+        ).fetchall()
+        for start in range(0, -1 if last is None else last + 1, CHECK_ROWS):
+            listed += con.execute(
+                f"""SELECT e.doc_id, e.evidence_id FROM evidence e
+                    JOIN (SELECT doc_id, {DOCUMENT_FINGERPRINT} AS fingerprint FROM raw_documents
+                          WHERE rowid BETWEEN {start:d} AND {start + CHECK_ROWS - 1:d}) r USING (doc_id)
+                    WHERE {scope} AND e.checked_hash IS DISTINCT FROM {QUOTE_FINGERPRINT}""",
+                params,
+            ).fetchall()
+    for doc_id, evidence_id in listed:
         candidates.setdefault(doc_id, []).append(evidence_id)
     return candidates
 
