@@ -54,7 +54,7 @@ from extraction_assets.lib.heuristics.segments import (
     segment_text,
 )
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
-from extraction_assets.lib.readers.email_body import body_parts, body_start, body_turns, is_forward, line_spans
+from extraction_assets.lib.readers.email_body import body_parts, body_start, body_turns, is_forward, iter_line_spans
 from extraction_assets.lib.schemas import SchemaVersion
 
 __all__ = ["extract_email", "parse_header_block", "score_confidence", "sentences"]
@@ -273,7 +273,7 @@ def sentences(text: str, start: int, end: int, max_chars: int = 400) -> list[Seg
     """
     blocks: list[tuple[int, int]] = []
     previous = ""  # the line before, "" after a blank line
-    for line_start, line_end in line_spans(text, start):
+    for line_start, line_end in iter_line_spans(text, start):
         if line_start >= end:
             break
         line_end = min(line_end, end)
