@@ -146,7 +146,14 @@ _NOT_PHONE_DIGIT_LED = re.compile(
     rf"|[\d,.]*[^\S\n]?(?i:{_CURRENCY_SUFFIXES})(?![^\W\d_])"  # 15.000.000 VND, 500.000đ
     r")"
 )
-_NOT_PHONE_SYMBOL_LED = re.compile(rf"(?:[$€£¥₫₹₽]|{_CURRENCY_CODES})[^\S\n]?\d[\d,.]*|{PLACEHOLDER.pattern}")
+# Currency-led amounts and placeholders, one pattern each so that each opens with what the engine can skip to (a
+# currency sign, a code's first letter, "["): together, one pattern of the three would be tried at every position.
+# No match of one can overlap a match of another (an amount holds no "[", a placeholder no digit after a letter).
+_NOT_PHONE_SYMBOL_LED = (
+    re.compile(r"[$€£¥₫₹₽][^\S\n]?\d[\d,.]*"),
+    re.compile(rf"(?:{_CURRENCY_CODES})[^\S\n]?\d[\d,.]*"),
+    PLACEHOLDER,
+)
 
 # Cheap gate: the phone matcher is the slowest step, so skip it when no run of 7+ digits (the shortest national
 # numbers the passes accept) exists.
@@ -201,7 +208,7 @@ _THOUSANDS = re.compile(r"\d{1,3}(?:([ .])\d{3})(?:\1\d{3})*")
 def _blocked_spans(scan: Scan, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
     text = scan.text
     blocked = [m.span() for m in scan.numbers(_NOT_PHONE_DIGIT_LED)]
-    blocked.extend(m.span() for m in scan.numbers(_NOT_PHONE_SYMBOL_LED))
+    blocked.extend(m.span() for pattern in _NOT_PHONE_SYMBOL_LED for m in scan.numbers(pattern))
     blocked.extend((h.start, h.end) for h in scan.hits)
     for start, end in runs:
         if labelled_business_id(text, start):
