@@ -14,6 +14,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from functools import lru_cache
+from typing import NamedTuple
 
 from extraction_assets.lib.heuristics.segments import normalize_for_match
 
@@ -74,19 +75,30 @@ def phrase_needle(phrase: str) -> str:
 _WORD_RUN = re.compile(r"\w+")
 
 
-def phrase_opening(phrase: str) -> tuple[str, bool] | None:
-    """The word every match of the phrase opens with, at the start of a word of the text: `(word, False)` when that
-    word of the text is `word` itself, `(word, True)` when it only begins with it (a stem); None when a match may
-    open elsewhere (a phrase opening with a sign, a phrase in CJK)."""
+class Opening(NamedTuple):
+    """Where every match of a phrase opens: at the start of a word of the text that is `word` (or, for a `stem`,
+    begins with it), followed by whitespace and a word beginning with `then` when `then` is not empty."""
+
+    word: str
+    stem: bool
+    then: str
+
+
+def phrase_opening(phrase: str) -> Opening | None:
+    """The opening of every match of the phrase (`Opening`); None when a match may open elsewhere (a phrase opening
+    with a sign, a phrase in CJK)."""
     norm = normalize_for_match(phrase).strip()
     first = norm.split(KEYWORD_GAP)[0].split()
     if not first or _CJK_CHAR_RE.search(norm) or not first[0][:1].isalnum():
         return None
-    word = first[0][:-1] if first[0].endswith("*") and len(first[0]) > 1 else first[0]
+    stem = first[0].endswith("*") and len(first[0]) > 1
+    word = first[0][:-1] if stem else first[0]
     lead = _WORD_RUN.match(word)
     if lead is None:
         return None
-    return lead.group(), lead.group() == word and word != first[0]
+    whole = lead.group() == word  # the first word is all word characters: whitespace follows it in a match
+    then = _WORD_RUN.match(first[1]) if whole and not stem and len(first) > 1 else None
+    return Opening(lead.group(), stem and whole, then.group() if then else "")
 
 
 class PhraseScan:
@@ -103,7 +115,7 @@ class PhraseScan:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self._words: dict[tuple[str, bool], list[int]] = {}
+        self._words: dict[Opening, list[int]] = {}
         self._starts: dict[tuple[str, ...], list[int] | None] = {}
 
     def finditer(self, phrases: tuple[str, ...], lo: int = 0, hi: int | None = None) -> Iterator[re.Match[str]]:
@@ -131,25 +143,26 @@ class PhraseScan:
             self._starts[phrases] = None if openings is None else sorted(places)
         return self._starts[phrases]
 
-    def _word_starts(self, opening: tuple[str, bool]) -> list[int]:
-        """Where a word of the text is the opening's word (or begins with it, for a stem)."""
+    def _word_starts(self, opening: Opening) -> list[int]:
+        """Where the opening stands in the text."""
         if opening not in self._words:
             self._words[opening] = [m.start() for m in _word_pattern(*opening).finditer(self.text)]
         return self._words[opening]
 
 
 @lru_cache(maxsize=256)
-def _openings(phrases: tuple[str, ...]) -> frozenset[tuple[str, bool]] | None:
+def _openings(phrases: tuple[str, ...]) -> frozenset[Opening] | None:
     """The opening words of a list's phrases (`phrase_opening`); None when one phrase can open elsewhere."""
     openings = [phrase_opening(p) for p in phrases if normalize_for_match(p).strip()]
     return None if None in openings else frozenset(o for o in openings if o is not None)
 
 
 @lru_cache(maxsize=1024)
-def _word_pattern(word: str, stem: bool) -> re.Pattern[str]:
-    """A word of the text that is `word` (or begins with it, for a stem), opening with `word` itself."""
+def _word_pattern(word: str, stem: bool, then: str) -> re.Pattern[str]:
+    """The opening (`Opening`), as a pattern that opens with its word (a literal the engine skips to)."""
     escaped = re.escape(word)
-    return re.compile(rf"{escaped}(?<!\w{escaped})" + ("" if stem else r"(?!\w)"))
+    follows = rf"(?=\s+{re.escape(then)})" if then else "" if stem else r"(?!\w)"
+    return re.compile(rf"{escaped}(?<!\w{escaped}){follows}")
 
 
 _any_phrase = lru_cache(maxsize=256)(any_phrase)

@@ -86,19 +86,23 @@ def test_a_word_list_matches_where_its_phrases_would_one_by_one_longest_first(te
 @pytest.mark.parametrize(
     ("phrase", "opening"),
     [
-        ("total amount", ("total", False)),
-        ("govern*", ("govern", True)),
-        ("by:", ("by", False)),
-        ("1. definitions", ("1", False)),
+        ("total amount", ("total", False, "amount")),
+        ("in accordance with the law*", ("in", False, "accordance")),
+        ("govern*", ("govern", True, "")),
+        ("governing law*", ("governing", False, "law")),
+        ("until", ("until", False, "")),
+        ("by:", ("by", False, "")),
+        ("1. definitions", ("1", False, "")),
+        ("(the date", None),
         ("/s/", None),  # opens with a sign: anywhere
         ("合同", None),  # CJK: no word boundary
     ],
 )
-def test_phrase_opening(phrase: str, opening: tuple[str, bool] | None) -> None:
+def test_phrase_opening(phrase: str, opening: tuple[str, bool, str] | None) -> None:
     assert phrase_opening(phrase) == opening
 
 
-_LIST = ("total amount", "a sum of", "govern*", "by:", "until")
+_LIST = ("total amount", "a sum of", "govern*", "by:", "until", "in the amount of")
 
 
 @pytest.mark.parametrize(
@@ -109,6 +113,7 @@ _LIST = ("total amount", "a sum of", "govern*", "by:", "until")
         ("the total amount until", 5, None),  # from inside a word
         ("the total amount untilnow", 0, 21),  # a window that ends inside a word: "until" matches there
         ("until until total amount", 3, None),
+        ("in the\n amount of, a  sum of, in them amount of", 0, None),  # a second word across a line break
     ],
 )
 def test_phrase_scan_finds_what_the_pattern_finds(text: str, lo: int, hi: int | None) -> None:
