@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from extraction_assets.lib.warehouse.backend import retry_conflicts
 from extraction_assets.lib.warehouse.connection import now, transaction
 from extraction_assets.lib.warehouse.review_queue import (
     queue_inputs,
@@ -50,6 +51,7 @@ _QUEUE_OUT_OF_STEP = f"""WITH expected AS (SELECT item_id FROM ({_EXPECTED})),
         OR EXISTS (SELECT item_id FROM queued EXCEPT SELECT item_id FROM expected)"""
 
 
+@retry_conflicts  # it may write its fingerprint: on a DuckLake catalog a commit can lose a race, and is run again
 def queue_in_step(con: duckdb.DuckDBPyConnection, schema_version: str, remember: bool = False) -> bool:
     """The partition's review queue holds exactly the rows its items give, each queued after the item's last change,
     and nothing its rows were ranked or compared against changed since: known at once when what it is derived from
