@@ -44,7 +44,7 @@ def _version(key: str, figures: Figures, measured: list[str]) -> None:
     name = key.partition("@")[0]
     figures[f"{name}_reproducible"] = "yes" if schema.calibration and same_fit(schema.calibration, refit) else "NO"
     figures[f"{name}_threshold"] = refit.threshold if refit.threshold is not None else "none"
-    for variant in ("today", "in_sample", "cross_validated"):
+    for variant in ("today", "in_sample", "cross_validated", "transferred"):
         for file, found in refit.figures.get(variant, {}).items():
             label = "all" if file == "all" else file.rpartition("/")[2].removesuffix(".jsonl")
             for figure in FIGURES:

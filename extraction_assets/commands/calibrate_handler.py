@@ -16,7 +16,12 @@ from extraction_assets.lib.evaluation.calibrate import calibrate_version, same_f
 from extraction_assets.lib.prompt_files import load_schema
 
 EXIT_DIFFERS = 1
-VARIANTS = (("today", "today (no calibration)"), ("in_sample", "in sample"), ("cross_validated", "cross-validated"))
+VARIANTS = (
+    ("today", "today (no calibration)"),
+    ("in_sample", "in sample"),
+    ("cross_validated", "cross-validated"),
+    ("transferred", "fitted on the other files"),
+)
 
 
 def _pct(value: float | None) -> str:
@@ -24,7 +29,8 @@ def _pct(value: float | None) -> str:
 
 
 def figures_table(calibration: VersionCalibration) -> Table:
-    """The four figures per file, today's beside the calibration's in sample and cross-validated."""
+    """The four figures per file, today's beside the calibration's in sample, cross-validated and fitted on the other
+    files alone."""
     table = Table(
         title=f"{calibration.schema_version}: threshold {_pct(calibration.threshold)} "
         f"({calibration.review.describe() if calibration.review else 'no review cost'})"

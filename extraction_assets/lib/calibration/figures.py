@@ -194,7 +194,12 @@ def review_figures(items: Sequence[Judged]) -> ReviewFigures:
 
 
 FIT_HEADERS = ("measured", "field", "items", "wrong", "error capture", "queue share", "precision unqueued", "ECE")
-_FIT_VARIANTS = (("cross_validated", "cross-validated"), ("in_sample", "in sample"), ("today", "without calibration"))
+_FIT_VARIANTS = (
+    ("cross_validated", "cross-validated"),
+    ("transferred", "fitted on the other files"),
+    ("in_sample", "in sample"),
+    ("today", "without calibration"),
+)
 
 
 def _cell(value: float | int | None) -> str:
@@ -203,7 +208,8 @@ def _cell(value: float | int | None) -> str:
 
 def fit_rows(calibration: VersionCalibration) -> list[list[str]]:
     """A calibration file's figures on its labelled data (every file pooled), per field and for all fields: the
-    honest cross-validated estimate first, then in sample, then the version without its calibration."""
+    honest cross-validated estimate first, then each file scored by a fit on the other files alone, then in sample,
+    then the version without its calibration."""
     rows: list[list[str]] = []
     keys = ("items", "wrong", "error_capture", "queue_share", "precision_unqueued", "ece")
     for variant, label in _FIT_VARIANTS:

@@ -568,6 +568,9 @@ class _Contract:
                     "about_this_contract": float(bool(_hits(self.view, self.lex.this_contract, lo, hi))),
                     "names_a_breach": float(bool(_hits(self.view, self.lex.for_cause, lo, hi))),
                     "aftermath": float(bool(_hits(self.view, self.lex.aftermath, lo, hi))),  # "survives termination"
+                    # a convenience read from a sentence that waits on an event ("may terminate ... if we conclude")
+                    "conditional": float(bool(convenient) and bool(_hits(self.view, self.lex.conditions, lo, hi))),
+                    "notice_period": float(bool(convenient) and bool(_hits(self.view, self.lex.notice_only, lo, hi))),
                 }
             (start, end), _ = chosen
             same = [hit for (lo, _), hit in sentences if lo == start]
@@ -676,6 +679,43 @@ def _boundary_features(contract: _Contract, start: int, end: int) -> dict[str, f
     }
 
 
+SENTENCE_CHARS = 160  # how far back in its sentence a date's reference to another contract is looked for
+
+
+@lru_cache(maxsize=8)
+def _other_title(words: tuple[str, ...], kinds: tuple[str, ...]) -> re.Pattern[str]:
+    """A reference to a contract by its title: one of `words`, capitalized words, a kind ("the Supply Agreement")."""
+    opening = "|".join(re.escape(w) for w in words)
+    kind = "|".join(re.escape(k) for k in kinds)
+    return re.compile(rf"(?i:\b(?:{opening}))\s+(?:[A-Z][\w&,'./-]*\s+){{1,8}}(?i:(?:{kind})s?)\b")
+
+
+def _names_other_contract(contract: _Contract, start: int) -> bool:
+    """Whether a date's sentence, before it, names another contract by its title and never this one ("pursuant to a
+    Subscription Agreement dated as of ..."): the date is that contract's."""
+    lo = max(0, start - SENTENCE_CHARS)
+    lo = max(lo, contract.view.rfind(". ", lo, start) + 1, contract.view.rfind("\n\n", lo, start) + 1)
+    lex = contract.lex
+    if not lex.other_contract or _hits(contract.view, (*lex.this_contract, "this"), lo, start):
+        return False
+    return _other_title(lex.other_contract, lex.title_words).search(contract.text, lo, start) is not None
+
+
+# a defined term right after a value: '(the "Effective Date")', ', ("Eligible Account Holders")'
+_DEFINED_AFTER = re.compile(r"\s*,?\s*\(\s*(?:the\s+|this\s+)?[\"“”«]([^\"“”«»]{2,60})[\"“”»]")
+
+
+def _defined_term(contract: _Contract, end: int) -> dict[str, float]:
+    """Whether a date is given a defined name right after it, and whether that name is one of the contract's own
+    dates or its term ("Effective Date", "Initial Term") or something else ("Eligible Account Holders"): a date
+    defining something else is not the contract's."""
+    found = _DEFINED_AFTER.match(contract.text, end)
+    if found is None:
+        return {"defines_own_term": 0.0, "defines_other_term": 0.0}
+    own = bool(_hits(contract.view, contract.lex.date_terms, found.start(1), found.end(1)))
+    return {"defines_own_term": float(own), "defines_other_term": float(not own)}
+
+
 def _title_context(contract: _Contract, start: int, end: int) -> dict[str, float]:
     """Whether the title's neighbouring lines could belong to it: an upper-case line right above or below (a title
     printed over two lines: "SECOND AMENDED AND RESTATED" / "MARKETING AGREEMENT")."""
@@ -748,6 +788,8 @@ def _features(contract: _Contract, found: _Found, others: dict[str, _Found]) -> 
             "other_dates": float(min(len(others_dates), 5)),
             "far_from_other_dates": float(bool(others_dates) and nearest > 1),
             "late_in_text": float(found.start > len(contract.text) / 2),
+            "names_other_contract": float(_names_other_contract(contract, found.start)),
+            **_defined_term(contract, found.end),
         }
         agreed = others.get("agreement_date")
         if found.field != "agreement_date":

@@ -37,6 +37,11 @@ class Lexicon:
     law_of: tuple[str, ...]  # phrases right before the jurisdiction's name ("laws of the State of")
     not_governing_law: tuple[str, ...]  # "organized under the laws of": a party's origin, not the contract's law
     this_contract: tuple[str, ...]  # how the contract speaks of itself ("this agreement", "настоящий договор")
+    # words before another contract's capitalized title ("pursuant to the Subscription Agreement dated ...", "that
+    # certain Note Purchase Agreement"): a date after it is that contract's; none for a language whose titles are
+    # not capitalized words before the kind
+    other_contract: tuple[str, ...]
+    date_terms: tuple[str, ...]  # a defined term naming one of the contract's own dates: '(the "Effective Date")'
     signatures: tuple[str, ...]  # where the signature block begins (its dates say when the contract was signed)
     signed_on: tuple[str, ...]  # phrases right before the date of signing, anywhere: "Signed and effective this"
     clauses: dict[str, tuple[str, ...]]  # clause flag field -> phrases that show the clause
@@ -45,6 +50,7 @@ class Lexicon:
     for_cause: tuple[str, ...]  # a termination sentence naming a breach or default is for cause
     aftermath: tuple[str, ...]  # a sentence about what follows a termination grants no right to terminate
     notice_only: tuple[str, ...]  # termination on notice alone ("upon sixty (60) days' written notice") needs no cause
+    conditions: tuple[str, ...]  # a termination right that waits on an event ("if", "in the event") needs a cause
 
 
 # fmt: off
@@ -115,6 +121,9 @@ EN = Lexicon(
                         "dba", "f/k/a", "formerly", "doing business as", "acting through", "a division of"),
     signed_on=("signed and effective this", "signed this", "executed this", "signed on", "executed on"),
     this_contract=("this agreement", "this contract", "the agreement", "this amendment", "hereunder", "hereof"),
+    other_contract=("the", "a", "an", "that certain", "certain", "such", "said", "to", "under", "of", "pursuant to"),
+    date_terms=("effective*", "agreement", "commencement", "execution", "amendment", "expir*", "termination", "date*",
+                "term"),
     clauses={
         # a penalty the contract sets, not one it mentions ("under penalty of perjury", "fines or penalties")
         "penalty_clause": ("liquidated damages", "late fee", "late charge", "as a penalty", "pay a penalty",
@@ -137,6 +146,7 @@ EN = Lexicon(
                  "days prior written notice", "days' prior written notice", "months notice", "months' notice",
                  "months written notice", "months' written notice", "months prior written notice",
                  "months' prior written notice", "following a written notice"),
+    conditions=("if", "in the event", "unless", "upon the occurrence", "provided that", "in case", "should"),
 )
 
 RU = Lexicon(
@@ -187,6 +197,8 @@ RU = Lexicon(
     name_continuations=(),
     signed_on=("подписан*", "дата подписания"),
     this_contract=("настоящ* договор*", "договор*", "отношени* сторон", "настоящ* контракт*", "настоящ* соглашени*"),
+    other_contract=(),
+    date_terms=("дат*", "срок*", "договор*"),
     clauses={
         "penalty_clause": ("неустойк*", "штраф*", "пени", "пеня", "пеню"),
         "termination_clause": ("расторгн*", "расторжени*", "односторонн* отказ*", "отказаться от исполнения"),
@@ -197,6 +209,7 @@ RU = Lexicon(
     for_cause=("нарушени*", "неисполнени*", "ненадлежащ*"),
     aftermath=("после расторжени*", "при расторжени*"),
     notice_only=("уведомив*", "предупредив*", "письменного уведомления за"),
+    conditions=("если", "в случае", "при условии"),
 )
 
 # fmt: on

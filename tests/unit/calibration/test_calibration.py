@@ -145,6 +145,32 @@ def test_threshold_from_the_cost_of_an_error() -> None:
         choose_threshold(probabilities, noisy, ReviewCost(max_error_rate=0.01))
 
 
+def test_each_file_is_also_scored_by_a_fit_on_the_other_files_alone() -> None:
+    """The transferred figures: a feature that signals errors in one file and right values in the other cannot
+    catch the other file's errors when fitted on the first; with one file there is nothing to transfer."""
+    pytest.importorskip("sklearn")
+    from extraction_assets.lib.calibration.fit import Example, fit_version
+
+    def examples(file: str, flag_is_wrong: bool) -> list[Example]:
+        found = []
+        for i in range(120):
+            flag = i % 4 == 0
+            correct = flag != flag_is_wrong if i % 2 == 0 or flag else True
+            found.append(Example(f"{file}{i}", file, "total", {"flag": float(flag)}, correct, 0.8, False, False))
+        return found
+
+    both = examples("a", True) + examples("b", False)
+    fitted = fit_version(both, ReviewCost(queue_share=0.3), (0.6, 0.8), ["total"])
+    transferred = fitted.figures["transferred"]
+    assert set(transferred) == {"all", "a", "b"}
+    assert transferred["a"].items == transferred["b"].items == 120
+    # fitted on b (flag = right), a's flagged values are its wrong ones, left as drafts
+    assert transferred["a"].error_capture == 0.0
+    alone = fit_version(examples("a", True), ReviewCost(queue_share=0.3), (0.6, 0.8), ["total"])
+    assert "transferred" not in alone.figures
+    assert alone.figures["in_sample"]["a"].error_capture == 1.0
+
+
 def test_review_cost_takes_exactly_one_figure() -> None:
     with pytest.raises(ValueError):
         ReviewCost()

@@ -332,6 +332,24 @@ def test_termination_for_convenience_or_for_cause(schema: SchemaVersion, sentenc
     assert _fields(text, schema)["termination_clause"].value["for_convenience"] is expected
 
 
+@pytest.mark.parametrize(
+    ("sentence", "conditional", "notice_period"),
+    [
+        ("This Agreement may be terminated by either party upon ninety (90) days' written notice.", 0.0, 1.0),
+        ("We may terminate this Agreement at any time if we conclude that you lack the skills required.", 1.0, 0.0),
+        ("Either party may terminate this Agreement at any time if the other party is in material breach.", 0.0, 0.0),
+    ],
+)
+def test_a_convenience_that_waits_on_an_event_is_evidence_of_doubt(
+    schema: SchemaVersion, sentence: str, conditional: float, notice_period: float
+) -> None:
+    """Evidence for the calibration only (the value is unchanged): a convenience read from a sentence with a
+    condition, or from a bare notice period; a right for cause is no convenience, so neither flag applies."""
+    text = f"SUPPLY AGREEMENT\nby and between Foxtrot Ltd. and Golf Co.\n{sentence}\n"
+    features = _fields(text, schema)["termination_clause"].features
+    assert (features["conditional"], features["notice_period"]) == (conditional, notice_period)
+
+
 def test_russian_termination_for_a_breach_is_not_for_convenience(schema: SchemaVersion) -> None:
     text = (
         "ДОГОВОР ПОСТАВКИ\nООО «Альфа» и ООО «Бета» заключили настоящий договор.\n"
@@ -347,6 +365,40 @@ def test_dates_said_at_signing(schema: SchemaVersion) -> None:
     )
     values = _values(_fields(text, schema))
     assert (values["agreement_date"], values["start_date"]) == ("2021-03-03", "2021-03-03")
+
+
+def _date_evidence(text: str, schema: SchemaVersion, field: str) -> dict[str, float]:
+    names = ("names_other_contract", "defines_own_term", "defines_other_term")
+    return {n: _fields(text, schema)[field].features[n] for n in names}
+
+
+def test_a_dates_evidence_says_whose_date_it_is(schema: SchemaVersion) -> None:
+    """A date named as the contract's own ('(the "Effective Date")'), a date of another contract the sentence names
+    by its title, and a date defining something else: evidence for the calibration, not a change of value."""
+    assert _date_evidence(ENGLISH, schema, "agreement_date") == {
+        "names_other_contract": 0.0,
+        "defines_own_term": 1.0,
+        "defines_other_term": 0.0,
+    }
+    other = (
+        "PLACEMENT AGENCY AGREEMENT\nThe Company issued shares to the Investors pursuant to a Subscription Agreement "
+        "dated as of May 22, 2015, by and between Alpha Holdings Inc. and Beta Capital LLC.\n"
+        "WHEREAS, the Company wishes to raise funds.\n1. The Agent shall place the notes.\n"
+    )
+    assert _values(_fields(other, schema))["agreement_date"] == "2015-05-22"
+    assert _date_evidence(other, schema, "agreement_date")["names_other_contract"] == 1.0
+    itself = other.replace("to a Subscription Agreement", "to this Placement Agency Agreement")
+    assert _date_evidence(itself, schema, "agreement_date")["names_other_contract"] == 0.0
+    depositors = (
+        "PLAN OF CONVERSION\nThis Agreement is made by and between Gamma Bank Inc. and Delta Holdings LLC for "
+        'depositors as of March 31, 2008 ("Eligible Account Holders").\nWHEREAS, the Bank wishes to convert.\n'
+        "1. The Bank shall convert.\n"
+    )
+    assert _date_evidence(depositors, schema, "agreement_date") == {
+        "names_other_contract": 0.0,
+        "defines_own_term": 0.0,
+        "defines_other_term": 1.0,
+    }
 
 
 def test_the_signature_block_that_holds_the_dates(schema: SchemaVersion) -> None:
