@@ -1,12 +1,11 @@
 """Resources: where the warehouse, inbox and prompts are, and which extractor runs."""
 
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import dagster as dg
-from pydantic import PrivateAttr
 
 from extraction_assets.lib.extraction import Extractor, build_extractor, llm_settings
 from extraction_assets.lib.llm.client import LLMSettings
@@ -20,20 +19,10 @@ if TYPE_CHECKING:
 class WarehouseResource(dg.ConfigurableResource):
     """The DuckDB file or DuckLake catalog (`path` as EXTRACTION_WAREHOUSE gives it). A process holds a DuckDB file
     open and lends each batch a cursor of it, giving the file back whenever another process waits for it (see the
-    give-back rule of `held.py`), so readers still get in between batches, and after two seconds idle once the run
-    (or step process) that uses it has ended: while one runs, the file is pinned, whoever launched the run (the UI,
-    a sensor, the command line), so no gap between its steps closes and checkpoints it; a DuckLake catalog opens a
-    connection per batch."""
+    give-back rule of `held.py`), so readers still get in between batches, and after two seconds idle (not while its
+    worker processes compute); a DuckLake catalog opens a connection per batch."""
 
     path: str
-    _pinned: ExitStack = PrivateAttr(default_factory=ExitStack)
-
-    def setup_for_execution(self, context: dg.InitResourceContext) -> None:
-        if not is_lake(self.path):
-            self._pinned.enter_context(held_warehouse(self.path).pinned())
-
-    def teardown_after_execution(self, context: dg.InitResourceContext) -> None:
-        self._pinned.close()
 
     @contextmanager
     def connect(self, read_only: bool = False) -> Iterator["duckdb.DuckDBPyConnection"]:

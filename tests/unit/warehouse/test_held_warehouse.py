@@ -179,32 +179,3 @@ def test_the_runner_gives_the_file_back_when_it_is_done(settings: Settings) -> N
 
     assert all(step.success for step in run_pipeline(settings, schema_keys=["pulse@v1"]))
     assert not held_warehouse(settings.warehouse).is_open
-
-
-def test_a_run_pins_the_file_whoever_launched_it_and_the_idle_rule_applies_once_it_ended(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A run's steps may be seconds apart (Dagster between them, a loaded machine): while the run goes on, whether the
-    command line, the UI or a sensor launched it, no gap closes and checkpoints the file. Once it ends, an idle holder
-    gives it back."""
-    path = tmp_path / "w.duckdb"
-    monkeypatch.setattr(held_module, "IDLE_S", 0.2)
-
-    @dg.asset
-    def first(warehouse: WarehouseResource) -> None:
-        with warehouse.connect(read_only=True) as con:
-            con.execute("SELECT count(*) FROM raw_documents")
-
-    @dg.asset(deps=[first])
-    def after_a_gap(warehouse: WarehouseResource) -> None:
-        time.sleep(0.8)  # four idle limits without a lease
-        with warehouse.connect(read_only=True) as con:
-            con.execute("SELECT count(*) FROM raw_documents")
-
-    held = held_warehouse(path)
-    try:
-        assert dg.materialize([first, after_a_gap], resources={"warehouse": WarehouseResource(path=str(path))}).success
-        assert held.opened == 1, "one open for the whole run"
-        wait_until("given back once idle after the run", lambda: not held.is_open, 2, every=0.01)
-    finally:
-        give_back(path)
