@@ -230,6 +230,15 @@ def test_labelled_bank_account_is_masked(text: str, expected: str) -> None:
     assert masked(text, region="VN") == [("BANK_ACCOUNT", expected)]
 
 
+def test_a_label_read_on_its_own_line_among_other_lines() -> None:
+    """The label is searched only on lines holding a hint: one far from the text's other hints is still found, and a
+    wide Cyrillic es ("р/ᲃ", which the case-blind label takes for "р/с" without holding the hint) is read too."""
+    text = "Account overview\n" + "nothing here 12 34\n" * 20 + "STK 0071001234567 Vietcombank"
+    assert masked(text, region="VN") == [("BANK_ACCOUNT", "0071001234567")]
+    number = "40702810900000012345"
+    assert masked(f"account overview\nр/ᲃ {number}", region="RU") == [("BANK_ACCOUNT", number)]
+
+
 def test_an_unlabelled_number_is_no_bank_account() -> None:
     assert masked("Lô 0071001234567 đã về kho", region="VN") == []
 
