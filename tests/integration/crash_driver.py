@@ -1,9 +1,12 @@
 """The crash test's child: `extraction-assets run` writing two documents per batch and announcing every write.
 
 Before each write of a stage it appends the stage's name to the file in CRASH_MARKS, so the test can kill the
-process (SIGKILL) at a chosen write of a chosen stage; a run that ends appends `exit`. With `--serve` it imports
-the pipeline once and forks a run for each JSON line `{"env": {...}, "argv": [...], "stderr": path}` on stdin,
-answering with the run's pid; `wait <pid>` answers with its exit code (negative: the signal that killed it).
+process (SIGKILL) at a chosen write of a chosen stage; a run that ends appends `exit`. The chosen write (CRASH_AT,
+`<stage>:<nth>`) waits until the test has seen its mark (the test then creates the file CRASH_GO names), so on a
+busy machine the kill still lands just after that write begins, not after a run that went on while the test was
+not scheduled. With `--serve` it imports the pipeline once and forks a run for each JSON line
+`{"env": {...}, "argv": [...], "stderr": path}` on stdin, answering with the run's pid; `wait <pid>` answers with
+its exit code (negative: the signal that killed it).
 A fork skips the seconds of imports a fresh process pays.
 """
 
@@ -12,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -32,11 +36,21 @@ import extraction_assets.lib.stages.review as review
 import extraction_assets.lib.stages.scrub as scrub
 from extraction_assets.cli import main
 
+GO_WAIT_S = 60
+
 
 def announced(stage: str, write: Callable[..., Any]) -> Callable[..., Any]:
+    calls = 0
+
     def announce_then_write(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
         with Path(os.environ["CRASH_MARKS"]).open("a") as marks:
             marks.write(stage + "\n")
+        if os.environ.get("CRASH_AT") == f"{stage}:{calls}":
+            go, deadline = Path(os.environ["CRASH_GO"]), time.monotonic() + GO_WAIT_S
+            while not go.exists() and time.monotonic() < deadline:
+                time.sleep(0.001)
         return write(*args, **kwargs)
 
     return announce_then_write

@@ -52,8 +52,9 @@ def small_inbox(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return inbox
 
 
-# kept only for a file stamped within 2 s of a write (`stages.ingest`): whether it is depends on when the run read it
-WHEN_READ = {"content_sha256"}
+# kept only for a file stamped within 2 s of a write (`stages.ingest`): whether it is depends on when the run read it;
+# a queue's fingerprint hashes its rows' timestamps (`review_queue.queue_inputs`)
+WHEN_READ = {"content_sha256", "fingerprint"}
 
 
 def snapshot(path: Path) -> dict[str, list[tuple[Any, ...]]]:
@@ -114,15 +115,19 @@ def _run(
     nth: int = 1,
     delay: float = 0,
 ) -> int:
-    """One `extraction-assets run`, killed `delay` seconds after it announces its `nth` write of `stage`."""
-    marks, stderr = tmp / "marks", tmp / "stderr"
+    """One `extraction-assets run`, killed `delay` seconds after its `nth` write of `stage` begins (the run waits at
+    that write until the test has seen it)."""
+    marks, go, stderr = tmp / "marks", tmp / "go", tmp / "stderr"
     marks.write_text("")
-    request = {"env": {**env, "CRASH_MARKS": str(marks)}, "argv": ["run", "--schema", SCHEMA], "stderr": str(stderr)}
+    go.unlink(missing_ok=True)
+    env = {**env, "CRASH_MARKS": str(marks), "CRASH_GO": str(go)} | ({"CRASH_AT": f"{stage}:{nth}"} if stage else {})
+    request = {"env": env, "argv": ["run", "--schema", SCHEMA], "stderr": str(stderr)}
     pid = _ask(driver, json.dumps(request))
     deadline = time.monotonic() + STUCK_S
     while True:
         announced = marks.read_text().split()
-        if stage and announced.count(stage) >= nth:
+        if stage and announced.count(stage) >= nth:  # the run waits at that write until it is told to go
+            go.write_text("")
             time.sleep(delay)
             os.kill(pid, signal.SIGKILL)
             break

@@ -16,7 +16,8 @@ from extraction_assets.definitions import build_definitions
 from extraction_assets.defs.resources import PipelineResource
 from extraction_assets.defs.sensors import schema_version_sensor
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, SAMPLE_INBOX, Settings
-from extraction_assets.lib.warehouse import open_warehouse
+from extraction_assets.lib.warehouse import give_back, held_warehouse, open_warehouse
+from extraction_assets.lib.warehouse import held as held_module
 from extraction_assets.runner import StepResult, run_pipeline
 from tests.dagster_results import materializable, sensor_result
 from tests.one_row import one_row
@@ -191,3 +192,22 @@ def test_a_queue_out_of_step_with_its_items_is_rebuilt_by_the_next_pass(settings
     with open_warehouse(settings.warehouse, read_only=True) as con:
         rebuilt = one_row(con.execute("SELECT count(*) FROM review_queue WHERE schema_version = 'pulse@v1'"))[0]
     assert rebuilt == queued
+
+
+def test_a_watchs_passes_keep_the_warehouse_open_between_them_and_a_plain_pass_gives_it_back(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A watch's pass (`keep_held`) leaves the file held: the next pass finds it open and warm, and the close with
+    its checkpoint comes once the holder is idle, not at the end of each pass. A plain pass gives it back."""
+    monkeypatch.setattr(held_module, "IDLE_S", 60.0)  # a loaded machine's gap between two passes is not what is tested
+    instance = dg.DagsterInstance.ephemeral()
+    held = held_warehouse(settings.warehouse)
+    try:
+        for _ in range(2):
+            assert all(r.success for r in run_pipeline(settings, instance=instance, keep_held=True))
+            assert held.is_open
+        assert held.opened == 1, "two passes, one open of the file"
+        assert all(r.success for r in run_pipeline(settings, instance=instance))
+        assert not held.is_open and held.opened == 1
+    finally:
+        give_back(settings.warehouse)

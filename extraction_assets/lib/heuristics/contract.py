@@ -29,7 +29,7 @@ from extraction_assets.lib.heuristics.contract_lexicon import (
     Lexicon,
 )
 from extraction_assets.lib.heuristics.fields import FULL, GUESS, PARTIAL, field_candidate
-from extraction_assets.lib.heuristics.phrases import any_phrase, phrase_pattern
+from extraction_assets.lib.heuristics.phrases import PhraseScan, phrase_pattern
 from extraction_assets.lib.heuristics.printed_values import DateMention, find_dates, parse_amount, scan_view
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
 from extraction_assets.lib.schemas import SchemaVersion
@@ -118,24 +118,18 @@ class _Found:
 
 
 # the lexicon's phrases (`phrases.py`: a word ending in `*` a stem), compiled once: a currency token is looked up per
-# amount, a word list per clause
+# amount; a word list is searched where its phrases can open (`PhraseScan`)
 _phrase = lru_cache(maxsize=1024)(phrase_pattern)
-_any_phrase = lru_cache(maxsize=256)(any_phrase)
 
 
-def _hits(view: str, phrases: tuple[str, ...], lo: int = 0, hi: int | None = None) -> list[re.Match[str]]:
-    """Every (non-overlapping, leftmost-longest) match of any phrase in ``view[lo:hi]``, in text order."""
-    return list(_any_phrase(phrases).finditer(view, lo, len(view) if hi is None else hi))
-
-
-_CYRILLIC = re.compile("[а-яё]")
-_LATIN = re.compile("[a-z]")
+_CYRILLIC = "".join(map(chr, range(ord("а"), ord("я") + 1))) + "ё"
+_LATIN = "abcdefghijklmnopqrstuvwxyz"
 
 
 def detect_language(view: str) -> str:
     """Russian when Cyrillic letters outnumber Latin ones, English otherwise."""
     sample = view[:20_000]
-    return "ru" if len(_CYRILLIC.findall(sample)) > len(_LATIN.findall(sample)) else "en"
+    return "ru" if sum(map(sample.count, _CYRILLIC)) > sum(map(sample.count, _LATIN)) else "en"
 
 
 class _Contract:
@@ -145,13 +139,18 @@ class _Contract:
         self.text = text
         self.view = view
         self.lex = lexicon
-        ends = _hits(self.view, lexicon.header_end, HEADER_MIN_CHARS, HEADER_MAX_CHARS[lexicon.language])
+        self.phrases = PhraseScan(view)
+        ends = self.hits(lexicon.header_end, HEADER_MIN_CHARS, HEADER_MAX_CHARS[lexicon.language])
         self.header = ends[0].start() if ends else min(len(text), HEADER_MAX_CHARS[lexicon.language])
         self.dates = find_dates(self.view, day_first=lexicon.day_first)
         self.date_starts = [d.start for d in self.dates]  # text order: a trigger's date is found by bisection
         printed = Counter(self.view[d.start : d.end] for d in self.dates)
         # a date on every page is a running header or footer (a filing date), not the contract's own
         self.own_dates = [d for d in self.dates if printed[self.view[d.start : d.end]] < RUNNING_DATE_REPEATS]
+
+    def hits(self, phrases: tuple[str, ...], lo: int = 0, hi: int | None = None) -> list[re.Match[str]]:
+        """Every (non-overlapping, leftmost-longest) match of any phrase in ``view[lo:hi]``, in text order."""
+        return list(self.phrases.finditer(phrases, lo, hi))
 
     # --- spans -------------------------------------------------------------------------------------
 
@@ -184,7 +183,7 @@ class _Contract:
             words = self.text[start:end]
             if not words or end - start > MAX_TITLE_CHARS or ":" in words or self._opens_with_date(start):
                 continue
-            named = _hits(self.view, self.lex.title_words, start, end)
+            named = self.hits(self.lex.title_words, start, end)
             if not named:
                 continue
             letters = [c for c in words if c.isalpha()]
@@ -209,7 +208,7 @@ class _Contract:
         exhibit = _EXHIBIT.match(self.view, start, end)
         if exhibit:
             start = exhibit.end()
-        cut = _hits(self.view, self.lex.title_cut, start, end)
+        cut = self.hits(self.lex.title_cut, start, end)
         if cut and cut[0].start() > start:
             end = cut[0].start()
         redacted = _REDACTION.search(self.view, start, end)
@@ -230,7 +229,7 @@ class _Contract:
             named = [
                 (m.start(), kind, m)
                 for kind, phrases in self.lex.contract_types.items()
-                for m in _hits(self.view, phrases, lo, hi)
+                for m in self.hits(phrases, lo, hi)
             ]
             if named:
                 _, kind, m = min(named, key=lambda n: n[0])
@@ -284,7 +283,7 @@ class _Contract:
     def parties_clause(self) -> int:
         """Where the parties are named: the first "between" that a party definition ("Seller") follows before
         another "between" (a title block's "BY AND BETWEEN X AND Y" only repeats them); else the first one."""
-        betweens = [m.start() for m in _hits(self.view, ("between",), 0, self.header)]
+        betweens = [m.start() for m in self.hits(("between",), 0, self.header)]
         for here, after in pairwise([*betweens, self.header]):
             if _ALIAS.search(self.view, here, after):
                 return here
@@ -295,7 +294,7 @@ class _Contract:
         None for a description ("a Delaware Corporation") or a bare legal form ("The Company")."""
         for blank in _BLANK_LINE.finditer(self.text, start, end):
             start = blank.end()
-        for title in _hits(self.view, self.lex.title_words, start, end):  # "SUPPLY AGREEMENT ACME INC."
+        for title in self.hits(self.lex.title_words, start, end):  # "SUPPLY AGREEMENT ACME INC."
             start = title.end()
         while (noise := _NAME_NOISE.match(self.view, start, end)) and noise.end() > start:
             start = noise.end()
@@ -306,7 +305,7 @@ class _Contract:
         return start, end
 
     def _ru_parties(self) -> Iterator[tuple[int, int, float]]:
-        for m in _hits(self.view, self.lex.entity_forms, 0, self.header):
+        for m in self.hits(self.lex.entity_forms, 0, self.header):
             after = m.end()
             gap = self.view[after : after + 3]
             quote = after + len(gap) - len(gap.lstrip()) if gap.strip().startswith('"') else -1
@@ -327,15 +326,15 @@ class _Contract:
     ) -> _Found | None:
         """The first date printed right after a trigger in ``[lo, hi)``, in a sentence with a ``near`` word if given,
         and with an ``after`` word shortly before the trigger if given ("from ... to <date>")."""
-        for trigger in _hits(self.view, triggers, lo, hi):
+        for trigger in self.hits(triggers, lo, hi):
             mention = self._date_at(trigger.end())
             if mention is None:
                 continue
-            if after and not _hits(self.view, after, max(lo, trigger.start() - PERIOD_START_CHARS), trigger.start()):
+            if after and not self.hits(after, max(lo, trigger.start() - PERIOD_START_CHARS), trigger.start()):
                 continue
             if near:
                 s, e = self.sentence(trigger.start(), mention.end)
-                if not _hits(self.view, near, s, e):
+                if not self.hits(near, s, e):
                     continue
             return self._date_found(mention, FULL, rule="trigger")
         return None
@@ -381,7 +380,7 @@ class _Contract:
     def _signed_dates(self) -> list[DateMention]:
         """The dates of the first signature block that has any: a body's "date of last signature" names the block
         without holding its dates, which follow the signatures at the end."""
-        for block in _hits(self.view, self.lex.signatures, self.header):
+        for block in self.hits(self.lex.signatures, self.header):
             lo = block.start()
             signed = [d for d in self.own_dates if lo <= d.start < lo + SIGNATURE_CHARS]
             if signed:
@@ -408,7 +407,7 @@ class _Contract:
     def _defined_date(self, terms: tuple[str, ...]) -> _Found | None:
         """The first date right before a defined term naming it ('..., 2026 (the "Expiration Date")')."""
         for mention in self.dates:
-            defined = _hits(self.view, terms, mention.end, mention.end + DEFINED_TERM_GAP)
+            defined = self.hits(terms, mention.end, mention.end + DEFINED_TERM_GAP)
             if defined and _DEFINED_TERM_GAP.fullmatch(self.view, mention.end, defined[0].start()):
                 return self._date_found(mention, FULL, rule="defined")
         return None
@@ -417,7 +416,7 @@ class _Contract:
 
     def amount(self) -> list[_Found]:
         """Total amount and currency: the first number after an amount trigger that has a currency beside it."""
-        for trigger in _hits(self.view, self.lex.amount):
+        for trigger in self.hits(self.lex.amount):
             for number in _NUMBER.finditer(self.view, trigger.end(), trigger.end() + AMOUNT_AFTER_TRIGGER):
                 value = parse_amount(self.view[number.start() : number.end()])
                 if value is None or value <= 0:
@@ -466,12 +465,12 @@ class _Contract:
     def governing_law(self) -> _Found | None:
         """The jurisdiction named in a governing-law sentence; one that speaks of this agreement wins."""
         candidates: list[tuple[int, int, str, str]] = []
-        for trigger in _hits(self.view, self.lex.governing_law):
+        for trigger in self.hits(self.lex.governing_law):
             s, e = self.sentence(trigger.start(), trigger.end())
             place = self._law_in(s, e)
             if place is not None:
                 candidates.append((s, e, *place))
-        own = [c for c in candidates if _hits(self.view, self.lex.this_contract, c[0], c[1])]
+        own = [c for c in candidates if self.hits(self.lex.this_contract, c[0], c[1])]
         if not candidates:
             return None
         s, e, name, printed = (own or candidates)[0]
@@ -481,8 +480,8 @@ class _Contract:
 
     def _law_in(self, s: int, e: int) -> tuple[str, str] | None:
         """(jurisdiction, as printed) of the first "laws of <place>" (or "<Place> law") in the sentence ``[s, e)``."""
-        for law in _hits(self.view, self.lex.law_of, s, e):
-            if _hits(self.view, self.lex.not_governing_law, max(s, law.start() - 60), law.start()):
+        for law in self.hits(self.lex.law_of, s, e):
+            if self.hits(self.lex.not_governing_law, max(s, law.start() - 60), law.start()):
                 continue
             places = self._places(law.end(), e)
             if places:
@@ -544,12 +543,12 @@ class _Contract:
         notice"), unless it names a breach or default: "may terminate at any time if the other party is in breach"
         is a right to end the contract for cause."""
         cue = self.lex.convenience + self.lex.weak_convenience + self.lex.notice_only
-        return bool(_hits(self.view, cue, start, end)) and not _hits(self.view, self.lex.for_cause, start, end)
+        return bool(self.hits(cue, start, end)) and not self.hits(self.lex.for_cause, start, end)
 
     def clauses(self) -> list[_Found]:
         found: list[_Found] = []
         for field, phrases in self.lex.clauses.items():
-            hits = _hits(self.view, phrases)
+            hits = self.hits(phrases)
             if not hits:
                 continue
             sentences = [(self.sentence(m.start(), m.end()), m) for m in hits]
@@ -564,13 +563,13 @@ class _Contract:
                 (lo, hi), _ = chosen
                 features |= {
                     "convenient_sentences": float(min(len({lo for (lo, _), _ in convenient}), 3)),
-                    "explicit_cue": float(bool(_hits(self.view, self.lex.convenience, lo, hi))),
-                    "about_this_contract": float(bool(_hits(self.view, self.lex.this_contract, lo, hi))),
-                    "names_a_breach": float(bool(_hits(self.view, self.lex.for_cause, lo, hi))),
-                    "aftermath": float(bool(_hits(self.view, self.lex.aftermath, lo, hi))),  # "survives termination"
+                    "explicit_cue": float(bool(self.hits(self.lex.convenience, lo, hi))),
+                    "about_this_contract": float(bool(self.hits(self.lex.this_contract, lo, hi))),
+                    "names_a_breach": float(bool(self.hits(self.lex.for_cause, lo, hi))),
+                    "aftermath": float(bool(self.hits(self.lex.aftermath, lo, hi))),  # "survives termination"
                     # a convenience read from a sentence that waits on an event ("may terminate ... if we conclude")
-                    "conditional": float(bool(convenient) and bool(_hits(self.view, self.lex.conditions, lo, hi))),
-                    "notice_period": float(bool(convenient) and bool(_hits(self.view, self.lex.notice_only, lo, hi))),
+                    "conditional": float(bool(convenient) and bool(self.hits(self.lex.conditions, lo, hi))),
+                    "notice_period": float(bool(convenient) and bool(self.hits(self.lex.notice_only, lo, hi))),
                 }
             (start, end), _ = chosen
             same = [hit for (lo, _), hit in sentences if lo == start]
@@ -624,8 +623,8 @@ def looks_like_contract(contract: _Contract) -> bool:
     """A contract names its kind near the top and speaks of parties; a note that mentions a contract does not."""
     top = min(len(contract.view), TITLE_CHARS)
     parties = ("between", "party", "parties", "сторон*", "именуем*", "заключили")
-    return bool(_hits(contract.view, contract.lex.title_words, 0, top)) and bool(
-        _hits(contract.view, parties, 0, max(top, contract.header))
+    return bool(contract.hits(contract.lex.title_words, 0, top)) and bool(
+        contract.hits(parties, 0, max(top, contract.header))
     )
 
 
@@ -665,7 +664,7 @@ def _boundary_features(contract: _Contract, start: int, end: int) -> dict[str, f
     following = _NEXT_WORD.match(contract.text, end, min(len(contract.text), end + 60))
     preceding = _PREVIOUS_WORD.search(contract.text, max(0, start - 60), start)
     return {
-        "continues_qualified": float(bool(_hits(contract.view, contract.lex.name_continuations, end, end + 25))),
+        "continues_qualified": float(bool(contract.hits(contract.lex.name_continuations, end, end + 25))),
         "continues_capitalized": float(
             following is not None
             and following.group(1)[0].isupper()
@@ -696,7 +695,7 @@ def _names_other_contract(contract: _Contract, start: int) -> bool:
     lo = max(0, start - SENTENCE_CHARS)
     lo = max(lo, contract.view.rfind(". ", lo, start) + 1, contract.view.rfind("\n\n", lo, start) + 1)
     lex = contract.lex
-    if not lex.other_contract or _hits(contract.view, (*lex.this_contract, "this"), lo, start):
+    if not lex.other_contract or contract.hits((*lex.this_contract, "this"), lo, start):
         return False
     return _other_title(lex.other_contract, lex.title_words).search(contract.text, lo, start) is not None
 
@@ -712,7 +711,7 @@ def _defined_term(contract: _Contract, end: int) -> dict[str, float]:
     found = _DEFINED_AFTER.match(contract.text, end)
     if found is None:
         return {"defines_own_term": 0.0, "defines_other_term": 0.0}
-    own = bool(_hits(contract.view, contract.lex.date_terms, found.start(1), found.end(1)))
+    own = bool(contract.hits(contract.lex.date_terms, found.start(1), found.end(1)))
     return {"defines_own_term": float(own), "defines_other_term": float(not own)}
 
 
@@ -772,7 +771,7 @@ def _features(contract: _Contract, found: _Found, others: dict[str, _Found]) -> 
             "common_words": float(min(sum(w.islower() and w not in _NAME_GLUE for w in words), 3)),
             "two_names": float(" and " in f" {value.casefold()} " and found.rule != "quoted"),
             **_boundary_features(contract, found.start, found.end),
-            "no_parties_clause": float(not _hits(contract.view, ("between", "among"), 0, contract.header)),
+            "no_parties_clause": float(not contract.hits(("between", "among"), 0, contract.header)),
             "far_from_clause": float(found.start - contract.parties_clause > CLAUSE_CHARS),
             "address_like": float(bool(_ADDRESS_WORDS.search(value))),  # "Walnut Street, Boulder, CO"
             "signatory_words": float(bool(_SIGNATORY_WORDS.search(value))),  # "K. Chan Chief Executive Officer ..."
@@ -784,7 +783,7 @@ def _features(contract: _Contract, found: _Found, others: dict[str, _Found]) -> 
         nearest = min((abs((d - when).days) for d in others_dates), default=0) / _YEAR
         features |= {
             "blank_in_header": float(bool(_BLANK.search(contract.text, 0, contract.header))),  # "____, 20__"
-            "amends": float(title is not None and bool(_hits(contract.view, lex.amends, title.start, title.end))),
+            "amends": float(title is not None and bool(contract.hits(lex.amends, title.start, title.end))),
             "other_dates": float(min(len(others_dates), 5)),
             "far_from_other_dates": float(bool(others_dates) and nearest > 1),
             "late_in_text": float(found.start > len(contract.text) / 2),

@@ -10,7 +10,7 @@ no module yields no record. Confidence stays in the heuristic band [0.60, 0.80].
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, TypeVar
@@ -54,7 +54,7 @@ from extraction_assets.lib.heuristics.segments import (
     segment_text,
 )
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
-from extraction_assets.lib.readers.email_body import body_parts, body_start, body_turns, is_forward, line_spans
+from extraction_assets.lib.readers.email_body import body_parts, body_start, body_turns, is_forward, iter_line_spans
 from extraction_assets.lib.schemas import SchemaVersion
 
 __all__ = ["extract_email", "parse_header_block", "score_confidence", "sentences"]
@@ -193,6 +193,8 @@ def _read(doc: ExtractionInput) -> _Email:
     clauses: list[Segment] = []
     read = 0
     for turn in sorted(turns, key=lambda t: t.start):
+        if read >= READ_CHARS:
+            break
         for clause in sentences(doc.text, turn.start, turn.end):
             if read >= READ_CHARS:
                 break
@@ -264,16 +266,17 @@ _KEYWORD_TABLES = {
 }
 
 
-def sentences(text: str, start: int, end: int, max_chars: int = 400) -> list[Segment]:
-    """Sentences of hard-wrapped mail text in `text[start:end]`, with exact offsets.
+def sentences(text: str, start: int, end: int, max_chars: int = 400) -> Iterator[Segment]:
+    """Sentences of hard-wrapped mail text in `text[start:end]`, with exact offsets, in text order.
 
     Mail is wrapped at about 72 characters, so a line break alone does not end a sentence: a long line
     without closing punctuation runs on into the next. A blank line, a list item, a short line (a
-    greeting, a name) or closing punctuation ends one. Longer runs are cut into clauses.
+    greeting, a name) or closing punctuation ends one. Longer runs are cut into clauses, one block of lines at
+    a time: a reader that has read enough stops cutting the rest.
     """
     blocks: list[tuple[int, int]] = []
     previous = ""  # the line before, "" after a blank line
-    for line_start, line_end in line_spans(text, start):
+    for line_start, line_end in iter_line_spans(text, start):
         if line_start >= end:
             break
         line_end = min(line_end, end)
@@ -283,14 +286,12 @@ def sentences(text: str, start: int, end: int, max_chars: int = 400) -> list[Seg
         elif line.strip():
             blocks.append((line_start, line_end))
         previous = line if line.strip() else ""
-    out: list[Segment] = []
     for block_start, block_end in blocks:
         piece_start = block_start
         for m in _SENTENCE_END.finditer(text, block_start, block_end):
-            out.extend(_clauses(text, piece_start, m.start(), max_chars))
+            yield from _clauses(text, piece_start, m.start(), max_chars)
             piece_start = m.end()
-        out.extend(_clauses(text, piece_start, block_end, max_chars))
-    return out
+        yield from _clauses(text, piece_start, block_end, max_chars)
 
 
 def _clauses(text: str, start: int, end: int, max_chars: int) -> list[Segment]:

@@ -11,7 +11,10 @@ is `negation.py`'s.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator
+from functools import lru_cache
+from typing import NamedTuple
 
 from extraction_assets.lib.heuristics.segments import normalize_for_match
 
@@ -67,3 +70,99 @@ def any_phrase(phrases: Iterable[str]) -> re.Pattern[str]:
 def phrase_needle(phrase: str) -> str:
     """The longest word of a phrase, normalized (a stem without its `*`): every match of the phrase contains it."""
     return max(normalize_for_match(phrase).replace(KEYWORD_GAP, " ").replace("*", "").split(), key=len)
+
+
+_WORD_RUN = re.compile(r"\w+")
+
+
+class Opening(NamedTuple):
+    """Where every match of a phrase opens: at the start of a word of the text that is `word` (or, for a `stem`,
+    begins with it), followed by whitespace and a word beginning with `then` when `then` is not empty."""
+
+    word: str
+    stem: bool
+    then: str
+
+
+def phrase_opening(phrase: str) -> Opening | None:
+    """The opening of every match of the phrase (`Opening`); None when a match may open elsewhere (a phrase opening
+    with a sign, a phrase in CJK)."""
+    norm = normalize_for_match(phrase).strip()
+    first = norm.split(KEYWORD_GAP)[0].split()
+    if not first or _CJK_CHAR_RE.search(norm) or not first[0][:1].isalnum():
+        return None
+    stem = first[0].endswith("*") and len(first[0]) > 1
+    word = first[0][:-1] if stem else first[0]
+    lead = _WORD_RUN.match(word)
+    if lead is None:
+        return None
+    whole = lead.group() == word  # the first word is all word characters: whitespace follows it in a match
+    then = _WORD_RUN.match(first[1]) if whole and not stem and len(first) > 1 else None
+    return Opening(lead.group(), stem and whole, then.group() if then else "")
+
+
+class PhraseScan:
+    """`any_phrase(phrases).finditer` over one text, tried only where a phrase of the list can open.
+
+    The alternation of a word list has no literal prefix, so the regex engine tries the list at nearly every position
+    of the text: a contract read with a dozen lists spent most of its time there. A phrase that opens with a word
+    character opens at the start of a word of the text (its `(?<!\\w)`), and that word is the phrase's first word
+    (or begins with it, for a stem) up to the end of the text. Each first word is found once per text by a pattern
+    that opens with it (a literal the engine skips to); the list's pattern is then matched only where one of its
+    first words stands, in text order and from where the last match ended, as `finditer` does. A list with a phrase
+    that can open anywhere else (`phrase_opening`), and a window that ends before the text (a word cut there may
+    still match), are searched with the pattern itself."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._words: dict[Opening, list[int]] = {}
+        self._starts: dict[tuple[str, ...], list[int] | None] = {}
+
+    def finditer(self, phrases: tuple[str, ...], lo: int = 0, hi: int | None = None) -> Iterator[re.Match[str]]:
+        pattern = _any_phrase(phrases)
+        text = self.text
+        hi = len(text) if hi is None else hi
+        starts = self._list_starts(phrases) if hi == len(text) else None
+        if starts is None:
+            yield from pattern.finditer(text, lo, hi)
+            return
+        pos = lo
+        for start in starts[bisect_left(starts, lo) :]:
+            if start < pos:
+                continue
+            if (m := pattern.match(text, start, hi)) is not None:
+                yield m
+                pos = m.end()
+
+    def _list_starts(self, phrases: tuple[str, ...]) -> list[int] | None:
+        if phrases not in self._starts:
+            openings = _openings(phrases)
+            places: set[int] = set()
+            for opening in openings or ():
+                places.update(self._word_starts(opening))
+            self._starts[phrases] = None if openings is None else sorted(places)
+        return self._starts[phrases]
+
+    def _word_starts(self, opening: Opening) -> list[int]:
+        """Where the opening stands in the text."""
+        if opening not in self._words:
+            self._words[opening] = [m.start() for m in _word_pattern(*opening).finditer(self.text)]
+        return self._words[opening]
+
+
+@lru_cache(maxsize=256)
+def _openings(phrases: tuple[str, ...]) -> frozenset[Opening] | None:
+    """The opening words of a list's phrases (`phrase_opening`); None when one phrase can open elsewhere."""
+    openings = [phrase_opening(p) for p in phrases if normalize_for_match(p).strip()]
+    return None if None in openings else frozenset(o for o in openings if o is not None)
+
+
+@lru_cache(maxsize=1024)
+def _word_pattern(word: str, stem: bool, then: str) -> re.Pattern[str]:
+    """The opening (`Opening`), as a pattern that opens with its word (a literal the engine skips to)."""
+    escaped = re.escape(word)
+    follows = rf"(?=\s+{re.escape(then)})" if then else "" if stem else r"(?!\w)"
+    return re.compile(rf"{escaped}(?<!\w{escaped}){follows}")
+
+
+_any_phrase = lru_cache(maxsize=256)(any_phrase)

@@ -48,6 +48,7 @@ _MONTH = rf"(?:{_EN_MONTH}|{_RU_MONTH.replace('?P<m>', '?P<mr>')})"
 # "23rd", "1st", OCR-split "24t h" / "21s t"
 _ORDINAL = r"(?:\s?(?:st|nd|rd|th|t\s?h|s\s?t|n\s?d|r\s?d))?"
 _DAY = r"(?P<d>[0-3]?\d)"
+_DIGIT_LED_DAY = r"(?P<d>\d(?<!\w\d)(?:(?<=[0-3])\d)?)"  # "(?<!\w)" + _DAY, led by its digit (see _ISO_DATE)
 _YEAR = r"(?P<y>(?:19|20)\d\d)"
 _RU_YEAR_TAIL = r"(?:\s*(?:г\.|года|год|г(?![а-я])))?"
 
@@ -58,14 +59,19 @@ _NAMED_DATES = (
         rf"{_YEAR}(?!\d){_RU_YEAR_TAIL}"
     ),
     # 19-MAR-18 / 27/JUN/18: a two-digit year only in this compact form
-    re.compile(rf"(?<!\w){_DAY}(?P<s>[-/]){_MONTH}(?P=s)(?P<y>\d\d)(?!\d)"),
+    re.compile(rf"{_DIGIT_LED_DAY}(?P<s>[-/]){_MONTH}(?P=s)(?P<y>\d\d)(?!\d)"),
     # September 23, 2016 / May 25th, 2018
     re.compile(rf"(?<!\w){_MONTH}\s+{_DAY}{_ORDINAL},?\s+{_YEAR}(?!\d)"),
 )
-_ISO_DATE = re.compile(r"(?<![\d/.-])(?P<y>(?:19|20)\d\d)(?P<s>[-/.])(?P<m>[01]?\d)(?P=s)(?P<d>[0-3]?\d)(?![\d])")
+# The digit-led patterns open with their first digit and test what stands before it with a lookbehind after it
+# ("\d(?<!\w\d)" for "(?<!\w)\d"; "[0-3]?\d" as "\d(?:(?<=[0-3])\d)?", tried in the same order): the same test, but
+# the regex engine skips from digit to digit instead of trying the pattern at every position.
+_ISO_DATE = re.compile(
+    r"(?P<y>1(?<![\d/.-]1)9\d\d|2(?<![\d/.-]2)0\d\d)(?P<s>[-/.])(?P<m>[01]?\d)(?P=s)(?P<d>[0-3]?\d)(?![\d])"
+)
 _NUMERIC_DATE = re.compile(
-    r"(?<![\d/.,-])(?P<a>[0-3]?\d)(?P<s>[-/.])(?P<b>[0-3]?\d)(?P=s)(?P<y>(?:19|20)\d\d|\d\d)(?![\d]|[.,]\d)"
-    + _RU_YEAR_TAIL
+    r"(?P<a>\d(?<![\d/.,-]\d)(?:(?<=[0-3])\d)?)(?P<s>[-/.])(?P<b>[0-3]?\d)(?P=s)(?P<y>(?:19|20)\d\d|\d\d)"
+    r"(?![\d]|[.,]\d)" + _RU_YEAR_TAIL
 )
 
 

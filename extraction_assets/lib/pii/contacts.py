@@ -146,7 +146,14 @@ _NOT_PHONE_DIGIT_LED = re.compile(
     rf"|[\d,.]*[^\S\n]?(?i:{_CURRENCY_SUFFIXES})(?![^\W\d_])"  # 15.000.000 VND, 500.000đ
     r")"
 )
-_NOT_PHONE_SYMBOL_LED = re.compile(rf"(?:[$€£¥₫₹₽]|{_CURRENCY_CODES})[^\S\n]?\d[\d,.]*|{PLACEHOLDER.pattern}")
+# Currency-led amounts and placeholders, one pattern each so that each opens with what the engine can skip to (a
+# currency sign, a code's first letter, "["): together, one pattern of the three would be tried at every position.
+# No match of one can overlap a match of another (an amount holds no "[", a placeholder no digit after a letter).
+_NOT_PHONE_SYMBOL_LED = (
+    re.compile(r"[$€£¥₫₹₽][^\S\n]?\d[\d,.]*"),
+    re.compile(rf"(?:{_CURRENCY_CODES})[^\S\n]?\d[\d,.]*"),
+    PLACEHOLDER,
+)
 
 # Cheap gate: the phone matcher is the slowest step, so skip it when no run of 7+ digits (the shortest national
 # numbers the passes accept) exists.
@@ -164,8 +171,17 @@ _WHITESPACE = re.compile(r"\s")
 # An opening parenthesis only starts a number, or follows its country code or trunk prefix ("+44 (0) 20 ...",
 # "8 (912) 345-67-89"): one further inside the run starts the next number ("(202) 555-0143 (202) 555-0188" is
 # two), which would otherwise lend it its area code.
+# Written to open with the character a match opens with ("+", "(" or a digit: a class the regex engine skips to, where
+# "(?<!...)(?:\+?\d{1,4}[ .\-]{0,2}\(|\+|\()?\d..." is tried at every position), then, by that character, the same
+# alternatives in the same order: after "+", a country code and "(" or the number; after "(", the number; after a
+# digit, the rest of a country code or trunk prefix and "(", or the rest of the number.
+_PHONE_NUMBER = r"\d(?:[ .\-)]{0,2}\d){6,14}\)?(?![0-9A-Za-z_]|[.,/-]?\d)"
 _PHONE_SHAPE = re.compile(
-    r"(?<![0-9A-Za-z_+.,/-])(?:\+?\d{1,4}[ .\-]{0,2}\(|\+|\()?\d(?:[ .\-)]{0,2}\d){6,14}\)?(?![0-9A-Za-z_]|[.,/-]?\d)"
+    r"[+(\d](?<![0-9A-Za-z_+.,/-].)(?:"
+    rf"(?<=\+)(?:\d{{1,4}}[ .\-]{{0,2}}\({_PHONE_NUMBER}|{_PHONE_NUMBER})"
+    rf"|(?<=\(){_PHONE_NUMBER}"
+    rf"|(?<=\d)(?:\d{{0,3}}[ .\-]{{0,2}}\({_PHONE_NUMBER}|(?:[ .\-)]{{0,2}}\d){{6,14}}\)?(?![0-9A-Za-z_]|[.,/-]?\d))"
+    r")"
 )
 _PHONE_CONTEXT = re.compile(
     r"(?i)\b(?:phones?|telephone|tel|mobile|mob|cell|cellphone|fax|desk|call(?:s|ed|ing)?|ring|dial(?:led|ing)?"
@@ -201,7 +217,7 @@ _THOUSANDS = re.compile(r"\d{1,3}(?:([ .])\d{3})(?:\1\d{3})*")
 def _blocked_spans(scan: Scan, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
     text = scan.text
     blocked = [m.span() for m in scan.numbers(_NOT_PHONE_DIGIT_LED)]
-    blocked.extend(m.span() for m in scan.numbers(_NOT_PHONE_SYMBOL_LED))
+    blocked.extend(m.span() for pattern in _NOT_PHONE_SYMBOL_LED for m in scan.numbers(pattern))
     blocked.extend((h.start, h.end) for h in scan.hits)
     for start, end in runs:
         if labelled_business_id(text, start):
@@ -309,7 +325,8 @@ def _line_hint(region: str) -> re.Pattern[str]:
     md = phonenumbers.PhoneMetadata.metadata_for_region(region)
     lengths = md.general_desc.possible_length if md is not None and md.general_desc is not None else ()
     digits = min(_LINE_HINT_DIGITS, *lengths) if lengths else 1
-    return re.compile(rf"[+\uFF0B]|\d(?:(?:[^\w\n]|[xX]){{0,4}}\d){{{digits - 1},}}")
+    # "[+\uFF0B]|\d(...)", opening with one class the regex engine skips to
+    return re.compile(rf"[+\uFF0B\d](?:(?<=[+\uFF0B])|(?:(?:[^\w\n]|[xX]){{0,4}}\d){{{digits - 1},}})")
 
 
 def _matcher_lines(scan: Scan, visible: str) -> list[tuple[int, int]]:

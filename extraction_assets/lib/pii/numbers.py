@@ -349,16 +349,39 @@ _ACCOUNT_WINDOW = 64
 
 # Cheap pre-check on the lower-cased text: every label contains one of these.
 _ACCOUNT_HINTS = ("stk", "tk", "khoản", "khoan", "р/с", "сч", "account", "acct", "a/c", "konto")
+# The letters the case-blind label pattern takes for a hint's letter though their lower case is another: the long s
+# ("s") and the wide Cyrillic es ("с", "р/ᲃ"). A text holding one is read whole, not line by line.
+_CASE_BLIND_TWINS = ("ſ", "ᲃ")
 
 
 def find_bank_accounts(scan: Scan) -> list[Hit]:
+    """An account number after its label. Every label holds a hint and no line break, and lies in a number stretch:
+    the label pattern (which opens with a lookbehind the engine would try at every position) reads only the parts of
+    the number stretches on lines holding a hint."""
     text = scan.text
     if not scan.mentions(_ACCOUNT_HINTS):
         return []
+    whole = any(twin in text for twin in _CASE_BLIND_TWINS)
+    lines = [(0, len(text))] if whole else scan.lines_holding(_ACCOUNT_HINTS, ignore_case=True)
     hits: list[Hit] = []
-    for label in scan.numbers(_ACCOUNT_LABEL):
+    for label in scan.in_lines(_ACCOUNT_LABEL, _overlaps(scan.number_stretches, lines)):
         m = _ACCOUNT_NUMBER.search(text, label.end(), min(len(text), label.end() + _ACCOUNT_WINDOW))
         if m is None or _ACCOUNT_GAP.match(text, label.end(), m.start()) is None:
             continue
         hits.append(Hit("BANK_ACCOUNT", m.start(), m.end(), 0.85, m.group(), digits_of(m.group())))
     return hits
+
+
+def _overlaps(stretches: list[tuple[int, int]], lines: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Where two sorted lists of spans overlap, in text order."""
+    found: list[tuple[int, int]] = []
+    i = j = 0
+    while i < len(stretches) and j < len(lines):
+        lo, hi = max(stretches[i][0], lines[j][0]), min(stretches[i][1], lines[j][1])
+        if lo < hi:
+            found.append((lo, hi))
+        if stretches[i][1] < lines[j][1]:
+            i += 1
+        else:
+            j += 1
+    return found

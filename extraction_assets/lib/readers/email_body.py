@@ -10,6 +10,7 @@ looks for survives PII masking.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Literal
 
 from pydantic import BaseModel
@@ -87,15 +88,18 @@ class BodyPart(BaseModel):
 
 def line_spans(text: str, start: int) -> list[tuple[int, int]]:
     """(start, end) of each line from `start`, line break (LF or CRLF) excluded."""
-    spans = []
+    return list(iter_line_spans(text, start))
+
+
+def iter_line_spans(text: str, start: int) -> Iterator[tuple[int, int]]:
+    """`line_spans`, one line at a time: a reader that stops early does not split the rest of the text."""
     for m in _LINE.finditer(text, start):
         if m.start() == m.end():
             break
         end = m.end()
         while end > m.start() and text[end - 1] in "\r\n":
             end -= 1
-        spans.append((m.start(), end))
-    return spans
+        yield m.start(), end
 
 
 def _attribution_length(text: str, lines: list[tuple[int, int]], i: int) -> int:

@@ -237,7 +237,7 @@ def test_sentences_join_wrapped_lines_and_split_lists() -> None:
         "Quick one: I will send the Brightline retrofit quote by Friday, but I need your\n"
         "approval on the discount first. Thanks.\n\n- one item\n- two item\nDana"
     )
-    found = sentences(text, 0, len(text))
+    found = list(sentences(text, 0, len(text)))
     assert [s.text for s in found] == [
         "Quick one: I will send the Brightline retrofit quote by Friday, but I need your\n"
         "approval on the discount first.",

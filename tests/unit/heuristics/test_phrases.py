@@ -7,7 +7,14 @@ import re
 
 import pytest
 
-from extraction_assets.lib.heuristics.phrases import any_phrase, any_phrase_source, phrase_needle, phrase_pattern
+from extraction_assets.lib.heuristics.phrases import (
+    PhraseScan,
+    any_phrase,
+    any_phrase_source,
+    phrase_needle,
+    phrase_opening,
+    phrase_pattern,
+)
 from extraction_assets.lib.heuristics.segments import LiteralScan, normalize_for_match
 
 
@@ -74,3 +81,47 @@ def test_a_word_list_matches_where_its_phrases_would_one_by_one_longest_first(te
     norm = normalize_for_match(text)
     assert [m.span() for m in any_phrase(phrases).finditer(norm)] == [m.span() for m in plain.finditer(norm)]
     assert any_phrase_source(phrases).count("(?:") == len(ordered), "a phrase written twice is one alternative"
+
+
+@pytest.mark.parametrize(
+    ("phrase", "opening"),
+    [
+        ("total amount", ("total", False, "amount")),
+        ("in accordance with the law*", ("in", False, "accordance")),
+        ("govern*", ("govern", True, "")),
+        ("governing law*", ("governing", False, "law")),
+        ("until", ("until", False, "")),
+        ("by:", ("by", False, "")),
+        ("1. definitions", ("1", False, "")),
+        ("(the date", None),
+        ("/s/", None),  # opens with a sign: anywhere
+        ("合同", None),  # CJK: no word boundary
+    ],
+)
+def test_phrase_opening(phrase: str, opening: tuple[str, bool, str] | None) -> None:
+    assert phrase_opening(phrase) == opening
+
+
+_LIST = ("total amount", "a sum of", "govern*", "by:", "until", "in the amount of")
+
+
+@pytest.mark.parametrize(
+    ("text", "lo", "hi"),
+    [
+        ("the total  amount is a sum of $5, governed by: law until 2027", 0, None),
+        ("subtotal amount, a sum ofx, governance until", 0, None),  # words that only begin like a phrase
+        ("the total amount until", 5, None),  # from inside a word
+        ("the total amount untilnow", 0, 21),  # a window that ends inside a word: "until" matches there
+        ("until until total amount", 3, None),
+        ("in the\n amount of, a  sum of, in them amount of", 0, None),  # a second word across a line break
+    ],
+)
+def test_phrase_scan_finds_what_the_pattern_finds(text: str, lo: int, hi: int | None) -> None:
+    want = [m.span() for m in any_phrase(_LIST).finditer(text, lo, len(text) if hi is None else hi)]
+    assert [m.span() for m in PhraseScan(text).finditer(_LIST, lo, hi)] == want
+    assert want  # each case holds a match
+
+
+def test_phrase_scan_reads_a_list_that_opens_with_a_sign_with_its_pattern() -> None:
+    text = "signed /s/ jane doe, by: john"
+    assert [m.group() for m in PhraseScan(text).finditer(("/s/", "by:"))] == ["/s/", "by:"]
