@@ -221,20 +221,13 @@ def _settled(ui: UI, timeout: float = RUN_TIMEOUT_S) -> None:
 
 def _launch(ui: UI, path: str, click: Callable[[], None], before: set[str] | None = None) -> dg.DagsterRun:
     """The run a click launches (a backfill's one run), once it has finished; the seconds from the click to its end
-    are recorded for `path`. Once the click has made its run or backfill, the browser leaves for a blank page: a page
-    of the UI redraws what it polls for as long as it is shown (most of the browser's CPU here), and what is asserted
-    after a launch is read from the instance and the warehouse, or on a page opened again."""
+    are recorded for `path`."""
     before = set(_runs(ui)) if before is None else before
-    backfills = {backfill.backfill_id for backfill in ui.instance.get_backfills()}
     started = time.perf_counter()
     click()
     deadline = time.monotonic() + RUN_TIMEOUT_S
-    left = False
     while True:
         mine = [r for r in _runs(ui).values() if r.run_id not in before and not set(AUTOMATION_TAGS) & set(r.tags)]
-        if not left and (mine or {b.backfill_id for b in ui.instance.get_backfills()} - backfills):
-            ui.page.goto("about:blank")
-            left = True
         if mine and mine[0].is_finished:
             ui.seconds[path] = round(time.perf_counter() - started, 1)
             print(f"{path}: {mine[0].status.value} {ui.seconds[path]} s after the click")
