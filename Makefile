@@ -60,12 +60,16 @@ demo: $(DEMO_STAMP) dagster-home  ## run every asset on the bundled sample inbox
 # then the other integration files, then the unit files, which fill the time the long ones spend waiting on the
 # servers and worker processes they start (at most 16: each worker holds a few hundred MB)
 PYTEST_WORKERS ?= $(shell $(PYTHON) -c 'import os; print(min(16, 2 * (os.cpu_count() or 1)))')
+# the tests write bytecode (into the __pycache__ folders git ignores) even where PYTHONDONTWRITEBYTECODE is set: else
+# each worker rewrites the asserts of every test module it collects, and every process a test starts compiles `evals`
+# and the tests' helpers again, each time (a fresh clone: 41 CPU-s for four collections, 34 with bytecode written)
+TEST_ENV := env -u PYTHONDONTWRITEBYTECODE
 test: setup  ## the whole test suite (what CI runs): the code location loads, then every test
 	VIRTUAL_ENV=$(CURDIR)/$(VENV) $(BIN)/dg check defs
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
+	$(TEST_ENV) $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 test-fast: $(STAMP)  ## the unit tests only, on every core: what a developer runs between changes
-	$(BIN)/python -m pytest -m "not integration" -n auto --dist loadfile
+	$(TEST_ENV) $(BIN)/python -m pytest -m "not integration" -n auto --dist loadfile
 
 ui: $(DEMO_STAMP) dagster-home  ## the Dagster UI on the same warehouse
 	$(RUN_ENV) $(BIN)/extraction-assets ui --host 127.0.0.1 --port 3000

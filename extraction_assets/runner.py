@@ -163,12 +163,14 @@ def run_pipeline(
     log_level: str = "WARNING",
     stages: Sequence[str] = STAGES,
     shards: Sequence[int] | None = None,
+    keep_held: bool = False,
 ) -> list[StepResult]:
     """Ingest and scrub, then extract and queue for review under every (or the given) schema version: one Dagster
     run for all of it (one per contiguous range of the versions asked for), each version with its own metadata and
     check results. With EXTRACTION_SHARDS > 1, an ingest run and then a run per shard and a queue run per version.
 
     A worker of a fan-out runs a part of it: some `stages`, and with EXTRACTION_SHARDS > 1 only some `shards`.
+    With `keep_held` the warehouse file stays held after the pass until idle (`_holding`): a watch's passes.
     """
     defs = build_definitions(settings)
     instance = instance or open_instance()
@@ -188,7 +190,7 @@ def run_pipeline(
         for k in asked
         if k in broken
     ]
-    with _interruptible() as interrupted, _holding(settings):
+    with _interruptible() as interrupted, _holding(settings, keep_held):
         if SHARDS == 1 and "extract" in stages:
             return _passes(defs, instance, keys, "ingest" in stages, on_step, log_level, interrupted) + unusable
         at_once = shards_at_once(settings, shards) if "extract" in stages else []
@@ -328,10 +330,12 @@ def extraction_steps(
 
 
 @contextmanager
-def _holding(settings: Settings) -> Iterator[None]:
+def _holding(settings: Settings, keep: bool = False) -> Iterator[None]:
     """The runs share this process's held warehouse file (one open, a warm cache, one checkpoint), kept open between
     their batches and steps (only a process waiting for it gets it meanwhile); given back at the end, so the process
-    does not keep it while it prints or exits."""
+    does not keep it while it prints or exits. With `keep` (a watch, whose next pass may come at once), the holder
+    keeps it after the pass until it has been idle for its `IDLE_S` or another process waits for it: the close and
+    its checkpoint come between passes, not at the end of each, and a pass soon after finds the file open and warm."""
     if is_lake(settings.warehouse):
         yield
         return
@@ -339,7 +343,8 @@ def _holding(settings: Settings) -> Iterator[None]:
         with held_warehouse(settings.warehouse).pinned():
             yield
     finally:
-        give_back(settings.warehouse)
+        if not keep:
+            give_back(settings.warehouse)
 
 
 @contextmanager

@@ -10,8 +10,8 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import hypothesis
 import pytest
-from hypothesis import settings
 
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, SAMPLE_INBOX, Settings
 
@@ -23,8 +23,8 @@ INTEGRATION = Path(__file__).parent / "integration"
 
 # property tests prove properties; how long one example takes is the benchmarks' business (a loaded machine made the
 # 200 ms default deadline fail examples that pass)
-settings.register_profile("suite", deadline=None)
-settings.load_profile("suite")
+hypothesis.settings.register_profile("suite", deadline=None)
+hypothesis.settings.load_profile("suite")
 
 
 def pytest_configure(config: pytest.Config) -> None:

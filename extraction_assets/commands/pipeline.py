@@ -72,9 +72,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def run_with_progress(
-    settings: Settings, args: argparse.Namespace, instance: dg.DagsterInstance | None = None
+    settings: Settings, args: argparse.Namespace, instance: dg.DagsterInstance | None = None, keep_held: bool = False
 ) -> list[StepResult]:
-    """`run_pipeline` with a progress line naming the step in progress."""
+    """`run_pipeline` with a progress line naming the step in progress (`keep_held`: see `run_pipeline`)."""
     with Progress(
         SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=console
     ) as progress:
@@ -89,6 +89,7 @@ def run_with_progress(
             instance=instance,
             on_step=on_step,
             log_level="DEBUG" if args.verbose else "ERROR",  # warnings are the report's own lines
+            keep_held=keep_held,
         )
         progress.update(task, total=len(results), completed=len(results), description="done")
     return results

@@ -14,15 +14,21 @@ import argparse
 import gc
 import signal
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from watchfiles import Change, DefaultFilter, watch
 
 from extraction_assets.commands.common import console, settings_from_args
 from extraction_assets.commands.pipeline import print_steps, run_with_progress
 from extraction_assets.instance import open_instance
-from extraction_assets.lib.warehouse import READER_WAIT_S, is_lake, open_warehouse, warehouse_summary
+from extraction_assets.lib.settings import Settings
+from extraction_assets.lib.warehouse import READER_WAIT_S, give_back, is_lake, open_warehouse, warehouse_summary
 from extraction_assets.runner import INTERRUPTED
+
+if TYPE_CHECKING:
+    from dagster import DagsterInstance
 
 HEARTBEAT_MS = 500  # the first pass starts after this long at most, and `--passes` / Ctrl-C are seen as often
 
@@ -65,7 +71,6 @@ def cmd_watch(args: argparse.Namespace) -> int:
     watched = [p for p in (settings.inbox, settings.prompts_dir) if Path(p).exists()]
     where = ", ".join(str(p) for p in watched)
     console.print(f"watching {where}; warehouse {settings.warehouse} (Ctrl-C or SIGTERM stops)")
-    passes = 0
     changes = watch(
         *watched,
         watch_filter=InputFilter(settings.warehouse),
@@ -73,6 +78,17 @@ def cmd_watch(args: argparse.Namespace) -> int:
         yield_on_timeout=True,
         raise_interrupt=False,
     )
+    try:
+        return _passes(settings, args, instance, changes)
+    finally:  # the file was kept between passes (`run_pipeline`'s keep_held): given back as the watch ends
+        give_back(settings.warehouse)
+
+
+def _passes(
+    settings: Settings, args: argparse.Namespace, instance: DagsterInstance, changes: Iterator[set[tuple[Change, str]]]
+) -> int:
+    """A pass for the inbox as it stands, then one for each group of changes, the warehouse held between them."""
+    passes = 0
     for changed in changes:
         if passes and not changed:
             continue
@@ -80,7 +96,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
         what = f"{len(changed)} changed files" if passes > 1 else "bringing the warehouse up to date"
         console.print(f"pass {passes}: {what}")
         started = time.perf_counter()
-        results = run_with_progress(settings, args, instance)
+        results = run_with_progress(settings, args, instance, keep_held=True)
         outcome = "done" if print_steps(results) else "done with failures"
         seconds = time.perf_counter() - started
         console.print(f"pass {passes} {outcome} in {seconds:.2f} s; {_counts(settings.warehouse)}")

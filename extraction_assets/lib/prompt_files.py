@@ -5,6 +5,7 @@ models as it loads. The one place that turns a partition key into a path and bac
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from pathlib import Path
@@ -127,8 +128,11 @@ def _front_matter(text: str, source: str) -> tuple[dict[str, Any], yaml.Node | N
     return meta, root
 
 
+@functools.lru_cache(maxsize=64)
 def parse_schema_text(text: str, source: str = "<string>") -> SchemaVersion:
-    """Parse one prompt file's content; raises SchemaError with the file name (and line) on any problem."""
+    """Parse one prompt file's content; raises SchemaError with the file name (and line) on any problem. The same
+    content is parsed once per process (a pass reads each prompt file about four times: its discovery, its roles, its
+    extraction and its queue), so the version it returns is shared and never changed."""
     match = _FRONT_MATTER.match(text.replace("\r\n", "\n"))
     if not match:
         raise SchemaError(f"{source}: no YAML front matter (a '---' block at the top)")

@@ -52,8 +52,9 @@ def small_inbox(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return inbox
 
 
-# kept only for a file stamped within 2 s of a write (`stages.ingest`): whether it is depends on when the run read it
-WHEN_READ = {"content_sha256"}
+# kept only for a file stamped within 2 s of a write (`stages.ingest`): whether it is depends on when the run read it;
+# a queue's fingerprint hashes its rows' timestamps (`review_queue.queue_inputs`)
+WHEN_READ = {"content_sha256", "fingerprint"}
 
 
 def snapshot(path: Path) -> dict[str, list[tuple[Any, ...]]]:

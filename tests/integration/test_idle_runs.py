@@ -6,20 +6,47 @@ from __future__ import annotations
 import logging
 import shutil
 import tempfile
-from pathlib import Path
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import dagster as dg
+import pytest
 
 from extraction_assets.definitions import build_definitions
 from extraction_assets.defs.resources import PipelineResource
 from extraction_assets.defs.sensors import schema_version_sensor
-from extraction_assets.lib.settings import SAMPLE_INBOX, Settings
-from extraction_assets.lib.warehouse import open_warehouse
-from extraction_assets.runner import run_pipeline
+from extraction_assets.lib.settings import DEFAULT_PROMPTS, SAMPLE_INBOX, Settings
+from extraction_assets.lib.warehouse import give_back, held_warehouse, open_warehouse
+from extraction_assets.lib.warehouse import held as held_module
+from extraction_assets.runner import StepResult, run_pipeline
 from tests.dagster_results import materializable, sensor_result
 from tests.one_row import one_row
 
 PULSE_STEP = "extract pulse@v1"
+
+
+@dataclass(frozen=True)
+class TwoPasses:
+    """A pass on the sample, then a pass with nothing new, on a kept instance (what the UI shows)."""
+
+    instance: dg.DagsterInstance
+    first: list[StepResult]
+    again: list[StepResult]
+
+
+@pytest.fixture(scope="module")
+def two_passes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwoPasses]:
+    """Made once for the tests that only read the two passes' results and runs."""
+    tmp = tmp_path_factory.mktemp("two-passes")
+    shutil.copytree(SAMPLE_INBOX, tmp / "inbox", ignore=shutil.ignore_patterns("README.md"))
+    shutil.copytree(DEFAULT_PROMPTS, tmp / "prompts")
+    settings = Settings(warehouse=tmp / "warehouse.duckdb", inbox=tmp / "inbox", prompts_dir=tmp / "prompts")
+    (home := tmp / "home").mkdir()
+    instance = dg.DagsterInstance.local_temp(str(home))
+    first = run_pipeline(settings, instance=instance)
+    again = run_pipeline(settings, instance=instance)
+    yield TwoPasses(instance, first, again)
+    instance.dispose()
 
 
 def _items_metadata(results: list, step: str = PULSE_STEP) -> dict:
@@ -81,13 +108,11 @@ def test_a_manual_materialization_that_changes_nothing_is_followed_by_nothing(se
 
 
 def test_a_run_with_nothing_to_do_keeps_the_partition_totals_and_leaves_run_figures_alone(
-    settings: Settings, tmp_path: Path
+    two_passes: TwoPasses,
 ) -> None:
     """With a kept instance (what the UI shows) every partition is run, and an idle run says so."""
-    (home := tmp_path / "home").mkdir()
-    instance = dg.DagsterInstance.local_temp(str(home))
-    first = _items_metadata(run_pipeline(settings, instance=instance))
-    idle = _items_metadata(run_pipeline(settings, instance=instance))
+    first = _items_metadata(two_passes.first)
+    idle = _items_metadata(two_passes.again)
     assert first["items_stored"] > 0 and "run" not in first
     assert idle["run"] == "nothing to do"
     assert idle["documents_processed"] == 0
@@ -124,16 +149,14 @@ def _runs(instance: dg.DagsterInstance) -> list[dg.DagsterRun]:
     return list(reversed(instance.get_runs()))
 
 
-def test_a_pass_is_one_run_for_ingest_and_every_version_idle_or_not(settings: Settings) -> None:
+def test_a_pass_is_one_run_for_ingest_and_every_version_idle_or_not(two_passes: TwoPasses) -> None:
     """One Dagster run per pass, each version with its own materialization and its own check results in it; a pass
     with nothing new is one run too, and says so per version."""
-    instance = dg.DagsterInstance.ephemeral()
-    first = run_pipeline(settings, instance=instance)
+    instance, first, again = two_passes.instance, two_passes.first, two_passes.again
     versions = [r.name for r in first if r.name.startswith("extract ")]
     assert len(versions) >= 6 and all(r.success for r in first)
-    assert len(_runs(instance)) == 1 and len({r.run_id for r in first}) == 1
-    again = run_pipeline(settings, instance=instance)
-    assert len(_runs(instance)) == 2
+    assert len({r.run_id for r in first}) == 1 and len({r.run_id for r in again}) == 1
+    assert [run.run_id for run in _runs(instance)] == [first[0].run_id, again[0].run_id]  # a run each, no other
     assert all(r.success and not r.failed_checks for r in again)
     assert {r.metadata["extracted_items"]["run"] for r in again if r.name in versions} == {"nothing to do"}
     run = _runs(instance)[-1]
@@ -169,3 +192,22 @@ def test_a_queue_out_of_step_with_its_items_is_rebuilt_by_the_next_pass(settings
     with open_warehouse(settings.warehouse, read_only=True) as con:
         rebuilt = one_row(con.execute("SELECT count(*) FROM review_queue WHERE schema_version = 'pulse@v1'"))[0]
     assert rebuilt == queued
+
+
+def test_a_watchs_passes_keep_the_warehouse_open_between_them_and_a_plain_pass_gives_it_back(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A watch's pass (`keep_held`) leaves the file held: the next pass finds it open and warm, and the close with
+    its checkpoint comes once the holder is idle, not at the end of each pass. A plain pass gives it back."""
+    monkeypatch.setattr(held_module, "IDLE_S", 60.0)  # a loaded machine's gap between two passes is not what is tested
+    instance = dg.DagsterInstance.ephemeral()
+    held = held_warehouse(settings.warehouse)
+    try:
+        for _ in range(2):
+            assert all(r.success for r in run_pipeline(settings, instance=instance, keep_held=True))
+            assert held.is_open
+        assert held.opened == 1, "two passes, one open of the file"
+        assert all(r.success for r in run_pipeline(settings, instance=instance))
+        assert not held.is_open and held.opened == 1
+    finally:
+        give_back(settings.warehouse)

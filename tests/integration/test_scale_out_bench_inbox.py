@@ -1,7 +1,8 @@
 """Shards that die mid-write lose nothing: a bench inbox (public documents of every kind, in three tenants) in 4
 shard workers at once into DuckLake on a real PostgreSQL server, one of them killed with SIGKILL, then run again.
 The lake must hold the rows of a run into one DuckDB file. The whole bench inbox is compared the same way by the
-`scale_out` benchmark.
+`scale_out` benchmark. A sixth of it is enough here: a shard's documents of one version are one commit at a sixth as
+at a third (at most 87 of them, a commit takes 128), so the kill lands after a committed version either way.
 
 Needs PostgreSQL's server binaries (CI installs Debian's `postgresql`), the `scale` extra and the eval sets; skips
 otherwise.
@@ -24,7 +25,7 @@ from extraction_assets.lib.warehouse import Shard, open_warehouse, shard_documen
 from tests.integration.scale_out_support import NEEDS_POSTGRES, SHARDS, assert_same_rows, lake, reference
 
 pytestmark = [pytest.mark.long(90), NEEDS_POSTGRES]
-EVERY = 3  # one eval record in three, in each tenant: every kind of document, a third of the whole inbox's work
+EVERY = 6  # one eval record in six, in each tenant: every kind of document, a sixth of the whole inbox's work
 
 
 def _extracted_in_shard(warehouse: str, shard: Shard) -> int:

@@ -6,6 +6,7 @@ they are, so text that is already scrubbed comes back unchanged."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,8 +24,15 @@ def masked_value(value: Any) -> Any:
     return map_strings(value, masked)
 
 
+@functools.lru_cache(maxsize=4096)
+def _masked_cell(text: str) -> str:
+    """A preview cell's text masked, kept for the cells shown most recently: every pass shows each version's preview
+    again (the same statuses, types and titles, from scrubbed text), and a watch shows it pass after pass."""
+    return visible_controls(masked(text))
+
+
 def _cell(value: object, width: int) -> str:
-    text = "" if value is None else visible_controls(masked(str(value)))
+    text = "" if value is None else _masked_cell(str(value))
     text = " ".join(text.split()).replace("|", "\\|")
     return text if len(text) <= width else text[: width - 1] + "…"
 

@@ -42,20 +42,19 @@ _UNDONE = {"dash": "-", "space": " ", "at": "@", "joined": "", "spaced": " ", "q
 _PLAIN = {**dict.fromkeys(_DASHES, "-"), **dict.fromkeys(_SPACES, " ")}
 
 
-@functools.cache
-def _with_compatibility_forms() -> tuple[re.Pattern[str], frozenset[str]]:
-    """The forms above and every character NFKC changes (4,866 in Unicode 14: fullwidth and small forms, ligatures,
-    circled and superscript digits, ...), and those characters, built when a text first holds one (about 0.1 s, once
-    per process)."""
-    changed = [c for c in range(0x80, 0x110000) if not unicodedata.is_normalized("NFKC", chr(c))]
-    ranges: list[list[int]] = []
-    for c in changed:
-        if ranges and ranges[-1][1] == c - 1:
-            ranges[-1][1] = c
-        else:
-            ranges.append([c, c])
-    members = "".join(re.escape(chr(lo)) + (f"-{re.escape(chr(hi))}" if hi > lo else "") for lo, hi in ranges)
-    return re.compile(f"{_FORMS}|(?P<compat>[{members}]+)"), frozenset(map(chr, changed))
+@functools.lru_cache(maxsize=256)
+def _with_compatibility_forms(changed: frozenset[str]) -> re.Pattern[str]:
+    """The forms above and runs of `changed`, the characters of a text that NFKC changes (fullwidth and small forms,
+    ligatures, circled and superscript digits, ...). Only a text's own such characters can match in it, so the class
+    holds those, not the 4,866 of Unicode: building that class walked every code point, about 0.1 s quiet and
+    0.5 s on a busy machine, once in every process whose texts held one (each run's own, each worker)."""
+    members = "".join(re.escape(c) for c in sorted(changed))
+    return re.compile(f"{_FORMS}|(?P<compat>[{members}]+)")
+
+
+def _changed_by_nfkc(text: str) -> frozenset[str]:
+    """The characters of `text` that NFKC changes, each alone (what the compatibility forms undo)."""
+    return frozenset(c for c in set(text) if c >= "\x80" and not unicodedata.is_normalized("NFKC", c))
 
 
 def _undone(found: re.Match[str]) -> str:
@@ -102,9 +101,9 @@ class View:
 def _hiding_forms(text: str) -> list[re.Match[str]]:
     """`finditer` of the forms' pattern over `text`, its pattern tried only where a form can start."""
     hiding, characters = _HIDING, _START
-    if not unicodedata.is_normalized("NFKC", text):
-        hiding, changed = _with_compatibility_forms()
-        characters += "".join(set(text) & changed)
+    if not unicodedata.is_normalized("NFKC", text) and (changed := _changed_by_nfkc(text)):
+        hiding = _with_compatibility_forms(changed)
+        characters += "".join(changed)
     starts: list[int] = []
     for character in characters:
         at = text.find(character)

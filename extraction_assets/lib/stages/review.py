@@ -65,7 +65,7 @@ def refresh_review_queue(
     from extraction_assets.lib.review.lessons import teach
 
     lessons = teach(con, schema) if schema is not None else None
-    in_step = queue_in_step(con, version)
+    in_step = queue_in_step(con, version, remember=True)
     queued = row_count(con, "review_queue", version) if in_step else rebuild_review_queue(con, version)
     role = read_roles(con).get(version)
     figures = {

@@ -4,36 +4,69 @@ item's last change, and nothing it was ranked or compared against moved since (a
 group's size and rank; a rival re-extracted, or the version's role changed, moves its disagreements). A run killed
 between extraction and the queue's rebuild leaves a queue that is not. A queue in step is not written again by a pass
 with nothing new.
+
+Deriving the expected queue costs a query over every undecided item of the version (its group ids, its rivals'
+disagreements): 40 to 120 ms a version, most of a pass with nothing new. So a queue built, or found in step, records
+the fingerprint of everything it is derived from (`review_queue.queue_inputs`): while that fingerprint is unchanged,
+so is the queue's verdict, and only the fingerprint is computed (a scan of the version's rows, no join of its text).
+Another fingerprint (new items: a pass with something new) is first compared with what moved after the queue was
+built, by timestamps, and the queue is derived only when nothing did.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from extraction_assets.lib.warehouse.connection import now
-from extraction_assets.lib.warehouse.review_queue import queue_select
+from extraction_assets.lib.warehouse.backend import retry_conflicts
+from extraction_assets.lib.warehouse.connection import now, transaction
+from extraction_assets.lib.warehouse.review_queue import (
+    queue_inputs,
+    queue_select,
+    remember_queue_inputs,
+    remembered_queue_inputs,
+)
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
     import duckdb
 
 _EXPECTED = queue_select("i.schema_version = $version", "$queued_at")
-_QUEUE_OUT_OF_STEP = f"""WITH expected AS (SELECT item_id FROM ({_EXPECTED})),
-         queued AS (SELECT item_id, queued_at FROM review_queue WHERE schema_version = $version),
+# What moved after the queue was last built (cheap: no row of it is derived): a queued item changed after it was
+# queued, an undecided item (a draft moves its group, a needs_review item is one to queue) changed after the last row
+# was queued, the version's role was decided since, or a rival's items changed since. Any of these: out of step.
+_MOVED_SINCE_QUEUED = """WITH queued AS (SELECT item_id, queued_at FROM review_queue WHERE schema_version = $version),
          last AS (SELECT max(queued_at) AS at FROM queued)
-    SELECT EXISTS (SELECT item_id FROM expected EXCEPT SELECT item_id FROM queued)
-        OR EXISTS (SELECT item_id FROM queued EXCEPT SELECT item_id FROM expected)
-        OR EXISTS (SELECT 1 FROM queued q JOIN extracted_items i USING (item_id) WHERE q.queued_at < i.updated_at)
+    SELECT EXISTS (SELECT 1 FROM queued q JOIN extracted_items i USING (item_id) WHERE q.queued_at < i.updated_at)
         OR EXISTS (SELECT 1 FROM extracted_items i, last
-                   WHERE i.schema_version = $version AND i.status = 'draft' AND i.updated_at > last.at)
+                   WHERE i.schema_version = $version AND i.status IN ('draft', 'needs_review')
+                     AND i.updated_at > last.at)
         OR EXISTS (SELECT 1 FROM schema_version_roles r, last
                    WHERE r.schema_version = $version AND r.decided_at > last.at)
         OR EXISTS (SELECT 1 FROM schema_version_roles r, unnest(CAST(r.rivals AS VARCHAR[])) AS v(rival),
                           extracted_items t, last
                    WHERE r.schema_version = $version AND t.schema_version = v.rival AND t.updated_at > last.at)"""
+# The queue derived again and compared with the stored one, row by row (the costly part).
+_QUEUE_OUT_OF_STEP = f"""WITH expected AS (SELECT item_id FROM ({_EXPECTED})),
+         queued AS (SELECT item_id FROM review_queue WHERE schema_version = $version)
+    SELECT EXISTS (SELECT item_id FROM expected EXCEPT SELECT item_id FROM queued)
+        OR EXISTS (SELECT item_id FROM queued EXCEPT SELECT item_id FROM expected)"""
 
 
-def queue_in_step(con: duckdb.DuckDBPyConnection, schema_version: str) -> bool:
+@retry_conflicts  # it may write its fingerprint: on a DuckLake catalog a commit can lose a race, and is run again
+def queue_in_step(con: duckdb.DuckDBPyConnection, schema_version: str, remember: bool = False) -> bool:
     """The partition's review queue holds exactly the rows its items give, each queued after the item's last change,
-    and nothing its rows were ranked or compared against changed since."""
-    found = con.execute(_QUEUE_OUT_OF_STEP, {"version": schema_version, "queued_at": now()})
-    return not found.fetchone()[0]  # type: ignore[index]
+    and nothing its rows were ranked or compared against changed since: known at once when what it is derived from
+    has the fingerprint recorded when it was last built or found in step, out of step when something it follows
+    moved after it was built, else derived and compared. With
+    `remember`, a queue found in step records its fingerprint (the connection writes). One transaction: the
+    fingerprint and the verdict are of the same rows."""
+    with transaction(con):
+        inputs = queue_inputs(con, schema_version)
+        if remembered_queue_inputs(con, schema_version) == inputs:
+            return True
+        if con.execute(_MOVED_SINCE_QUEUED, {"version": schema_version}).fetchone()[0]:  # type: ignore[index]
+            return False
+        found = con.execute(_QUEUE_OUT_OF_STEP, {"version": schema_version, "queued_at": now()})
+        in_step = not found.fetchone()[0]  # type: ignore[index]
+        if in_step and remember:
+            remember_queue_inputs(con, schema_version, inputs)
+    return in_step

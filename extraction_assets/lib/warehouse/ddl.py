@@ -347,6 +347,12 @@ DDL: tuple[str, ...] = (
         rivals JSON NOT NULL,
         decided_at TIMESTAMP NOT NULL
     )""",
+    # the fingerprint of what each version's review queue was derived from (review_queue.queue_inputs)
+    """CREATE TABLE IF NOT EXISTS review_queue_inputs (
+        schema_version VARCHAR PRIMARY KEY,
+        fingerprint VARCHAR NOT NULL,
+        checked_at TIMESTAMP NOT NULL
+    )""",
     """CREATE TABLE IF NOT EXISTS version_promotions (
         promotion_id VARCHAR PRIMARY KEY,
         schema_name VARCHAR NOT NULL,
@@ -393,6 +399,7 @@ TABLES: tuple[str, ...] = (
     "schema_version_roles",
     "version_promotions",
     "tenant_calibrations",
+    "review_queue_inputs",
 )
 
 

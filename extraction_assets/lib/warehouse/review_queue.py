@@ -15,11 +15,12 @@ decisions, else `probability_correct` where the item's version is calibrated, el
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from extraction_assets.lib.warehouse.backend import retry_conflicts
-from extraction_assets.lib.warehouse.connection import now, transaction
+from extraction_assets.lib.warehouse.connection import merge_rows, now, transaction
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
     import duckdb
@@ -110,12 +111,65 @@ def _queue_rows(scope: str) -> str:
     return f"INSERT INTO review_queue ({_COLUMNS}) SELECT {_COLUMNS} FROM ({queue_select(scope)})"
 
 
+# What a version's queue is derived from, as one fingerprint: every row and column `queue_select` reads for the version
+# (its items, their first evidence quotes and their documents' sources, its role and rivals, the rivals' items and
+# extraction statuses) and its queued rows, each part `count/bit_xor(hash(row))`, behind a hash of the query that
+# derives the queue (other code, another fingerprint). Equal fingerprints: the same rows, the same queue.
+_QUEUE_INPUTS = """WITH v_items AS (SELECT * FROM extracted_items WHERE schema_version = $version),
+         rivals AS (SELECT unnest(CAST(rivals AS VARCHAR[])) AS rival FROM schema_version_roles
+                    WHERE schema_version = $version)
+    SELECT concat_ws(':',
+        (SELECT count(*) || '/' || coalesce(bit_xor(hash(item_id, status, tenant_id, doc_id, item_type, title, value,
+                    confidence, probability_correct, tenant_probability, CAST(review_reasons AS VARCHAR),
+                    extracted_by, updated_at)), 0) FROM v_items),
+        (SELECT count(*) || '/' || coalesce(bit_xor(hash(e.item_id, e.char_start, e.quote)), 0)
+         FROM evidence e SEMI JOIN v_items i ON i.item_id = e.item_id),
+        (SELECT count(*) || '/' || coalesce(bit_xor(hash(r.doc_id, r.source_uri)), 0)
+         FROM raw_documents r SEMI JOIN v_items i ON i.doc_id = r.doc_id),
+        (SELECT count(*) || '/' || coalesce(bit_xor(hash(role, CAST(rivals AS VARCHAR), decided_at)), 0)
+         FROM schema_version_roles WHERE schema_version = $version),
+        (SELECT count(*) || '/' || coalesce(bit_xor(hash(item_id, schema_version, doc_id, item_type, title, value,
+                    updated_at)), 0)
+         FROM extracted_items SEMI JOIN rivals ON schema_version = rival),
+        (SELECT count(*) || '/' || coalesce(bit_xor(hash(doc_id, schema_version, status)), 0)
+         FROM extraction_status SEMI JOIN rivals ON schema_version = rival),
+        (SELECT count(*) || '/' || coalesce(bit_xor(hash(item_id, queued_at)), 0)
+         FROM review_queue WHERE schema_version = $version))"""
+_QUEUE_CODE = hashlib.sha256((queue_select("i.schema_version = $version") + _QUEUE_INPUTS).encode()).hexdigest()[:16]
+
+
+def queue_inputs(con: duckdb.DuckDBPyConnection, schema_version: str) -> str:
+    """The fingerprint of what the version's queue is derived from, and of the queue itself (`_QUEUE_INPUTS`)."""
+    found = con.execute(_QUEUE_INPUTS, {"version": schema_version}).fetchone()
+    return f"{_QUEUE_CODE}:{found[0]}"  # type: ignore[index]
+
+
+def remembered_queue_inputs(con: duckdb.DuckDBPyConnection, schema_version: str) -> str | None:
+    """The fingerprint recorded when the version's queue was last built, or found in step with its items."""
+    found = con.execute(
+        "SELECT fingerprint FROM review_queue_inputs WHERE schema_version = ?", [schema_version]
+    ).fetchone()
+    return found[0] if found else None
+
+
+def remember_queue_inputs(con: duckdb.DuckDBPyConnection, schema_version: str, inputs: str | None = None) -> None:
+    """Record the fingerprint (`inputs`, else the current one) of a queue in step with its items, inside the
+    transaction that built it or found it in step: the same rows later mean the same queue."""
+    row = {
+        "schema_version": schema_version,
+        "fingerprint": inputs or queue_inputs(con, schema_version),
+        "checked_at": now(),
+    }
+    merge_rows(con, "review_queue_inputs", [row], update=("fingerprint", "checked_at"))
+
+
 @retry_conflicts
 def rebuild_review_queue(con: duckdb.DuckDBPyConnection, schema_version: str) -> int:
     """The queue of a partition is derived from its items: needs_review items, with reasons, context and groups."""
     with transaction(con):
         con.execute("DELETE FROM review_queue WHERE schema_version = ?", [schema_version])
         con.execute(_queue_rows("i.schema_version = ?"), [schema_version, now()])
+        remember_queue_inputs(con, schema_version)
     return int(
         con.execute("SELECT count(*) FROM review_queue WHERE schema_version = ?", [schema_version]).fetchone()[0]  # type: ignore[index]
     )

@@ -5,10 +5,15 @@ Test values are built here (check digits computed with the public algorithms), n
 
 from __future__ import annotations
 
+import functools
+import unicodedata
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from stdnum import iban, luhn
 
-from extraction_assets.lib.pii import ALL_KINDS, detect, load_policy, scrub
+from extraction_assets.lib.pii import ALL_KINDS, detect, load_policy, scrub, view
 from tests.hidden_pii_forms import HIDDEN_FORMS, HiddenForm
 
 
@@ -316,3 +321,26 @@ def test_a_run_of_fullwidth_characters_is_cut_where_the_value_is() -> None:
     assert scrub(mixed).text == "fi ligature ﬁle ＠ home, mail [EMAIL_1]"
     ssn = "５３６\u201190\u20114312"  # non-breaking hyphens inside a run of fullwidth digits read as "-" too
     assert masked(f"SSN {ssn} ok") == [("US_SSN", ssn)]
+
+
+_COMPAT_TEXT = st.text(
+    alphabet=st.sampled_from("ab1@.-  \u00a0\u2011\uff20\uff10\uff11\ufe6b\u2024\u2460\ufb01\u00b2\u2003\u200b>\n"),
+    max_size=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_COMPAT_TEXT)
+def test_a_view_finds_the_forms_the_whole_unicode_class_of_compatibility_characters_finds(text: str) -> None:
+    """The compatibility forms are searched with a class of the text's own such characters: the same matches as with
+    the class of every character NFKC changes (what the view once built by walking Unicode)."""
+    found = [(m.start(), m.end(), m.lastgroup) for m in view._hiding_forms(text)]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(view, "_changed_by_nfkc", lambda _: _every_character_nfkc_changes())
+        expected = [(m.start(), m.end(), m.lastgroup) for m in view._hiding_forms(text)]
+    assert found == expected
+
+
+@functools.cache
+def _every_character_nfkc_changes() -> frozenset[str]:
+    return frozenset(chr(c) for c in range(0x80, 0x110000) if not unicodedata.is_normalized("NFKC", chr(c)))

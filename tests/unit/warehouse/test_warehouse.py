@@ -363,6 +363,50 @@ def test_a_queue_is_in_step_once_it_holds_every_needs_review_item_queued_after_i
         assert not queue_in_step(con, "pulse@v1"), "a queued item that no longer needs review"
 
 
+def test_a_queue_found_in_step_is_known_in_step_while_what_it_is_derived_from_is_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The expected queue is derived only when a fingerprinted row moved: here deriving it fails, so a verdict
+    reached without it shows the fingerprint decided; each change below must reach the derivation again."""
+    from extraction_assets.lib.warehouse import currency
+
+    doc = _doc("Supplier delay. Cash is short.")
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        insert_documents(con, [doc])
+        items = [_item(doc, "a", "Supplier delay.", "needs_review"), _item(doc, "b", "Cash is short.")]
+        write_extraction_batch(con, "pulse@v1", [_outcome(doc, items)])
+        monkeypatch.setattr(currency, "_QUEUE_OUT_OF_STEP", "SELECT error('derived ' || $version || $queued_at)")
+        con.execute(
+            "INSERT INTO schema_version_roles VALUES ('pulse@v1', 'pulse', 'current', '[]', TIMESTAMP '2020-01-01')"
+        )
+        changes = [  # none touches updated_at or queued_at: only the rows' content moves
+            "DELETE FROM review_queue WHERE item_id = 'a'",
+            "UPDATE extracted_items SET status = 'accepted' WHERE item_id = 'a'",
+            "UPDATE evidence SET quote = 'Supplier' WHERE item_id = 'a'",
+            "UPDATE raw_documents SET source_uri = 'acme/y.txt'",
+            "UPDATE schema_version_roles SET rivals = '[\"pulse@v2\"]' WHERE schema_version = 'pulse@v1'",
+        ]
+        for change in changes:
+            rebuild_review_queue(con, "pulse@v1")
+            assert queue_in_step(con, "pulse@v1"), "rebuilt: in step by its fingerprint"
+            con.execute(change)
+            with pytest.raises(duckdb.Error, match="derived"):
+                queue_in_step(con, "pulse@v1")
+
+
+def test_a_queue_found_in_step_records_its_fingerprint_only_when_asked(tmp_path: Path) -> None:
+    doc = _doc("Supplier delay. Cash is short.")
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        insert_documents(con, [doc])
+        write_extraction_batch(con, "pulse@v1", [_outcome(doc, [_item(doc, "a", "Supplier delay.", "needs_review")])])
+        rebuild_review_queue(con, "pulse@v1")
+        con.execute("DELETE FROM review_queue_inputs")
+        assert queue_in_step(con, "pulse@v1")
+        assert con.execute("SELECT count(*) FROM review_queue_inputs").fetchone() == (0,)
+        assert queue_in_step(con, "pulse@v1", remember=True)
+        assert con.execute("SELECT schema_version FROM review_queue_inputs").fetchall() == [("pulse@v1",)]
+
+
 def test_work_lists_come_in_the_order_the_documents_are_stored(tmp_path: Path) -> None:
     """A batch of work read from a fresh connection is cheap only when its rows are stored side by side."""
     docs = [_doc(f"Note number {n}.") for n in range(12)]
