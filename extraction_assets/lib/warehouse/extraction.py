@@ -212,8 +212,8 @@ def stamp_verified_quotes(con: duckdb.DuckDBPyConnection, evidence_ids: Sequence
     con.execute(
         f"""UPDATE evidence e SET checked_hash = {QUOTE_FINGERPRINT}
             FROM (SELECT doc_id, text, {DOCUMENT_FINGERPRINT} AS fingerprint FROM raw_documents
-                  WHERE {by_rowid("raw_documents")}) r
-            WHERE e.doc_id = r.doc_id AND e.{by_rowid("evidence", "evidence_id")}
+                  WHERE {by_rowid(con, "raw_documents", doc_ids)}) r
+            WHERE e.doc_id = r.doc_id AND {by_rowid(con, "evidence", evidence_ids, "evidence_id", "e")}
               AND substring(r.text, e.char_start + 1, e.char_end - e.char_start) = e.quote""",
         [list(doc_ids), list(evidence_ids)],
     )

@@ -120,19 +120,23 @@ def _share(part: float | None, whole: float | None) -> float | None:
 
 def _preview_items(con: duckdb.DuckDBPyConnection, versions: list[str]) -> dict[str, list[dict[str, Any]]]:
     """Each version's most confident items with their evidence as the scrubbed text shows it: the UI that shows
-    this preview has no sign-in, so never the stored (raw) quote."""
-    rows = rows_as_dicts(
-        con,
-        f"""SELECT i.schema_version, i.item_type, i.title, i.confidence, i.probability_correct, i.status, e.evidence_id,
-                  i.doc_id,
-                  e.char_start, e.char_end, e.match_kind, e.turn_id
-           FROM extracted_items i JOIN evidence e USING (item_id)
-           WHERE i.schema_version IN (SELECT unnest(?))
-           QUALIFY row_number() OVER (
-               PARTITION BY i.schema_version ORDER BY i.confidence DESC, i.item_id, e.evidence_id) <= {PREVIEW_ROWS}
-           ORDER BY i.schema_version, i.confidence DESC, i.item_id, e.evidence_id""",
-        [versions],
-    )
+    this preview has no sign-in, so never the stored (raw) quote.
+
+    One statement a version, its first rows by `LIMIT` (DuckDB keeps those alone): a window over every version's
+    items and evidence sorted them all, and at 32 k documents ran out of a 64 MB limit."""
+    rows = [
+        row
+        for version in sorted(set(versions))
+        for row in rows_as_dicts(
+            con,
+            f"""SELECT i.schema_version, i.item_type, i.title, i.confidence, i.probability_correct, i.status,
+                      e.evidence_id, i.doc_id, e.char_start, e.char_end, e.match_kind, e.turn_id
+               FROM extracted_items i JOIN evidence e USING (item_id)
+               WHERE i.schema_version = ?
+               ORDER BY i.confidence DESC, i.item_id, e.evidence_id LIMIT {PREVIEW_ROWS}""",
+            [version],
+        )
+    ]
     quotes = masked_quotes(con, [(r["evidence_id"], r["doc_id"], r["char_start"], r["char_end"]) for r in rows])
     shown = ("item_type", "title", "confidence", "probability_correct", "status", "quote", "match_kind", "turn_id")
     previews: dict[str, list[dict[str, Any]]] = {}

@@ -97,7 +97,8 @@ def test_null_placeholder_needs_no_evidence_only_while_in_review(con) -> None:
     assert invariants.items_without_evidence(con) == {"pulse@v1": ["i3"]}
 
 
-def test_quotes_are_checked_across_document_batches(con) -> None:
+def test_quotes_are_checked_across_document_batches(con, monkeypatch) -> None:
+    monkeypatch.setattr(invariants, "CHECK_ROWS", 100)  # the document-id check scans the table in three statements
     con.execute("DELETE FROM evidence")
     texts = {f"d{n:03d}": f"Document number {n} says hello." for n in range(invariants.CHECK_BATCH + 5)}
     con.execute("DELETE FROM raw_documents")

@@ -546,3 +546,27 @@ def test_a_quote_verified_as_it_is_stored_is_not_read_again_until_it_or_its_docu
         assert invariants.quote_mismatches(con) == {}
         con.execute("UPDATE raw_documents SET text = replace(text, 'Cash', 'Cask')")
         assert invariants.quote_mismatches(con) == {"pulse@v1": ["ev-i1"]}
+
+
+def test_a_batch_read_costs_its_rows_not_the_rows_stored_between_them(tmp_path: Path) -> None:
+    """Two documents stored 3,000 rows (60 MB of text) apart are read under a 16 MB DuckDB limit: a semi-join on
+    their row ids decoded every row between them and ran out of memory (as a batch of transcripts spread over a
+    32 k-document warehouse did at 128 MB)."""
+    import random
+    import string
+
+    from extraction_assets.lib.warehouse import load_documents, texts_to_scrub
+
+    rng = random.Random(45)
+    docs = [_doc(f"note {i} " + "".join(rng.choices(string.ascii_letters + " ", k=20_000))) for i in range(3000)]
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        for batch in batched(docs, 500):
+            insert_documents(con, batch)
+        con.execute("CHECKPOINT")
+    ends = [docs[-1].doc_id, docs[0].doc_id]
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        con.execute("SET memory_limit = '16MB'")
+        loaded = load_documents(con, ends)
+        scrub = texts_to_scrub(con, ends)
+    assert [d.text for d in loaded] == [d.text for d in sorted([docs[0], docs[-1]], key=lambda d: d.doc_id)]
+    assert [row[3] for row in scrub] == [docs[-1].text, docs[0].text]
