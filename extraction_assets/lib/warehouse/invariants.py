@@ -10,7 +10,7 @@ Asset checks report these; tests call them directly.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from extraction_assets.lib.offsets import OffsetMap
@@ -93,20 +93,22 @@ def unverified_quotes(con: duckdb.DuckDBPyConnection, versions: Versions = None)
     if on_lake(con):
         listed = con.execute(f"SELECT e.doc_id, e.evidence_id FROM evidence e WHERE {scope}", params).fetchall()
     else:  # the documents' fingerprints a range of row ids at a time (`_row_chunks`); evidence of no document: all
-        last = con.execute("SELECT max(rowid) FROM raw_documents").fetchone()[0]  # type: ignore[index]
         listed = con.execute(
             "SELECT e.doc_id, e.evidence_id FROM evidence e "
             f"WHERE {scope} AND NOT EXISTS (SELECT 1 FROM raw_documents r WHERE r.doc_id = e.doc_id)",
             params,
         ).fetchall()
-        for start in range(0, -1 if last is None else last + 1, CHECK_ROWS):
-            listed += con.execute(
+        listed += _row_chunks(
+            con,
+            "raw_documents",
+            lambda rows: (
                 f"""SELECT e.doc_id, e.evidence_id FROM evidence e
-                    JOIN (SELECT doc_id, {DOCUMENT_FINGERPRINT} AS fingerprint FROM raw_documents
-                          WHERE rowid BETWEEN {start:d} AND {start + CHECK_ROWS - 1:d}) r USING (doc_id)
-                    WHERE {scope} AND e.checked_hash IS DISTINCT FROM {QUOTE_FINGERPRINT}""",
-                params,
-            ).fetchall()
+                JOIN (SELECT doc_id, {DOCUMENT_FINGERPRINT} AS fingerprint FROM raw_documents WHERE {rows}) r
+                USING (doc_id)
+                WHERE {scope} AND e.checked_hash IS DISTINCT FROM {QUOTE_FINGERPRINT}"""
+            ),
+            params,
+        )
     for doc_id, evidence_id in listed:
         candidates.setdefault(doc_id, []).append(evidence_id)
     return candidates
@@ -205,7 +207,10 @@ def unmasked_pii(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str]]:
         for row in _row_chunks(
             con,
             "scrubbed_documents",
-            f"SELECT doc_id FROM scrubbed_documents WHERE checked_hash IS DISTINCT FROM {SCRUBBED_FINGERPRINT}",
+            lambda rows: (
+                "SELECT doc_id FROM scrubbed_documents "
+                f"WHERE checked_hash IS DISTINCT FROM {SCRUBBED_FINGERPRINT} AND {rows}"
+            ),
         )
     ]
     if not changed:
@@ -243,24 +248,28 @@ def ids_not_content_hashes(con: duckdb.DuckDBPyConnection) -> list[str]:
     rows = _row_chunks(
         con,
         "raw_documents",
-        "SELECT doc_id, tenant_id, kind, text, metadata FROM raw_documents "
-        f"WHERE checked_hash IS DISTINCT FROM {DOCUMENT_FINGERPRINT}",
+        lambda rows: (
+            "SELECT doc_id, tenant_id, kind, text, metadata FROM raw_documents "
+            f"WHERE checked_hash IS DISTINCT FROM {DOCUMENT_FINGERPRINT} AND {rows}"
+        ),
     )
     return [doc_id for doc_id, *content in rows if not is_content_hash(doc_id, *content)]
 
 
-def _row_chunks(con: duckdb.DuckDBPyConnection, table: str, select: str) -> Iterator[tuple[Any, ...]]:
-    """The rows of `select` (a statement over `table` that ends in its WHERE condition), streamed, CHECK_ROWS row
+def _row_chunks(
+    con: duckdb.DuckDBPyConnection, table: str, select: Callable[[str], str], params: Sequence[object] = ()
+) -> Iterator[tuple[Any, ...]]:
+    """The rows of `select(rows)` (a statement whose condition on `table` includes `rows`), streamed, CHECK_ROWS row
     ids of the table at a time: one statement over the whole table decoded its texts far ahead of the rows it kept
     (the document-id check held 70 MB of DuckDB memory at 32 k documents, and ran out of a 64 MB limit at 8 k);
     a range of row ids is a zone filter, so each statement holds what its rows hold (about 2 MB). On a lake, whose
     row ids are not dense, one statement."""
     if on_lake(con):
-        yield from _streamed(con.execute(select))
+        yield from _streamed(con.execute(select("TRUE"), params))
         return
     last = con.execute(f"SELECT max(rowid) FROM {table}").fetchone()[0]  # type: ignore[index]
     for start in range(0, -1 if last is None else last + 1, CHECK_ROWS):
-        yield from _streamed(con.execute(f"{select} AND rowid BETWEEN {start:d} AND {start + CHECK_ROWS - 1:d}"))
+        yield from _streamed(con.execute(select(f"rowid BETWEEN {start:d} AND {start + CHECK_ROWS - 1:d}"), params))
 
 
 def _streamed(cursor: duckdb.DuckDBPyConnection) -> Iterator[tuple[Any, ...]]:
