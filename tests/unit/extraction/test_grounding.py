@@ -336,11 +336,12 @@ def _cuts_a_word(text: str, pos: int) -> bool:
 @settings(max_examples=300, deadline=None, database=None)
 @given(text=st.text(min_size=1, max_size=200), data=st.data())
 def test_property_substring_grounds_exactly(text: str, data: st.DataObject) -> None:
-    i = data.draw(st.integers(0, len(text) - 1))
-    j = data.draw(st.integers(i + 1, len(text)))
+    # the substring's edges drawn among the edges that cut no word (filtering random edges discarded most draws,
+    # and hypothesis' health check failed the test on some seeds)
+    i = data.draw(st.sampled_from([p for p in range(len(text)) if not _cuts_a_word(text, p)]))
+    j = data.draw(st.sampled_from([p for p in range(i + 1, len(text) + 1) if not _cuts_a_word(text, p)]))
     sub = text[i:j]
     assume(sub.strip())
-    assume(not _cuts_a_word(text, i) and not _cuts_a_word(text, j))
     g = ground(sub, text, hint=data.draw(st.none() | st.integers(0, len(text))))
     assert g is not None
     assert (g.match_kind, g.strength) == ("exact", "strong")
@@ -380,11 +381,12 @@ def test_property_normalize_map_is_monotonic_and_in_range(text: str) -> None:
     data=st.data(),
 )
 def test_property_reformatted_substring_grounds_to_the_same_words(text: str, data: st.DataObject) -> None:
-    i = data.draw(st.integers(0, len(text) - 1))
-    j = data.draw(st.integers(i + 1, len(text)))
+    # the substring's edges drawn among the edges that cut no word (filtering random edges discarded most draws,
+    # and hypothesis' health check failed the test on some seeds)
+    i = data.draw(st.sampled_from([p for p in range(len(text)) if not _cuts_a_word(text, p)]))
+    j = data.draw(st.sampled_from([p for p in range(i + 1, len(text) + 1) if not _cuts_a_word(text, p)]))
     sub = text[i:j]
     assume(sub.strip())
-    assume(not _cuts_a_word(text, i) and not _cuts_a_word(text, j))
     quote = " \t ".join(sub.upper().split())
     g = ground(quote, text)
     assert g is not None
