@@ -162,7 +162,7 @@ class SchemaVersion(BaseModel):
     source_path: str = ""
     content_sha256: str = ""
 
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True, frozen=True)  # shared: parsed once per content
 
     @field_validator("schema_name", "version")
     @classmethod
