@@ -361,7 +361,9 @@ def test_property_an_exact_match_never_cuts_a_word(text: str, data: st.DataObjec
 
 
 def _cjk_edge(text: str, pos: int) -> bool:
-    return any(unicodedata.name(c, "").startswith(("CJK ", "HIRAGANA", "KATAKANA")) for c in text[pos - 1 : pos + 1])
+    """An edge beside an ideograph or kana (halfwidth katakana too): those scripts have no spaces between words."""
+    kana = ("CJK ", "HIRAGANA", "KATAKANA", "HALFWIDTH KATAKANA")
+    return any(unicodedata.name(c, "").startswith(kana) for c in text[pos - 1 : pos + 1])
 
 
 @settings(max_examples=300, deadline=None, database=None)
