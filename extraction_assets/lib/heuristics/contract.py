@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import math
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -739,11 +740,14 @@ def _title_context(contract: _Contract, start: int, end: int) -> dict[str, float
 
 def _features(contract: _Contract, found: _Found, others: dict[str, _Found]) -> dict[str, float]:
     """The evidence a value rests on, for the schema version's calibration (`lib/calibration`): which rule found it,
-    whether other rules or fields agree, and whether the value looks sane (a party holding a date, a one-word
-    title, a date years from the contract's other dates)."""
+    whether other rules or fields agree, whether the value looks sane (a party holding a date, a one-word title, a
+    date years from the contract's other dates), and how long the contract is (a short amendment or exhibit names
+    its title and dates otherwise than a full agreement; a long one offers more places a clause or date may come
+    from)."""
     rules = _RULES.get(found.field, ())
     features = {f"rule_{r}": float(found.rule == r) for r in rules[1:]}
     features["in_header"] = float(found.start < contract.header)
+    features["length_log10"] = round(math.log10(1 + len(contract.text)), 4)
     value = str(found.value.get("value", ""))
     words = value.split()
     if found.field == "document_name":

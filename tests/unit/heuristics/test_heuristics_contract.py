@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import date
 
@@ -348,6 +349,17 @@ def test_a_convenience_that_waits_on_an_event_is_evidence_of_doubt(
     text = f"SUPPLY AGREEMENT\nby and between Foxtrot Ltd. and Golf Co.\n{sentence}\n"
     features = _fields(text, schema)["termination_clause"].features
     assert (features["conditional"], features["notice_period"]) == (conditional, notice_period)
+
+
+def test_every_value_carries_the_contracts_length_as_evidence(schema: SchemaVersion) -> None:
+    """Evidence for the calibration only: the contract's length (log10 of its characters), the same for every field
+    of one contract and larger for a longer one; values are unchanged by it."""
+    text = "SUPPLY AGREEMENT\nby and between Foxtrot Ltd. and Golf Co.\nEither party may terminate it at any time.\n"
+    longer = text + "The Supplier shall deliver the goods on time. " * 200
+    short, long = _fields(text, schema), _fields(longer, schema)
+    assert {f.features["length_log10"] for f in short.values()} == {round(math.log10(1 + len(text)), 4)}
+    assert long["termination_clause"].features["length_log10"] > short["termination_clause"].features["length_log10"]
+    assert _values(long) == _values(short)
 
 
 def test_russian_termination_for_a_breach_is_not_for_convenience(schema: SchemaVersion) -> None:
