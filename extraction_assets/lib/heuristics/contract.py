@@ -66,13 +66,14 @@ _GAP_BREAK = re.compile(r"(?<!\w)(?:and|или|и|or)(?!\w)")  # "commence on X 
 _SENTENCE_END = re.compile(r"\.\s|\.$|\n\s*\n|;\s*\n")
 _EN_FORM = (
     r"(?:Inc|INC|Incorporated|LLC|L\.L\.C|Ltd|LTD|Limited|LIMITED|Corporation|CORPORATION|Corp|CORP|Company|COMPANY"
-    r"|Co|CO|L\.P|LP|LLP|N\.\s?A|GmbH|S\.A|PLC|plc|AG|KG|B\.V|N\.V|Pty|S\.p\.A)"
+    r"|Co|CO|L\.P|LP|LLP|N\.\s?A|GmbH|A/S|S\.A|PLC|plc|AG|KG|B\.V|N\.V|Pty|S\.p\.A)"
 )
 _EN_WORD = r"(?:[A-Z0-9][\w&.'’-]*|[a-z]+[A-Z0-9][\w&.'’-]*|\([A-Z][\w ]{0,20}\))"  # "Acme", "3M", "eBay", "(Asia)"
 _EN_LEAD_FORM = r"(?:JSC|OJSC|CJSC|PJSC)"  # a joint-stock company's form comes first: "JSC Acme"
 _EN_PARTY = re.compile(
     rf"(?<![\w&.'’-])(?:(?:(?:{_EN_WORD}|&),?\s+(?:(?:of|for|the|de)\s+)?){{1,8}}?"
-    rf"{_EN_FORM}(?:\.|\b)(?:,?\s+(?:&\s+)?{_EN_FORM}(?:\.|\b))*"  # "Co., Ltd.", "GmbH & Co. KG"
+    # "Co., Ltd.", "GmbH & Co. KG"; a hyphenated word is no form ("THIS CO-BRANDING AGREEMENT")
+    rf"{_EN_FORM}(?:\.|\b(?!-))(?:,?\s+(?:&\s+)?{_EN_FORM}(?:\.|\b(?!-)))*"
     rf"|{_EN_LEAD_FORM}(?:\s+[A-Z][\w&'’-]*){{1,3}})"
 )
 _EN_BETWEEN = re.compile(r"(?i:between):?\s+(?:the\s+)?((?:[A-Z0-9][\w&.'’-]*,?\s*){1,6})")
@@ -83,6 +84,10 @@ _NAME_NOISE = re.compile(
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n\s*")
 _WIDE_GAP = re.compile(r"\s{2,}")
 _ARTICLE_BEFORE = re.compile(r"(?<!\w)an?\s+$", re.IGNORECASE)
+# a description goes on after a legal form ("a Delaware Limited Liability Company"): what follows the form is no name
+_FORM_BEFORE = re.compile(rf"(?<![\w&.'’-]){_EN_FORM}\.?[ \t]+$")
+# an address read as a name: a street word, then a comma before the place ("Walnut Street, Boulder, CO")
+_STREET_THEN_PLACE = re.compile(r"(?<!\w)(?i:street|avenue|ave|road|suite|ste|boulevard|blvd|drive)\.?(?!\w)[^,\n]*,")
 _NAME_WORD = re.compile(r"[^\W_][\w&'’-]*")
 _ALIAS = re.compile(
     r"(?:\(\s*(?:the\s+|hereinafter\s+(?:referred\s+to\s+as\s+)?|hereafter\s+|each\s+)?"
@@ -292,7 +297,8 @@ class _Contract:
 
     def _name_span(self, start: int, end: int) -> tuple[int, int] | None:
         """A matched name without what a title block puts before it (a blank line, "BETWEEN", an exhibit number);
-        None for a description ("a Delaware Corporation") or a bare legal form ("The Company")."""
+        None for a description ("a Delaware Corporation", what follows a legal form), an address ("Walnut Street,
+        Boulder, CO") or a bare legal form ("The Company")."""
         for blank in _BLANK_LINE.finditer(self.text, start, end):
             start = blank.end()
         for title in self.hits(self.lex.title_words, start, end):  # "SUPPLY AGREEMENT ACME INC."
@@ -302,6 +308,9 @@ class _Contract:
         words = [w.group(0) for w in _NAME_WORD.finditer(self.text, start, end)]
         own = [w for w in words if w.casefold() != "the" and not re.fullmatch(_EN_FORM, w)]
         if not own or _ARTICLE_BEFORE.search(self.view, max(0, start - 4), start):
+            return None
+        described = _FORM_BEFORE.search(self.text, max(0, start - 16), start)  # "a Nevada Limited Liability Company"
+        if described or _STREET_THEN_PLACE.search(self.text, start, end):
             return None
         return start, end
 

@@ -256,6 +256,7 @@ def test_the_parties_are_read_where_they_are_defined(schema: SchemaVersion) -> N
         "Falkenberg Optik GmbH & Co. KG",
         "Harbin Light (Asia) Limited",
         "JSC Volga Steel",
+        "Skarv Pharma A/S",
     ],
 )
 def test_multi_part_and_leading_legal_forms(schema: SchemaVersion, name: str) -> None:
@@ -269,6 +270,28 @@ def test_a_recital_or_a_bare_form_is_no_party(schema: SchemaVersion) -> None:
         '"Company"). WHEREAS, the Company wishes to engage the Consultant.\n'
     )
     assert _parties(text, schema) == ["Plover Labs Inc.", "Ana Ruiz"]
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        "a Nevada Limited Liability Company located at 12 Elm Road",  # the description after a legal form
+        "having its principal place of business at 3200 Walnut Street, Boulder, CO 80301",  # Colorado's "CO"
+    ],
+)
+def test_a_description_or_an_address_between_the_names_is_no_party(schema: SchemaVersion, between: str) -> None:
+    seller = f'Plover Labs Inc., {between} ("Seller")'
+    text = f'SUPPLY AGREEMENT\nThis Agreement is made between {seller} and Tern Retail LLC ("Buyer").'
+    assert _parties(text, schema) == ["Plover Labs Inc.", "Tern Retail LLC"]
+
+
+def test_a_hyphenated_word_is_no_legal_form(schema: SchemaVersion) -> None:
+    """ "THIS CO-BRANDING AGREEMENT" names no company "THIS CO"."""
+    text = (
+        "CO-BRANDING AGREEMENT\nTHIS CO-BRANDING AGREEMENT is entered into by Plover Labs Inc. and Tern Retail LLC, "
+        "the parties hereto.\n"
+    )
+    assert _parties(text, schema) == ["Plover Labs Inc.", "Tern Retail LLC"]
 
 
 def test_a_name_does_not_start_inside_a_word(schema: SchemaVersion) -> None:
