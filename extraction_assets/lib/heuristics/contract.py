@@ -55,6 +55,7 @@ JURISDICTION_WORDS = 6
 
 _PIECES = re.compile(r"\S(?:[^\n]*?\S)??(?=\s{2,}|\n|$)")
 _EXHIBIT = re.compile(r"exhibit\s+[\w.()-]+\s*")
+_SECTION_NUMBER = re.compile(r"\d+\.(?:\d+\.?)*\s")
 _REDACTION = re.compile(r"\s*[\[{(]\s*\*+\s*[\]})]\s*$")  # "[***]": a filing's confidential-treatment mark
 _NUMBER = re.compile(
     r"(?<![\w.,])\d{1,3}(?:[ ,.]\d{3})+(?:[.,]\d{1,2})?(?![\w])|(?<![\w.,])\d+(?:[.,]\d{1,2})?(?![\w])"
@@ -182,12 +183,15 @@ class _Contract:
     def title(self) -> tuple[int, int, float, str] | None:
         """The document's title near the top: an upper-case piece that starts or ends with a contract word
         ("SUPPLY AGREEMENT", "ДОГОВОР ПОСТАВКИ № 7"), else any upper-case piece naming one, else a short
-        Title Case piece ending with one ("e-business Hosting Agreement")."""
-        tiers: dict[int, tuple[int, int]] = {}
+        Title Case piece ending with one ("e-business Hosting Agreement"). A contract word alone ("AGREEMENT") is a
+        heading over the text, taken only when nothing names the kind of contract."""
+        tiers: dict[tuple[bool, int], tuple[int, int]] = {}
         for piece in _PIECES.finditer(self.text, 0, min(len(self.text), TITLE_CHARS)):
             start, end = self._title_span(piece.start(), piece.end())
             words = self.text[start:end]
             if not words or end - start > MAX_TITLE_CHARS or ":" in words or self._opens_with_date(start):
+                continue
+            if _SECTION_NUMBER.match(words):  # "38.0 NON-EXCLUSIVE NATURE OF AGREEMENT": a section's heading
                 continue
             named = self.hits(self.lex.title_words, start, end)
             if not named:
@@ -197,10 +201,11 @@ class _Contract:
             at_edge = named[0].start() == start or named[-1].end() == end
             title_case = 2 <= len(words.split()) <= 8 and '"' not in words
             tier = 0 if upper and at_edge else 1 if upper else 2 if at_edge and title_case else 3
-            tiers.setdefault(tier, (start, end))
-        for tier, factor, rule in ((0, FULL, "upper_edge"), (1, PARTIAL, "upper"), (2, PARTIAL, "title_case")):
-            if tier in tiers:
-                return (*tiers[tier], factor, rule)
+            tiers.setdefault((len(words.split()) == 1, tier), (start, end))
+        for alone in (False, True):
+            for tier, factor, rule in ((0, FULL, "upper_edge"), (1, PARTIAL, "upper"), (2, PARTIAL, "title_case")):
+                if (alone, tier) in tiers:
+                    return (*tiers[(alone, tier)], factor, rule)
         return None
 
     def _opens_with_date(self, start: int) -> bool:

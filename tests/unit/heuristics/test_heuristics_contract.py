@@ -324,6 +324,10 @@ def test_a_notary_commission_is_not_the_end_date(schema: SchemaVersion) -> None:
         ("WIDGET LICENSE AGREEMENT This License Agreement is made by Acme Corp.", "WIDGET LICENSE AGREEMENT"),
         ("Exhibit 10.1\n\nSupply and Service Agreement [***]   WHEREAS the parties", "Supply and Service Agreement"),
         ("MARCH 1, 2020, RATE AGREEMENT\n\nGAS STORAGE AGREEMENT\n\nThe parties", "GAS STORAGE AGREEMENT"),
+        # a contract word alone is a heading: the title names the kind of contract
+        ("Promotion Agreement\n\nAGREEMENT\n\nThe parties", "Promotion Agreement"),
+        ("LICENSE\n\n38.0 NATURE OF AGREEMENT\n\nSoftware License Agreement", "Software License Agreement"),
+        ("AGREEMENT\n\nThe parties", "AGREEMENT"),  # ... unless nothing else does
     ],
 )
 def test_title_without_preamble_redaction_or_dated_heading(schema: SchemaVersion, top: str, expected: str) -> None:
