@@ -168,7 +168,7 @@ def run_pipeline(
 ) -> list[StepResult]:
     """Ingest and scrub, then extract and queue for review under every (or the given) schema version: one Dagster
     run for all of it (one per contiguous range of the versions asked for), each version with its own metadata and
-    check results. With EXTRACTION_SHARDS > 1, an ingest run and then a run per shard and a queue run per version.
+    check results. With EXTRACTION_SHARDS > 1, an ingest run, then a run per shard over every version, then a queue run.
 
     A worker of a fan-out runs a part of it: some `stages`, and with EXTRACTION_SHARDS > 1 only some `shards`.
     With `keep_held` the warehouse file stays held after the pass until idle (`_holding`): a watch's passes.
@@ -316,8 +316,9 @@ def shard_ranges(spans: Sequence[Sequence[str]], shards: Sequence[int] | None = 
 
 
 def shards_at_once(settings: Settings, shards: Sequence[int] | None) -> list[int]:
-    """The shards to extract at once, one process each, or none (one after the other in this process): at once on a
-    DuckLake catalog, which takes many writers (a DuckDB file takes one: its shards would only wait for each other)."""
+    """The shards to extract at once, a process each (the first the runner's own), or none (one after the other in
+    this process): at once on a DuckLake catalog, which takes many writers (a DuckDB file takes one: its shards would
+    only wait for each other)."""
     chosen = list(range(SHARDS)) if shards is None else list(shards)
     return chosen if len(chosen) > 1 and is_lake(settings.warehouse) else []
 
