@@ -211,17 +211,23 @@ def extend_review_queue(
     if not ids or grown + recorded[len(grown) :] != parts:
         return False
     groups = con.execute(
-        f"SELECT DISTINCT {group_id_sql()} FROM extracted_items i WHERE i.item_id IN (SELECT unnest(?))", [ids]
-    ).fetchall()
-    joined = [row[0] for row in groups]
+        f"""SELECT list(DISTINCT {group_id_sql()}), list(DISTINCT {_KIND_SQL}) FROM extracted_items i
+            WHERE i.item_id IN (SELECT unnest(?))""",
+        [ids],
+    ).fetchone()
+    joined, kinds = groups  # type: ignore[misc]
     con.execute(
         "DELETE FROM review_queue WHERE schema_version = ? AND group_id IN (SELECT unnest(?))", [schema_version, joined]
     )
-    scope = f"i.schema_version = ? AND {group_id_sql()} IN (SELECT unnest(?))"
-    con.execute(_queue_rows(scope), [schema_version, joined, now()])
+    # a group lies inside one tenant and item type: those narrow the items whose group id is computed
+    scope = f"i.schema_version = ? AND {_KIND_SQL} IN (SELECT unnest(?)) AND {group_id_sql()} IN (SELECT unnest(?))"
+    con.execute(_queue_rows(scope), [schema_version, kinds, joined, now()])
     queued = con.execute(_QUEUED_PART, {"version": schema_version}).fetchone()[0]  # type: ignore[index]
     remember_queue_inputs(con, schema_version, ":".join([code, *parts[:-1], queued]))
     return True
+
+
+_KIND_SQL = "concat_ws(chr(31), i.tenant_id, i.item_type)"
 
 
 def _combined(part: str, added: str) -> str:
