@@ -5,9 +5,12 @@ import threading
 
 import dagster as dg
 import pytest
+from dagster._core.storage.event_log import InMemoryEventLogStorage
+from dagster._core.storage.runs import InMemoryRunStorage
+from sqlalchemy.engine import Connection
 
 from extraction_assets.instance import open_instance
-from extraction_assets.instance.ephemeral import HeldEventLogStorage
+from extraction_assets.instance.ephemeral import HeldEventLogStorage, UnstampedRunStorage
 
 
 @dg.asset
@@ -61,3 +64,20 @@ def test_a_failed_call_rolls_back_and_the_connection_stays_usable(monkeypatch: p
         assert conn.exec_driver_sql("SELECT count(*) FROM scratch").scalar() == 0, "the failed call was rolled back"
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
     assert dg.materialize([counted], instance=instance).success
+
+
+def _tables(conn: Connection) -> set[str]:
+    return {row[0] for row in conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def test_the_storages_are_made_as_dagster_makes_its_in_memory_ones_but_the_migration_stamp() -> None:
+    """Their `__init__` mirrors Dagster's (pinned below 1.14): every attribute and table Dagster's has, but the
+    alembic revision table."""
+    for ours, theirs in (
+        (HeldEventLogStorage(), InMemoryEventLogStorage()),
+        (UnstampedRunStorage(), InMemoryRunStorage()),
+    ):
+        assert set(vars(theirs)) <= set(vars(ours))
+        assert _tables(ours._held_conn) == _tables(theirs._held_conn) - {"alembic_version"}
+        ours.dispose()
+        theirs.dispose()
