@@ -28,6 +28,19 @@ class PostgresServer:
     host: str
     port: int
     user: str
+    data: Path | None = None
+
+    def cpu_seconds(self) -> float:
+        """CPU the server has used so far: the postmaster and every backend it has reaped (a backend ends with its
+        connection), so a bench can count the catalog's work with the processes that asked for it."""
+        if self.data is None or not (self.data / "postmaster.pid").exists():
+            return 0.0
+        pid = (self.data / "postmaster.pid").read_text().split("\n", 1)[0].strip()
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return sum(int(tick) for tick in fields[11:15]) / os.sysconf("SC_CLK_TCK")  # utime stime cutime cstime
 
     def conninfo(self, dbname: str) -> str:
         """A libpq connection string for one database of this server."""
@@ -85,7 +98,7 @@ def running_postgres(databases: tuple[str, ...] = ()) -> Iterator[PostgresServer
     try:
         _run([str(binaries / "initdb"), "-D", str(data), "-U", user, "-A", "trust", "-E", "UTF8"])
         _run([str(binaries / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(folder / "log"), "-w", "start"])
-        server = PostgresServer(host="127.0.0.1", port=port, user=user)
+        server = PostgresServer(host="127.0.0.1", port=port, user=user, data=data)
         for name in databases:
             create_database(server, name)
         yield server

@@ -46,6 +46,7 @@ def test_a_bench_inbox_in_four_parallel_shards_one_killed_mid_write_matches_the_
     build_inbox(inbox, TENANTS * len(records), records)
     expected = reference(tmp_path, inbox)
     fanned = lake(postgres, tmp_path, "bench", inbox)
+    server_cpu_before = postgres.cpu_seconds()
     fanned.run("ingest")
     victim = fanned.worker("extract", shards=[0])
     others = [fanned.worker("extract", shards=[shard]) for shard in range(1, SHARDS)]
@@ -65,3 +66,4 @@ def test_a_bench_inbox_in_four_parallel_shards_one_killed_mid_write_matches_the_
     assert_same_rows(snapshot(fanned.warehouse), expected, "the lake")
     assert duplicate_keys(fanned.warehouse) == {}
     assert 0 < written_before_rerun < _extracted_in_shard(fanned.warehouse, Shard(0, SHARDS))
+    assert postgres.cpu_seconds() > server_cpu_before  # the catalog's work is counted (the scale-out bench adds it)
