@@ -1,8 +1,8 @@
 """The fan-out on one machine: worker processes extracting shards at once into a DuckLake catalog on PostgreSQL,
 with Dagster's storage on PostgreSQL too. Shared by the scale-out test and the `scale_out` benchmark.
 
-`python -m evals.scale_out ingest|extract|queue [--shards 0,1] [--versions pulse@v1,...]` is one worker: it runs
-that part of `runner.run_pipeline` against the environment it is given (warehouse, shards, DAGSTER_HOME).
+`python -m evals.scale_out ingest|extract|queue... [--shards 0,1] [--versions pulse@v1,...]` is one worker: it runs
+those parts of `runner.run_pipeline` against the environment it is given (warehouse, shards, DAGSTER_HOME).
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ class FanOut:
     def warehouse(self) -> str:
         return self.env["EXTRACTION_WAREHOUSE"]
 
-    def worker(self, stage: str, shards: Sequence[int] = (), versions: Sequence[str] = ()) -> subprocess.Popen[bytes]:
-        command = [sys.executable, "-m", "evals.scale_out", stage]
+    def worker(self, *stages: str, shards: Sequence[int] = (), versions: Sequence[str] = ()) -> subprocess.Popen[bytes]:
+        command = [sys.executable, "-m", "evals.scale_out", *stages]
         if shards:
             command += ["--shards", ",".join(str(s) for s in shards)]
         if versions:
@@ -64,8 +64,8 @@ class FanOut:
             command, env=self.env, cwd=PROJECT_DIR, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
         )
 
-    def run(self, stage: str, shards: Sequence[int] = (), versions: Sequence[str] = ()) -> None:
-        finish([self.worker(stage, shards, versions)])
+    def run(self, *stages: str, shards: Sequence[int] = (), versions: Sequence[str] = ()) -> None:
+        finish([self.worker(*stages, shards=shards, versions=versions)])
 
 
 def finish(workers: Sequence[subprocess.Popen[bytes]]) -> None:
@@ -162,7 +162,7 @@ def duplicate_keys(warehouse: str | Path) -> dict[str, int]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m evals.scale_out", description=__doc__)
-    parser.add_argument("stage", choices=["ingest", "extract", "queue"])
+    parser.add_argument("stages", nargs="+", choices=["ingest", "extract", "queue"], help="the parts to run")
     parser.add_argument("--shards", default="", help="comma-separated shard numbers (default: every shard)")
     parser.add_argument("--versions", default="", help="comma-separated schema versions (default: every one)")
     args = parser.parse_args(argv)
@@ -179,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         Settings.from_env(),
         schema_keys=[v for v in args.versions.split(",") if v] or None,
         instance=instance,
-        stages=(args.stage,),
+        stages=tuple(args.stages),
         shards=[int(s) for s in args.shards.split(",") if s] or None,
     )
     failed = [r for r in results if not r.success or r.failed_checks]

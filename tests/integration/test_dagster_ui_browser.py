@@ -2,12 +2,15 @@
 server, the webserver and the daemon, as `make ui` starts them): every way the UI offers to launch an extraction
 ends in SUCCESS with the rows it should have written, the review queue follows an extraction that changed
 something and nothing follows a run that changed nothing, a failed run re-executed succeeds, and the eval report
-opens from its asset's metadata.
+opens from its asset's metadata. Then the command itself: the daemon beside the webserver on the one code server,
+the eval reports served beside them, and SIGTERM stops all of it, also where SIGINT is ignored (a script's `&`, a
+service: the UI is started so).
 
 The tests share one UI (module scope) and run in file order, each on what the ones before it left: the bundled sample
-inbox is ingested before the UI starts, then each launch path extracts versions no path has extracted yet. Each
-prints its time from the click that launches to SUCCESS. Uses the system Chromium through Playwright, as the review
-page's browser test does; skipped, with the reason, without it.
+inbox is ingested before the UI starts, then each launch path extracts versions no path has extracted yet; the last
+one stops the UI. Each prints its time from the click that launches to SUCCESS. Uses the system Chromium through
+Playwright, as the review page's browser test does; without it the clicking tests skip, with the reason, and the
+command's test runs alone.
 """
 
 from __future__ import annotations
@@ -32,9 +35,10 @@ from dagster._core.execution.backfill import BulkActionStatus
 
 from extraction_assets.lib.ports import free_port
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, PACKAGE_DIR, SAMPLE_INBOX, Settings
+from extraction_assets.lib.stages import reports_dir
 from extraction_assets.lib.warehouse import open_warehouse
 from extraction_assets.runner import run_pipeline
-from tests.integration.test_review_browser import CHROMIUM, CHROMIUM_FLAGS  # skips this module without Chromium
+from tests.chromium import CHROMIUM, CHROMIUM_FLAGS, MISSING
 from tests.one_row import one_row
 
 if TYPE_CHECKING:
@@ -48,11 +52,27 @@ BIN = Path(sys.executable).parent
 ERROR_TEXTS = ("Something went wrong", "An error occurred", "Unexpected error", "GraphQL error", "Traceback")
 FOLLOW_UP_S = 5  # the automation sensor's interval here (30 s in `make ui`); Dagster's asset daemon loops every 5 s
 RUN_TIMEOUT_S = 240
-LOADED = json.dumps(
-    {"query": "{ workspaceOrError { ... on Workspace { locationEntries { locationOrLoadError { __typename } } } } }"}
+LOCATIONS = json.dumps(
+    {
+        "query": "{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus "
+        "locationOrLoadError { __typename } } } } }"
+    }
 ).encode()
 ITEMS, EVIDENCE = dg.AssetKey("extracted_items"), dg.AssetKey("grounded_evidence")
 AUTOMATION_TAGS = ("dagster/sensor_name", "dagster/from_automation_condition")
+
+
+@dataclass
+class Server:
+    """`extraction-assets ui` on the ingested sample, and what the tests read beside it."""
+
+    process: subprocess.Popen[bytes]
+    base: str
+    reports: str
+    folder: Path
+    settings: Settings
+    instance: dg.DagsterInstance
+    log: Path
 
 
 @dataclass
@@ -103,18 +123,23 @@ def _gold_registry(folder: Path) -> Path:
     return registry
 
 
+def _locations(base: str) -> list[dict]:
+    request = urllib.request.Request(f"{base}/graphql", data=LOCATIONS, headers={"content-type": "application/json"})
+    with urllib.request.urlopen(request, timeout=5) as answer:
+        return json.load(answer)["data"]["workspaceOrError"]["locationEntries"]
+
+
 def _loaded(base: str) -> bool:
-    request = urllib.request.Request(f"{base}/graphql", data=LOADED, headers={"content-type": "application/json"})
     try:
-        with urllib.request.urlopen(request, timeout=5) as answer:
-            entries = json.load(answer)["data"]["workspaceOrError"]["locationEntries"]
+        entries = _locations(base)
     except OSError:
         return False
     return bool(entries) and entries[0]["locationOrLoadError"]["__typename"] == "RepositoryLocation"
 
 
 @pytest.fixture(scope="module")
-def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UI]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The UI the file's tests share (its last test stops it)."""
     tmp = tmp_path_factory.mktemp("ui")
     home, inbox, prompts = tmp / "dagster", tmp / "inbox", tmp / "prompts"
     (home / ".nux").mkdir(parents=True)
@@ -135,29 +160,46 @@ def ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[UI]:
     }
     log = tmp / "ui.log"
     command = [str(BIN / "extraction-assets"), "ui", "--port", str(port), "--reports-port", str(reports)]
-    server = subprocess.Popen(command, cwd=tmp, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        command,
+        cwd=tmp,
+        env=env,
+        stdout=log.open("w"),
+        stderr=subprocess.STDOUT,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),  # as `&` in a script starts it
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 180
         while not _loaded(base):
-            assert server.poll() is None, log.read_text()[-3000:]
+            assert process.poll() is None, log.read_text()[-3000:]
             assert time.monotonic() < deadline, "the UI did not load in 180 s:\n" + log.read_text()[-3000:]
             time.sleep(0.5)
-        with sync_api.sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
-            page = browser.new_page(viewport={"width": 1600, "height": 1000})
-            page.set_default_timeout(60_000)
-            found = UI(base, f"http://127.0.0.1:{reports}", page, settings, instance, _gold_registry(tmp / "gold"), log)
-            page.on("pageerror", lambda error: found.page_errors.append(str(error)))
-            yield found
-            browser.close()
-        print("\nfrom the click that launches to SUCCESS:")
-        for path, seconds in found.seconds.items():
-            print(f"  {seconds:6.1f} s  {path}")
+        yield Server(process, base, f"http://127.0.0.1:{reports}", tmp, settings, instance, log)
     finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=60)
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=60)
         instance.dispose()
+
+
+@pytest.fixture(scope="module")
+def ui(server: Server) -> Iterator[UI]:
+    """The shared UI in a headless Chromium."""
+    if MISSING:
+        pytest.skip(MISSING)
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1600, "height": 1000})
+        page.set_default_timeout(60_000)
+        gold = _gold_registry(server.folder / "gold")
+        found = UI(server.base, server.reports, page, server.settings, server.instance, gold, server.log)
+        page.on("pageerror", lambda error: found.page_errors.append(str(error)))
+        yield found
+        browser.close()
+    print("\nfrom the click that launches to SUCCESS:")
+    for path, seconds in found.seconds.items():
+        print(f"  {seconds:6.1f} s  {path}")
 
 
 @contextmanager
@@ -534,3 +576,40 @@ def test_the_terminal_shows_no_warning_nobody_can_act_on(ui: UI) -> None:
     assert "No heartbeat received" not in printed  # a code server the daemon left behind, once a minute before
     assert "UserWarning" not in printed and "Traceback" not in printed, printed[-3000:]
     assert "did not yield" not in printed  # a step's check outputs, each yielded (Dagster said so at INFO before)
+
+
+def _children(pid: int) -> set[int]:
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.add(int(stat.parent.name))
+    return found
+
+
+def _code_server(pids: set[int]) -> int:
+    """The one of `pids` running Dagster's code server."""
+    return next(pid for pid in pids if b"code-server" in Path(f"/proc/{pid}/cmdline").read_bytes())
+
+
+def test_the_command_serves_the_reports_beside_one_code_server_and_sigterm_stops_all_of_it(server: Server) -> None:
+    """`extraction-assets ui` (what `make ui` runs), once the UI has been used: SIGTERM stops the webserver, the daemon
+    and the code server they share, and the command exits 0. The last test of the file: it stops the shared UI."""
+    located = [{k: e[k] for k in ("name", "loadStatus")} for e in _locations(server.base)]
+    assert located == [{"name": "extraction_assets", "loadStatus": "LOADED"}]
+    deadline = time.monotonic() + 180  # the daemon starts once the page answers
+    while time.monotonic() < deadline and len(_children(server.process.pid)) < 3:
+        time.sleep(0.2)
+    children = _children(server.process.pid)
+    assert len(children) == 3, "the code server, the webserver and the daemon"
+    assert not any(_children(pid) for pid in children - {_code_server(children)}), "no code server of their own"
+    (reports_dir(server.settings.warehouse) / "r.html").write_text("<h1>report</h1>", encoding="utf-8")
+    with urllib.request.urlopen(f"{server.reports}/r.html", timeout=5) as answer:
+        assert answer.read() == b"<h1>report</h1>"
+    server.process.send_signal(signal.SIGTERM)
+    assert server.process.wait(timeout=60) == 0
+    assert "SIGTERM: stopping the UI" in server.log.read_text(encoding="utf-8", errors="replace")
+    assert not {pid for pid in children if Path(f"/proc/{pid}").exists()}, "no process is left behind"

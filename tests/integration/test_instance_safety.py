@@ -22,12 +22,30 @@ from extraction_assets.lib.settings import DEFAULT_PROMPTS, PACKAGE_DIR, SAMPLE_
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.long(30)
-OPEN_AT = (
-    "import sys, time\n"
-    "from extraction_assets.instance import open_instance\n"
-    "time.sleep(max(0.0, float(sys.argv[1]) - time.time()))\n"  # every process opens at the same moment
-    "print(len(open_instance().get_runs()))\n"
-)
+# Imports the instance module once, then forks a process per home given (none has opened an instance): each opens
+# its home at the same moment and prints the runs it finds; the parent prints each one's exit code. Forked, the nine
+# skip the second or two of imports each would pay started as an interpreter of its own; what they share is code.
+OPEN_AT_ONCE = """
+import os, sys, time, traceback
+from extraction_assets.instance import open_instance
+at = time.time() + 1
+children = []
+for home in sys.argv[1:]:
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            os.environ["DAGSTER_HOME"] = home
+            time.sleep(max(0.0, at - time.time()))
+            os.write(1, f"{home} {len(open_instance().get_runs())}\\n".encode())  # one write: lines never mix
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        os._exit(code)
+    children.append(pid)
+for pid in children:
+    print("exit", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
+"""
 
 
 def _home(path: Path) -> Path:
@@ -38,23 +56,19 @@ def _home(path: Path) -> Path:
 
 def test_processes_opening_a_fresh_shared_home_at_once_create_its_storage_once(tmp_path: Path) -> None:
     homes = [_home(tmp_path / f"home{n}") for n in range(3)]
-    at = time.time() + 8  # after every process has imported Dagster
-    children = [
-        subprocess.Popen(
-            [sys.executable, "-c", OPEN_AT, str(at)],
-            env={**os.environ, "DAGSTER_HOME": str(home)},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for home in homes
-        for _ in range(3)
-    ]
-    # nine processes importing Dagster on two cores: quiet, ~10 s in all; with other suites running, each took
-    # 65-85 s to open and 20-40 s more to exit (seen at load 30), so the bound is generous: it catches a hang
-    results = [child.communicate(timeout=300) for child in children]
-    assert [child.returncode for child in children] == [0] * len(children), [err[-800:] for _, err in results]
-    assert all(out.strip() == "0" for out, _ in results)
+    # nine processes, three on each fresh home, opening at once; the bound is generous: it catches a hang
+    done = subprocess.run(
+        [sys.executable, "-c", OPEN_AT_ONCE, *(str(home) for home in homes for _ in range(3))],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.split("\n")
+    assert [line for line in lines if line.startswith("exit ")] == ["exit 0"] * 9, done.stderr[-3000:]
+    opened = sorted(line for line in lines if line and not line.startswith("exit "))
+    assert opened == sorted(f"{home} 0" for home in homes for _ in range(3)), done.stdout
 
 
 def test_a_fresh_home_says_automation_is_on_and_keeps_a_persons_choice(

@@ -21,25 +21,12 @@ from extraction_assets.lib.review import check_chain, history
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
 from extraction_assets.lib.warehouse import open_warehouse
 from extraction_assets.web.review_app import create_review_app
+from tests.chromium import CHROMIUM, CHROMIUM_FLAGS, MISSING
 from tests.one_row import one_row
 from tests.review_seed import basic_auth, review_auth, seed, seed_documents
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-if not CHROMIUM.exists():
-    pytest.skip(
-        f"{CHROMIUM} not found: install it with `apt-get install -y chromium chromium-driver` (.ci/run does)",
-        allow_module_level=True,
-    )
+if MISSING:
+    pytest.skip(MISSING, allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is installed by `pip install -e .[dev]`")
 
 

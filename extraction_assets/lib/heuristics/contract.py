@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import math
 import re
 from collections import Counter
 from collections.abc import Iterator
@@ -54,6 +55,7 @@ JURISDICTION_WORDS = 6
 
 _PIECES = re.compile(r"\S(?:[^\n]*?\S)??(?=\s{2,}|\n|$)")
 _EXHIBIT = re.compile(r"exhibit\s+[\w.()-]+\s*")
+_SECTION_NUMBER = re.compile(r"\d+\.(?:\d+\.?)*\s")
 _REDACTION = re.compile(r"\s*[\[{(]\s*\*+\s*[\]})]\s*$")  # "[***]": a filing's confidential-treatment mark
 _NUMBER = re.compile(
     r"(?<![\w.,])\d{1,3}(?:[ ,.]\d{3})+(?:[.,]\d{1,2})?(?![\w])|(?<![\w.,])\d+(?:[.,]\d{1,2})?(?![\w])"
@@ -65,13 +67,14 @@ _GAP_BREAK = re.compile(r"(?<!\w)(?:and|или|и|or)(?!\w)")  # "commence on X 
 _SENTENCE_END = re.compile(r"\.\s|\.$|\n\s*\n|;\s*\n")
 _EN_FORM = (
     r"(?:Inc|INC|Incorporated|LLC|L\.L\.C|Ltd|LTD|Limited|LIMITED|Corporation|CORPORATION|Corp|CORP|Company|COMPANY"
-    r"|Co|CO|L\.P|LP|LLP|N\.\s?A|GmbH|S\.A|PLC|plc|AG|KG|B\.V|N\.V|Pty|S\.p\.A)"
+    r"|Co|CO|L\.P|LP|LLP|N\.\s?A|GmbH|A/S|S\.A|PLC|plc|AG|KG|B\.V|N\.V|Pty|S\.p\.A)"
 )
 _EN_WORD = r"(?:[A-Z0-9][\w&.'’-]*|[a-z]+[A-Z0-9][\w&.'’-]*|\([A-Z][\w ]{0,20}\))"  # "Acme", "3M", "eBay", "(Asia)"
 _EN_LEAD_FORM = r"(?:JSC|OJSC|CJSC|PJSC)"  # a joint-stock company's form comes first: "JSC Acme"
 _EN_PARTY = re.compile(
     rf"(?<![\w&.'’-])(?:(?:(?:{_EN_WORD}|&),?\s+(?:(?:of|for|the|de)\s+)?){{1,8}}?"
-    rf"{_EN_FORM}(?:\.|\b)(?:,?\s+(?:&\s+)?{_EN_FORM}(?:\.|\b))*"  # "Co., Ltd.", "GmbH & Co. KG"
+    # "Co., Ltd.", "GmbH & Co. KG"; a hyphenated word is no form ("THIS CO-BRANDING AGREEMENT")
+    rf"{_EN_FORM}(?:\.|\b(?!-))(?:,?\s+(?:&\s+)?{_EN_FORM}(?:\.|\b(?!-)))*"
     rf"|{_EN_LEAD_FORM}(?:\s+[A-Z][\w&'’-]*){{1,3}})"
 )
 _EN_BETWEEN = re.compile(r"(?i:between):?\s+(?:the\s+)?((?:[A-Z0-9][\w&.'’-]*,?\s*){1,6})")
@@ -82,6 +85,10 @@ _NAME_NOISE = re.compile(
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n\s*")
 _WIDE_GAP = re.compile(r"\s{2,}")
 _ARTICLE_BEFORE = re.compile(r"(?<!\w)an?\s+$", re.IGNORECASE)
+# a description goes on after a legal form ("a Delaware Limited Liability Company"): what follows the form is no name
+_FORM_BEFORE = re.compile(rf"(?<![\w&.'’-]){_EN_FORM}\.?[ \t]+$")
+# an address read as a name: a street word, then a comma before the place ("Walnut Street, Boulder, CO")
+_STREET_THEN_PLACE = re.compile(r"(?<!\w)(?i:street|avenue|ave|road|suite|ste|boulevard|blvd|drive)\.?(?!\w)[^,\n]*,")
 _NAME_WORD = re.compile(r"[^\W_][\w&'’-]*")
 _ALIAS = re.compile(
     r"(?:\(\s*(?:the\s+|hereinafter\s+(?:referred\s+to\s+as\s+)?|hereafter\s+|each\s+)?"
@@ -176,12 +183,15 @@ class _Contract:
     def title(self) -> tuple[int, int, float, str] | None:
         """The document's title near the top: an upper-case piece that starts or ends with a contract word
         ("SUPPLY AGREEMENT", "ДОГОВОР ПОСТАВКИ № 7"), else any upper-case piece naming one, else a short
-        Title Case piece ending with one ("e-business Hosting Agreement")."""
-        tiers: dict[int, tuple[int, int]] = {}
+        Title Case piece ending with one ("e-business Hosting Agreement"). A contract word alone ("AGREEMENT") is a
+        heading over the text, taken only when nothing names the kind of contract."""
+        tiers: dict[tuple[bool, int], tuple[int, int]] = {}
         for piece in _PIECES.finditer(self.text, 0, min(len(self.text), TITLE_CHARS)):
             start, end = self._title_span(piece.start(), piece.end())
             words = self.text[start:end]
             if not words or end - start > MAX_TITLE_CHARS or ":" in words or self._opens_with_date(start):
+                continue
+            if _SECTION_NUMBER.match(words):  # "38.0 NON-EXCLUSIVE NATURE OF AGREEMENT": a section's heading
                 continue
             named = self.hits(self.lex.title_words, start, end)
             if not named:
@@ -191,10 +201,11 @@ class _Contract:
             at_edge = named[0].start() == start or named[-1].end() == end
             title_case = 2 <= len(words.split()) <= 8 and '"' not in words
             tier = 0 if upper and at_edge else 1 if upper else 2 if at_edge and title_case else 3
-            tiers.setdefault(tier, (start, end))
-        for tier, factor, rule in ((0, FULL, "upper_edge"), (1, PARTIAL, "upper"), (2, PARTIAL, "title_case")):
-            if tier in tiers:
-                return (*tiers[tier], factor, rule)
+            tiers.setdefault((len(words.split()) == 1, tier), (start, end))
+        for alone in (False, True):
+            for tier, factor, rule in ((0, FULL, "upper_edge"), (1, PARTIAL, "upper"), (2, PARTIAL, "title_case")):
+                if (alone, tier) in tiers:
+                    return (*tiers[(alone, tier)], factor, rule)
         return None
 
     def _opens_with_date(self, start: int) -> bool:
@@ -291,7 +302,8 @@ class _Contract:
 
     def _name_span(self, start: int, end: int) -> tuple[int, int] | None:
         """A matched name without what a title block puts before it (a blank line, "BETWEEN", an exhibit number);
-        None for a description ("a Delaware Corporation") or a bare legal form ("The Company")."""
+        None for a description ("a Delaware Corporation", what follows a legal form), an address ("Walnut Street,
+        Boulder, CO") or a bare legal form ("The Company")."""
         for blank in _BLANK_LINE.finditer(self.text, start, end):
             start = blank.end()
         for title in self.hits(self.lex.title_words, start, end):  # "SUPPLY AGREEMENT ACME INC."
@@ -301,6 +313,9 @@ class _Contract:
         words = [w.group(0) for w in _NAME_WORD.finditer(self.text, start, end)]
         own = [w for w in words if w.casefold() != "the" and not re.fullmatch(_EN_FORM, w)]
         if not own or _ARTICLE_BEFORE.search(self.view, max(0, start - 4), start):
+            return None
+        described = _FORM_BEFORE.search(self.text, max(0, start - 16), start)  # "a Nevada Limited Liability Company"
+        if described or _STREET_THEN_PLACE.search(self.text, start, end):
             return None
         return start, end
 
@@ -739,11 +754,14 @@ def _title_context(contract: _Contract, start: int, end: int) -> dict[str, float
 
 def _features(contract: _Contract, found: _Found, others: dict[str, _Found]) -> dict[str, float]:
     """The evidence a value rests on, for the schema version's calibration (`lib/calibration`): which rule found it,
-    whether other rules or fields agree, and whether the value looks sane (a party holding a date, a one-word
-    title, a date years from the contract's other dates)."""
+    whether other rules or fields agree, whether the value looks sane (a party holding a date, a one-word title, a
+    date years from the contract's other dates), and how long the contract is (a short amendment or exhibit names
+    its title and dates otherwise than a full agreement; a long one offers more places a clause or date may come
+    from)."""
     rules = _RULES.get(found.field, ())
     features = {f"rule_{r}": float(found.rule == r) for r in rules[1:]}
     features["in_header"] = float(found.start < contract.header)
+    features["length_log10"] = round(math.log10(1 + len(contract.text)), 4)
     value = str(found.value.get("value", ""))
     words = value.split()
     if found.field == "document_name":

@@ -75,7 +75,9 @@ _NOT_TOTAL = re.compile(
     r"sub[\s-]*total|total\s*(?:qty|quantity|item|items|gst|sst|tax|disc|discount|saving|savings|excl|point|points"
     r"|weight|no\.?\s*of)|excluding|exclusive|tax\s*total|gst\s*summary|qty"
 )
-_SLOGAN = re.compile(r"thank|welcome|please|come again|visit us|feedback|(?<!\w)tq(?!\w)|enjoy")
+_SLOGAN = re.compile(
+    r"thank|welcome|please|come again|visit us|feedback|(?<!\w)tq(?!\w)|enjoy|returnable|refundable|exchangeable"
+)
 _HEADINGS = re.compile(r"summary|details|thank")
 _RECEIPT_WORDS = re.compile(r"total|cash|change|rounding|amount|receipt|invoice")
 _PAID = re.compile(r"(?<!\w)(?:cash|tendered|paid|payment|visa|master|card|credit|debit)(?!\w)")
@@ -156,7 +158,8 @@ def _name_end(line: _Line) -> int | None:
     """Where a name on this line ends (after its legal form, before a trailing registration number); None if
     the line is not a name."""
     text = line.text
-    forms = list(_LEGAL_FORMS.finditer(text))
+    # a form inside an opened bracket belongs to a registration number: "DION REALTIES SDN BHD (CO. NO:20154-T)"
+    forms = [f for f in _LEGAL_FORMS.finditer(text) if text.count("(", 0, f.start()) <= text.count(")", 0, f.start())]
     if forms:
         cut = forms[-1].end() + text.startswith(".", forms[-1].end())
     else:

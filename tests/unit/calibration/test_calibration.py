@@ -171,6 +171,24 @@ def test_each_file_is_also_scored_by_a_fit_on_the_other_files_alone() -> None:
     assert alone.figures["in_sample"]["a"].error_capture == 1.0
 
 
+def test_a_field_just_large_enough_to_ship_is_cross_validated_as_shipped() -> None:
+    """A field with MIN_ITEMS labelled items is calibrated; a fold's training share holds fewer, yet every held-out
+    item gets a probability from that fold's model (its base rate when too few to weigh features), not today's rule.
+    A field too small to ship stays uncalibrated in every fold."""
+    pytest.importorskip("sklearn")
+    from extraction_assets.lib.calibration.fit import FOLDS, MIN_ITEMS, Example, _calibrated, _out_of_fold
+
+    def example(field: str, i: int) -> Example:
+        return Example(f"d{i}", "f", field, {"flag": float(i % 3 == 0)}, i % 3 != 0, 0.8, False, False)
+
+    examples = [example("penalty", i) for i in range(MIN_ITEMS)] + [example("rare", i) for i in range(MIN_ITEMS - 1)]
+    fields = _calibrated(examples)
+    assert fields == {"penalty"}
+    found = _out_of_fold(examples, FOLDS, 0.5, fields)
+    assert all(p is not None for p, e in zip(found, examples, strict=True) if e.field == "penalty")
+    assert all(p is None for p, e in zip(found, examples, strict=True) if e.field == "rare")
+
+
 def test_review_cost_takes_exactly_one_figure() -> None:
     with pytest.raises(ValueError):
         ReviewCost()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import date
 
@@ -255,6 +256,7 @@ def test_the_parties_are_read_where_they_are_defined(schema: SchemaVersion) -> N
         "Falkenberg Optik GmbH & Co. KG",
         "Harbin Light (Asia) Limited",
         "JSC Volga Steel",
+        "Skarv Pharma A/S",
     ],
 )
 def test_multi_part_and_leading_legal_forms(schema: SchemaVersion, name: str) -> None:
@@ -268,6 +270,28 @@ def test_a_recital_or_a_bare_form_is_no_party(schema: SchemaVersion) -> None:
         '"Company"). WHEREAS, the Company wishes to engage the Consultant.\n'
     )
     assert _parties(text, schema) == ["Plover Labs Inc.", "Ana Ruiz"]
+
+
+@pytest.mark.parametrize(
+    "between",
+    [
+        "a Nevada Limited Liability Company located at 12 Elm Road",  # the description after a legal form
+        "having its principal place of business at 3200 Walnut Street, Boulder, CO 80301",  # Colorado's "CO"
+    ],
+)
+def test_a_description_or_an_address_between_the_names_is_no_party(schema: SchemaVersion, between: str) -> None:
+    seller = f'Plover Labs Inc., {between} ("Seller")'
+    text = f'SUPPLY AGREEMENT\nThis Agreement is made between {seller} and Tern Retail LLC ("Buyer").'
+    assert _parties(text, schema) == ["Plover Labs Inc.", "Tern Retail LLC"]
+
+
+def test_a_hyphenated_word_is_no_legal_form(schema: SchemaVersion) -> None:
+    """ "THIS CO-BRANDING AGREEMENT" names no company "THIS CO"."""
+    text = (
+        "CO-BRANDING AGREEMENT\nTHIS CO-BRANDING AGREEMENT is entered into by Plover Labs Inc. and Tern Retail LLC, "
+        "the parties hereto.\n"
+    )
+    assert _parties(text, schema) == ["Plover Labs Inc.", "Tern Retail LLC"]
 
 
 def test_a_name_does_not_start_inside_a_word(schema: SchemaVersion) -> None:
@@ -300,6 +324,10 @@ def test_a_notary_commission_is_not_the_end_date(schema: SchemaVersion) -> None:
         ("WIDGET LICENSE AGREEMENT This License Agreement is made by Acme Corp.", "WIDGET LICENSE AGREEMENT"),
         ("Exhibit 10.1\n\nSupply and Service Agreement [***]   WHEREAS the parties", "Supply and Service Agreement"),
         ("MARCH 1, 2020, RATE AGREEMENT\n\nGAS STORAGE AGREEMENT\n\nThe parties", "GAS STORAGE AGREEMENT"),
+        # a contract word alone is a heading: the title names the kind of contract
+        ("Promotion Agreement\n\nAGREEMENT\n\nThe parties", "Promotion Agreement"),
+        ("LICENSE\n\n38.0 NATURE OF AGREEMENT\n\nSoftware License Agreement", "Software License Agreement"),
+        ("AGREEMENT\n\nThe parties", "AGREEMENT"),  # ... unless nothing else does
     ],
 )
 def test_title_without_preamble_redaction_or_dated_heading(schema: SchemaVersion, top: str, expected: str) -> None:
@@ -348,6 +376,17 @@ def test_a_convenience_that_waits_on_an_event_is_evidence_of_doubt(
     text = f"SUPPLY AGREEMENT\nby and between Foxtrot Ltd. and Golf Co.\n{sentence}\n"
     features = _fields(text, schema)["termination_clause"].features
     assert (features["conditional"], features["notice_period"]) == (conditional, notice_period)
+
+
+def test_every_value_carries_the_contracts_length_as_evidence(schema: SchemaVersion) -> None:
+    """Evidence for the calibration only: the contract's length (log10 of its characters), the same for every field
+    of one contract and larger for a longer one; values are unchanged by it."""
+    text = "SUPPLY AGREEMENT\nby and between Foxtrot Ltd. and Golf Co.\nEither party may terminate it at any time.\n"
+    longer = text + "The Supplier shall deliver the goods on time. " * 200
+    short, long = _fields(text, schema), _fields(longer, schema)
+    assert {f.features["length_log10"] for f in short.values()} == {round(math.log10(1 + len(text)), 4)}
+    assert long["termination_clause"].features["length_log10"] > short["termination_clause"].features["length_log10"]
+    assert _values(long) == _values(short)
 
 
 def test_russian_termination_for_a_breach_is_not_for_convenience(schema: SchemaVersion) -> None:

@@ -204,3 +204,15 @@ def test_a_prepaid_slip_with_only_total_and_cash_is_a_receipt(schema: SchemaVers
 def test_two_different_prices_are_not_a_receipt(schema: SchemaVersion) -> None:
     note = "Shopping list\nmilk 4.20 at the corner shop\nbread 3.10, total to be paid on Friday\n"
     assert extract_receipt(_doc(note), schema) == []
+
+
+def test_a_return_policy_printed_first_is_no_seller(schema: SchemaVersion) -> None:
+    """A slogan printed above the seller does not open the header (the contact line after it would end it)."""
+    text = "THANK YOU. PLEASE COME AGAIN.\nGOODS SOLD ARE NOT RETURNABLE.\nTEL: 03-8000 1234\n"
+    text += "PAKU MART SDN.BHD\n(123456-W)\nNO 9, JALAN SEMBILAN\n43000 KAJANG\n" + _SALE
+    assert _fields(text, schema)["company"].value["value"] == "PAKU MART SDN.BHD"
+
+
+def test_a_legal_form_inside_a_registration_bracket_does_not_end_the_name(schema: SchemaVersion) -> None:
+    text = "SERI REALTIES SDN BHD (CO. NO:20154-T)\nNO 9, JALAN SEMBILAN\n43000 KAJANG\n" + _SALE
+    assert _fields(text, schema)["company"].value["value"] == "SERI REALTIES SDN BHD"
