@@ -9,7 +9,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from extraction_assets.lib.models import Document, EvidenceRecord, ExtractionOutcome, ItemRecord, ItemStatus
+from extraction_assets.lib.models import Document, ExtractionOutcome, ItemStatus
 from extraction_assets.lib.warehouse import (
     bring_queue_in_step,
     insert_documents,
@@ -19,6 +19,7 @@ from extraction_assets.lib.warehouse import (
     write_extraction_batch,
 )
 from extraction_assets.lib.warehouse.review_queue import queue_inputs, remembered_queue_inputs
+from tests.records import processed, quoted_item
 
 VERSION, RIVAL = "pulse@v1", "pulse@v2"
 TITLES = ("Supplier delay", "supplier  DELAY", "Cash is short", "Hire two temps", "Ship by Friday")
@@ -53,51 +54,19 @@ def _outcome(rng: random.Random, doc: Document, version: str) -> ExtractionOutco
     for title in TITLES:
         if title not in doc.text or rng.random() < 0.3:
             continue
-        start = doc.text.index(title)
-        item_id = f"{version}:{doc.doc_id[:12]}:{start}"
-        status = rng.choice(STATUSES)
         items.append(
-            ItemRecord(
-                item_id=item_id,
-                doc_id=doc.doc_id,
-                tenant_id=doc.tenant_id,
-                schema_version=version,
+            quoted_item(
+                doc,
+                f"{version}:{doc.doc_id[:12]}:{doc.text.index(title)}",
+                title,
+                version=version,
+                status=rng.choice(STATUSES),
                 item_type=rng.choice(("risk", "risk", "decision")),
-                value={},
-                title=title,
                 confidence=round(rng.uniform(0.5, 0.8), 2),
                 probability_correct=rng.choice((None, round(rng.uniform(0.2, 0.9), 2))),
-                status=status,
-                extracted_by="heuristic",
-                extractor_version="h1",
-                model=None,
-                review_reasons=["below_threshold: x"] if status == "needs_review" else [],
-                evidence=[
-                    EvidenceRecord(
-                        evidence_id=f"ev-{item_id}",
-                        item_id=item_id,
-                        doc_id=doc.doc_id,
-                        tenant_id=doc.tenant_id,
-                        schema_version=version,
-                        char_start=start,
-                        char_end=start + len(title),
-                        quote=title,
-                        turn_id=None,
-                        match_kind="exact",
-                        strength="strong",
-                    )
-                ],
             )
         )
-    return ExtractionOutcome(
-        doc_id=doc.doc_id,
-        tenant_id=doc.tenant_id,
-        schema_version=version,
-        status="processed",
-        extractor_version="h1",
-        scrubber_version="pii-v1",
-        items=items,
-    )
+    return processed(doc, version, items)
 
 
 def _extract(con: duckdb.DuckDBPyConnection, rng: random.Random, documents: list[Document], version: str) -> None:
