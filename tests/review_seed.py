@@ -9,7 +9,7 @@ from typing import Any
 from pydantic import TypeAdapter
 from starlette.testclient import TestClient
 
-from extraction_assets.lib.models import Document, EvidenceRecord, ExtractionOutcome, ItemRecord, ItemStatus, stable_id
+from extraction_assets.lib.models import Document, ExtractionOutcome, ItemRecord, ItemStatus, stable_id
 from extraction_assets.lib.pii import scrub_document
 from extraction_assets.lib.review import AuthConfig, Authenticator, hash_token
 from extraction_assets.lib.warehouse import (
@@ -19,6 +19,7 @@ from extraction_assets.lib.warehouse import (
     upsert_scrubbed,
     write_extraction_batch,
 )
+from tests.records import exact_evidence, processed
 
 SCHEMA = "pulse@v1"
 HOSTILE = "<script>document.title='pwned';window.pwned=1</script>"
@@ -80,15 +81,7 @@ def seed_documents(
         for name, (tenant, source, text) in documents.items()
     }
     outcomes: dict[str, ExtractionOutcome] = {
-        name: ExtractionOutcome(
-            doc_id=doc.doc_id,
-            tenant_id=doc.tenant_id,
-            schema_version=schema,
-            status="processed",
-            extractor_version="test-v1",
-            scrubber_version="test",
-        )
-        for name, doc in docs.items()
+        name: processed(doc, schema, extractor_version="test-v1", scrubber_version="test") for name, doc in docs.items()
     }
     scrubbed = {name: scrub_document(doc) for name, doc in docs.items()}
     names = list(ids) if ids else []
@@ -101,19 +94,7 @@ def seed_documents(
         item_id = stable_id(doc.tenant_id, kind, quote) if ids else stable_id(doc.doc_id, schema, kind, quote)
         key = names[n] if names else (f"{name}:{kind}" if f"{name}:{kind}" not in made else f"{name}:{kind}:{n}")
         made[key] = item_id
-        evidence = EvidenceRecord(
-            evidence_id=stable_id(item_id, start),
-            item_id=item_id,
-            doc_id=doc.doc_id,
-            tenant_id=doc.tenant_id,
-            schema_version=schema,
-            char_start=start,
-            char_end=start + len(quote),
-            quote=quote,
-            turn_id=None,
-            match_kind="exact",
-            strength="strong",
-        )
+        evidence = exact_evidence(doc, item_id, quote, schema, stable_id(item_id, start))
         outcomes[name].items.append(
             ItemRecord(
                 item_id=item_id,

@@ -14,7 +14,7 @@ from rich.table import Table
 
 from extraction_assets.commands.common import console, seconds_since_start, settings_from_args
 from extraction_assets.lib.settings import Settings
-from extraction_assets.lib.warehouse import READER_WAIT_S, open_warehouse, warehouse_summary
+from extraction_assets.lib.warehouse import READER_WAIT_S, give_back, open_warehouse, warehouse_summary
 from extraction_assets.runner import INTERRUPTED, StepResult, run_pipeline
 
 if TYPE_CHECKING:
@@ -58,10 +58,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     console.print(f"extractor: {mode}")
     ready = seconds_since_start()
     started = time.perf_counter()
-    results = run_with_progress(settings, args)
+    try:  # the summary is read while the pass still holds the file (open and warm), then the file is given back
+        results = run_with_progress(settings, args, keep_held=True)
+        summary = _read_summary(settings.warehouse)
+    finally:
+        give_back(settings.warehouse)
     passed = time.perf_counter() - started
     ok = print_steps(results)
-    _show_summary(settings.warehouse, args.json)
+    _print_summary_as(summary, args.json)
     start_up = f"; the process was ready {ready:.2f} s after it started" if ready is not None else ""
     console.print(f"pass done in {passed:.2f} s{start_up}")
     console.print(f"took {time.perf_counter() - started:.1f} s")
@@ -164,9 +168,13 @@ def _model_line(figures: dict[str, Any]) -> str | None:
     return line + (f"; {pending} documents pending{why}, the next run continues" if pending else "")
 
 
-def _show_summary(warehouse: Path, as_json: bool) -> None:
+def _read_summary(warehouse: Path) -> dict[str, Any]:
+    """The warehouse's summary: on a cursor of the file where this process holds it, else a connection of its own."""
     with open_warehouse(warehouse, read_only=warehouse.exists(), wait_seconds=READER_WAIT_S) as con:
-        summary = warehouse_summary(con)
+        return warehouse_summary(con)
+
+
+def _print_summary_as(summary: dict[str, Any], as_json: bool) -> None:
     if as_json:
         print(json.dumps(summary, default=str, indent=2))
     else:
@@ -174,5 +182,5 @@ def _show_summary(warehouse: Path, as_json: bool) -> None:
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
-    _show_summary(settings_from_args(args).warehouse, args.json)
+    _print_summary_as(_read_summary(settings_from_args(args).warehouse), args.json)
     return 0

@@ -33,6 +33,17 @@ class WarehouseResource(dg.ConfigurableResource):
         with held_warehouse(self.path).lease() as con:
             yield con
 
+    @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """The file kept open for the body (a step's work, whoever launched its run: the command line pins its whole
+        pass as well): no close and checkpoint when its batches are more than the holder's idle time apart (a slow
+        model, OCR of a large image); a process waiting for the file still gets it between batches."""
+        if is_lake(self.path):
+            yield
+            return
+        with held_warehouse(self.path).pinned():
+            yield
+
 
 class PipelineResource(dg.ConfigurableResource):
     """Inputs of the pipeline: the inbox (one folder per tenant) and the prompt files (schema versions)."""

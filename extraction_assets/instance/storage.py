@@ -27,6 +27,7 @@ import dagster as dg
 from dagster._daemon.asset_daemon import _PRE_SENSOR_ASSET_DAEMON_PAUSED_KEY
 
 from extraction_assets.defs.partitions import EXTRACTION_POOL
+from extraction_assets.instance.ephemeral import ephemeral_instance
 from extraction_assets.lib.private_files import open_private
 
 INIT_LOCK = ".extraction-assets-init.lock"
@@ -46,11 +47,11 @@ def file_lock(path: Path) -> Iterator[None]:
 
 
 def open_instance() -> dg.DagsterInstance:
-    """The instance in DAGSTER_HOME when set (the UI then shows these runs), else a throwaway one; its storage keeps
-    its connections (`keep_connections`)."""
+    """The instance in DAGSTER_HOME when set (the UI then shows these runs), its storage keeping its connections
+    (`keep_connections`), else a throwaway one (`ephemeral.ephemeral_instance`)."""
     home = os.environ.get("DAGSTER_HOME")
     if not home:
-        return dg.DagsterInstance.ephemeral()
+        return ephemeral_instance()
     with file_lock(Path(home) / INIT_LOCK):
         instance = dg.DagsterInstance.get()
         instance.get_runs(limit=1)  # every storage the runner uses is created (or migrated) inside the lock

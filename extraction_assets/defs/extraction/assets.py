@@ -104,7 +104,10 @@ def extracted_items_and_evidence(
         schema_key, shard = extraction_partition(partition)
         try:
             schemas[partition] = schema_for_partition(pipeline.prompts_path, schema_key)
-            with one_worker(warehouse.path, str(partition), lambda said: _say(context, said)):  # whoever launched
+            with (
+                one_worker(warehouse.path, str(partition), lambda said: _say(context, said)),  # whoever launched
+                warehouse.pinned(),  # no idle close between its batches (a model's answers), whoever launched
+            ):
                 report = extract_partition(
                     warehouse.connect,
                     built,

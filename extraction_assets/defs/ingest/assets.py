@@ -28,7 +28,8 @@ def raw_documents(
     def shown(text: str) -> str:  # a file's name is the tenant's to choose: an escape sequence in it only shows
         return visible_controls(masked(text))
 
-    report = ingest_inbox(warehouse.connect, pipeline.inbox_path, pipeline.max_file_bytes, pipeline.worker_niceness)
+    with warehouse.pinned():
+        report = ingest_inbox(warehouse.connect, pipeline.inbox_path, pipeline.max_file_bytes, pipeline.worker_niceness)
     unreadable = report.unreadable
     for failure in unreadable:
         context.log.warning(shown(f"unreadable {failure.source_uri}: {failure.reason}"))
@@ -79,7 +80,8 @@ def scrubbed_documents(
     def progress(at: ScrubProgress) -> None:
         say(f"scrubbed {at.done}/{at.pending} documents ({at.failed} failed, {at.workers} processes)")
 
-    report = scrub_pending(warehouse.connect, policy, vault_key, progress, pipeline.worker_niceness)
+    with warehouse.pinned():
+        report = scrub_pending(warehouse.connect, policy, vault_key, progress, pipeline.worker_niceness)
     rows = [
         [t, p.name, p.region, ", ".join(sorted(p.kinds)), p.scrubber_version, report.per_tenant[t]]
         for t, p in report.tenants.items()

@@ -13,8 +13,8 @@ from extraction_assets.lib.review.audit import OUTSIDE_HEAD_SUFFIX, ChainReport,
 from extraction_assets.lib.stages.connect import Connect
 from extraction_assets.lib.warehouse import (
     beside_warehouse,
+    bring_queue_in_step,
     is_lake,
-    queue_in_step,
     rebuild_review_queue,
     review_queue_figures,
     row_count,
@@ -58,15 +58,16 @@ def rivals_outside(con: duckdb.DuckDBPyConnection, versions: Sequence[str]) -> l
 def refresh_review_queue(
     con: duckdb.DuckDBPyConnection, version: str, schema: SchemaVersion | None = None
 ) -> QueueReport:
-    """A queue in step with its items (every idle pass) is not written again; any other is rebuilt from them. With
+    """A queue in step with its items (every idle pass) is not written again; one behind them only by new items is
+    extended by their groups' rows; any other is rebuilt from them. With
     the version's `schema`, what its tenants' decisions taught is applied first (`review.lessons.teach`: a refit
     where decisions moved, and the drafts a tenant's refit doubts sent to review)."""
     from extraction_assets.lib.review.challengers import queued_disagreements, read_roles
     from extraction_assets.lib.review.lessons import teach
 
     lessons = teach(con, schema) if schema is not None else None
-    in_step = queue_in_step(con, version, remember=True)
-    queued = row_count(con, "review_queue", version) if in_step else rebuild_review_queue(con, version)
+    step = bring_queue_in_step(con, version)
+    queued = rebuild_review_queue(con, version) if step == "out of step" else row_count(con, "review_queue", version)
     role = read_roles(con).get(version)
     figures = {
         **review_queue_figures(con, version),
@@ -76,7 +77,7 @@ def refresh_review_queue(
         "tenant_refits": lessons.fits if lessons else {},
         "sent_to_review_by_refits": lessons.sent_to_review if lessons else 0,
     }
-    return QueueReport(queued=queued, rebuilt=not in_step, figures=figures)
+    return QueueReport(queued=queued, rebuilt=step != "in step", figures=figures)
 
 
 @dataclass(frozen=True)

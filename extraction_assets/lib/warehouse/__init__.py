@@ -21,7 +21,7 @@ from extraction_assets.lib.warehouse.connection import (
     table_counts,
     transaction,
 )
-from extraction_assets.lib.warehouse.currency import queue_in_step
+from extraction_assets.lib.warehouse.currency import bring_queue_in_step, queue_in_step
 from extraction_assets.lib.warehouse.ddl import TABLES, ensure_schema
 from extraction_assets.lib.warehouse.documents import (
     FileStamp,
@@ -99,6 +99,7 @@ __all__ = [
     "batch_requests",
     "batched",
     "beside_warehouse",
+    "bring_queue_in_step",
     "cache_entries_for",
     "damaged",
     "document_from_row",

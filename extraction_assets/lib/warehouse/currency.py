@@ -9,17 +9,19 @@ Deriving the expected queue costs a query over every undecided item of the versi
 disagreements): 40 to 120 ms a version, most of a pass with nothing new. So a queue built, or found in step, records
 the fingerprint of everything it is derived from (`review_queue.queue_inputs`): while that fingerprint is unchanged,
 so is the queue's verdict, and only the fingerprint is computed (a scan of the version's rows, no join of its text).
-Another fingerprint (new items: a pass with something new) is first compared with what moved after the queue was
-built, by timestamps, and the queue is derived only when nothing did.
+Another fingerprint (new items: a pass with something new) is first checked for being the recorded one plus new
+items only, the queue then extended by their groups' rows (`review_queue.extend_review_queue`); else compared with
+what moved after the queue was built, by timestamps, and the queue is derived only when nothing did.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from extraction_assets.lib.warehouse.backend import retry_conflicts
 from extraction_assets.lib.warehouse.connection import now, transaction
 from extraction_assets.lib.warehouse.review_queue import (
+    extend_review_queue,
     queue_inputs,
     queue_select,
     remember_queue_inputs,
@@ -51,6 +53,9 @@ _QUEUE_OUT_OF_STEP = f"""WITH expected AS (SELECT item_id FROM ({_EXPECTED})),
         OR EXISTS (SELECT item_id FROM queued EXCEPT SELECT item_id FROM expected)"""
 
 
+QueueStep = Literal["in step", "extended", "out of step"]
+
+
 @retry_conflicts  # it may write its fingerprint: on a DuckLake catalog a commit can lose a race, and is run again
 def queue_in_step(con: duckdb.DuckDBPyConnection, schema_version: str, remember: bool = False) -> bool:
     """The partition's review queue holds exactly the rows its items give, each queued after the item's last change,
@@ -59,14 +64,30 @@ def queue_in_step(con: duckdb.DuckDBPyConnection, schema_version: str, remember:
     moved after it was built, else derived and compared. With
     `remember`, a queue found in step records its fingerprint (the connection writes). One transaction: the
     fingerprint and the verdict are of the same rows."""
+    return _step(con, schema_version, remember, extend=False) == "in step"
+
+
+@retry_conflicts
+def bring_queue_in_step(con: duckdb.DuckDBPyConnection, schema_version: str) -> QueueStep:
+    """`queue_in_step` (remembering a queue found in step), and a queue that only new items left behind (a pass
+    with new documents) extended by their groups' rows (`review_queue.extend_review_queue`: the queue a rebuild
+    would give, at the cost of what is new): "in step", "extended", or "out of step" (for the caller to rebuild).
+    One transaction."""
+    return _step(con, schema_version, remember=True, extend=True)
+
+
+def _step(con: duckdb.DuckDBPyConnection, schema_version: str, remember: bool, extend: bool) -> QueueStep:
     with transaction(con):
         inputs = queue_inputs(con, schema_version)
-        if remembered_queue_inputs(con, schema_version) == inputs:
-            return True
+        remembered = remembered_queue_inputs(con, schema_version)
+        if remembered is not None and remembered.fingerprint == inputs:
+            return "in step"
+        if extend and remembered is not None and extend_review_queue(con, schema_version, remembered, inputs):
+            return "extended"
         if con.execute(_MOVED_SINCE_QUEUED, {"version": schema_version}).fetchone()[0]:  # type: ignore[index]
-            return False
+            return "out of step"
         found = con.execute(_QUEUE_OUT_OF_STEP, {"version": schema_version, "queued_at": now()})
         in_step = not found.fetchone()[0]  # type: ignore[index]
         if in_step and remember:
             remember_queue_inputs(con, schema_version, inputs)
-    return in_step
+    return "in step" if in_step else "out of step"

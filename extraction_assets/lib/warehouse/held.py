@@ -31,6 +31,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from extraction_assets.lib.freed_memory import give_back_freed_memory
 from extraction_assets.lib.parallel import working
 from extraction_assets.lib.warehouse.lock_wait import WRITER_YIELD_S, waiting_processes
 from extraction_assets.lib.warehouse.opening import connect
@@ -105,6 +106,7 @@ class HeldWarehouse:
                 self._idle_since = time.monotonic()
                 if not self._leases and self._others_wait():
                     self._give_back(for_waiters=True)
+            give_back_freed_memory()  # a batch's rows are let go here: at most once a second (`freed_memory`)
 
     @contextmanager
     def pinned(self) -> Iterator[None]:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from extraction_assets.lib.warehouse.backend import retry_conflicts
@@ -115,27 +117,47 @@ def _queue_rows(scope: str) -> str:
 # (its items, their first evidence quotes and their documents' sources, its role and rivals, the rivals' items and
 # extraction statuses) and its queued rows, each part `count/bit_xor(hash(row))`, behind a hash of the query that
 # derives the queue (other code, another fingerprint). Equal fingerprints: the same rows, the same queue.
-_QUEUE_INPUTS = """WITH v_items AS (SELECT * FROM extracted_items WHERE schema_version = $version),
+_ITEM_ROW = (
+    "item_id, status, tenant_id, doc_id, item_type, title, value, confidence, probability_correct, tenant_probability, "
+    "CAST(review_reasons AS VARCHAR), extracted_by, updated_at"
+)
+_PART = "SELECT count(*) || '/' || coalesce(bit_xor(hash({row})), 0)"
+_QUEUED_PART = _PART.format(row="item_id, queued_at") + " FROM review_queue WHERE schema_version = $version"
+_QUEUE_INPUTS = f"""WITH v_items AS (SELECT * FROM extracted_items WHERE schema_version = $version),
          rivals AS (SELECT unnest(CAST(rivals AS VARCHAR[])) AS rival FROM schema_version_roles
                     WHERE schema_version = $version)
     SELECT concat_ws(':',
-        (SELECT count(*) || '/' || coalesce(bit_xor(hash(item_id, status, tenant_id, doc_id, item_type, title, value,
-                    confidence, probability_correct, tenant_probability, CAST(review_reasons AS VARCHAR),
-                    extracted_by, updated_at)), 0) FROM v_items),
-        (SELECT count(*) || '/' || coalesce(bit_xor(hash(e.item_id, e.char_start, e.quote)), 0)
+        ({_PART.format(row=_ITEM_ROW)} FROM v_items),
+        ({_PART.format(row="e.item_id, e.char_start, e.quote")}
          FROM evidence e SEMI JOIN v_items i ON i.item_id = e.item_id),
-        (SELECT count(*) || '/' || coalesce(bit_xor(hash(r.doc_id, r.source_uri)), 0)
-         FROM raw_documents r SEMI JOIN v_items i ON i.doc_id = r.doc_id),
-        (SELECT count(*) || '/' || coalesce(bit_xor(hash(role, CAST(rivals AS VARCHAR), decided_at)), 0)
+        ({_PART.format(row="r.doc_id, r.source_uri")} FROM raw_documents r SEMI JOIN v_items i ON i.doc_id = r.doc_id),
+        ({_PART.format(row="role, CAST(rivals AS VARCHAR), decided_at")}
          FROM schema_version_roles WHERE schema_version = $version),
-        (SELECT count(*) || '/' || coalesce(bit_xor(hash(item_id, schema_version, doc_id, item_type, title, value,
-                    updated_at)), 0)
+        ({_PART.format(row="item_id, schema_version, doc_id, item_type, title, value, updated_at")}
          FROM extracted_items SEMI JOIN rivals ON schema_version = rival),
-        (SELECT count(*) || '/' || coalesce(bit_xor(hash(doc_id, schema_version, status)), 0)
+        ({_PART.format(row="doc_id, schema_version, status")}
          FROM extraction_status SEMI JOIN rivals ON schema_version = rival),
-        (SELECT count(*) || '/' || coalesce(bit_xor(hash(item_id, queued_at)), 0)
-         FROM review_queue WHERE schema_version = $version))"""
+        ({_QUEUED_PART}))"""
 _QUEUE_CODE = hashlib.sha256((queue_select("i.schema_version = $version") + _QUEUE_INPUTS).encode()).hexdigest()[:16]
+# The first three parts of the fingerprint for the items written after a time (`$since`): the items, their evidence,
+# and the documents no earlier item of the version comes from; then the items' ids.
+_ADDED_INPUTS = f"""WITH added AS (
+        SELECT * FROM extracted_items WHERE schema_version = $version AND updated_at > $since)
+    SELECT ({_PART.format(row=_ITEM_ROW)} FROM added),
+        ({_PART.format(row="e.item_id, e.char_start, e.quote")}
+         FROM evidence e SEMI JOIN added i ON i.item_id = e.item_id),
+        ({_PART.format(row="r.doc_id, r.source_uri")} FROM raw_documents r SEMI JOIN added i ON i.doc_id = r.doc_id
+         WHERE NOT EXISTS (SELECT 1 FROM extracted_items o WHERE o.schema_version = $version
+                             AND o.doc_id = r.doc_id AND o.updated_at <= $since)),
+        (SELECT coalesce(list(item_id), []) FROM added)"""
+
+
+@dataclass(frozen=True)
+class QueueInputs:
+    """The fingerprint recorded for a version's queue (`queue_inputs`), and when."""
+
+    fingerprint: str
+    checked_at: datetime
 
 
 def queue_inputs(con: duckdb.DuckDBPyConnection, schema_version: str) -> str:
@@ -144,12 +166,12 @@ def queue_inputs(con: duckdb.DuckDBPyConnection, schema_version: str) -> str:
     return f"{_QUEUE_CODE}:{found[0]}"  # type: ignore[index]
 
 
-def remembered_queue_inputs(con: duckdb.DuckDBPyConnection, schema_version: str) -> str | None:
+def remembered_queue_inputs(con: duckdb.DuckDBPyConnection, schema_version: str) -> QueueInputs | None:
     """The fingerprint recorded when the version's queue was last built, or found in step with its items."""
     found = con.execute(
-        "SELECT fingerprint FROM review_queue_inputs WHERE schema_version = ?", [schema_version]
+        "SELECT fingerprint, checked_at FROM review_queue_inputs WHERE schema_version = ?", [schema_version]
     ).fetchone()
-    return found[0] if found else None
+    return QueueInputs(*found) if found else None
 
 
 def remember_queue_inputs(con: duckdb.DuckDBPyConnection, schema_version: str, inputs: str | None = None) -> None:
@@ -161,6 +183,58 @@ def remember_queue_inputs(con: duckdb.DuckDBPyConnection, schema_version: str, i
         "checked_at": now(),
     }
     merge_rows(con, "review_queue_inputs", [row], update=("fingerprint", "checked_at"))
+
+
+def extend_review_queue(
+    con: duckdb.DuckDBPyConnection, schema_version: str, remembered: QueueInputs, current: str
+) -> bool:
+    """Bring a queue that was in step (`remembered`) in step again by deriving the rows of the groups its items
+    written since then joined, where the fingerprint proves that nothing else moved (inside the caller's
+    transaction, which computed `current`, the fingerprint now); False, nothing written, where it does not.
+
+    The proof: each part of the fingerprint is a count and an XOR of row hashes, so the rows added to a part change
+    it by their own count and XOR. Where the recorded parts of the version's items, their evidence and their
+    documents, combined with the parts of the items written since (`_ADDED_INPUTS`), give the current ones, and the
+    other parts (role, rivals, the queue itself) are unchanged, the version's rows are those the queue was derived
+    from plus the added items, their evidence and documents: no earlier row changed or went (one would leave its
+    old hash in the XOR). An earlier item's queue row then depends on no added row unless the item shares a group
+    with one (a group's size and rank are its members'; disagreements read only the rivals' rows): the rows of the
+    groups the added items are in are derived again, every member of those groups with them, by the same query as
+    a rebuild (`queue_select`); every other row stays, as a rebuild would derive it."""
+    code, *recorded = remembered.fingerprint.split(":")
+    now_code, *parts = current.split(":")
+    if code != now_code or len(recorded) != len(parts):
+        return False
+    added = con.execute(_ADDED_INPUTS, {"version": schema_version, "since": remembered.checked_at}).fetchone()
+    *added_parts, ids = added  # type: ignore[misc]
+    grown = [_combined(before, new) for before, new in zip(recorded, added_parts, strict=False)]
+    if not ids or grown + recorded[len(grown) :] != parts:
+        return False
+    groups = con.execute(
+        f"""SELECT list(DISTINCT {group_id_sql()}), list(DISTINCT {_KIND_SQL}) FROM extracted_items i
+            WHERE i.item_id IN (SELECT unnest(?))""",
+        [ids],
+    ).fetchone()
+    joined, kinds = groups  # type: ignore[misc]
+    con.execute(
+        "DELETE FROM review_queue WHERE schema_version = ? AND group_id IN (SELECT unnest(?))", [schema_version, joined]
+    )
+    # a group lies inside one tenant and item type: those narrow the items whose group id is computed
+    scope = f"i.schema_version = ? AND {_KIND_SQL} IN (SELECT unnest(?)) AND {group_id_sql()} IN (SELECT unnest(?))"
+    con.execute(_queue_rows(scope), [schema_version, kinds, joined, now()])
+    queued = con.execute(_QUEUED_PART, {"version": schema_version}).fetchone()[0]  # type: ignore[index]
+    remember_queue_inputs(con, schema_version, ":".join([code, *parts[:-1], queued]))
+    return True
+
+
+_KIND_SQL = "concat_ws(chr(31), i.tenant_id, i.item_type)"
+
+
+def _combined(part: str, added: str) -> str:
+    """A fingerprint part (`count/xor`) with the rows of another part added to it."""
+    count, xor = part.split("/")
+    more, more_xor = added.split("/")
+    return f"{int(count) + int(more)}/{int(xor) ^ int(more_xor)}"
 
 
 @retry_conflicts

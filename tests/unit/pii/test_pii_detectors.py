@@ -5,6 +5,7 @@ Test values are built here (check digits computed with the same public algorithm
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import phonenumbers
@@ -119,6 +120,25 @@ def test_the_phone_matcher_reads_only_the_lines_that_can_hold_a_phone(monkeypatc
     # a "+" line may hold a short international number, so it is read too
     assert masked(text, region="US") == [("PHONE", "(415) 555-0132"), ("PHONE", "+49 1643")]
     assert read == ["Call (415) 555-0132 now", "+49 1643"]
+
+
+def test_the_phone_matcher_compiles_each_metadata_pattern_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled: list[str] = []
+    compile_pattern = re.compile
+
+    def recording(pattern: str, flags: int = 0) -> Any:
+        compiled.append(pattern)
+        return compile_pattern(pattern, flags)
+
+    text = "Call (415) 555-0132 or +44 20 7946 0958, fax 212-555-0175\n"
+    assert masked(text, region="US")  # every pattern these numbers need is compiled once
+    monkeypatch.setattr(re, "compile", recording)  # what phonenumbers calls when it has no pattern cache
+    assert masked(text, region="US") == [
+        ("PHONE", "(415) 555-0132"),
+        ("PHONE", "+44 20 7946 0958"),
+        ("PHONE", "212-555-0175"),
+    ]
+    assert compiled == []
 
 
 def test_a_short_national_number_is_found_where_the_region_has_them() -> None:

@@ -9,6 +9,7 @@ import pytest
 from extraction_assets.cli import main
 from extraction_assets.defs.resources import ExtractorResource, PipelineResource, resources_from_settings
 from extraction_assets.lib.settings import Settings
+from extraction_assets.lib.warehouse.held import holding
 
 
 def test_run_then_summary_as_json(settings: Settings, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
@@ -22,6 +23,7 @@ def test_run_then_summary_as_json(settings: Settings, capsys: pytest.CaptureFixt
         str(settings.prompts_dir),
     ]
     assert main(["run", *args, "--json"]) == 0
+    assert holding(settings.warehouse) is None, "the file is given back once the summary is read"
     out = capsys.readouterr().out
     summary = json.loads(out[out.index("{") : out.rindex("}") + 1])
     assert summary["documents"] >= 20

@@ -179,3 +179,25 @@ def test_the_runner_gives_the_file_back_when_it_is_done(settings: Settings) -> N
 
     assert all(step.success for step in run_pipeline(settings, schema_keys=["pulse@v1"]))
     assert not held_warehouse(settings.warehouse).is_open
+
+
+def test_a_step_keeps_the_file_open_between_its_batches_whoever_launched_its_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run from the UI or a sensor has no runner pinning its pass: each step's work pins the file itself
+    (`WarehouseResource.pinned`), so a batch that comes more than the idle time after the last (a slow model) finds
+    it open and warm; after the step, the idle rule applies again."""
+    monkeypatch.setattr(held_module, "IDLE_S", 0.2)
+    warehouse = WarehouseResource(path=str(tmp_path / "w.duckdb"))
+    held = held_warehouse(warehouse.path)
+    try:
+        with warehouse.pinned():
+            with warehouse.connect() as con:
+                con.execute("SELECT 1")
+            time.sleep(0.6)
+            assert held.is_open and held.opened == 1
+        wait_until("given back once idle after the step", lambda: not held.is_open, 2, every=0.01)
+    finally:
+        give_back(warehouse.path)
+    with WarehouseResource(path="ducklake:sqlite:" + str(tmp_path / "lake.sqlite")).pinned():
+        pass  # a DuckLake catalog is never held: nothing to pin

@@ -8,7 +8,6 @@ import pytest
 from extraction_assets.lib.models import (
     DeadLetter,
     Document,
-    EvidenceRecord,
     ExtractionOutcome,
     ExtractionStatus,
     ItemRecord,
@@ -31,6 +30,7 @@ from extraction_assets.lib.warehouse import (
     write_extraction_batch,
 )
 from tests.one_row import one_row
+from tests.records import quoted_item
 
 
 def _doc(text: str, tenant: str = "acme") -> Document:
@@ -44,37 +44,7 @@ def _doc(text: str, tenant: str = "acme") -> Document:
 
 
 def _item(doc: Document, item_id: str, quote: str, status: ItemStatus = "draft") -> ItemRecord:
-    start = doc.text.index(quote)
-    return ItemRecord(
-        item_id=item_id,
-        doc_id=doc.doc_id,
-        tenant_id=doc.tenant_id,
-        schema_version="pulse@v1",
-        item_type="risk",
-        value={},
-        title=quote,
-        confidence=0.7,
-        status=status,
-        extracted_by="heuristic",
-        extractor_version="h1",
-        model=None,
-        review_reasons=["below_threshold: x"] if status == "needs_review" else [],
-        evidence=[
-            EvidenceRecord(
-                evidence_id=f"ev-{item_id}",
-                item_id=item_id,
-                doc_id=doc.doc_id,
-                tenant_id=doc.tenant_id,
-                schema_version="pulse@v1",
-                char_start=start,
-                char_end=start + len(quote),
-                quote=quote,
-                turn_id=None,
-                match_kind="exact",
-                strength="strong",
-            )
-        ],
-    )
+    return quoted_item(doc, item_id, quote, status=status)
 
 
 def _outcome(doc: Document, items: list[ItemRecord], status: ExtractionStatus = "processed") -> ExtractionOutcome:
