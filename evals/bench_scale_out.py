@@ -2,9 +2,10 @@
 (Dagster's storage on PostgreSQL too), against the default single DuckDB file.
 
 Each configuration starts from an empty warehouse: one ingest run, then the extraction of every shard (the runner
-extracts a lake's shards at once, one process per shard: the figure that scales), then the review queues. Rows are
-those extraction writes (items, evidence, status rows). Each lake is then compared with the file, table by table
-and row for row (the scale-out test does it on a third of the inbox, with a shard killed mid-write).
+extracts a lake's shards at once, the first in its own process and each other one in a process of its own: the figure
+that scales), then the review queues. Rows are those extraction writes (items, evidence, status rows). Each lake is
+then compared with the file, table by table and row for row (the scale-out test does it on a third of the inbox,
+with a shard killed mid-write).
 BENCH_SCALE_OUT_DOCUMENTS sets the inbox size (default: the throughput bench's whole inbox, 2,109 documents).
 """
 
@@ -47,7 +48,7 @@ def _measure(run: FanOut, shards: int, name: str, documents: int, server: Postgr
     run.run("ingest")
     ingested = time.perf_counter()
     cpu_before = _children_cpu_s() + server.cpu_seconds()
-    run.run("extract", shards=list(range(shards)))  # the runner extracts a lake's shards at once, a process each
+    run.run("extract", shards=list(range(shards)))  # the runner extracts a lake's shards at once
     extracted = time.perf_counter()
     extract_cpu_s = _children_cpu_s() + server.cpu_seconds() - cpu_before
     run.run("queue")
@@ -111,7 +112,8 @@ def bench_scale_out() -> Figures:
             )
     figures["measured_on"] = (
         f"bench inbox of {documents} documents, every schema version, offline heuristics; {os.cpu_count()} cores; "
-        "each configuration from an empty warehouse, one worker process per shard, PostgreSQL on 127.0.0.1; "
+        "each configuration from an empty warehouse, one process per shard (the first the runner's own), PostgreSQL "
+        "on 127.0.0.1; "
         "tables equal to the file = compared tables whose rows (key and results) equal the DuckDB file's; "
         "extract CPU = the extraction's processes and their workers, with the PostgreSQL server's during it; "
         "floor = that CPU spread over every core, over the file's extract seconds (no sharding on this machine "

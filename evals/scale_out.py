@@ -170,15 +170,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from extraction_assets.lib.settings import Settings
     from extraction_assets.runner import open_instance, run_pipeline
 
-    instance = open_instance()
-    # Dagster's PostgreSQL storage opens a connection per event by default: a worker writes thousands of events,
-    # and each new connection is a server process forked on the cores the shards share. One kept connection per
-    # storage (a few more while threads log at once), no statement timeout; a no-op on local storage.
-    instance.optimize_for_webserver(statement_timeout=0, pool_recycle=3600, max_overflow=4)
     results = run_pipeline(
         Settings.from_env(),
         schema_keys=[v for v in args.versions.split(",") if v] or None,
-        instance=instance,
+        instance=open_instance(),  # its connections kept (`instance.storage.keep_connections`)
         stages=tuple(args.stages),
         shards=[int(s) for s in args.shards.split(",") if s] or None,
     )

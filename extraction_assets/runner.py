@@ -24,6 +24,7 @@ from extraction_assets.defs.partitions import (
     SHARDS,
     extraction_keys,
     partition_ranges,
+    range_name,
     range_tags,
     schema_versions,
 )
@@ -167,7 +168,7 @@ def run_pipeline(
 ) -> list[StepResult]:
     """Ingest and scrub, then extract and queue for review under every (or the given) schema version: one Dagster
     run for all of it (one per contiguous range of the versions asked for), each version with its own metadata and
-    check results. With EXTRACTION_SHARDS > 1, an ingest run and then a run per shard and a queue run per version.
+    check results. With EXTRACTION_SHARDS > 1, an ingest run, then a run per shard over every version, then a queue run.
 
     A worker of a fan-out runs a part of it: some `stages`, and with EXTRACTION_SHARDS > 1 only some `shards`.
     With `keep_held` the warehouse file stays held after the pass until idle (`_holding`): a watch's passes.
@@ -204,7 +205,11 @@ def run_pipeline(
             return results + skipped + unusable
         if on_step:
             on_step(f"{len(at_once)} shards at once")
-        results += _extract_shards(settings, keys, at_once, log_level)
+
+        def here(shard: int) -> list[StepResult]:
+            return _sharded(defs, instance, keys, ("extract",), [shard], None, log_level, interrupted)
+
+        results += _extract_shards(settings, keys, at_once, log_level, here)
         queue = [s for s in stages if s == "queue"]
         return results + _sharded(defs, instance, keys, queue, None, on_step, log_level, interrupted) + unusable
 
@@ -257,21 +262,21 @@ def _sharded(
     log_level: str,
     interrupted: threading.Event,
 ) -> list[StepResult]:
-    """With shards: an ingest run, then each version's shards (a run each: their parallelism is sharding's point)
-    and its review queue."""
+    """With shards: an ingest run, then a run per shard over every version (`shard_ranges`: their parallelism is
+    sharding's point), then one run of the versions' review queues (a run per contiguous range of `keys`)."""
     results: list[StepResult] = []
 
-    def run(name: str, selection: dg.AssetSelection, key: str | None, partition: str | None) -> None:
+    def run(names: dict[str | None, str], step: str, selection: dg.AssetSelection, tags: dict[str, str]) -> None:
         if on_step:
-            on_step(name)
+            on_step(step)
         blocked = [check for earlier in results for check in earlier.failed_blocking_checks if earlier.name == "ingest"]
         if interrupted.is_set() or blocked:
             reason = INTERRUPTED if interrupted.is_set() else f"blocking check failed: {', '.join(blocked)}"
-            results.append(StepResult(name=name, success=False, skipped=reason))
+            results.extend(StepResult(name=name, success=False, skipped=reason) for name in names.values())
             return
         started = time.perf_counter()
-        result = _materialize(defs, instance, name, selection, key, log_level)
-        parts = _split(defs, instance, result, {partition: name}, time.perf_counter() - started)
+        result = _materialize(defs, instance, step, selection, log_level=log_level, tags=tags)
+        parts = _split(defs, instance, result, names, time.perf_counter() - started)
         if _was_interrupted(result):
             interrupted.set()
             for part in parts:
@@ -279,30 +284,81 @@ def _sharded(
         results.extend(parts)
 
     if "ingest" in stages:
-        run("ingest", dg.AssetSelection.groups("ingest"), None, None)
-    for key in keys:
-        for name, selection, partition_key in extraction_steps(key, stages, shards):
-            run(name, selection, partition_key, str(partition_key))
+        run({None: "ingest"}, "ingest", dg.AssetSelection.groups("ingest"), {})
+    spans = partition_ranges(instance, keys)
+    if SHARDS == 1:
+        return results
+    for shard, span in shard_ranges(spans, shards) if "extract" in stages else []:
+        names: dict[str | None, str] = {str(key): f"extract {key}" for key in span}
+        run(names, f"extract shard {shard}", dg.AssetSelection.groups("extraction"), range_tags(span))
+    for span in spans if "queue" in stages else []:
+        run(
+            {key: f"queue {key}" for key in span},
+            f"queue {range_name(span)}",
+            dg.AssetSelection.groups("review"),
+            range_tags(span),
+        )
     return results
 
 
+def shard_ranges(spans: Sequence[Sequence[str]], shards: Sequence[int] | None = None) -> list[tuple[int, list[str]]]:
+    """Each shard's extraction partitions of each range of versions, in one Dagster run: a multi-partition run's
+    range is every key between its start and its end in each dimension (Dagster 1.13,
+    `MultiPartitionsDefinition.get_partition_keys_in_range`), so the range from `first|s` to `last|s` is shard `s`
+    of every version in between. One run per shard instead of one per version and shard: its start, its step and
+    its check evaluations are paid once."""
+    chosen = range(SHARDS) if shards is None else shards
+    return [
+        (shard, [dg.MultiPartitionKey({"schema_version": key, "shard": str(shard)}) for key in span])
+        for shard in chosen
+        for span in spans
+    ]
+
+
 def shards_at_once(settings: Settings, shards: Sequence[int] | None) -> list[int]:
-    """The shards to extract at once, one process each, or none (one after the other in this process): at once on a
-    DuckLake catalog, which takes many writers (a DuckDB file takes one: its shards would only wait for each other)."""
+    """The shards to extract at once, a process each (the first the runner's own), or none (one after the other in
+    this process): at once on a DuckLake catalog, which takes many writers (a DuckDB file takes one: its shards would
+    only wait for each other)."""
     chosen = list(range(SHARDS)) if shards is None else list(shards)
     return chosen if len(chosen) > 1 and is_lake(settings.warehouse) else []
 
 
-def _extract_shards(settings: Settings, keys: Sequence[str], shards: Sequence[int], log_level: str) -> list[StepResult]:
-    """Every version's extraction of each shard, the shards at once: one spawned process per shard, each running its
-    shard's Dagster runs against the same instance (DAGSTER_HOME, or an in-memory one of its own) and warehouse, with
-    the cores shared out among them for their own worker processes."""
+def _extract_shards(
+    settings: Settings,
+    keys: Sequence[str],
+    shards: Sequence[int],
+    log_level: str,
+    here: Callable[[int], list[StepResult]],
+) -> list[StepResult]:
+    """Every version's extraction of each shard, the shards at once: the first in this process (`here`: its imports,
+    instance and lake are already open), each other one in a spawned process of its own, running its shard's Dagster
+    run against the same instance (DAGSTER_HOME, or an in-memory one of its own) and warehouse; the cores are shared
+    out among them for their own worker processes."""
     per_shard = max(0, usable_cores() // len(shards) - 1)
     with ProcessPoolExecutor(
-        len(shards), mp_context=multiprocessing.get_context("spawn"), initializer=_shard_process, initargs=(per_shard,)
+        len(shards) - 1,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_shard_process,
+        initargs=(per_shard,),
     ) as pool:
-        done = [pool.submit(_extract_shard, settings, list(keys), shard, log_level) for shard in shards]
-        return [step for future in done for step in future.result()]
+        elsewhere = [pool.submit(_extract_shard, settings, list(keys), shard, log_level) for shard in shards[1:]]
+        with _worker_processes(per_shard):
+            mine = here(shards[0])
+        return mine + [step for future in elsewhere for step in future.result()]
+
+
+@contextmanager
+def _worker_processes(count: int) -> Iterator[None]:
+    """This process's steps use `count` worker processes meanwhile (its pool, if started, stays for later steps)."""
+    before = os.environ.get(WORKER_PROCESSES_VARIABLE)
+    os.environ[WORKER_PROCESSES_VARIABLE] = str(count)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(WORKER_PROCESSES_VARIABLE, None)
+        else:
+            os.environ[WORKER_PROCESSES_VARIABLE] = before
 
 
 def _shard_process(worker_processes: int) -> None:
@@ -314,19 +370,14 @@ def _extract_shard(settings: Settings, keys: list[str], shard: int, log_level: s
     return run_pipeline(settings, keys, log_level=log_level, stages=("extract",), shards=[shard])
 
 
-def extraction_steps(
-    schema_key: str, stages: Sequence[str] = STAGES, shards: Sequence[int] | None = None
-) -> list[tuple[str, dg.AssetSelection, str]]:
-    """Extract and queue one schema version: one step, or with shards one step per shard, then its queue."""
+def extraction_steps(schema_key: str) -> list[tuple[str, dg.AssetSelection, str]]:
+    """Re-extract and queue one schema version: one step, or with shards one step per shard, then its queue."""
     review: dg.AssetSelection = dg.AssetSelection.groups("review")
     extraction: dg.AssetSelection = dg.AssetSelection.groups("extraction")
     if SHARDS == 1:
-        whole = (f"extract {schema_key}", extraction | review, schema_key)
-        return [whole] if "extract" in stages else []
-    keys = extraction_keys(schema_key)
-    chosen = [keys[i] for i in (range(SHARDS) if shards is None else shards)]
-    steps = [(f"extract {key}", extraction, key) for key in chosen if "extract" in stages]
-    return steps + ([(f"queue {schema_key}", review, schema_key)] if "queue" in stages else [])
+        return [(f"extract {schema_key}", extraction | review, schema_key)]
+    steps = [(f"extract {key}", extraction, key) for key in extraction_keys(schema_key)]
+    return [*steps, (f"queue {schema_key}", review, schema_key)]
 
 
 @contextmanager

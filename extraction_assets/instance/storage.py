@@ -47,8 +47,8 @@ def file_lock(path: Path) -> Iterator[None]:
 
 
 def open_instance() -> dg.DagsterInstance:
-    """The instance in DAGSTER_HOME when set (the UI then shows these runs), else a throwaway one
-    (`ephemeral.ephemeral_instance`)."""
+    """The instance in DAGSTER_HOME when set (the UI then shows these runs), its storage keeping its connections
+    (`keep_connections`), else a throwaway one (`ephemeral.ephemeral_instance`)."""
     home = os.environ.get("DAGSTER_HOME")
     if not home:
         return ephemeral_instance()
@@ -62,4 +62,17 @@ def open_instance() -> dg.DagsterInstance:
         cursors = instance.daemon_cursor_storage
         if cursors.get_cursor_values({AUTOMATION_PAUSED}).get(AUTOMATION_PAUSED) is None:
             cursors.set_cursor_values({AUTOMATION_PAUSED: "false"})
+    keep_connections(instance)
     return instance
+
+
+def keep_connections(instance: dg.DagsterInstance) -> None:
+    """Have the instance's storage keep its database connections open for the process's life.
+
+    Dagster's PostgreSQL storage opens a connection per query by default, and a run writes thousands of events: each
+    new connection is a server process forked and authenticated on the cores the runs share (a shard process of a
+    DuckLake pass paid more CPU for it than for its extraction). This keeps one connection per storage (a few more
+    while threads log at once), recycled hourly, without a statement timeout, as Dagster's webserver does for
+    itself. A no-op on the local (SQLite) storage.
+    """
+    instance.optimize_for_webserver(statement_timeout=0, pool_recycle=3600, max_overflow=4)

@@ -19,6 +19,7 @@ import pytest
 
 from evals.postgres_server import PostgresServer
 from evals.scale_out import PROJECT_DIR, VERSIONED, duplicate_keys, finish, snapshot
+from extraction_assets.instance import open_instance
 from extraction_assets.lib.prompt_files import discover_schemas
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, SAMPLE_INBOX
 from tests.integration.scale_out_support import (
@@ -99,7 +100,9 @@ def test_every_versions_four_shards_at_once_one_through_the_dagster_cli_match_th
     assert_same_rows(snapshot(fanned.warehouse), expected, "the lake")
     assert duplicate_keys(fanned.warehouse) == {}
     runs = dagster_runs(postgres, "sample_dagster")  # Dagster's own storage is PostgreSQL
-    assert runs.get("SUCCESS", 0) == 1 + len(versions) * SHARDS + len(versions), runs
+    # the ingest; a run per worker, each over its versions (a range of them: one run); the CLI's; one queue run for
+    # every version
+    assert runs.get("SUCCESS", 0) == 1 + len(workers) + 1 + 1, runs
 
 
 def _cli_run(env: dict[str, str], inbox: Path, *options: str) -> str:
@@ -119,9 +122,9 @@ def _cli_run(env: dict[str, str], inbox: Path, *options: str) -> str:
 def test_the_command_line_with_four_shards_into_the_lake_or_a_file_matches_one_shard(
     postgres: PostgresServer, tmp_path: Path, sample: Path, reference_file: Path, expected: Rows
 ) -> None:
-    """The sharded runner: an ingest run, a run per shard (the shards at once, a process each, on the lake), a queue
-    run per version; into DuckLake on PostgreSQL with Dagster's storage there (one version), and into a DuckDB file
-    (every version)."""
+    """The sharded runner: an ingest run, a run per shard over every version (the shards at once on the lake, the
+    first in the runner's process, each other one in a process of its own), a queue run; into DuckLake on
+    PostgreSQL with Dagster's storage there (one version), and into a DuckDB file (every version)."""
     fanned = lake(postgres, tmp_path / "lake", "cli", sample)
     output = _cli_run(fanned.env, sample, "--schema", LAKE_VERSION)
     assert "FAILED" not in output and "SKIPPED" not in output
@@ -135,3 +138,34 @@ def test_the_command_line_with_four_shards_into_the_lake_or_a_file_matches_one_s
     env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}
     _cli_run({**env, "EXTRACTION_SHARDS": str(SHARDS), "EXTRACTION_WAREHOUSE": str(file)}, sample)
     assert_same_rows(snapshot(file), expected, "the sharded file")
+
+
+def test_the_command_lines_instance_keeps_its_postgresql_connections(
+    postgres: PostgresServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run writes thousands of events: the command line's instance on PostgreSQL asks them over connections it
+    keeps, not one new connection (a forked server process) per query."""
+    import psycopg2
+
+    fanned = lake(postgres, tmp_path, "kept", tmp_path)
+    for variable in ("DAGSTER_HOME", "DAGSTER_PG_URL"):
+        monkeypatch.setenv(variable, fanned.env[variable])
+    instance = open_instance()
+    instance.get_runs(limit=1)  # each storage (runs, events) opens its connection
+    instance.get_dynamic_partitions("schema_versions")
+    watcher = psycopg2.connect(postgres.conninfo("kept_dagster"))
+    try:
+        with watcher.cursor() as cursor:
+            cursor.execute("SELECT now()")
+            [(before,)] = cursor.fetchall()
+            for _ in range(20):
+                instance.get_runs(limit=1)
+                instance.get_dynamic_partitions("schema_versions")
+            cursor.execute(
+                "SELECT backend_start FROM pg_stat_activity WHERE datname = 'kept_dagster' AND pid <> pg_backend_pid()"
+            )
+            started = [row[0] for row in cursor.fetchall()]
+    finally:
+        watcher.close()
+        instance.dispose()
+    assert started and all(when < before for when in started), (before, started)

@@ -23,6 +23,7 @@ from extraction_assets.lib.warehouse import (
     shard_documents,
     shard_of,
 )
+from extraction_assets.runner import shard_ranges
 
 DOC_IDS = [Document.make_id("acme", "text", f"note {n}") for n in range(400)]
 
@@ -91,6 +92,28 @@ def test_shards_add_a_static_dimension() -> None:
     assert str(key) == "pulse@v1|2"
     schema_key, shard = extraction_partition(key, shards=4)
     assert schema_key == "pulse@v1" and shard.index == 2
+
+
+def test_a_run_from_the_first_to_the_last_version_of_a_shard_covers_that_shard_of_each_version_alone() -> None:
+    """The runner extracts a shard's every version in one run (`shard_ranges`): Dagster reads a multi-partition
+    range dimension by dimension, so `first|s .. last|s` is shard s of every version in between, and nothing else."""
+    instance = dg.DagsterInstance.ephemeral()
+    versions = ["contract@v1", "email@v1", "pulse@v1"]
+    instance.add_dynamic_partitions(schema_versions.name or "", versions)
+    [(shard, keys)] = shard_ranges([versions[1:]], [2])
+    assert shard == 2 and keys == ["email@v1|2", "pulse@v1|2"]
+    partitions = extraction_partitions_for(4)
+    assert isinstance(partitions, dg.MultiPartitionsDefinition)
+    covered = partitions.get_partition_keys_in_range(
+        dg.PartitionKeyRange(keys[0], keys[-1]), dynamic_partitions_store=instance
+    )
+    assert covered == keys
+    assert [(s, [str(k) for k in ks]) for s, ks in shard_ranges([["a@v1"], ["c@v1"]], [0, 1])] == [
+        (0, ["a@v1|0"]),
+        (0, ["c@v1|0"]),
+        (1, ["a@v1|1"]),
+        (1, ["c@v1|1"]),
+    ]
 
 
 SHARDED_CODE_LOCATION = """
