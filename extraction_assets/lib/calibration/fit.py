@@ -136,22 +136,23 @@ def fit_field(field: str, rows: Sequence[tuple[Mapping[str, float], bool]], c: f
     )
 
 
-def _calibrated(examples: Sequence[Example]) -> frozenset[str]:
-    """The fields with enough labelled items to be calibrated."""
+def _by_field(examples: Sequence[Example]) -> dict[str, list[Example]]:
     by_field: dict[str, list[Example]] = defaultdict(list)
     for e in examples:
         by_field[e.field].append(e)
-    return frozenset(name for name, members in by_field.items() if why_not(members) is None)
+    return by_field
+
+
+def _calibrated(examples: Sequence[Example]) -> frozenset[str]:
+    """The fields with enough labelled items to be calibrated."""
+    return frozenset(name for name, members in _by_field(examples).items() if why_not(members) is None)
 
 
 def _fit_fields(examples: Sequence[Example], c: float, fields: frozenset[str]) -> dict[str, FieldCalibration]:
     """A model for each of `fields` that `examples` hold (decided on all labelled items, see `_calibrated`)."""
-    by_field: dict[str, list[Example]] = defaultdict(list)
-    for e in examples:
-        by_field[e.field].append(e)
     return {
         name: fit_field(name, [(e.features, e.correct) for e in members], c)
-        for name, members in sorted(by_field.items())
+        for name, members in sorted(_by_field(examples).items())
         if name in fields
     }
 
@@ -288,8 +289,9 @@ def fit_version(
     without calibration)."""
     on_step("fitting the fields")
     not_calibrated: dict[str, str] = {}
+    grouped = _by_field(examples)
     for name in fields:
-        members = [e for e in examples if e.field == name]
+        members = grouped.get(name, [])
         why = why_not(members) if members else "no labelled items"
         if why is not None:
             not_calibrated[name] = why
