@@ -68,9 +68,10 @@ def write_decisions(
     stamp = now()
     dropped = [doc.doc_id for doc, taken, _, _ in decisions if not taken]
     with transaction(con):
-        with id_list(con, [doc.doc_id for doc, *_ in decisions]) as decided:
+        with id_list(con, [doc.doc_id for doc, *_ in decisions]) as (decided, ids):
             con.execute(
-                f"DELETE FROM document_applicability WHERE schema_version = ? AND doc_id IN {decided}", [schema_version]
+                f"DELETE FROM document_applicability WHERE schema_version = ? AND doc_id IN {decided}",
+                [schema_version, *ids],
             )
         insert_rows(
             con,
@@ -91,16 +92,18 @@ def write_decisions(
         )
         removed: list[str] = []
         if dropped:  # each statement reads its whole table: none when nothing is dropped
-            with id_list(con, dropped) as gone:
+            with id_list(con, dropped) as (gone, ids):
                 removed = [
                     row[0]
                     for row in con.execute(
                         f"""SELECT item_id FROM extracted_items WHERE schema_version = ? AND doc_id IN {gone}
                            AND status IN (SELECT unnest(?)) AND extracted_by <> 'human'""",
-                        [schema_version, list(MACHINE_OWNED_STATUSES)],
+                        [schema_version, *ids, list(MACHINE_OWNED_STATUSES)],
                     ).fetchall()
                 ]
                 delete_items(con, removed)
                 for table in ("extraction_status", "document_routing"):
-                    con.execute(f"DELETE FROM {table} WHERE schema_version = ? AND doc_id IN {gone}", [schema_version])
+                    con.execute(
+                        f"DELETE FROM {table} WHERE schema_version = ? AND doc_id IN {gone}", [schema_version, *ids]
+                    )
     return {"taken": len(decisions) - len(dropped), "not_taken": len(dropped), "items_removed": len(removed)}

@@ -7,6 +7,7 @@ The warehouse is a DuckDB file unless EXTRACTION_WAREHOUSE names a DuckLake cata
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -137,23 +138,26 @@ _VIEW_NUMBERS = count()
 
 
 @contextmanager
-def id_list(con: duckdb.DuckDBPyConnection, ids: Iterable[str]) -> Iterator[str]:
-    """`(SELECT id FROM <view>)` over the ids, for `key IN id_list`: the ids as one NumPy column DuckDB scans.
+def id_list(con: duckdb.DuckDBPyConnection, ids: Iterable[str]) -> Iterator[tuple[str, list[Any]]]:
+    """A source of the ids for `key IN <source>`, and its parameters (none, or the list): the ids as one NumPy column
+    DuckDB scans, registered as a view.
 
     A list parameter (`IN (SELECT unnest(?))`) is converted value by value, each after DuckDB tries `import pandas`
     (about 5 us a value with pandas marked absent, `opening.remember_absent_pandas`): a pass over the bench inbox
-    converted some 180,000 ids so. The column converts in well under a microsecond a value.
+    converted some 180,000 ids so; the column converts in well under a microsecond a value. A small list in a process
+    that has not loaded NumPy stays a list parameter, as a small batch of rows does (`_rows_view`): a fresh process
+    with a few ids to look up never imports NumPy for them.
     """
     values = list(ids)
-    if not values:
-        yield "(SELECT CAST(NULL AS VARCHAR) AS id WHERE false)"
+    if not values or (len(values) <= LIST_PARAMETER_VALUES and "numpy" not in sys.modules):
+        yield "(SELECT unnest(?))", [values]
         return
-    import numpy as np  # NumPy loads with the first batch written
+    import numpy as np
 
     name = f"id_list_{next(_VIEW_NUMBERS)}"
     con.register(name, {"id": np.array(values, dtype=object)})
     try:
-        yield f"(SELECT id FROM {name})"
+        yield f"(SELECT id FROM {name})", []
     finally:
         con.unregister(name)
 

@@ -37,8 +37,10 @@ NOT_SCRUBBED = "[not scrubbed: hidden]"  # a document without a scrubbed row sho
 
 def stored_sources(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> dict[str, str]:
     """Which of these documents are stored already, with the file each was first read from."""
-    with id_list(con, doc_ids) as wanted:
-        return dict(con.execute(f"SELECT doc_id, source_uri FROM raw_documents WHERE doc_id IN {wanted}").fetchall())
+    with id_list(con, doc_ids) as (wanted, ids):
+        return dict(
+            con.execute(f"SELECT doc_id, source_uri FROM raw_documents WHERE doc_id IN {wanted}", ids).fetchall()
+        )
 
 
 def _raw_count(con: duckdb.DuckDBPyConnection) -> int:
@@ -270,8 +272,9 @@ def by_rowid(
     batch's rows are read (about 1 MB whatever the warehouse). The key's own test (`list_contains`, no join) keeps
     the filter exact should a row id have moved since.
     """
-    with id_list(con, ids) as wanted:
-        rowids = sorted(row[0] for row in con.execute(f"SELECT rowid FROM {table} WHERE {key} IN {wanted}").fetchall())
+    with id_list(con, ids) as (wanted, params):
+        found = con.execute(f"SELECT rowid FROM {table} WHERE {key} IN {wanted}", params).fetchall()
+    rowids = sorted(row[0] for row in found)
     ranges: list[list[int]] = []
     for rowid in rowids:
         if ranges and rowid == ranges[-1][1] + 1:

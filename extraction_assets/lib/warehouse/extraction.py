@@ -119,11 +119,11 @@ def write_extraction_batch(
     processed = [o for o in outcomes if o.status != "failed"]  # partial ones are stored too, and retried
     doc_ids = [o.doc_id for o in outcomes]
     with transaction(con):
-        with id_list(con, doc_ids) as batch:
+        with id_list(con, doc_ids) as (batch, ids):
             attempts = dict(
                 con.execute(
                     f"SELECT doc_id, attempts FROM extraction_status WHERE schema_version = ? AND doc_id IN {batch}",
-                    [schema_version],
+                    [schema_version, *ids],
                 ).fetchall()
             )
         # A record keyed by Message-ID can come from two copies of one message, in this batch or stored by an earlier
@@ -135,12 +135,15 @@ def write_extraction_batch(
                 owners[item.item_id] = item
         items = list(owners.values())
         new_ids = set(owners)
-        with id_list(con, [o.doc_id for o in processed]) as docs, id_list(con, sorted(new_ids)) as found:
+        with (
+            id_list(con, [o.doc_id for o in processed]) as (docs, doc_params),
+            id_list(con, sorted(new_ids)) as (found, found_params),
+        ):
             existing = rows_as_dicts(
                 con,
                 f"""SELECT item_id, doc_id, status, extracted_by, created_at FROM extracted_items
                    WHERE (schema_version = ? AND doc_id IN {docs}) OR item_id IN {found}""",
-                [schema_version],
+                [schema_version, *doc_params, *found_params],
             )
         protected = {
             r["item_id"]

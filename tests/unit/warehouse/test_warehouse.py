@@ -546,8 +546,11 @@ def test_an_id_list_selects_what_a_list_parameter_does_without_converting_each_i
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import builtins
+    import sys
 
-    from extraction_assets.lib.warehouse.connection import id_list
+    import numpy  # noqa: F401  (loaded, as in a pass that has written a large batch)
+
+    from extraction_assets.lib.warehouse.connection import LIST_PARAMETER_VALUES, id_list
 
     con = duckdb.connect()
     con.execute("CREATE TABLE t (doc_id VARCHAR)")
@@ -562,9 +565,15 @@ def test_an_id_list_selects_what_a_list_parameter_does_without_converting_each_i
         return real(name, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(builtins, "__import__", counted)
-    with id_list(con, ids) as wanted, id_list(con, []) as nothing:  # two at once: each its own view
-        assert con.execute(f"SELECT doc_id FROM t WHERE doc_id IN {wanted} ORDER BY 1").fetchall() == want
-        assert con.execute(f"SELECT doc_id FROM t WHERE doc_id IN {nothing}").fetchall() == []
+    with id_list(con, ids) as (wanted, params), id_list(con, []) as (nothing, none):  # two at once
+        assert con.execute(f"SELECT doc_id FROM t WHERE doc_id IN {wanted} ORDER BY 1", params).fetchall() == want
+        assert con.execute(f"SELECT doc_id FROM t WHERE doc_id IN {nothing}", none).fetchall() == []
     # a list parameter tries `import pandas` once or twice per id (~5 us each): the view converts the column at once
     assert tries.count("pandas") < 10
     assert not [v for v in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()]
+    # a small list where NumPy is not loaded stays a list parameter: a fresh process never imports NumPy for it
+    monkeypatch.delitem(sys.modules, "numpy")
+    with id_list(con, ids[:LIST_PARAMETER_VALUES]) as (wanted, params):
+        assert params == [ids[:LIST_PARAMETER_VALUES]]
+        assert con.execute(f"SELECT doc_id FROM t WHERE doc_id IN {wanted} ORDER BY 1", params).fetchall() == want
+    assert "numpy" not in sys.modules
