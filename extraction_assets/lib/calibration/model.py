@@ -14,7 +14,7 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -147,10 +147,11 @@ class VersionCalibration(BaseModel):
     def field(self, name: str) -> FieldCalibration | None:
         return self.fields.get(name) if self.status == "calibrated" else None
 
-    @property
+    @cached_property
     def tag(self) -> str:
         """A short fingerprint of what decides items (models and threshold), part of the extractor version: a refit
-        that changes them re-extracts the version's documents."""
+        that changes them re-extracts the version's documents. Computed once (the model is frozen): every document
+        extracted asks for it."""
         decisive = {"fields": {k: v.model_dump() for k, v in sorted(self.fields.items())}, "threshold": self.threshold}
         return "cal-" + hashlib.sha256(json.dumps(decisive, sort_keys=True).encode()).hexdigest()[:8]
 

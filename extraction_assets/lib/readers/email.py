@@ -11,6 +11,7 @@ from dataclasses import replace
 from datetime import date
 from email import errors as email_errors
 from email import policy
+from email.headerregistry import BaseHeader, HeaderRegistry
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
 from email.utils import parsedate_to_datetime
@@ -38,9 +39,31 @@ _HTML_LINE_TAGS = ["dd", "dt", "li", "tr"]  # start a new line, without a blank 
 _HTML_CELL_TAGS = ["td", "th"]
 
 
+class _HeaderClasses(HeaderRegistry):
+    """The standard header registry, each header's class made once: the registry builds a new class (`type(...)`) for
+    every header a message is asked for, a fifth of the time an e-mail's parse and header reads took."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._made: dict[str, type[BaseHeader]] = {}
+
+    def __getitem__(self, name: str) -> type[BaseHeader]:
+        key = name.lower()
+        if key not in self._made:
+            self._made[key] = super().__getitem__(key)
+        return self._made[key]
+
+    def map_to_type(self, name: str, cls: type[BaseHeader]) -> None:
+        super().map_to_type(name, cls)
+        self._made.pop(name.lower(), None)
+
+
+POLICY = policy.default.clone(header_factory=_HeaderClasses())  # policy.default, header classes made once
+
+
 def read_email(data: bytes, ctx: RecordContext) -> Document:
     """Headers then the body; plain text preferred, HTML converted, broken multipart rejected outright."""
-    msg = BytesParser(policy=policy.default).parsebytes(data)
+    msg = BytesParser(policy=POLICY).parsebytes(data)
     fatal: list[str] = []
     for part in msg.walk():
         for defect in part.defects:

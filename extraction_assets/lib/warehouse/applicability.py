@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from extraction_assets.lib.warehouse.backend import retry_conflicts
-from extraction_assets.lib.warehouse.connection import insert_rows, now, transaction
+from extraction_assets.lib.warehouse.connection import id_list, insert_rows, now, transaction
 from extraction_assets.lib.warehouse.documents import STORED_ORDER
 from extraction_assets.lib.warehouse.extraction import MACHINE_OWNED_STATUSES, delete_items
 
@@ -68,10 +68,11 @@ def write_decisions(
     stamp = now()
     dropped = [doc.doc_id for doc, taken, _, _ in decisions if not taken]
     with transaction(con):
-        con.execute(
-            "DELETE FROM document_applicability WHERE schema_version = ? AND doc_id IN (SELECT unnest(?))",
-            [schema_version, [doc.doc_id for doc, *_ in decisions]],
-        )
+        with id_list(con, [doc.doc_id for doc, *_ in decisions]) as (decided, ids):
+            con.execute(
+                f"DELETE FROM document_applicability WHERE schema_version = ? AND doc_id IN {decided}",
+                [schema_version, *ids],
+            )
         insert_rows(
             con,
             "document_applicability",
@@ -89,22 +90,20 @@ def write_decisions(
                 for doc, taken, score, reason in decisions
             ],
         )
-        removed = (
-            [
-                row[0]
-                for row in con.execute(
-                    """SELECT item_id FROM extracted_items WHERE schema_version = ? AND doc_id IN (SELECT unnest(?))
-                   AND status IN (SELECT unnest(?)) AND extracted_by <> 'human'""",
-                    [schema_version, dropped, list(MACHINE_OWNED_STATUSES)],
-                ).fetchall()
-            ]
-            if dropped
-            else []
-        )  # each statement reads its whole table: none when nothing is dropped
-        delete_items(con, removed)
-        for table in ("extraction_status", "document_routing") if dropped else ():
-            con.execute(
-                f"DELETE FROM {table} WHERE schema_version = ? AND doc_id IN (SELECT unnest(?))",
-                [schema_version, dropped],
-            )
+        removed: list[str] = []
+        if dropped:  # each statement reads its whole table: none when nothing is dropped
+            with id_list(con, dropped) as (gone, ids):
+                removed = [
+                    row[0]
+                    for row in con.execute(
+                        f"""SELECT item_id FROM extracted_items WHERE schema_version = ? AND doc_id IN {gone}
+                           AND status IN (SELECT unnest(?)) AND extracted_by <> 'human'""",
+                        [schema_version, *ids, list(MACHINE_OWNED_STATUSES)],
+                    ).fetchall()
+                ]
+                delete_items(con, removed)
+                for table in ("extraction_status", "document_routing"):
+                    con.execute(
+                        f"DELETE FROM {table} WHERE schema_version = ? AND doc_id IN {gone}", [schema_version, *ids]
+                    )
     return {"taken": len(decisions) - len(dropped), "not_taken": len(dropped), "items_removed": len(removed)}

@@ -14,6 +14,7 @@ from extraction_assets.lib.models import DeadLetter, Document, ScrubbedDocument,
 from extraction_assets.lib.offsets import OffsetMap
 from extraction_assets.lib.warehouse.backend import on_lake, retry_conflicts
 from extraction_assets.lib.warehouse.connection import (
+    id_list,
     insert_rows,
     merge_rows,
     now,
@@ -36,10 +37,10 @@ NOT_SCRUBBED = "[not scrubbed: hidden]"  # a document without a scrubbed row sho
 
 def stored_sources(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> dict[str, str]:
     """Which of these documents are stored already, with the file each was first read from."""
-    rows = con.execute(
-        "SELECT doc_id, source_uri FROM raw_documents WHERE doc_id IN (SELECT unnest(?))", [list(doc_ids)]
-    )
-    return dict(rows.fetchall())
+    with id_list(con, doc_ids) as (wanted, ids):
+        return dict(
+            con.execute(f"SELECT doc_id, source_uri FROM raw_documents WHERE doc_id IN {wanted}", ids).fetchall()
+        )
 
 
 def _raw_count(con: duckdb.DuckDBPyConnection) -> int:
@@ -271,10 +272,9 @@ def by_rowid(
     batch's rows are read (about 1 MB whatever the warehouse). The key's own test (`list_contains`, no join) keeps
     the filter exact should a row id have moved since.
     """
-    rowids = sorted(
-        row[0]
-        for row in con.execute(f"SELECT rowid FROM {table} WHERE {key} IN (SELECT unnest(?))", [list(ids)]).fetchall()
-    )
+    with id_list(con, ids) as (wanted, params):
+        found = con.execute(f"SELECT rowid FROM {table} WHERE {key} IN {wanted}", params).fetchall()
+    rowids = sorted(row[0] for row in found)
     ranges: list[list[int]] = []
     for rowid in rowids:
         if ranges and rowid == ranges[-1][1] + 1:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from extraction_assets.lib.models import EvidenceRecord, ExtractionOutcome, ItemRecord
 from extraction_assets.lib.warehouse.backend import on_lake, retry_conflicts
 from extraction_assets.lib.warehouse.connection import (
+    id_list,
     insert_rows,
     merge_rows,
     now,
@@ -118,13 +119,13 @@ def write_extraction_batch(
     processed = [o for o in outcomes if o.status != "failed"]  # partial ones are stored too, and retried
     doc_ids = [o.doc_id for o in outcomes]
     with transaction(con):
-        attempts = dict(
-            con.execute(
-                "SELECT doc_id, attempts FROM extraction_status "
-                "WHERE schema_version = ? AND doc_id IN (SELECT unnest(?))",
-                [schema_version, doc_ids],
-            ).fetchall()
-        )
+        with id_list(con, doc_ids) as (batch, ids):
+            attempts = dict(
+                con.execute(
+                    f"SELECT doc_id, attempts FROM extraction_status WHERE schema_version = ? AND doc_id IN {batch}",
+                    [schema_version, *ids],
+                ).fetchall()
+            )
         # A record keyed by Message-ID can come from two copies of one message, in this batch or stored by an earlier
         # one (copies share a shard: `shards.py`): the copy in the smallest doc_id owns it, whatever the order the
         # documents were written in.
@@ -134,12 +135,16 @@ def write_extraction_batch(
                 owners[item.item_id] = item
         items = list(owners.values())
         new_ids = set(owners)
-        existing = rows_as_dicts(
-            con,
-            """SELECT item_id, doc_id, status, extracted_by, created_at FROM extracted_items
-               WHERE (schema_version = ? AND doc_id IN (SELECT unnest(?))) OR item_id IN (SELECT unnest(?))""",
-            [schema_version, [o.doc_id for o in processed], sorted(new_ids)],
-        )
+        with (
+            id_list(con, [o.doc_id for o in processed]) as (docs, doc_params),
+            id_list(con, sorted(new_ids)) as (found, found_params),
+        ):
+            existing = rows_as_dicts(
+                con,
+                f"""SELECT item_id, doc_id, status, extracted_by, created_at FROM extracted_items
+                   WHERE (schema_version = ? AND doc_id IN {docs}) OR item_id IN {found}""",
+                [schema_version, *doc_params, *found_params],
+            )
         protected = {
             r["item_id"]
             for r in existing

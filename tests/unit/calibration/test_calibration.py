@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -328,3 +329,23 @@ def test_a_calibration_file_that_cannot_be_read_is_the_versions_error_not_a_sile
     beside.write_text(json.dumps({"schema_version": "contract@v1", "status": "not_calibrated"}), encoding="utf-8")
     with pytest.raises(SchemaError, match="is for contract@v1"):
         load_schema_file(prompt)
+
+
+def test_the_tag_is_worked_out_once_and_is_what_the_fields_and_threshold_give(monkeypatch: pytest.MonkeyPatch) -> None:
+    def calibration(threshold: float) -> VersionCalibration:
+        return VersionCalibration(
+            schema_version="receipt@v1", status="calibrated", threshold=threshold, fields={"total": _field()}
+        )
+
+    dumps: list[str] = []
+    real = json.dumps
+
+    def counted(*args: Any, **kwargs: Any) -> str:
+        dumps.append(real(*args, **kwargs))
+        return dumps[-1]
+
+    monkeypatch.setattr(json, "dumps", counted)
+    first = calibration(0.5)
+    assert first.tag == first.tag == calibration(0.5).tag  # every document extracted asks for it: worked out once
+    assert len(dumps) == 2
+    assert calibration(0.6).tag != first.tag  # still a fingerprint of the threshold (and the fields)

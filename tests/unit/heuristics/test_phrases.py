@@ -8,7 +8,10 @@ import re
 import pytest
 
 from extraction_assets.lib.heuristics.phrases import (
+    LONG_WORD,
     PhraseScan,
+    _opening_starts,
+    _word_pattern,
     any_phrase,
     any_phrase_source,
     phrase_needle,
@@ -125,3 +128,27 @@ def test_phrase_scan_finds_what_the_pattern_finds(text: str, lo: int, hi: int | 
 def test_phrase_scan_reads_a_list_that_opens_with_a_sign_with_its_pattern() -> None:
     text = "signed /s/ jane doe, by: john"
     assert [m.group() for m in PhraseScan(text).finditer(("/s/", "by:"))] == ["/s/", "by:"]
+
+
+_LONG_LIST = ("terminat*", "effective date", "governing law", "signature", "payment")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "termination for cause; the effective date; governing law: ny; signature; payment due",
+        "predetermination, ineffective dates, misgoverning laws, signatures, prepayments",  # the words inside others
+        "payment",  # the whole text
+        "effective\n date, effective  dated, effective data, terminate terminated terminates",  # stems and a 2nd word
+        "signaturesignature payment-payment effective_date",  # a word glued to itself, to a sign, to "_"
+    ],
+)
+def test_phrase_scan_finds_long_opening_words_where_the_pattern_does(text: str) -> None:
+    # openings of LONG_WORD characters or more are found with str.find: the places must be the pattern's
+    assert all(len(w.split()[0].rstrip("*")) >= LONG_WORD for w in _LONG_LIST)
+    want = [m.span() for m in any_phrase(_LONG_LIST).finditer(text)]
+    assert [m.span() for m in PhraseScan(text).finditer(_LONG_LIST)] == want
+    for phrase in (*_LONG_LIST, "a sum of", "in the amount of"):  # and a short opening word, searched as before
+        opening = phrase_opening(phrase)
+        assert opening is not None
+        assert _opening_starts(text, opening) == [m.start() for m in _word_pattern(*opening).finditer(text)]

@@ -132,3 +132,29 @@ def test_the_split_of_a_mailbox_is_the_stdlib_split(lines: list[str]) -> None:
         expected = [box.get_bytes(key) for key in box.iterkeys()]
         box.close()
     assert mbox_messages(data) == expected
+
+
+_HEADERS_MESSAGE = (
+    b'From: "Doe, Jane" <jane.doe@example.com>\r\n'
+    b"To: a@example.com,\r\n\tBob <b@example.com>, (a comment) c@example.com\r\n"
+    b"Subject: =?utf-8?q?Caf=C3=A9?= menu\r\nDate: Mon, 14 May 2001 16:39:00 -0700 (PDT)\r\nMessage-ID: <1.2@x>\r\n"
+    b"Content-Type: text/plain; charset=utf-8\r\n\r\nhello\r\n"
+)
+
+
+def test_header_classes_are_made_once_and_headers_read_as_the_standard_policy_reads_them() -> None:
+    from email import policy
+    from email.headerregistry import HeaderRegistry
+    from email.parser import BytesParser
+
+    registry = email_reader.POLICY.header_factory
+    assert isinstance(registry, HeaderRegistry)
+    assert registry["To"] is registry["to"] is registry["TO"]  # the class for a header name is made once
+    standard = BytesParser(policy=policy.default).parsebytes(_HEADERS_MESSAGE)
+    for _ in range(2):  # the second read uses the classes the first one made
+        ours = BytesParser(policy=email_reader.POLICY).parsebytes(_HEADERS_MESSAGE)
+        for name in ("From", "To", "Subject", "Date", "Message-ID", "Content-Type"):
+            assert str(ours[name]) == str(standard[name])
+            assert type(ours[name]).__mro__[1:] == type(standard[name]).__mro__[1:]
+    doc = email_reader.read_email(_HEADERS_MESSAGE, RecordContext("acme", "acme/m.eml"))
+    assert doc.metadata["subject"] == "Café menu" and doc.metadata["to"].count("@") == 3

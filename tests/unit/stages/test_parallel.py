@@ -3,11 +3,12 @@ the step's own process; shards at once on a lake."""
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import pytest
 
-from extraction_assets.lib.parallel import in_order, pool_size, usable_cores, workers_for
+from extraction_assets.lib.parallel import WORKER_GC_THRESHOLD, in_order, pool_size, usable_cores, workers_for
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import batched
 from extraction_assets.runner import shards_at_once
@@ -26,6 +27,12 @@ def test_results_come_back_in_the_order_of_the_work_in_process_or_in_workers() -
     jobs = [(n,) for n in range(7)]
     assert list(in_order(abs, iter(jobs), 0)) == list(range(7))
     assert list(in_order(pow, iter([(n, 2) for n in range(7)]), 2)) == [n * n for n in range(7)]
+
+
+def test_workers_collect_cyclic_garbage_less_often_than_the_default() -> None:
+    # the young generation's threshold: 700 by default, the run's own process keeps it
+    assert [t[0] for t in in_order(gc.get_threshold, iter([()] * 4), 2)] == [WORKER_GC_THRESHOLD] * 4
+    assert gc.get_threshold()[0] != WORKER_GC_THRESHOLD
 
 
 @pytest.mark.parametrize(

@@ -540,3 +540,40 @@ def test_a_batch_read_costs_its_rows_not_the_rows_stored_between_them(tmp_path: 
         scrub = texts_to_scrub(con, ends)
     assert [d.text for d in loaded] == [d.text for d in sorted([docs[0], docs[-1]], key=lambda d: d.doc_id)]
     assert [row[3] for row in scrub] == [docs[-1].text, docs[0].text]
+
+
+def test_an_id_list_selects_what_a_list_parameter_does_without_converting_each_id(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import builtins
+    import sys
+
+    import numpy  # noqa: F401  (loaded, as in a pass that has written a large batch)
+
+    from extraction_assets.lib.warehouse.connection import LIST_PARAMETER_VALUES, id_list
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (doc_id VARCHAR)")
+    con.execute("INSERT INTO t VALUES ('a'), ('b'), ('c')")
+    ids = ["c", "a", "zz"] * 200
+    want = con.execute("SELECT doc_id FROM t WHERE doc_id IN (SELECT unnest(?)) ORDER BY 1", [ids]).fetchall()
+    tries: list[str] = []
+    real = builtins.__import__
+
+    def counted(name: str, *args: object, **kwargs: object) -> object:
+        tries.append(name)
+        return real(name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(builtins, "__import__", counted)
+    with id_list(con, ids) as (wanted, params), id_list(con, []) as (nothing, none):  # two at once
+        assert con.execute(f"SELECT doc_id FROM t WHERE doc_id IN {wanted} ORDER BY 1", params).fetchall() == want
+        assert con.execute(f"SELECT doc_id FROM t WHERE doc_id IN {nothing}", none).fetchall() == []
+    # a list parameter tries `import pandas` once or twice per id (~5 us each): the view converts the column at once
+    assert tries.count("pandas") < 10
+    assert not [v for v in con.execute("SELECT view_name FROM duckdb_views() WHERE NOT internal").fetchall()]
+    # a small list where NumPy is not loaded stays a list parameter: a fresh process never imports NumPy for it
+    monkeypatch.delitem(sys.modules, "numpy")
+    with id_list(con, ids[:LIST_PARAMETER_VALUES]) as (wanted, params):
+        assert params == [ids[:LIST_PARAMETER_VALUES]]
+        assert con.execute(f"SELECT doc_id FROM t WHERE doc_id IN {wanted} ORDER BY 1", params).fetchall() == want
+    assert "numpy" not in sys.modules
