@@ -108,6 +108,12 @@ def iter_batches(
 LIST_PARAMETER_VALUES = 2_000  # a batch of at most this many values goes as list parameters, without NumPy
 
 
+def _as_list_parameters(values: int) -> bool:
+    """Whether `values` values go to DuckDB as list parameters: a few, in a process that has not loaded NumPy (where it
+    is loaded, its column converts them faster whatever their number)."""
+    return values <= LIST_PARAMETER_VALUES and "numpy" not in sys.modules
+
+
 @contextmanager
 def _rows_view(
     con: duckdb.DuckDBPyConnection, columns: Sequence[str], rows: Sequence[Mapping[str, Any]]
@@ -120,11 +126,11 @@ def _rows_view(
     (at most `LIST_PARAMETER_VALUES` values, what a pass with a few new documents writes) goes as list parameters,
     so a fresh process writing a few rows never imports it.
     """
-    if len(rows) * len(columns) <= LIST_PARAMETER_VALUES:
+    if _as_list_parameters(len(rows) * len(columns)):
         unnested = ", ".join(f'unnest(${n}) AS "{column}"' for n, column in enumerate(columns, start=1))
         yield f"(SELECT {unnested})", [[row[column] for row in rows] for column in columns]
         return
-    import numpy as np  # NumPy loads with the first large batch written
+    import numpy as np  # NumPy loads with the first large batch written, or is loaded already
 
     name = "batch_rows"
     con.register(name, {column: np.array([row[column] for row in rows], dtype=object) for column in columns})
@@ -149,7 +155,7 @@ def id_list(con: duckdb.DuckDBPyConnection, ids: Iterable[str]) -> Iterator[tupl
     with a few ids to look up never imports NumPy for them.
     """
     values = list(ids)
-    if not values or (len(values) <= LIST_PARAMETER_VALUES and "numpy" not in sys.modules):
+    if not values or _as_list_parameters(len(values)):
         yield "(SELECT unnest(?))", [values]
         return
     import numpy as np

@@ -18,7 +18,7 @@ TABLES = ("raw_documents", "extracted_items", "evidence", "extraction_status")
 
 
 def _written(path: Path, monkeypatch: pytest.MonkeyPatch, most: int) -> dict[str, list[tuple[object, ...]]]:
-    monkeypatch.setattr(connection, "LIST_PARAMETER_VALUES", most)
+    monkeypatch.setattr(connection, "_as_list_parameters", lambda values: values <= most)
     rng = random.Random(7)
     documents = _documents(rng, 0, 40)
     with open_warehouse(path) as con:
@@ -60,3 +60,12 @@ print("numpy" in sys.modules)
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_where_numpy_is_loaded_even_a_small_batch_goes_as_its_column(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy  # noqa: F401  (loaded, as in a pass that has written a large batch)
+
+    assert not connection._as_list_parameters(10)
+    monkeypatch.delitem(sys.modules, "numpy")
+    assert connection._as_list_parameters(connection.LIST_PARAMETER_VALUES)
+    assert not connection._as_list_parameters(connection.LIST_PARAMETER_VALUES + 1)
