@@ -172,7 +172,7 @@ def test_a_partition_is_planned_a_window_of_raw_rows_at_a_time_with_the_same_res
         def counted(*args: object, real: object = real, **kwargs: object) -> list[object]:
             found = real(*args, **kwargs)  # type: ignore[operator]
             listed.append(len(found))
-            return found  # type: ignore[no-any-return]
+            return found
 
         monkeypatch.setattr(extract, name, counted)
     monkeypatch.setattr(extract, "PLAN_ROWS", 4)
