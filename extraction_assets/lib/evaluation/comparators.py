@@ -18,7 +18,12 @@ from price_parser import Price
 from extraction_assets.lib.evaluation.registry import Comparator, FieldMapping
 
 _NON_WORD = re.compile(r"[\W_]+", re.UNICODE)
-_PARENTHESES = re.compile(r"\([^)]*\)")
+# a bracketed group with no bracket inside: removed innermost first, so nested aliases go too
+_INNER_PARENTHESES = re.compile(r"\([^()]*\)")
+# what is left of a group whose ")" is missing: an opening bracket that starts a quoted alias runs to the end
+_OPEN_ALIAS = re.compile(r"\(\s*[\"\u201c].*$", re.DOTALL)
+# a quoted alias after the name without brackets: `Tickets.com Inc. "Tickets"`
+_TRAILING_ALIAS = re.compile(r"[\"\u201c][^\"\u201c\u201d]*[\"\u201d]\s*$")
 _YEAR_FIRST = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\b")
 # two defaults that differ in every part: a part missing from the string shows as a difference
 _DEFAULTS = (datetime(1901, 1, 1), datetime(1902, 2, 2))
@@ -66,10 +71,23 @@ def is_truthy(value: object, truthy: list[str]) -> bool:
     return normalize_text(value) in {normalize_text(t) for t in truthy}
 
 
+def without_aliases(text: str) -> str:
+    """A name without its aliases: bracketed groups (nested ones too), a group left open by a missing ")" that starts
+    a quoted alias (`Pretzel Time, Inc. ("Pretzel Time"`), a quoted alias after the name without brackets
+    (`Excite, Inc. "Excite"`), and stray brackets (`(Dragon Systems, Inc. ("Dragon Systems")` is Dragon Systems,
+    Inc., not nothing)."""
+    previous = None
+    while previous != text:
+        previous, text = text, _INNER_PARENTHESES.sub(" ", text)
+    text = _OPEN_ALIAS.sub(" ", text)
+    name = _TRAILING_ALIAS.sub(" ", text)
+    return (name if name.strip() else text).replace("(", " ").replace(")", " ")
+
+
 def set_members(value: object, split: str | None) -> list[str]:
-    """Normalized members of a set value; parenthesized aliases (`Acme Inc ("Acme")`) are dropped."""
+    """Normalized members of a set value, each without its aliases (`Acme Inc ("Acme")` is Acme Inc)."""
     parts = value if isinstance(value, list) else (str(value).split(split) if split else [str(value)])
-    members = [normalize_text(_PARENTHESES.sub(" ", str(p))) for p in parts]
+    members = [normalize_text(without_aliases(str(p))) for p in parts]
     return [m for m in members if m]
 
 

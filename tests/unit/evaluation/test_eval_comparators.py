@@ -74,3 +74,13 @@ def test_span_overlap() -> None:
     assert spans_overlap((0, 10), (8, 30), min_share=0.2)
     assert not spans_overlap((0, 10), (8, 30), min_share=0.5)
     assert date(2016, 9, 23) == parse_date("9/23/16")
+
+
+def test_set_members_drop_aliases_however_bracketed() -> None:
+    # the gold's forms: a stray "(" before the name, a group left open, nested groups, a quoted alias unbracketed
+    assert set_members('(Dragon Systems, Inc. ("Dragon Systems")', None) == ["dragon systems inc"]
+    assert set_members('Pretzel Time, Inc. ("Pretzel Time"', None) == ["pretzel time inc"]
+    assert set_members('New China Media LLC ((a/k/a NCM LLC) ("NCM")', None) == ["new china media llc"]
+    assert set_members('Excite, Inc."Excite"; CyberShop “Client”', ";") == ["excite inc", "cybershop"]
+    # a quoted name alone is the name, not nothing
+    assert set_members(' "FRANCHISOR")', None) == ["franchisor"]
