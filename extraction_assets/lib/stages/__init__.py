@@ -22,6 +22,7 @@ from extraction_assets.lib.stages.review import (
     accept_audit_log,
     check_audit_log,
     refresh_review_queue,
+    refresh_review_queues,
     rivals_outside,
     sync_version_roles,
 )
@@ -47,6 +48,7 @@ __all__ = [
     "extract_partition",
     "ingest_inbox",
     "refresh_review_queue",
+    "refresh_review_queues",
     "reports_dir",
     "rivals_outside",
     "scrub_pending",

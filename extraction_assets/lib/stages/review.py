@@ -3,7 +3,7 @@ them), and check the audit trail once for every version."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,11 +13,10 @@ from extraction_assets.lib.review.audit import OUTSIDE_HEAD_SUFFIX, ChainReport,
 from extraction_assets.lib.stages.connect import Connect
 from extraction_assets.lib.warehouse import (
     beside_warehouse,
-    bring_queue_in_step,
+    bring_queues_in_step,
     is_lake,
     rebuild_review_queue,
     review_queue_figures,
-    row_count,
     transaction,
 )
 
@@ -58,26 +57,45 @@ def rivals_outside(con: duckdb.DuckDBPyConnection, versions: Sequence[str]) -> l
 def refresh_review_queue(
     con: duckdb.DuckDBPyConnection, version: str, schema: SchemaVersion | None = None
 ) -> QueueReport:
-    """A queue in step with its items (every idle pass) is not written again; one behind them only by new items is
-    extended by their groups' rows; any other is rebuilt from them. With
-    the version's `schema`, what its tenants' decisions taught is applied first (`review.lessons.teach`: a refit
-    where decisions moved, and the drafts a tenant's refit doubts sent to review)."""
+    """One version's `refresh_review_queues`."""
+    return refresh_review_queues(con, [version], {version: schema} if schema is not None else None)[version]
+
+
+def refresh_review_queues(
+    con: duckdb.DuckDBPyConnection, versions: Sequence[str], schemas: Mapping[str, SchemaVersion] | None = None
+) -> dict[str, QueueReport]:
+    """Each version's queue brought in step with its items: one in step (every idle pass) is not written again; one
+    behind them only by new items is extended by their groups' rows; any other is rebuilt from them. With a
+    version's schema (`schemas`), what its tenants' decisions taught is applied first (`review.lessons.teach`: a
+    refit where decisions moved, and the drafts a tenant's refit doubts sent to review).
+
+    Every version's fingerprint is read in one statement, and their figures in a statement each for all of them: a
+    pass pays the planning of a query once, not once a version; a version whose fingerprint is the one recorded for
+    its queue costs nothing more."""
     from extraction_assets.lib.review.challengers import queued_disagreements, read_roles
     from extraction_assets.lib.review.lessons import teach
 
-    lessons = teach(con, schema) if schema is not None else None
-    step = bring_queue_in_step(con, version)
-    queued = rebuild_review_queue(con, version) if step == "out of step" else row_count(con, "review_queue", version)
-    role = read_roles(con).get(version)
-    figures = {
-        **review_queue_figures(con, version),
-        "role": role.role if role else "current",
-        "rivals": role.rivals if role else [],
-        "disagreements": queued_disagreements(con, version),  # the queue was just refreshed
-        "tenant_refits": lessons.fits if lessons else {},
-        "sent_to_review_by_refits": lessons.sent_to_review if lessons else 0,
-    }
-    return QueueReport(queued=queued, rebuilt=step != "in step", figures=figures)
+    listed = list(dict.fromkeys(versions))
+    lessons = {v: teach(con, schemas[v]) for v in listed if schemas and v in schemas}
+    steps = bring_queues_in_step(con, listed)
+    for version in [v for v, step in steps.items() if step == "out of step"]:
+        rebuild_review_queue(con, version)
+    roles = read_roles(con)
+    figures = review_queue_figures(con, listed)
+    disagreements = queued_disagreements(con, listed)  # the queues were just refreshed
+    reports = {}
+    for version in listed:
+        role, taught, found = roles.get(version), lessons.get(version), figures[version]
+        queued = found.pop("queued")
+        found |= {
+            "role": role.role if role else "current",
+            "rivals": role.rivals if role else [],
+            "disagreements": disagreements[version],
+            "tenant_refits": taught.fits if taught else {},
+            "sent_to_review_by_refits": taught.sent_to_review if taught else 0,
+        }
+        reports[version] = QueueReport(queued=queued, rebuilt=steps[version] != "in step", figures=found)
+    return reports
 
 
 @dataclass(frozen=True)

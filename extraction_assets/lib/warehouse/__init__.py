@@ -21,7 +21,7 @@ from extraction_assets.lib.warehouse.connection import (
     table_counts,
     transaction,
 )
-from extraction_assets.lib.warehouse.currency import bring_queue_in_step, queue_in_step
+from extraction_assets.lib.warehouse.currency import QueueStep, bring_queue_in_step, bring_queues_in_step, queue_in_step
 from extraction_assets.lib.warehouse.ddl import TABLES, ensure_schema
 from extraction_assets.lib.warehouse.documents import (
     FileStamp,
@@ -69,7 +69,7 @@ from extraction_assets.lib.warehouse.lock_wait import (
     unreadable,
 )
 from extraction_assets.lib.warehouse.ocr import evidence_regions
-from extraction_assets.lib.warehouse.review_queue import rebuild_review_queue, requeue_items
+from extraction_assets.lib.warehouse.review_queue import queue_currency, rebuild_review_queue, requeue_items
 from extraction_assets.lib.warehouse.sessions import (
     document_texts,
     load_session,
@@ -93,6 +93,7 @@ __all__ = [
     "FileStamp",
     "HeldWarehouse",
     "Placed",
+    "QueueStep",
     "Shard",
     "StoredDocument",
     "WarehouseBusy",
@@ -101,6 +102,7 @@ __all__ = [
     "batched",
     "beside_warehouse",
     "bring_queue_in_step",
+    "bring_queues_in_step",
     "cache_entries_for",
     "damaged",
     "document_from_row",
@@ -131,6 +133,7 @@ __all__ = [
     "open_batches",
     "open_warehouse",
     "pending_extractions",
+    "queue_currency",
     "queue_in_step",
     "rebuild_review_queue",
     "record_batch",

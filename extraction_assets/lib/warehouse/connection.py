@@ -104,21 +104,31 @@ def iter_batches(
         yield batch
 
 
+LIST_PARAMETER_VALUES = 2_000  # a batch of at most this many values goes as list parameters, without NumPy
+
+
 @contextmanager
 def _rows_view(
     con: duckdb.DuckDBPyConnection, columns: Sequence[str], rows: Sequence[Mapping[str, Any]]
-) -> Iterator[str]:
-    """The rows as a view the statement selects from: one NumPy object array per column, which DuckDB scans.
+) -> Iterator[tuple[str, list[Any]]]:
+    """The rows as a source the statement selects from (and its parameters): one NumPy object array per column,
+    which DuckDB scans, registered as a view.
 
-    A list parameter per column (`unnest(?)`) cost about 0.1 ms per value to convert (2 s for 600 items, all of it
-    inside the writer's transaction, with the file locked); the scan converts the same column in well under 1%.
+    A list parameter per column (`unnest(?)`) costs about 10 µs a value to convert (0.1 s for 10,000), NumPy's
+    scan a few ms whatever the size; but importing NumPy costs 0.1 to 0.2 s of CPU, once a process: a small batch
+    (at most `LIST_PARAMETER_VALUES` values, what a pass with a few new documents writes) goes as list parameters,
+    so a fresh process writing a few rows never imports it.
     """
-    import numpy as np  # NumPy loads with the first batch written
+    if len(rows) * len(columns) <= LIST_PARAMETER_VALUES:
+        unnested = ", ".join(f'unnest(${n}) AS "{column}"' for n, column in enumerate(columns, start=1))
+        yield f"(SELECT {unnested})", [[row[column] for row in rows] for column in columns]
+        return
+    import numpy as np  # NumPy loads with the first large batch written
 
     name = "batch_rows"
     con.register(name, {column: np.array([row[column] for row in rows], dtype=object) for column in columns})
     try:
-        yield name
+        yield name, []
     finally:
         con.unregister(name)
 
@@ -132,8 +142,8 @@ def insert_rows(con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Mappi
         return
     columns = _columns(table, rows)
     names = ", ".join(columns)
-    with _rows_view(con, columns, rows) as view:
-        con.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {view}")
+    with _rows_view(con, columns, rows) as (source, params):
+        con.execute(f"INSERT INTO {table} ({names}) SELECT {names} FROM {source}", params)
 
 
 def _columns(table: str, rows: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -167,5 +177,7 @@ def merge_rows(
     on = " AND ".join(f"t.{c} = s.{c}" for c in key)
     matched = f"WHEN MATCHED THEN UPDATE SET {', '.join(f'{c} = s.{c}' for c in update)} " if update else ""
     insert = f"WHEN NOT MATCHED THEN INSERT ({names}) VALUES ({', '.join(f's.{c}' for c in columns)})"
-    with _rows_view(con, columns, list(unique.values())) as view:
-        con.execute(f"MERGE INTO {table} AS t USING (SELECT {names} FROM {view}) AS s ON {on} {matched}{insert}")
+    with _rows_view(con, columns, list(unique.values())) as (source, params):
+        con.execute(
+            f"MERGE INTO {table} AS t USING (SELECT {names} FROM {source}) AS s ON {on} {matched}{insert}", params
+        )

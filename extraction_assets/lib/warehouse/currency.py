@@ -16,16 +16,18 @@ what moved after the queue was built, by timestamps, and the queue is derived on
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from extraction_assets.lib.warehouse.backend import retry_conflicts
 from extraction_assets.lib.warehouse.connection import now, transaction
 from extraction_assets.lib.warehouse.review_queue import (
+    QUEUE_COLUMNS,
+    QueueInputs,
     extend_review_queue,
-    queue_inputs,
+    queue_currency,
     queue_select,
     remember_queue_inputs,
-    remembered_queue_inputs,
 )
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
@@ -46,11 +48,13 @@ _MOVED_SINCE_QUEUED = """WITH queued AS (SELECT item_id, queued_at FROM review_q
         OR EXISTS (SELECT 1 FROM schema_version_roles r, unnest(CAST(r.rivals AS VARCHAR[])) AS v(rival),
                           extracted_items t, last
                    WHERE r.schema_version = $version AND t.schema_version = v.rival AND t.updated_at > last.at)"""
-# The queue derived again and compared with the stored one, row by row (the costly part).
-_QUEUE_OUT_OF_STEP = f"""WITH expected AS (SELECT item_id FROM ({_EXPECTED})),
-         queued AS (SELECT item_id FROM review_queue WHERE schema_version = $version)
-    SELECT EXISTS (SELECT item_id FROM expected EXCEPT SELECT item_id FROM queued)
-        OR EXISTS (SELECT item_id FROM queued EXCEPT SELECT item_id FROM expected)"""
+# The queue derived again and compared with the stored one, row by row, every column but when it was queued (the
+# costly part): a document's source or a rival's verdict moved behind the queue changes rows, not which items.
+_ROW = QUEUE_COLUMNS.replace(", queued_at", "")
+_QUEUE_OUT_OF_STEP = f"""WITH expected AS (SELECT {_ROW} FROM ({_EXPECTED})),
+         queued AS (SELECT {_ROW} FROM review_queue WHERE schema_version = $version)
+    SELECT EXISTS (SELECT * FROM expected EXCEPT SELECT * FROM queued)
+        OR EXISTS (SELECT * FROM queued EXCEPT SELECT * FROM expected)"""
 
 
 QueueStep = Literal["in step", "extended", "out of step"]
@@ -64,30 +68,48 @@ def queue_in_step(con: duckdb.DuckDBPyConnection, schema_version: str, remember:
     moved after it was built, else derived and compared. With
     `remember`, a queue found in step records its fingerprint (the connection writes). One transaction: the
     fingerprint and the verdict are of the same rows."""
-    return _step(con, schema_version, remember, extend=False) == "in step"
+    with transaction(con):
+        inputs, remembered = queue_currency(con, [schema_version])[schema_version]
+        return _step(con, schema_version, inputs, remembered, remember, extend=False) == "in step"
+
+
+def bring_queue_in_step(con: duckdb.DuckDBPyConnection, schema_version: str) -> QueueStep:
+    """One version's `bring_queues_in_step`."""
+    return bring_queues_in_step(con, [schema_version])[schema_version]
 
 
 @retry_conflicts
-def bring_queue_in_step(con: duckdb.DuckDBPyConnection, schema_version: str) -> QueueStep:
-    """`queue_in_step` (remembering a queue found in step), and a queue that only new items left behind (a pass
-    with new documents) extended by their groups' rows (`review_queue.extend_review_queue`: the queue a rebuild
-    would give, at the cost of what is new): "in step", "extended", or "out of step" (for the caller to rebuild).
-    One transaction."""
-    return _step(con, schema_version, remember=True, extend=True)
-
-
-def _step(con: duckdb.DuckDBPyConnection, schema_version: str, remember: bool, extend: bool) -> QueueStep:
+def bring_queues_in_step(con: duckdb.DuckDBPyConnection, schema_versions: Sequence[str]) -> dict[str, QueueStep]:
+    """`queue_in_step` (remembering a queue found in step) for each version, and a queue that only new items left
+    behind (a pass with new documents) extended by their groups' rows (`review_queue.extend_review_queue`: the queue
+    a rebuild would give, at the cost of what is new): "in step", "extended", or "out of step" (for the caller to
+    rebuild). One transaction, whose first statement reads every version's fingerprint (`queue_currency`): a version
+    whose fingerprint is the recorded one costs nothing more."""
     with transaction(con):
-        inputs = queue_inputs(con, schema_version)
-        remembered = remembered_queue_inputs(con, schema_version)
-        if remembered is not None and remembered.fingerprint == inputs:
-            return "in step"
-        if extend and remembered is not None and extend_review_queue(con, schema_version, remembered, inputs):
-            return "extended"
-        if con.execute(_MOVED_SINCE_QUEUED, {"version": schema_version}).fetchone()[0]:  # type: ignore[index]
-            return "out of step"
-        found = con.execute(_QUEUE_OUT_OF_STEP, {"version": schema_version, "queued_at": now()})
-        in_step = not found.fetchone()[0]  # type: ignore[index]
-        if in_step and remember:
-            remember_queue_inputs(con, schema_version, inputs)
+        return {
+            version: _step(con, version, inputs, remembered, remember=True, extend=True)
+            for version, (inputs, remembered) in queue_currency(con, schema_versions).items()
+        }
+
+
+def _step(
+    con: duckdb.DuckDBPyConnection,
+    schema_version: str,
+    inputs: str,
+    remembered: QueueInputs | None,
+    remember: bool,
+    extend: bool,
+) -> QueueStep:
+    """The verdict on a queue whose fingerprint is `inputs` now and `remembered` when last built (inside the caller's
+    transaction, which read both)."""
+    if remembered is not None and remembered.fingerprint == inputs:
+        return "in step"
+    if extend and remembered is not None and extend_review_queue(con, schema_version, remembered, inputs):
+        return "extended"
+    if con.execute(_MOVED_SINCE_QUEUED, {"version": schema_version}).fetchone()[0]:  # type: ignore[index]
+        return "out of step"
+    found = con.execute(_QUEUE_OUT_OF_STEP, {"version": schema_version, "queued_at": now()})
+    in_step = not found.fetchone()[0]  # type: ignore[index]
+    if in_step and remember:
+        remember_queue_inputs(con, schema_version, inputs)
     return "in step" if in_step else "out of step"

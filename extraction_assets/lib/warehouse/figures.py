@@ -146,42 +146,61 @@ def _preview_items(con: duckdb.DuckDBPyConnection, versions: list[str]) -> dict[
     return previews
 
 
-def review_queue_figures(con: duckdb.DuckDBPyConnection, schema_version: str) -> dict[str, Any]:
-    """A partition's queue by review rule, its items by status, the most urgent queued items, its groups, and the
-    items reviewers added."""
-    return {
-        "by_rule": _counts(
-            con,
-            """SELECT split_part(r.reason, ':', 1) AS rule, count(*) FROM review_queue q,
-               unnest(CAST(q.reasons AS VARCHAR[])) AS r(reason) WHERE q.schema_version = ? GROUP BY 1 ORDER BY 1""",
-            schema_version,
-        ),
-        "items_by_status": _counts(
-            con,
-            "SELECT status, count(*) FROM extracted_items WHERE schema_version = ? GROUP BY 1 ORDER BY 1",
-            schema_version,
-        ),
-        "preview": rows_as_dicts(
-            con,
-            """SELECT item_type, title, confidence, reasons, source_uri FROM review_queue
-               WHERE schema_version = ? ORDER BY priority DESC, item_id LIMIT 8""",
-            [schema_version],
-        ),
-        # what the queue holds in groups (one decision each), and the items reviewers added that the extractor missed
-        **dict(
-            zip(
-                ("groups", "added_by_reviewers"),
-                con.execute(
-                    """SELECT (SELECT count(DISTINCT group_id) FROM review_queue WHERE schema_version = $1),
-                              (SELECT count(*) FROM extracted_items
-                               WHERE schema_version = $1 AND added_by IS NOT NULL)""",
-                    [schema_version],
-                ).fetchone()
-                or (0, 0),
-                strict=True,
-            )
-        ),
+def review_queue_figures(con: duckdb.DuckDBPyConnection, schema_versions: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Each listed version's queue: its rows (`queued`), by review rule, its items by status, the most urgent queued
+    items, its groups, and the items reviewers added. A statement per figure for every version of a pass (one a
+    version was a few ms of planning each)."""
+    listed = list(dict.fromkeys(schema_versions))
+    figures: dict[str, dict[str, Any]] = {
+        version: {
+            "queued": 0,
+            "by_rule": {},
+            "items_by_status": {},
+            "preview": [],
+            "groups": 0,
+            "added_by_reviewers": 0,
+        }
+        for version in listed
     }
+    params = {"versions": listed}
+    for name, sql in (
+        (
+            "by_rule",
+            """SELECT q.schema_version, split_part(r.reason, ':', 1) AS rule, count(*) FROM review_queue q,
+               unnest(CAST(q.reasons AS VARCHAR[])) AS r(reason) WHERE q.schema_version IN (SELECT unnest($versions))
+               GROUP BY 1, 2 ORDER BY 1, 2""",
+        ),
+        (
+            "items_by_status",
+            """SELECT schema_version, status, count(*) FROM extracted_items
+               WHERE schema_version IN (SELECT unnest($versions)) GROUP BY 1, 2 ORDER BY 1, 2""",
+        ),
+    ):
+        for version, key, n in con.execute(sql, params).fetchall():
+            figures[version][name][str(key)] = int(n)
+    # the most urgent rows of each version, by `LIMIT` a version (DuckDB keeps those alone)
+    for row in rows_as_dicts(
+        con,
+        """SELECT v.version, p.item_type, p.title, p.confidence, p.reasons, p.source_uri
+           FROM unnest(CAST(? AS VARCHAR[])) v(version), LATERAL (
+               SELECT item_type, title, confidence, reasons, source_uri, priority, item_id FROM review_queue q
+               WHERE q.schema_version = v.version ORDER BY priority DESC, item_id LIMIT 8) p
+           ORDER BY v.version, p.priority DESC, p.item_id""",
+        [listed],
+    ):
+        figures[row.pop("version")]["preview"].append(row)
+    # what the queue holds in groups (one decision each), and the items reviewers added that the extractor missed
+    for version, queued, groups, added in con.execute(
+        """WITH queued AS (SELECT schema_version, count(*) AS n, count(DISTINCT group_id) AS groups FROM review_queue
+                           WHERE schema_version IN (SELECT unnest($versions)) GROUP BY 1),
+                added AS (SELECT schema_version, count(*) AS n FROM extracted_items
+                          WHERE schema_version IN (SELECT unnest($versions)) AND added_by IS NOT NULL GROUP BY 1)
+           SELECT schema_version, coalesce(q.n, 0), coalesce(q.groups, 0), coalesce(a.n, 0)
+           FROM queued q FULL JOIN added a USING (schema_version)""",
+        params,
+    ).fetchall():
+        figures[version].update(queued=int(queued), groups=int(groups), added_by_reviewers=int(added))
+    return figures
 
 
 def versions_summary(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:

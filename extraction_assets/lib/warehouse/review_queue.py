@@ -53,7 +53,7 @@ def probability_sql(alias: str = "i") -> str:
     return PROBABILITY_SQL.format(i=alias)
 
 
-_COLUMNS = (
+QUEUE_COLUMNS = (
     "item_id, tenant_id, doc_id, schema_version, item_type, title, confidence, reasons, evidence_quote, source_uri, "
     "priority, queued_at, group_id, group_size, probability_correct"
 )
@@ -110,34 +110,57 @@ def queue_select(scope: str, queued_at: str = "?") -> str:
 
 
 def _queue_rows(scope: str) -> str:
-    return f"INSERT INTO review_queue ({_COLUMNS}) SELECT {_COLUMNS} FROM ({queue_select(scope)})"
+    return f"INSERT INTO review_queue ({QUEUE_COLUMNS}) SELECT {QUEUE_COLUMNS} FROM ({queue_select(scope)})"
 
 
 # What a version's queue is derived from, as one fingerprint: every row and column `queue_select` reads for the version
 # (its items, their first evidence quotes and their documents' sources, its role and rivals, the rivals' items and
 # extraction statuses) and its queued rows, each part `count/bit_xor(hash(row))`, behind a hash of the query that
 # derives the queue (other code, another fingerprint). Equal fingerprints: the same rows, the same queue.
+# One statement gives every listed version's (`$versions`) fingerprint, beside the one recorded for it: a pass
+# checks all its versions' queues at once (a statement a version was 6 ms of planning each, whatever its size).
 _ITEM_ROW = (
     "item_id, status, tenant_id, doc_id, item_type, title, value, confidence, probability_correct, tenant_probability, "
     "CAST(review_reasons AS VARCHAR), extracted_by, updated_at"
 )
 _PART = "SELECT count(*) || '/' || coalesce(bit_xor(hash({row})), 0)"
 _QUEUED_PART = _PART.format(row="item_id, queued_at") + " FROM review_queue WHERE schema_version = $version"
-_QUEUE_INPUTS = f"""WITH v_items AS (SELECT * FROM extracted_items WHERE schema_version = $version),
-         rivals AS (SELECT unnest(CAST(rivals AS VARCHAR[])) AS rival FROM schema_version_roles
-                    WHERE schema_version = $version)
-    SELECT concat_ws(':',
-        ({_PART.format(row=_ITEM_ROW)} FROM v_items),
-        ({_PART.format(row="e.item_id, e.char_start, e.quote")}
-         FROM evidence e SEMI JOIN v_items i ON i.item_id = e.item_id),
-        ({_PART.format(row="r.doc_id, r.source_uri")} FROM raw_documents r SEMI JOIN v_items i ON i.doc_id = r.doc_id),
-        ({_PART.format(row="role, CAST(rivals AS VARCHAR), decided_at")}
-         FROM schema_version_roles WHERE schema_version = $version),
-        ({_PART.format(row="item_id, schema_version, doc_id, item_type, title, value, updated_at")}
-         FROM extracted_items SEMI JOIN rivals ON schema_version = rival),
-        ({_PART.format(row="doc_id, schema_version, status")}
-         FROM extraction_status SEMI JOIN rivals ON schema_version = rival),
-        ({_QUEUED_PART}))"""
+_PART_OF = "SELECT {version} AS version, count(*) || '/' || coalesce(bit_xor(hash({row})), 0) AS part"
+_QUEUE_INPUTS = f"""WITH listed AS (SELECT unnest(CAST($versions AS VARCHAR[])) AS version),
+         v_items AS (SELECT * FROM extracted_items WHERE schema_version IN (SELECT version FROM listed)),
+         rivals AS (SELECT DISTINCT schema_version AS version, unnest(CAST(rivals AS VARCHAR[])) AS rival
+                    FROM schema_version_roles WHERE schema_version IN (SELECT version FROM listed)),
+         items AS ({_PART_OF.format(version="schema_version", row=_ITEM_ROW)} FROM v_items GROUP BY 1),
+         quotes AS ({_PART_OF.format(version="i.schema_version", row="e.item_id, e.char_start, e.quote")}
+                    FROM evidence e JOIN v_items i ON i.item_id = e.item_id GROUP BY 1),
+         sources AS ({_PART_OF.format(version="d.schema_version", row="r.doc_id, r.source_uri")}
+                     FROM raw_documents r JOIN (SELECT DISTINCT schema_version, doc_id FROM v_items) d
+                     ON d.doc_id = r.doc_id GROUP BY 1),
+         roles AS ({_PART_OF.format(version="schema_version", row="role, CAST(rivals AS VARCHAR), decided_at")}
+                   FROM schema_version_roles WHERE schema_version IN (SELECT version FROM listed) GROUP BY 1),
+         rival_items AS ({
+    _PART_OF.format(
+        version="v.version", row="t.item_id, t.schema_version, t.doc_id, t.item_type, t.title, t.value, t.updated_at"
+    )
+} FROM extracted_items t JOIN rivals v ON t.schema_version = v.rival GROUP BY 1),
+         rival_statuses AS ({_PART_OF.format(version="v.version", row="s.doc_id, s.schema_version, s.status")}
+                            FROM extraction_status s JOIN rivals v ON s.schema_version = v.rival GROUP BY 1),
+         queued AS ({_PART_OF.format(version="schema_version", row="item_id, queued_at")}
+                    FROM review_queue WHERE schema_version IN (SELECT version FROM listed) GROUP BY 1)
+    SELECT l.version, concat_ws(':', {
+    ", ".join(
+        f"coalesce({t}.part, '0/0')"
+        for t in ("items", "quotes", "sources", "roles", "rival_items", "rival_statuses", "queued")
+    )
+}),
+        k.fingerprint, k.checked_at
+    FROM listed l {
+    " ".join(
+        f"LEFT JOIN {t} ON {t}.version = l.version"
+        for t in ("items", "quotes", "sources", "roles", "rival_items", "rival_statuses", "queued")
+    )
+}
+        LEFT JOIN review_queue_inputs k ON k.schema_version = l.version"""
 _QUEUE_CODE = hashlib.sha256((queue_select("i.schema_version = $version") + _QUEUE_INPUTS).encode()).hexdigest()[:16]
 # The first three parts of the fingerprint for the items written after a time (`$since`): the items, their evidence,
 # and the documents no earlier item of the version comes from; then the items' ids.
@@ -162,16 +185,19 @@ class QueueInputs:
 
 def queue_inputs(con: duckdb.DuckDBPyConnection, schema_version: str) -> str:
     """The fingerprint of what the version's queue is derived from, and of the queue itself (`_QUEUE_INPUTS`)."""
-    found = con.execute(_QUEUE_INPUTS, {"version": schema_version}).fetchone()
-    return f"{_QUEUE_CODE}:{found[0]}"  # type: ignore[index]
+    return queue_currency(con, [schema_version])[schema_version][0]
 
 
-def remembered_queue_inputs(con: duckdb.DuckDBPyConnection, schema_version: str) -> QueueInputs | None:
-    """The fingerprint recorded when the version's queue was last built, or found in step with its items."""
-    found = con.execute(
-        "SELECT fingerprint, checked_at FROM review_queue_inputs WHERE schema_version = ?", [schema_version]
-    ).fetchone()
-    return QueueInputs(*found) if found else None
+def queue_currency(
+    con: duckdb.DuckDBPyConnection, schema_versions: Sequence[str]
+) -> dict[str, tuple[str, QueueInputs | None]]:
+    """Each listed version's fingerprint now (`queue_inputs`) and the one recorded for its queue (or None), read in
+    one statement (one snapshot): a queue whose two are equal is in step with its items."""
+    rows = con.execute(_QUEUE_INPUTS, {"versions": list(dict.fromkeys(schema_versions))}).fetchall()
+    return {
+        version: (f"{_QUEUE_CODE}:{parts}", None if recorded is None else QueueInputs(recorded, checked_at))
+        for version, parts, recorded, checked_at in rows
+    }
 
 
 def remember_queue_inputs(con: duckdb.DuckDBPyConnection, schema_version: str, inputs: str | None = None) -> None:

