@@ -42,37 +42,67 @@ def walk(root: Path, depth: int | None = None) -> Iterator[Entry]:
     opened. The path returned for a link is its target's, so the reader never follows a link itself. A file with
     more hard links than names in its tenant's folder shares its content with a file elsewhere (another
     tenant's, or outside the root): a problem too, since which name came first cannot be told.
+
+    The root is listed a tenant folder at a time (its entries sorted and checked, then handed on): what the walk
+    holds is one tenant's listing, not the whole inbox's (a file's stat is most of an entry's ~1 kB). Each of the
+    root's entries keys its place by its name, a folder's with a slash after it, so the tenants come in the order
+    of their entries' paths.
     """
+    top: list[tuple[str, Entry | None, str]] = []  # (sort key, an entry of the root itself, or a folder to list)
+    for entry, folder in _listing(root, str(root), "", 1, depth):
+        if folder is not None:
+            top.append((entry.rel + "/", None, folder))
+        else:
+            top.append((entry.rel, entry, ""))
+    for _, own, folder in sorted(top, key=lambda item: item[0]):
+        if own is not None:
+            yield from _outside_hard_links([own])
+        else:
+            yield from sorted(_outside_hard_links(_tenant(root, folder, depth)), key=lambda item: item.rel)
+
+
+def _tenant(root: Path, folder: str, depth: int | None) -> list[Entry]:
+    """Every visible entry under one folder of the root (a tenant's), unsorted."""
     found: list[Entry] = []
-    stack = [(str(root), "", 1)]  # a folder, its path under the root with a trailing slash, the depth of its entries
+    name = os.path.basename(folder)
+    stack = [(folder, name + "/", 2)]  # a folder, its path under the root with a trailing slash, its entries' depth
     while stack:
-        folder, prefix, level = stack.pop()
-        try:
-            with os.scandir(folder) as scan:
-                entries = list(scan)
-        except OSError as exc:
-            found.append(Entry(folder, prefix[:-1] or ".", f"unreadable folder: {os_reason(exc)}", None))
+        path, prefix, level = stack.pop()
+        for entry, inner in _listing(root, path, prefix, level, depth):
+            if inner is not None:
+                stack.append((inner, entry.rel + "/", level + 1))
+            else:
+                found.append(entry)
+    return found
+
+
+def _listing(root: Path, folder: str, prefix: str, level: int, depth: int | None) -> Iterator[tuple[Entry, str | None]]:
+    """One folder's entries, each with the path of the folder it is when the walk enters it (else None)."""
+    try:
+        with os.scandir(folder) as scan:
+            entries = list(scan)
+    except OSError as exc:
+        yield Entry(folder, prefix[:-1] or ".", f"unreadable folder: {os_reason(exc)}", None), None
+        return
+    for entry in entries:
+        rel = prefix + entry.name
+        if entry.name.startswith("."):  # counted, never read (.git, .DS_Store, editor files)
+            hidden = HIDDEN_FOLDER if entry.is_dir(follow_symlinks=False) else HIDDEN_FILE
+            yield Entry(entry.path, rel, hidden, None), None
             continue
-        for entry in entries:
-            rel = prefix + entry.name
-            if entry.name.startswith("."):  # counted, never read (.git, .DS_Store, editor files)
-                hidden = HIDDEN_FOLDER if entry.is_dir(follow_symlinks=False) else HIDDEN_FILE
-                found.append(Entry(entry.path, rel, hidden, None))
-                continue
-            try:
-                info = entry.stat(follow_symlinks=False)
-                if stat.S_ISLNK(info.st_mode):
-                    found.append(_link(root, entry.path, rel))
-                elif stat.S_ISDIR(info.st_mode):
-                    if depth is None or level < depth:
-                        stack.append((entry.path, rel + "/", level + 1))
-                elif stat.S_ISREG(info.st_mode):
-                    found.append(Entry(rel, rel, None, info))
-                else:
-                    found.append(Entry(entry.path, rel, f"not a regular file ({file_type(info.st_mode)})", None))
-            except OSError as exc:
-                found.append(Entry(entry.path, rel, f"unreadable file: {os_reason(exc)}", None))
-    yield from sorted(_outside_hard_links(found), key=lambda item: item.rel)
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if stat.S_ISLNK(info.st_mode):
+                yield _link(root, entry.path, rel), None
+            elif stat.S_ISDIR(info.st_mode):
+                if depth is None or level < depth:
+                    yield Entry(entry.path, rel, None, None), entry.path
+            elif stat.S_ISREG(info.st_mode):
+                yield Entry(rel, rel, None, info), None
+            else:
+                yield Entry(entry.path, rel, f"not a regular file ({file_type(info.st_mode)})", None), None
+        except OSError as exc:
+            yield Entry(entry.path, rel, f"unreadable file: {os_reason(exc)}", None), None
 
 
 def _outside_hard_links(found: list[Entry]) -> list[Entry]:

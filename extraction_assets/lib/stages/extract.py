@@ -9,7 +9,7 @@ still missing are submitted after (`batches.py`).
 from __future__ import annotations
 
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
@@ -27,7 +27,7 @@ from extraction_assets.lib.extraction import (
     rules_fingerprint,
 )
 from extraction_assets.lib.models import Document, ExtractionOutcome, ScrubbedDocument
-from extraction_assets.lib.parallel import in_order, workers_for
+from extraction_assets.lib.parallel import in_order, pool_size, workers_for
 from extraction_assets.lib.review import RerunPreview, preview_rerun
 from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.stages.batches import store_finished_batches, submit_deferred
@@ -49,6 +49,7 @@ from extraction_assets.lib.warehouse import (
     scrubbed_from_row,
     scrubbed_rows,
     shard_documents,
+    stored_windows,
     versions_summary,
     write_decisions,
     write_extraction_batch,
@@ -61,6 +62,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 ROUTE_BATCH = 500  # routing reads text only, and a gate is cheap
+PLAN_ROWS = 4_096  # raw rows planned at a time offline: a version's work list in memory is one window's, ~1 kB a
+# document (ids, paths, plans, sizes), whatever the warehouse
 EXTRACT_BATCH = 128  # per commit: the last commit overlaps no model call, so keep it short; opening costs ~30 ms
 BATCH_CHARS = 2_000_000  # offline, a batch's documents' characters at most: its rows (text, turns, scrubbed text) in
 # memory, sent to a worker and back, three batches in flight, stay a few tens of MB whatever the documents' sizes
@@ -210,6 +213,78 @@ def extract_partition(
     return _extract_offline(connect, built, schema, shard, options, log, warn, niceness)
 
 
+class _Window(NamedTuple):
+    """A window of raw rows planned (`_plan_window`): what its documents' batches need, and what it decided."""
+
+    plans: dict[str, Plan]
+    placed: dict[str, tuple[Placed, Decision | GateDecides]]  # the window's documents routed in this pass
+    sizes: dict[str, int]
+    rerun: RerunPreview
+    routed: int
+
+
+def _plan_window(
+    connect: Connect, schema: SchemaVersion, shard: Shard, options: ExtractOptions, version: str, window: range
+) -> tuple[_Window, Counter[str]]:
+    """A window of raw rows planned: its documents to route and to extract (`Plan`), the decisions made by place
+    alone for documents with nothing to extract stored at once, and the window's documents' sizes."""
+    rules, kinds, tenant_id, force = rules_fingerprint(schema), schema.document_kinds, options.tenant_id, options.force
+    with connect(read_only=True) as con:
+        unrouted = documents_to_route(con, schema.key, kinds, rules, tenant_id, window)
+        in_shard = set(shard_documents(con, shard, [d.doc_id for d in unrouted]))
+        to_route = [d for d in unrouted if d.doc_id in in_shard]
+        out_of_date = (
+            set(pending_extractions(con, schema.key, kinds, version, tenant_id, force, window=window))
+            if to_route
+            else set()
+        )
+        routing = {d.doc_id for d in to_route}
+        routed_pending = [
+            doc_id
+            for doc_id in shard_documents(
+                con,
+                shard,
+                pending_extractions(con, schema.key, kinds, version, tenant_id, force, routed=True, window=window),
+            )
+            if doc_id not in routing
+        ]
+        placed = {d.doc_id: (d, decide_by_place(d.kind, d.tenant_id, d.source_uri, schema)) for d in to_route}
+        plans = {
+            doc_id: Plan(None if isinstance(decision, Decision) else decision, doc_id in out_of_date)
+            for doc_id, (_, decision) in placed.items()
+            if not isinstance(decision, Decision) or (decision.taken and doc_id in out_of_date)
+        } | {doc_id: Plan(None, True) for doc_id in routed_pending}
+        rerun = preview_rerun(con, schema.key, tenant_id, [doc_id for doc_id, plan in plans.items() if plan.extract])
+        sizes = document_sizes(con, list(plans)) if len(plans) > 1 else {}
+    totals: Counter[str] = Counter()
+    without_text = [(d, decision) for d, decision in placed.values() if isinstance(decision, Decision)]
+    for batch in batched([d for d in without_text if d[0].doc_id not in plans], ROUTE_BATCH):
+        with connect() as con:
+            totals.update(_decided(con, schema.key, rules, batch))
+    return _Window(plans, placed, sizes, rerun, len(to_route)), totals
+
+
+def _batches(window: _Window) -> list[list[str]]:
+    """A window's documents to read, in batches of `EXTRACT_BATCH` documents or `BATCH_CHARS` characters."""
+    return batched(list(window.plans), EXTRACT_BATCH, lambda doc_id: window.sizes.get(doc_id, 0), BATCH_CHARS)
+
+
+def _sum_previews(schema: SchemaVersion, tenant_id: str | None, previews: list[RerunPreview]) -> RerunPreview:
+    """The windows' previews of a partition as one (`preview_rerun` of all their documents)."""
+    by_status: Counter[str] = Counter()
+    for preview in previews:
+        by_status.update(preview.protected_by_status)
+    return RerunPreview(
+        schema_version=schema.key,
+        tenant_id=tenant_id,
+        documents=sum(p.documents for p in previews),
+        would_overwrite=sum(p.would_overwrite for p in previews),
+        need_confirmation=sum(p.need_confirmation for p in previews),
+        protected_by_status=dict(sorted(by_status.items())),
+        protected_items=sorted(i for p in previews for i in p.protected_items),
+    )
+
+
 def _extract_offline(
     connect: Connect,
     built: Extractor,
@@ -220,56 +295,57 @@ def _extract_offline(
     warn: Log,
     niceness: int | None,
 ) -> PartitionReport:
+    """The partition planned a window of `PLAN_ROWS` raw rows at a time (`_plan_window`), each window's batches
+    extracted before the next window is planned: the pass holds one window's work list, not the partition's."""
     version, rules = built.version(schema), rules_fingerprint(schema)
-    kinds, tenant_id, force = schema.document_kinds, options.tenant_id, options.force
     with connect(read_only=True) as con:
-        unrouted = documents_to_route(con, schema.key, kinds, rules, tenant_id)
-        in_shard = set(shard_documents(con, shard, [d.doc_id for d in unrouted]))
-        to_route = [d for d in unrouted if d.doc_id in in_shard]
-        out_of_date = set(pending_extractions(con, schema.key, kinds, version, tenant_id, force)) if to_route else set()
-        routing = {d.doc_id for d in to_route}
-        routed_pending = [
-            doc_id
-            for doc_id in shard_documents(
-                con, shard, pending_extractions(con, schema.key, kinds, version, tenant_id, force, routed=True)
-            )
-            if doc_id not in routing
-        ]
-        placed = {d.doc_id: decide_by_place(d.kind, d.tenant_id, d.source_uri, schema) for d in to_route}
-        plans = {
-            d.doc_id: Plan(None if isinstance(decision, Decision) else decision, d.doc_id in out_of_date)
-            for d, decision in ((d, placed[d.doc_id]) for d in to_route)
-            if not isinstance(decision, Decision) or (decision.taken and d.doc_id in out_of_date)
-        } | {doc_id: Plan(None, True) for doc_id in routed_pending}
-        rerun = preview_rerun(con, schema.key, tenant_id, [doc_id for doc_id, plan in plans.items() if plan.extract])
-        sizes = document_sizes(con, list(plans)) if len(plans) > 1 else {}
-    by_id = {d.doc_id: d for d in to_route}
+        windows = stored_windows(con, PLAN_ROWS)
     totals: Counter[str] = Counter()
-    without_text = [(by_id[i], decision) for i, decision in placed.items() if isinstance(decision, Decision)]
-    for batch in batched([d for d in without_text if d[0].doc_id not in plans], ROUTE_BATCH):
-        with connect() as con:
-            totals.update(_decided(con, schema.key, rules, batch))
-    candidates = sum(plan.extract for plan in plans.values())
+    previews: list[RerunPreview] = []
+    routed = candidates = 0
+    planned: deque[_Window] = deque()
+
+    def plan_next() -> bool:
+        """The next window planned (False when none is left)."""
+        nonlocal routed, candidates
+        if not windows:
+            return False
+        window, decided = _plan_window(connect, schema, shard, options, version, windows.pop(0))
+        totals.update(decided)
+        previews.append(window.rerun)
+        routed += window.routed
+        candidates += sum(plan.extract for plan in window.plans.values())
+        planned.append(window)
+        return True
+
+    # windows are planned ahead only until the worker processes the work is worth are known (`workers_for`)
+    ahead = 0
+    while ahead <= EXTRACT_BATCH * pool_size() and plan_next():
+        ahead += len(planned[-1].plans)
+    workers = workers_for(ahead, EXTRACT_BATCH)
     if candidates:
-        log(f"{schema.key}: up to {candidates} documents to extract with {version}")
-    if rerun.need_confirmation and not options.confirm_overwrite:
-        warn(f"{rerun.message}: kept, since the run was not confirmed (confirm_overwrite)")
+        log(f"{schema.key}: up to {candidates} documents to extract with {version}" + (" so far" if windows else ""))
     tally = ExtractionTally()
     extracted: list[str] = []
     started = time.perf_counter()
     say = Throttled(log)
+    in_flight: deque[_Window] = deque()  # each job's window, in the jobs' order (the results come in that order)
 
     def jobs() -> Iterator[tuple[Any, ...]]:
-        for batch in batched(list(plans), EXTRACT_BATCH, lambda doc_id: sizes.get(doc_id, 0), BATCH_CHARS):
-            with connect(read_only=True) as con:
-                raw, clean = document_rows(con, batch), scrubbed_rows(con, batch)
-            yield raw, clean, {doc_id: plans[doc_id] for doc_id in batch}, schema, built
+        while planned or plan_next():
+            window = planned.popleft()
+            for batch in _batches(window):
+                with connect(read_only=True) as con:
+                    raw, clean = document_rows(con, batch), scrubbed_rows(con, batch)
+                in_flight.append(window)
+                yield raw, clean, {doc_id: window.plans[doc_id] for doc_id in batch}, schema, built
 
-    for work in in_order(route_and_extract, jobs(), workers_for(len(plans), EXTRACT_BATCH), niceness):
-        decisions = [(by_id[doc_id], decision) for doc_id, decision in work.decisions]
+    for work in in_order(route_and_extract, jobs(), workers, niceness):
+        placed = in_flight.popleft().placed
+        decisions = [(placed[doc_id][0], decision) for doc_id, decision in work.decisions]
         for outcome in work.outcomes:  # taken by place and extracted: the decision is stored with the items
-            if isinstance(decided := placed.get(outcome.doc_id), Decision):
-                decisions.append((by_id[outcome.doc_id], decided))
+            if outcome.doc_id in placed and isinstance(decided := placed[outcome.doc_id][1], Decision):
+                decisions.append((placed[outcome.doc_id][0], decided))
         with connect() as con:
             if decisions:
                 totals.update(_decided(con, schema.key, rules, decisions))
@@ -284,8 +360,11 @@ def _extract_offline(
         say(
             f"{schema.key}: {tally.counts['documents']}/{candidates} documents extracted, {tally.counts['items']} items"
         )
-    if to_route:
-        log(f"{schema.key}: routed {len(to_route)} documents: {dict(totals)}")
+    rerun = _sum_previews(schema, options.tenant_id, previews)
+    if rerun.need_confirmation and not options.confirm_overwrite:
+        warn(f"{rerun.message}: kept, since the run was not confirmed (confirm_overwrite)")
+    if routed:
+        log(f"{schema.key}: routed {routed} documents: {dict(totals)}")
     return PartitionReport(version, dict(totals), extracted, rerun, tally, round(time.perf_counter() - started, 3))
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import chain
@@ -88,18 +88,17 @@ def ingest_inbox(
     connect: Connect, inbox: Path, max_file_bytes: int | None, niceness: int | None = None
 ) -> IngestReport:
     """Read only new and changed files (an unchanged inbox costs a stat per file), store documents not stored yet;
-    the files' stamps are recorded last, so a crash before reads them again and loses nothing. Files are read
-    `READ_CHUNK` at a time in the process's worker pool when there is more than one chunk (`niceness` below this
+    a file's stamp is recorded with the batch that stores the last of its documents and dead letters, so a crash
+    before reads it again and loses nothing, and the ingest holds the stamps of the files in flight alone. Files are
+    read `READ_CHUNK` at a time in the process's worker pool when there is more than one chunk (`niceness` below this
     process); this process stores what comes back, in the walk's order."""
     from extraction_assets.lib.readers import planned_reads  # pypdf, openpyxl load with a first PDF or xlsx
 
     report = IngestReport()
     seen: dict[str, str] = {}  # id -> first source: documents are read, stored and let go a batch at a time
-    failures: list[ReadFailure] = []
-    duplicates: list[DeadLetter] = []
     with connect() as con:
         last_read = file_stamps(con)
-    read_now: dict[str, FileStamp] = {}
+    read_now: dict[str, FileStamp] = {}  # files to read not stamped yet: those walked ahead and in flight
     restamped: dict[str, FileStamp] = {}  # in doubt, found unchanged: stamped again, not read
 
     def needs_reading(source_uri: str, info: os.stat_result, content: Callable[[], bytes]) -> bool:
@@ -110,18 +109,29 @@ def ingest_inbox(
                 restamped[source_uri] = stamp
             return False
         read_now[source_uri] = stamp
+        report.files_read += 1
         return True
 
     planned, workers = _plan_ahead(planned_reads(inbox, max_file_bytes, needs_reading))
-    chunked = iter_batches(planned, READ_CHUNK, _file_size, READ_CHUNK_BYTES)
-    chunks = in_order(read_to_store, ((chunk,) for chunk in chunked), workers, niceness)
-    for records in iter_batches((record for chunk in chunks for record in chunk), INGEST_BATCH):
+    in_flight: deque[list[str]] = deque()  # the files each chunk sent to be read reads, in the chunks' order
+
+    def chunks() -> Iterator[tuple[Sequence[FileRead | ReadFailure]]]:
+        for chunk in iter_batches(planned, READ_CHUNK, _file_size, READ_CHUNK_BYTES):
+            in_flight.append([entry.source_uri for entry in chunk if not isinstance(entry, ReadFailure)])
+            yield (chunk,)
+
+    def store(records: list[StoredDocument | ReadFailure], files: list[str]) -> None:
+        """A batch of records stored, then the stamps of `files` (all their records are stored by then)."""
         batch: list[StoredDocument] = []
+        letters: list[DeadLetter] = []
         for record in records:
             if isinstance(record, ReadFailure):
-                failures.append(record)
+                letters.append(_letter(record))
+                if not record.skipped:
+                    report.unreadable.append(record)
+                report.skipped += record.skipped
             elif record.doc_id in seen:  # the same document again in this run: the first file wins, the copy counts
-                duplicates.append(_duplicate(record, seen[record.doc_id]))
+                letters.append(_duplicate(record, seen[record.doc_id]))
             else:
                 seen[record.doc_id] = record.source_uri
                 batch.append(record)
@@ -129,26 +139,42 @@ def ingest_inbox(
             known = stored_sources(con, [d.doc_id for d in batch])
             new_docs = [d for d in batch if d.doc_id not in known]
             report.inserted += insert_documents(con, new_docs)
-        duplicates += [
-            _duplicate(d, known[d.doc_id]) for d in batch if known.get(d.doc_id, d.source_uri) != d.source_uri
-        ]
+            letters += [
+                _duplicate(d, known[d.doc_id]) for d in batch if known.get(d.doc_id, d.source_uri) != d.source_uri
+            ]
+            report.duplicates += sum(letter.stage == "duplicate" for letter in letters)
+            report.new_dead_letters += record_dead_letters(con, letters)
+            if files:
+                record_file_stamps(con, {uri: read_now.pop(uri) for uri in files})
         report.new_by_kind.update(d.kind for d in new_docs)
-    letters = [
-        DeadLetter(
-            stage="skipped" if f.skipped else "ingest", tenant_id=f.tenant_id, source_uri=f.source_uri, reason=f.reason
-        )
-        for f in failures
-    ] + duplicates
-    with connect() as con:
-        report.new_dead_letters = record_dead_letters(con, letters)
-        record_file_stamps(con, {**restamped, **read_now})
+
+    records: list[StoredDocument | ReadFailure] = []
+    finished: list[str] = []  # files all of whose records are stored or in `records`
+    for read in in_order(read_to_store, chunks(), workers, niceness):
+        files = in_flight.popleft()
+        for record in read:
+            records.append(record)
+            if len(records) == INGEST_BATCH:  # the chunk's files go on into the next batch: stamped after it
+                store(records, finished)
+                records, finished = [], []
+        finished += files
+    if records or finished:
+        store(records, finished)
+    with connect() as con:  # files in doubt found unchanged
+        record_file_stamps(con, restamped)
         report.total = row_count(con, "raw_documents")
     report.documents_read = len(seen)
-    report.unreadable = [f for f in failures if not f.skipped]
-    report.skipped = len(failures) - len(report.unreadable)
-    report.files_read = len(read_now)
-    report.duplicates = len(duplicates)
     return report
+
+
+def _letter(failure: ReadFailure) -> DeadLetter:
+    """A file not read (skipped: hidden, the inbox's README) or not readable, as its dead letter."""
+    return DeadLetter(
+        stage="skipped" if failure.skipped else "ingest",
+        tenant_id=failure.tenant_id,
+        source_uri=failure.source_uri,
+        reason=failure.reason,
+    )
 
 
 def _plan_ahead(plan: Iterator[FileRead | ReadFailure]) -> tuple[Iterator[FileRead | ReadFailure], int]:

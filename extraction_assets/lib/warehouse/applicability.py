@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from extraction_assets.lib.warehouse.backend import retry_conflicts
 from extraction_assets.lib.warehouse.connection import id_list, insert_rows, now, transaction
-from extraction_assets.lib.warehouse.documents import STORED_ORDER
+from extraction_assets.lib.warehouse.documents import STORED_ORDER, in_window
 from extraction_assets.lib.warehouse.extraction import MACHINE_OWNED_STATUSES, delete_items
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location
@@ -33,9 +33,11 @@ def documents_to_route(
     kinds: Sequence[str],
     rules: str,
     tenant_id: str | None = None,
+    window: range | None = None,
 ) -> list[Placed]:
     """Scrubbed documents of the schema's kinds with no decision, or one made under other rules, with their tenant,
-    kind and path (no text: most decisions are made from them alone).
+    kind and path (no text: most decisions are made from them alone); with `window`, only among those raw rows
+    (`stored_windows`).
 
     A live session's transcript is never routed: only the session flow (`lib/sessions`) extracts it."""
     return [
@@ -46,7 +48,7 @@ def documents_to_route(
                LEFT JOIN document_applicability a ON a.doc_id = s.doc_id AND a.schema_version = ?
                WHERE r.kind IN (SELECT unnest(?)) AND (CAST(? AS VARCHAR) IS NULL OR r.tenant_id = ?)
                  AND (a.doc_id IS NULL OR a.rules <> ?)
-                 AND s.doc_id NOT IN (SELECT doc_id FROM sessions)
+                 AND s.doc_id NOT IN (SELECT doc_id FROM sessions){in_window(window)}
                ORDER BY {STORED_ORDER}""",
             [schema_version, list(kinds), tenant_id, tenant_id, rules],
         ).fetchall()

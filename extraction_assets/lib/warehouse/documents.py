@@ -259,6 +259,19 @@ def document_rows(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> lis
 STORED_ORDER = "r.rowid"
 
 
+def stored_windows(con: duckdb.DuckDBPyConnection, size: int) -> list[range]:
+    """The raw rows' ids in windows of `size`, in `STORED_ORDER`: a work list planned a window at a time holds what
+    one window needs, whatever the warehouse (`in_window` keeps a statement to one)."""
+    last = con.execute("SELECT max(rowid) FROM raw_documents").fetchone()[0]  # type: ignore[index]
+    return [] if last is None else [range(low, min(low + size, last + 1)) for low in range(0, last + 1, size)]
+
+
+def in_window(window: range | None) -> str:
+    """A filter keeping a statement to a window of raw rows (`r` is raw_documents), as constants: read as a zone
+    filter, so the scan reads the window's rows alone; none for None."""
+    return "" if window is None else f" AND r.rowid BETWEEN {window.start:d} AND {window.stop - 1:d}"
+
+
 def by_rowid(
     con: duckdb.DuckDBPyConnection, table: str, ids: Sequence[str], key: str = "doc_id", alias: str = ""
 ) -> str:

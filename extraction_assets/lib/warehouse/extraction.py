@@ -24,6 +24,7 @@ from extraction_assets.lib.warehouse.documents import (
     QUOTE_FINGERPRINT,
     STORED_ORDER,
     by_rowid,
+    in_window,
     insert_dead_letters,
 )
 
@@ -41,12 +42,14 @@ def pending_extractions(
     tenant_id: str | None = None,
     force: bool = False,
     routed: bool = False,
+    window: range | None = None,
 ) -> list[str]:
     """Scrubbed documents of the schema's kinds not yet processed by this extractor and scrubber version.
 
     Failed and partial documents stay pending, so the next run retries them. `force` makes every document pending
     (a deliberate re-extraction); `tenant_id` keeps the work inside one tenant; `routed` keeps only the
-    documents the schema's routing decision takes (table document_applicability).
+    documents the schema's routing decision takes (table document_applicability); `window` keeps to those raw rows
+    (`stored_windows`).
     """
     return [
         row[0]
@@ -59,7 +62,7 @@ def pending_extractions(
                  AND (NOT ? OR coalesce(a.taken, false))
                  AND (CAST(? AS VARCHAR) IS NULL OR r.tenant_id = ?)
                  AND (? OR e.doc_id IS NULL OR e.status <> 'processed' OR e.extractor_version <> ?
-                      OR e.scrubber_version <> s.scrubber_version)
+                      OR e.scrubber_version <> s.scrubber_version){in_window(window)}
                ORDER BY {STORED_ORDER}""",
             [schema_version, schema_version, list(kinds), routed, tenant_id, tenant_id, force, extractor_version],
         ).fetchall()

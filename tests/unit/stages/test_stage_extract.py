@@ -128,3 +128,63 @@ def test_a_reviewed_item_is_kept_unless_the_run_is_confirmed(connect: Connect, p
     assert dict((i, s) for i, _, s, _ in _items(connect))[item_id] == "accepted"
     _extract(connect, prompts, ExtractOptions(force=True, confirm_overwrite=True))
     assert dict((i, s) for i, _, s, _ in _items(connect)).get(item_id) != "accepted", "a confirmed run overwrites"
+
+
+def _tables(connect: Connect) -> dict[str, list[tuple[object, ...]]]:
+    """What extraction writes, without its timestamps: items, evidence, status, routing and decisions, sorted."""
+    tables = {
+        "extracted_items": "created_at, updated_at",
+        "evidence": "created_at",
+        "extraction_status": "updated_at",
+        "document_routing": "routed_at",
+        "document_applicability": "decided_at",
+    }
+    with connect(read_only=True) as con:
+        return {
+            table: sorted(map(tuple, con.execute(f"SELECT * EXCLUDE ({when}) FROM {table}").fetchall()), key=repr)
+            for table, when in tables.items()
+        }
+
+
+def test_a_partition_is_planned_a_window_of_raw_rows_at_a_time_with_the_same_result(
+    inbox: Path, prompts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The work lists (documents to route, to extract) are read a window of raw rows at a time, so the pass holds
+    one window's, whatever the warehouse; the rows written, the routing figures and the re-run preview are those of
+    one window over the whole partition."""
+    from extraction_assets.lib.stages import extract
+
+    connects = []
+    for name in ("whole", "windows"):
+        connect = partial(open_warehouse, tmp_path / f"{name}.duckdb")
+        ingest_inbox(connect, inbox, None)
+        scrub_pending(connect, load_policy(None), None)
+        connects.append(connect)
+    whole, _, _ = _extract(connects[0], prompts)
+    with connects[0](read_only=True) as con:
+        raw_rows = con.execute("SELECT count(*) FROM raw_documents").fetchone()[0]  # type: ignore[index]
+    assert raw_rows > 12, "the sample needs more than a few windows"
+
+    listed: list[int] = []
+    for name in ("documents_to_route", "pending_extractions"):
+        real = getattr(extract, name)
+
+        def counted(*args: object, real: object = real, **kwargs: object) -> list[object]:
+            found = real(*args, **kwargs)  # type: ignore[operator]
+            listed.append(len(found))
+            return found
+
+        monkeypatch.setattr(extract, name, counted)
+    monkeypatch.setattr(extract, "PLAN_ROWS", 4)
+    windows, _, _ = _extract(connects[1], prompts)
+    assert listed and max(listed) <= 4, listed
+    assert len(listed) >= raw_rows // 4, "every window is planned"
+    assert _tables(connects[1]) == _tables(connects[0])
+    assert windows.routed == whole.routed and sorted(windows.pending) == sorted(whole.pending)
+    assert windows.tally.counts == whole.tally.counts
+
+    for connect in connects:  # a forced re-run's preview, window by window, is the whole partition's
+        with connect() as con:
+            con.execute("UPDATE extracted_items SET status = 'accepted' WHERE schema_version = ?", [KEY])
+    forced = [_extract(connect, prompts, ExtractOptions(force=True))[0].rerun for connect in connects]
+    assert forced[1] == forced[0] and forced[0].need_confirmation > 1
