@@ -123,9 +123,12 @@ _ITEM_ROW = (
     "item_id, status, tenant_id, doc_id, item_type, title, value, confidence, probability_correct, tenant_probability, "
     "CAST(review_reasons AS VARCHAR), extracted_by, updated_at"
 )
-_PART = "SELECT count(*) || '/' || coalesce(bit_xor(hash({row})), 0)"
+_HASHED = "count(*) || '/' || coalesce(bit_xor(hash({row})), 0)"
+_PART = f"SELECT {_HASHED}"
 _QUEUED_PART = _PART.format(row="item_id, queued_at") + " FROM review_queue WHERE schema_version = $version"
-_PART_OF = "SELECT {version} AS version, count(*) || '/' || coalesce(bit_xor(hash({row})), 0) AS part"
+_PART_OF = f"SELECT {{version}} AS version, {_HASHED} AS part"  # a part of each version's fingerprint
+# the parts of a version's fingerprint, in its order
+_PARTS = ("items", "quotes", "sources", "roles", "rival_items", "rival_statuses", "queued")
 _QUEUE_INPUTS = f"""WITH listed AS (SELECT unnest(CAST($versions AS VARCHAR[])) AS version),
          v_items AS (SELECT * FROM extracted_items WHERE schema_version IN (SELECT version FROM listed)),
          rivals AS (SELECT DISTINCT schema_version AS version, unnest(CAST(rivals AS VARCHAR[])) AS rival
@@ -147,19 +150,9 @@ _QUEUE_INPUTS = f"""WITH listed AS (SELECT unnest(CAST($versions AS VARCHAR[])) 
                             FROM extraction_status s JOIN rivals v ON s.schema_version = v.rival GROUP BY 1),
          queued AS ({_PART_OF.format(version="schema_version", row="item_id, queued_at")}
                     FROM review_queue WHERE schema_version IN (SELECT version FROM listed) GROUP BY 1)
-    SELECT l.version, concat_ws(':', {
-    ", ".join(
-        f"coalesce({t}.part, '0/0')"
-        for t in ("items", "quotes", "sources", "roles", "rival_items", "rival_statuses", "queued")
-    )
-}),
+    SELECT l.version, concat_ws(':', {", ".join(f"coalesce({t}.part, '0/0')" for t in _PARTS)}),
         k.fingerprint, k.checked_at
-    FROM listed l {
-    " ".join(
-        f"LEFT JOIN {t} ON {t}.version = l.version"
-        for t in ("items", "quotes", "sources", "roles", "rival_items", "rival_statuses", "queued")
-    )
-}
+    FROM listed l {" ".join(f"LEFT JOIN {t} ON {t}.version = l.version" for t in _PARTS)}
         LEFT JOIN review_queue_inputs k ON k.schema_version = l.version"""
 _QUEUE_CODE = hashlib.sha256((queue_select("i.schema_version = $version") + _QUEUE_INPUTS).encode()).hexdigest()[:16]
 # The first three parts of the fingerprint for the items written after a time (`$since`): the items, their evidence,
