@@ -70,6 +70,8 @@ _EN_FORM = (
     r"|Co|CO|L\.P|LP|LLP|N\.\s?A|GmbH|A/S|S\.A|PLC|plc|AG|KG|B\.V|N\.V|Pty|S\.p\.A)"
 )
 _EN_WORD = r"(?:[A-Z0-9][\w&.'’-]*|[a-z]+[A-Z0-9][\w&.'’-]*|\([A-Z][\w ]{0,20}\))"  # "Acme", "3M", "eBay", "(Asia)"
+# capitalized words, "of"/"for" between them: "The University of Iowa"
+_EN_CAPITALS = r"(?:[A-Z0-9][\w&.'’-]*,?\s*(?:(?:of|for|de)\s+(?=[A-Z]))?){1,6}"
 _EN_LEAD_FORM = r"(?:JSC|OJSC|CJSC|PJSC)"  # a joint-stock company's form comes first: "JSC Acme"
 _EN_PARTY = re.compile(
     rf"(?<![\w&.'’-])(?:(?:(?:{_EN_WORD}|&),?\s+(?:(?:of|for|the|de)\s+)?){{1,8}}?"
@@ -77,10 +79,14 @@ _EN_PARTY = re.compile(
     rf"{_EN_FORM}(?:\.|\b(?!-))(?:,?\s+(?:&\s+)?{_EN_FORM}(?:\.|\b(?!-)))*"
     rf"|{_EN_LEAD_FORM}(?:\s+[A-Z][\w&'’-]*){{1,3}})"
 )
-_EN_BETWEEN = re.compile(r"(?i:between):?\s+(?:the\s+)?((?:[A-Z0-9][\w&.'’-]*,?\s*){1,6})")
+_EN_BETWEEN = re.compile(rf"(?i:between):?\s+(?:the\s+)?({_EN_CAPITALS})")
 # words a name match can drag in from a title block or a recital: "BY AND BETWEEN", "EXHIBIT 10.1", a year
 _NAME_NOISE = re.compile(
-    r"(?:(?:by|and|between|among|exhibit|whereas)(?!\w)|[(\d][\d.()-]*(?!\w)|[:,.;])\s*", re.IGNORECASE
+    r"(?:(?:by|and|between|among|exhibit|whereas|execution\s+(?:version|copy))(?!\w)|[(\d][\d.()-]*(?!\w)|[:,.;])\s*",
+    re.IGNORECASE,
+)
+_TRADE_NAME = re.compile(
+    r",?\s+(?:d/b/a/?|doing\s+business\s+as)\s+[A-Z0-9][\w&'’-]*(?:\s+(?:(?:of|the|and|for|&)\s+)?[A-Z0-9][\w&'’-]*){0,6}"
 )
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n\s*")
 _WIDE_GAP = re.compile(r"\s{2,}")
@@ -280,12 +286,13 @@ class _Contract:
         for m in _EN_PARTY.finditer(self.text, lo, self.header):
             name = self._name_span(m.start(), m.end())
             if name is not None:
-                yield *name, FULL
+                trade = _TRADE_NAME.match(self.text, name[1])  # the name a party does business as is part of it
+                yield name[0], trade.end() if trade else name[1], FULL
         for m in _EN_BETWEEN.finditer(self.text, 0, self.header):
             first = self._name_span(m.start(1), m.start(1) + len(_WIDE_GAP.split(m.group(1))[0].rstrip(", ")))
             if first is not None:
                 yield *first, PARTIAL
-            rest = re.match(r"[^\n]{0,300}?\band\s+(?:the\s+)?((?:[A-Z0-9][\w&.'’-]*,?\s*){1,6})", self.text[m.end() :])
+            rest = re.match(rf"[^\n]{{0,300}}?\band\s+(?:the\s+)?({_EN_CAPITALS})", self.text[m.end() :])
             if rest:
                 second = _WIDE_GAP.split(rest.group(1))[0].rstrip(", ")
                 yield m.end() + rest.start(1), m.end() + rest.start(1) + len(second), PARTIAL

@@ -470,3 +470,27 @@ def test_a_phrase_matches_where_a_plain_left_word_boundary_would(phrase: str, te
         (r"(?<!\w)" if core[0].isalnum() else "") + r"\s+".join(words) + (r"(?!\w)" if core[-1].isalnum() else "")
     )
     assert [m.span() for m in _phrase(phrase).finditer(text)] == [m.span() for m in plain.finditer(text)]
+
+
+def test_an_execution_version_stamp_is_no_part_of_a_name(schema: SchemaVersion) -> None:
+    text = (
+        "Exhibit 10.3 Execution Version HERON HOLDINGS, INC., AND TERN RETAIL LLC SUPPLY AGREEMENT\n\n"
+        "This Supply Agreement is made by Heron Holdings, Inc. and Tern Retail LLC (each a party).\n"
+    )
+    assert _parties(text, schema)[0] == "HERON HOLDINGS, INC."
+
+
+def test_the_name_a_party_does_business_as_is_part_of_it(schema: SchemaVersion) -> None:
+    text = (
+        'SUPPLY AGREEMENT\nThis Agreement is made by and between EWSD 2, LLC, d/b/a/ PLOVER FARMS ("Plover"), a '
+        'Delaware limited liability company and Tern Retail LLC ("Tern").\n'
+    )
+    assert _parties(text, schema) == ["EWSD 2, LLC, d/b/a/ PLOVER FARMS", "Tern Retail LLC"]
+
+
+def test_a_party_named_without_a_legal_form_keeps_its_of(schema: SchemaVersion) -> None:
+    text = (
+        'LICENSE AGREEMENT\nThis License Agreement is entered into by and between Wren, Inc. ("Wren"), and The '
+        'University of Tern, located at 2 Gilmore Hall ("University").\n'
+    )
+    assert _parties(text, schema) == ["Wren, Inc.", "The University of Tern"]
