@@ -64,6 +64,7 @@ _MULTIPLIERS = {"million": 10**6, "billion": 10**9, "млн": 10**6, "милли
 _MULTIPLIER = re.compile(r"\s*(million|billion|млн|миллион\w*|тыс|млрд)\.?")
 _DEFINED_TERM_GAP = re.compile(r'[\s,]*\(?\s*(?:the\s+)?"?')
 _GAP_BREAK = re.compile(r"(?<!\w)(?:and|или|и|or)(?!\w)")  # "commence on X and expire on <date>"
+_BESIDE = re.compile(r"[ \t]*(?:(?i:date)[ \t]*:?[ \t]*)?")  # two dates on one line, the second maybe labelled
 _SENTENCE_END = re.compile(r"\.\s|\.$|\n\s*\n|;\s*\n")
 _EN_FORM = (
     r"(?:Inc|INC|Incorporated|LLC|L\.L\.C|Ltd|LTD|Limited|LIMITED|Corporation|CORPORATION|Corp|CORP|Company|COMPANY"
@@ -393,11 +394,29 @@ class _Contract:
         found = trigger or header_first or signed_on or signature
         if found is None:
             return None
+        found = self._last_signed_beside(found)
         answers = [f.value["value"] for f in (trigger, header_first, signed_on) if f is not None and f is not found]
         answers += [d.value.isoformat() for d in signed if signature is not found]
         chosen = found.value["value"]
         seconds = {"confirmed": float(chosen in answers), "contradicted": float(any(a != chosen for a in answers))}
         return replace(found, field="agreement_date", features=seconds)
+
+    def _last_signed_beside(self, found: _Found) -> _Found:
+        """Dates printed side by side ("Date: 1/19/07 Date: January 22, 2007", "4/24/2018 04/25/2018 Date Date") are
+        the parties' signatures, one each: the contract is made when the last one signs."""
+        index = bisect.bisect_left(self.date_starts, found.start)
+        run = [self.dates[index]] if index < len(self.dates) and self.dates[index].start == found.start else []
+        while (
+            run
+            and index + 1 < len(self.dates)
+            and _BESIDE.fullmatch(self.view, run[-1].end, self.dates[index + 1].start)
+        ):
+            index += 1
+            run.append(self.dates[index])
+        latest = max(run, key=lambda d: d.value) if len(run) > 1 else None
+        if latest is None or latest.value.isoformat() == found.value["value"]:
+            return found
+        return replace(self._date_found(latest, found.factor, rule=found.rule), field=found.field)
 
     def _signed_dates(self) -> list[DateMention]:
         """The dates of the first signature block that has any: a body's "date of last signature" names the block

@@ -87,8 +87,8 @@ EN = Lexicon(
     party_roles=("hereinafter referred to as", "hereinafter called", "hereinafter", "referred to as"),
     agreement_date=(
         "dated as of", "dated", "made and entered into as of", "made and entered into on", "made and entered into",
-        "entered into as of", "entered into on", "made as of", "made on", "made this", "executed on", "date:",
-        "as of",
+        "entered into as of", "entered into on", "entered on", "made as of", "made on", "made this", "executed on",
+        "date:", "as of",
     ),
     start_date=(
         "effective as of", "effective date", "effective on", "effective from", "effective this",

@@ -494,3 +494,20 @@ def test_a_party_named_without_a_legal_form_keeps_its_of(schema: SchemaVersion) 
         'University of Tern, located at 2 Gilmore Hall ("University").\n'
     )
     assert _parties(text, schema) == ["Wren, Inc.", "The University of Tern"]
+
+
+def test_dates_signed_side_by_side_give_the_last_signature(schema: SchemaVersion) -> None:
+    text = (
+        "DISTRIBUTOR AGREEMENT\nThis Agreement is made between Wren, Inc. and Tern Retail LLC.\n"
+        "By: /s/ A. Wren By: /s/ B. Tern\nDate: 1/19/07 Date: January 22, 2007\n"
+    )
+    assert _values(_fields(text, schema))["agreement_date"] == "2007-01-22"
+
+
+def test_entered_on_a_day_is_when_the_contract_was_made(schema: SchemaVersion) -> None:
+    text = (
+        'SUPPORT AGREEMENT\nThis Support Agreement (this "Agreement") is entered on this 9th day of October, 2001 '
+        'and is deemed effective as of October 1, 2001 (the "Effective Date"), by and between Wren, Inc. and Tern '
+        "Retail LLC.\n"
+    )
+    assert _values(_fields(text, schema))["agreement_date"] == "2001-10-09"
