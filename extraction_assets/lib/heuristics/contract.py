@@ -65,6 +65,7 @@ _MULTIPLIER = re.compile(r"\s*(million|billion|млн|миллион\w*|тыс|�
 _DEFINED_TERM_GAP = re.compile(r'[\s,]*\(?\s*(?:the\s+)?"?')
 _GAP_BREAK = re.compile(r"(?<!\w)(?:and|или|и|or)(?!\w)")  # "commence on X and expire on <date>"
 _BESIDE = re.compile(r"[ \t]*(?:(?i:date)[ \t]*:?[ \t]*)?")  # two dates on one line, the second maybe labelled
+_RESTATED_BEFORE = re.compile(r"(?<![\w-])(?:AMENDED\s+AND\s+RESTATED|RESTATED|AMENDED)[ \t]{2,}$")
 _SENTENCE_END = re.compile(r"\.\s|\.$|\n\s*\n|;\s*\n")
 _EN_FORM = (
     r"(?:Inc|INC|Incorporated|LLC|L\.L\.C|Ltd|LTD|Limited|LIMITED|Corporation|CORPORATION|Corp|CORP|Company|COMPANY"
@@ -212,7 +213,10 @@ class _Contract:
         for alone in (False, True):
             for tier, factor, rule in ((0, FULL, "upper_edge"), (1, PARTIAL, "upper"), (2, PARTIAL, "title_case")):
                 if (alone, tier) in tiers:
-                    return (*tiers[(alone, tier)], factor, rule)
+                    start, end = tiers[(alone, tier)]
+                    # a layout gap may part "AMENDED AND RESTATED" from the title it opens
+                    restated = _RESTATED_BEFORE.search(self.text, max(0, start - 40), start)
+                    return (restated.start() if restated else start, end, factor, rule)
         return None
 
     def _opens_with_date(self, start: int) -> bool:

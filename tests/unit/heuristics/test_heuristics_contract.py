@@ -511,3 +511,11 @@ def test_entered_on_a_day_is_when_the_contract_was_made(schema: SchemaVersion) -
         "Retail LLC.\n"
     )
     assert _values(_fields(text, schema))["agreement_date"] == "2001-10-09"
+
+
+def test_a_layout_gap_does_not_part_amended_and_restated_from_the_title(schema: SchemaVersion) -> None:
+    text = (
+        "Exhibit 10.13\n\nWREN, INC.\n\nand\n\nTERN RETAIL LLC        AMENDED AND RESTATED   SUPPLY AGREEMENT\n\n"
+        "THIS AMENDED AND RESTATED SUPPLY AGREEMENT is made between Wren, Inc. and Tern Retail LLC.\n"
+    )
+    assert _values(_fields(text, schema))["document_name"] == "AMENDED AND RESTATED SUPPLY AGREEMENT"
