@@ -588,7 +588,11 @@ class _Contract:
         notice"), unless it names a breach or default: "may terminate at any time if the other party is in breach"
         is a right to end the contract for cause."""
         cue = self.lex.convenience + self.lex.weak_convenience + self.lex.notice_only
-        return bool(self.hits(cue, start, end)) and not self.hits(self.lex.for_cause, start, end)
+        if self.hits(self.lex.for_cause, start, end):
+            return False
+        if self.hits(self.lex.aftermath, start, end) and not self.hits(self.lex.terminate_right, start, end):
+            return False  # what follows a termination "for any reason" is no right to terminate
+        return bool(self.hits(cue, start, end))
 
     def clauses(self) -> list[_Found]:
         found: list[_Found] = []

@@ -48,7 +48,8 @@ class Lexicon:
     convenience: tuple[str, ...]  # a termination clause that says it needs no cause
     weak_convenience: tuple[str, ...]  # ... that needs none, by implication ("at any time")
     for_cause: tuple[str, ...]  # a termination sentence naming a breach or default is for cause
-    aftermath: tuple[str, ...]  # a sentence about what follows a termination grants no right to terminate
+    aftermath: tuple[str, ...]  # a sentence about what follows a termination grants no right to terminate ...
+    terminate_right: tuple[str, ...]  # ... unless it grants one too ("may terminate"; "upon termination" comes after)
     notice_only: tuple[str, ...]  # termination on notice alone ("upon sixty (60) days' written notice") needs no cause
     conditions: tuple[str, ...]  # a termination right that waits on an event ("if", "in the event") needs a cause
 
@@ -141,7 +142,10 @@ EN = Lexicon(
                "mutual agreement", "mutual written", "mutually agree*", "change of control", "change in control"),
     aftermath=("surviv*", "upon termination", "upon the termination", "upon any termination", "upon expiration",
                "effect of termination", "effects of termination", "after termination", "following termination",
+               "following the termination", "following any termination",
                "expiration or termination", "termination or expiration", "in the event of termination"),
+    terminate_right=("may terminate", "may be terminated", "right to terminate", "entitled to terminate",
+                     "terminate this agreement", "terminate the agreement", "terminate this contract"),
     notice_only=("days notice", "days' notice", "days written notice", "days' written notice",
                  "days prior written notice", "days' prior written notice", "months notice", "months' notice",
                  "months written notice", "months' written notice", "months prior written notice",
@@ -208,6 +212,7 @@ RU = Lexicon(
     weak_convenience=("в любое время", "по своему усмотрению"),
     for_cause=("нарушени*", "неисполнени*", "ненадлежащ*"),
     aftermath=("после расторжени*", "при расторжени*"),
+    terminate_right=("вправе расторгнуть", "может быть расторгнут", "право расторгнуть"),
     notice_only=("уведомив*", "предупредив*", "письменного уведомления за"),
     conditions=("если", "в случае", "при условии"),
 )

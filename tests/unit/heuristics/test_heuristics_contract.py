@@ -519,3 +519,22 @@ def test_a_layout_gap_does_not_part_amended_and_restated_from_the_title(schema: 
         "THIS AMENDED AND RESTATED SUPPLY AGREEMENT is made between Wren, Inc. and Tern Retail LLC.\n"
     )
     assert _values(_fields(text, schema))["document_name"] == "AMENDED AND RESTATED SUPPLY AGREEMENT"
+
+
+def test_what_follows_a_termination_for_any_reason_is_no_right_to_terminate(schema: SchemaVersion) -> None:
+    text = (
+        "SPONSORSHIP AGREEMENT\nThis Agreement is made between Wren, Inc. and Tern Retail LLC.\n"
+        "The audit rights set forth herein shall continue for one (1) year following the termination of this "
+        "Agreement for any reason.\nEither party may terminate this Agreement if the other party is in material "
+        "breach.\n"
+    )
+    assert _fields(text, schema)["termination_clause"].value["for_convenience"] is False
+
+
+def test_a_right_to_terminate_beside_what_follows_termination_is_still_read(schema: SchemaVersion) -> None:
+    text = (
+        "ENDORSEMENT AGREEMENT\nThis Agreement is made between Wren, Inc. and Tern Retail LLC.\n"
+        "This Agreement may be terminated at any time by written notice by either party; and, in any event, this "
+        "Agreement will terminate upon termination of the Employee's employment.\n"
+    )
+    assert _fields(text, schema)["termination_clause"].value["for_convenience"] is True
