@@ -66,6 +66,7 @@ _DEFINED_TERM_GAP = re.compile(r'[\s,]*\(?\s*(?:the\s+)?"?')
 _GAP_BREAK = re.compile(r"(?<!\w)(?:and|или|и|or)(?!\w)")  # "commence on X and expire on <date>"
 _BESIDE = re.compile(r"[ \t]*(?:(?i:date)[ \t]*:?[ \t]*)?")  # two dates on one line, the second maybe labelled
 _RESTATED_BEFORE = re.compile(r"(?<![\w-])(?:AMENDED\s+AND\s+RESTATED|RESTATED|AMENDED)[ \t]{2,}$")
+_NEGATED = re.compile(r"(?<!\w)no\s+$")  # a cause said not to exist: "so long as no default"
 _SENTENCE_END = re.compile(r"\.\s|\.$|\n\s*\n|;\s*\n")
 _EN_FORM = (
     r"(?:Inc|INC|Incorporated|LLC|L\.L\.C|Ltd|LTD|Limited|LIMITED|Corporation|CORPORATION|Corp|CORP|Company|COMPANY"
@@ -588,8 +589,11 @@ class _Contract:
         notice"), unless it names a breach or default: "may terminate at any time if the other party is in breach"
         is a right to end the contract for cause."""
         cue = self.lex.convenience + self.lex.weak_convenience + self.lex.notice_only
-        if self.hits(self.lex.for_cause, start, end):
-            return False
+        if any(
+            not _NEGATED.search(self.view, max(start, hit.start() - 8), hit.start())
+            for hit in self.hits(self.lex.for_cause, start, end)
+        ):
+            return False  # "so long as no default exists ... may terminate at any time" names no cause
         if self.hits(self.lex.aftermath, start, end) and not self.hits(self.lex.terminate_right, start, end):
             return False  # what follows a termination "for any reason" is no right to terminate
         return bool(self.hits(cue, start, end))

@@ -538,3 +538,12 @@ def test_a_right_to_terminate_beside_what_follows_termination_is_still_read(sche
         "Agreement will terminate upon termination of the Employee's employment.\n"
     )
     assert _fields(text, schema)["termination_clause"].value["for_convenience"] is True
+
+
+def test_a_default_said_not_to_exist_names_no_cause(schema: SchemaVersion) -> None:
+    text = (
+        "AGENCY AGREEMENT\nThis Agreement is made between Wren, Inc. and Tern Retail LLC.\n"
+        "So long as no default exists and is continuing hereunder, either party may terminate this Agreement at any "
+        "time upon thirty (30) days written notice to the other party.\n"
+    )
+    assert _fields(text, schema)["termination_clause"].value["for_convenience"] is True
