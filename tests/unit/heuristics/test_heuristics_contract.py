@@ -547,3 +547,12 @@ def test_a_default_said_not_to_exist_names_no_cause(schema: SchemaVersion) -> No
         "time upon thirty (30) days written notice to the other party.\n"
     )
     assert _fields(text, schema)["termination_clause"].value["for_convenience"] is True
+
+
+def test_a_notice_period_written_in_the_singular_needs_no_cause(schema: SchemaVersion) -> None:
+    text = (
+        "AFFILIATE AGREEMENT\nThis Agreement is made between Wren, Inc. and Tern Retail LLC.\n"
+        "This Agreement shall continue in effect until either Party informs the other Party with thirty (30) day "
+        "prior written notice of termination of this Agreement.\n"
+    )
+    assert _fields(text, schema)["termination_clause"].value["for_convenience"] is True
