@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from extraction_assets.lib.models import DeadLetter, ScrubbedDocument
 from extraction_assets.lib.pii.deadline import SCRUB_BUDGET_S, time_budget
 from extraction_assets.lib.pii.policy import PiiPolicy, TenantPolicy
+from extraction_assets.lib.pii.scan import MatchedLines
 from extraction_assets.lib.pii.scrubber import scrub, unmasked_after_scrub
 from extraction_assets.lib.pii.vault import SealedMapping, seal
 
@@ -47,14 +48,15 @@ def scrub_document(doc: Scrubbable, policy: TenantPolicy | None = None) -> Scrub
 
 
 def scrub_document_with_values(
-    doc: Scrubbable, policy: TenantPolicy | None = None
+    doc: Scrubbable, policy: TenantPolicy | None = None, matched_lines: MatchedLines | None = None
 ) -> tuple[ScrubbedDocument, dict[str, str]]:
     """The scrubbed document plus its placeholder -> raw value mapping, for the optional vault only.
 
     The stored `scrubber_version` names the policy too, so a policy change re-scrubs the document.
+    `matched_lines`: see `scrub`.
     """
     policy = policy or PiiPolicy().for_tenant(doc.tenant_id)
-    result = scrub(doc.text, region=policy.region, kinds=policy.kinds)
+    result = scrub(doc.text, region=policy.region, kinds=policy.kinds, matched_lines=matched_lines)
     scrubbed = ScrubbedDocument(
         doc_id=doc.doc_id,
         tenant_id=doc.tenant_id,
@@ -88,13 +90,17 @@ def scrub_batch(
 ) -> ScrubBatch:
     """Each document scrubbed and checked within `budget_s` seconds (`deadline.time_budget`), or a dead letter."""
     batch = ScrubBatch()
+    policies: dict[str, TenantPolicy] = {}  # resolved once per tenant, not once per document
     for doc in docs:
-        tenant_policy = policy.for_tenant(doc.tenant_id)
+        tenant_policy = policies.get(doc.tenant_id) or policies.setdefault(
+            doc.tenant_id, policy.for_tenant(doc.tenant_id)
+        )
         try:
             with time_budget(budget_s):
-                row, values = scrub_document_with_values(doc, tenant_policy)
+                matched_lines: MatchedLines = {}  # the phone matcher's finds, shared by the scrub and its re-check
+                row, values = scrub_document_with_values(doc, tenant_policy, matched_lines)
                 unmasked = unmasked_after_scrub(
-                    row.text, row.offset_map, doc.text, tenant_policy.region, tenant_policy.kinds
+                    row.text, row.offset_map, doc.text, tenant_policy.region, tenant_policy.kinds, matched_lines
                 )
             if unmasked:  # never stored, so never extracted nor sent to a model
                 kinds = ", ".join(sorted({d.kind for d in unmasked}))

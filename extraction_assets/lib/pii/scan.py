@@ -12,7 +12,16 @@ from bisect import bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from phonenumbers import PhoneNumber
+
+# What the phone matcher found in a line, by (region, line): `(start, end, number)` in the line, in its order. One
+# document's scrub and its re-check share one (`Scan.matched_lines`): the matcher is a pure function of the line and
+# the region, and the re-check reads again most lines the scrub read (phonenumbers' matcher is the scrub's costliest
+# step), as does a long thread its quoted lines.
+MatchedLines = dict[tuple[str, str], list[tuple[int, int, "PhoneNumber"]]]
 
 
 class Hit(NamedTuple):
@@ -33,6 +42,7 @@ class Scan:
     text: str
     region: str
     hits: list[Hit] = field(default_factory=list)
+    matched_lines: MatchedLines = field(default_factory=dict)
 
     @cached_property
     def lowered(self) -> str:
