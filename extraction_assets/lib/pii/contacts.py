@@ -428,9 +428,13 @@ def find_phones(scan: Scan) -> list[Hit]:
 _IPV4 = re.compile(
     r"(?P<address>\d(?<![\w.]\d)\d{0,2}\.(?:\d{1,3}\.){2}\d{1,3})(?![\w]|\.\d)(?:/(?:3[0-2]|[12]?\d)(?!\d))?"
 )
-# Colon-separated hex groups; ipaddress decides (times such as 10:30:15 and MAC addresses fail it).
+# Colon-separated hex groups; ipaddress decides (times such as 10:30:15 and MAC addresses fail it). Two to seven
+# groups `[0-9A-Fa-f]{0,4}:`, then the last; written to open with the class an address opens with (a hex digit or ":",
+# which the engine skips to; a lookbehind first is tried at every position) and the test of the character before it
+# after that one: the first group is that ":" alone, or that hex digit and up to three more before its ":".
 _IPV6 = re.compile(
-    r"(?<![0-9A-Za-z:.])(?P<address>(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?)"
+    r"(?P<address>[0-9A-Fa-f:](?<![0-9A-Za-z:.].)(?:(?<=:)|(?<=[0-9A-Fa-f])[0-9A-Fa-f]{0,3}:)(?:[0-9A-Fa-f]{0,4}:){1,6}"
+    r"(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?)"
     r"(?![0-9A-Za-z:]|\.\d)(?:%[0-9A-Za-z]{1,16}|/(?:12[0-8]|1[01]\d|[1-9]?\d)(?!\d))?"
 )
 _HEX_GROUP = re.compile(r"[0-9A-Fa-f]{1,4}")

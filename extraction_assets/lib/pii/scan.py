@@ -111,8 +111,10 @@ class Scan:
 NUMBER_REACH_BEFORE = 128
 NUMBER_REACH_AFTER = 96
 # Digits and what lies between them: a line wrap with any indentation (a wrapped SSN), or any other gap shorter
-# than the two reaches together (a wider one starts a new stretch, the reaches of both kept).
-_DIGIT_RUN = re.compile(rf"\d(?:\D{{0,{NUMBER_REACH_BEFORE + NUMBER_REACH_AFTER}}}\d|\s+\d)*")
+# than the two reaches together (a wider one starts a new stretch, the reaches of both kept). The gaps are taken
+# possessively (`{0,n}+`, `++`): a gap holds no digit, so giving characters of it back never lets a digit follow, and
+# the engine no longer walks back over each long gap before it gives up on it (a fifth of this pattern's time).
+_DIGIT_RUN = re.compile(rf"\d(?:\D{{0,{NUMBER_REACH_BEFORE + NUMBER_REACH_AFTER}}}+\d|\s++\d)*")
 
 
 def squash(value: str) -> str:
