@@ -164,6 +164,36 @@ def test_time_a_scrub_spends_waiting_for_the_cpu_is_not_spent_from_its_budget(mo
     assert batch.failures == []
 
 
+def test_a_batch_sets_the_alarms_handler_once_and_puts_the_previous_one_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    from extraction_assets.lib.pii import deadline
+
+    before = signal.getsignal(signal.SIGPROF)
+    handlers: list[object] = []
+    armed: list[float] = []
+    real_signal, real_timer = signal.signal, signal.setitimer
+
+    def recording_signal(signum: int, handler: Any) -> Any:
+        handlers.append(handler)
+        return real_signal(signum, handler)
+
+    def recording_timer(which: int, seconds: float, *args: float) -> tuple[float, float]:
+        armed.append(seconds)
+        return real_timer(which, seconds, *args)
+
+    monkeypatch.setattr(signal, "signal", recording_signal)
+    monkeypatch.setattr(signal, "setitimer", recording_timer)
+    batch = module.scrub_batch([_doc("t", f"note {i} a@b.com") for i in range(4)], PiiPolicy(), budget_s=5)
+    assert len(batch.rows) == 4
+    assert len(handlers) == 2 and handlers[-1] == before  # set once, then the previous one back
+    assert armed == [5, 0] * 4 + [0]  # each document's timer armed and stopped, stopped once more at the end
+    assert signal.getsignal(signal.SIGPROF) == before
+    late = deadline.Budget(5, armed=True)
+    late.expired(signal.SIGPROF, None)  # an alarm handled once its document is done stops nothing
+    late.running = True
+    with pytest.raises(deadline.ScrubTooSlow, match="budget of 5 s of CPU"):
+        late.expired(signal.SIGPROF, None)
+
+
 def test_a_document_whose_scrub_fails_its_check_is_never_stored(monkeypatch: pytest.MonkeyPatch) -> None:
     real = module.scrub_document_with_values
 
