@@ -268,3 +268,24 @@ def test_the_digit_runs_are_the_ones_the_plain_pattern_finds(text: str, pos: int
     from extraction_assets.lib.pii.scan import _DIGIT_RUN
 
     assert _finds(_DIGIT_RUN, text, pos) == _finds(_PLAIN_DIGIT_RUN, text, pos)
+
+
+_HINT_GROUPS = (("stk", "tk", "a/c", "сч"), ("id no", "id n", "inn", "инн"), ("sk-", "eyj", "xox"), ("dot",), ("k",))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(["st", "k", "tk", "id", " n", "o", "x", "ox", "-", "СЧ", "Инн", "EyJ", "dot", " "]))
+    .map("".join)
+    .filter(bool),
+    st.permutations(range(len(_HINT_GROUPS))),
+)
+def test_a_scan_mentions_a_hint_exactly_where_the_lower_cased_text_holds_it(text: str, order: list[int]) -> None:
+    """All hint words are looked for in one pass, the words of every detector asked so far: whatever was asked before
+    and in whatever order, the answer is the one a search for each word gives."""
+    from extraction_assets.lib.pii.scan import Scan
+
+    scan = Scan(text, "US")
+    for i in order:
+        hints = _HINT_GROUPS[i]
+        assert scan.mentions(hints) == any(hint in text.lower() for hint in hints), hints
