@@ -104,9 +104,15 @@ def test_the_check_gets_each_line_the_scrub_gave_the_phone_matcher_from_the_scru
     batch = module.scrub_batch(docs, policy)
     assert batch.rows == [row for row, _ in unshared] and not any(found for _, found in unshared)
     assert read and len(read) == len(set(read))  # within a document no line is read twice
-    left = "Call (415) 555-0132 now, or write to [EMAIL_1]\nRef 4501 7788 990\nCall [PHONE_1] now\n"
-    found = scrubber.unmasked_after_scrub(left, batch.rows[0].offset_map, docs[0].text, "US", None, {})
-    assert [d.value for d in found] == ["(415) 555-0132"]  # a value left in clear is found, as without the scrub's
+    shared: dict[Any, Any] = {}  # a value left in clear is found with the finds of the scrub as without them
+    result = scrubber.scrub(docs[0].text, "US", matched_lines=shared)
+    assert (
+        result.text == "Call [PHONE_1] now, or write to [EMAIL_1]\nRef 4501 7788 990\nCall [PHONE_1] now\n" and shared
+    )
+    left = result.text.replace("[PHONE_1]", "(415) 555-0132", 1)
+    for memo in (shared, {}):
+        found = scrubber.unmasked_after_scrub(left, result.offset_map, docs[0].text, "US", None, memo)
+        assert [d.value for d in found] == ["(415) 555-0132"]
 
 
 def test_a_failing_document_is_dead_lettered_and_the_batch_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
