@@ -289,3 +289,24 @@ def test_a_scan_mentions_a_hint_exactly_where_the_lower_cased_text_holds_it(text
     for i in order:
         hints = _HINT_GROUPS[i]
         assert scan.mentions(hints) == any(hint in text.lower() for hint in hints), hints
+
+
+def _plain_wrap_breaks(text: str, lo: int, hi: int) -> list[int]:
+    """The card search's first form: every line break of the stretch looked at in Python."""
+    breaks = []
+    brk = text.find("\n", lo, hi)
+    while brk != -1:
+        before, after = text[max(0, brk - 3) : brk].rstrip(" \r"), text[brk + 1 : brk + 4].lstrip(" ")
+        if before[-1:].isdigit() and after[:1].isdigit():
+            breaks.append(brk)
+        brk = text.find("\n", brk + 1, hi)
+    return breaks
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="0123456789 \r\n\t-a²①٣", max_size=50), st.integers(0, 50), st.integers(0, 50))
+def test_the_line_breaks_a_card_can_be_wrapped_at_are_the_plain_searchs(text: str, lo: int, hi: int) -> None:
+    from extraction_assets.lib.pii.numbers import wrap_breaks
+
+    lo, hi = min(lo, hi, len(text)), min(max(lo, hi), len(text))
+    assert list(wrap_breaks(text, lo, hi)) == _plain_wrap_breaks(text, lo, hi)
