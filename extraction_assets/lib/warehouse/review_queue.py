@@ -157,8 +157,11 @@ _QUEUE_INPUTS = f"""WITH listed AS (SELECT unnest(CAST($versions AS VARCHAR[])) 
     FROM listed l {" ".join(f"LEFT JOIN {t} ON {t}.version = l.version" for t in _PARTS)}
         LEFT JOIN review_queue_inputs k ON k.schema_version = l.version"""
 _QUEUE_CODE = hashlib.sha256((queue_select("i.schema_version = $version") + _QUEUE_INPUTS).encode()).hexdigest()[:16]
+# An item's group and its tenant and item type, each behind its version (a queue extension's, every version's at once)
+_GROUP_OF_VERSION_SQL = f"concat_ws(chr(31), i.schema_version, {group_id_sql()})"
+_KIND_SQL = "concat_ws(chr(31), i.schema_version, i.tenant_id, i.item_type)"
 # The first three parts of the fingerprint for the items written after a time (`$since`): the items, their evidence,
-# and the documents no earlier item of the version comes from; then the items' ids.
+# and the documents no earlier item of the version comes from; then the groups the items are in, and their kinds.
 _ADDED_INPUTS = f"""WITH added AS (
         SELECT * FROM extracted_items WHERE schema_version = $version AND updated_at > $since)
     SELECT ({_PART.format(row=_ITEM_ROW)} FROM added),
@@ -167,7 +170,8 @@ _ADDED_INPUTS = f"""WITH added AS (
         ({_PART.format(row="r.doc_id, r.source_uri")} FROM raw_documents r SEMI JOIN added i ON i.doc_id = r.doc_id
          WHERE NOT EXISTS (SELECT 1 FROM extracted_items o WHERE o.schema_version = $version
                              AND o.doc_id = r.doc_id AND o.updated_at <= $since)),
-        (SELECT coalesce(list(item_id), []) FROM added)"""
+        (SELECT coalesce(list(DISTINCT {_GROUP_OF_VERSION_SQL}), []) FROM added i),
+        (SELECT coalesce(list(DISTINCT {_KIND_SQL}), []) FROM added i)"""
 
 
 @dataclass(frozen=True)
@@ -239,15 +243,10 @@ def extension_of(
     if code != now_code or len(recorded) != len(parts):
         return None
     added = con.execute(_ADDED_INPUTS, {"version": schema_version, "since": remembered.checked_at}).fetchone()
-    *added_parts, ids = added  # type: ignore[misc]
+    *added_parts, groups, kinds = added  # type: ignore[misc]
     grown = [_combined(before, new) for before, new in zip(recorded, added_parts, strict=False)]
-    if not ids or grown + recorded[len(grown) :] != parts:
+    if not groups or grown + recorded[len(grown) :] != parts:  # no group: no item added
         return None
-    groups, kinds = con.execute(
-        f"""SELECT list(DISTINCT {_GROUP_OF_VERSION_SQL}), list(DISTINCT {_KIND_SQL}) FROM extracted_items i
-            WHERE i.item_id IN (SELECT unnest(?))""",
-        [ids],
-    ).fetchone()  # type: ignore[misc]
     return Extension(groups, kinds, [code, *parts[:-1]])
 
 
@@ -277,10 +276,6 @@ def extend_review_queues(con: duckdb.DuckDBPyConnection, extensions: Mapping[str
         ],
         update=("fingerprint", "checked_at"),
     )
-
-
-_KIND_SQL = "concat_ws(chr(31), i.schema_version, i.tenant_id, i.item_type)"
-_GROUP_OF_VERSION_SQL = f"concat_ws(chr(31), i.schema_version, {group_id_sql()})"
 
 
 def _combined(part: str, added: str) -> str:
