@@ -58,13 +58,13 @@ HEURISTIC_PACKS: dict[str, HeuristicPack] = {
         folders=("interviews",),
     ),
     "receipt": HeuristicPack(
-        version="heuristic-receipt-v5",
+        version="heuristic-receipt-v6",
         extractor="receipt:extract_receipt",
         gate_name="receipt_gate",
         folders=("receipts",),
     ),
     "contract": HeuristicPack(
-        version="heuristic-contract-v11",
+        version="heuristic-contract-v17",
         extractor="contract:extract_contract",
         gate_name="contract_gate",
         folders=("contracts",),

@@ -64,12 +64,17 @@ _MULTIPLIERS = {"million": 10**6, "billion": 10**9, "млн": 10**6, "милли
 _MULTIPLIER = re.compile(r"\s*(million|billion|млн|миллион\w*|тыс|млрд)\.?")
 _DEFINED_TERM_GAP = re.compile(r'[\s,]*\(?\s*(?:the\s+)?"?')
 _GAP_BREAK = re.compile(r"(?<!\w)(?:and|или|и|or)(?!\w)")  # "commence on X and expire on <date>"
+_BESIDE = re.compile(r"[ \t]*(?:(?i:date)[ \t]*:?[ \t]*)?")  # two dates on one line, the second maybe labelled
+_RESTATED_BEFORE = re.compile(r"(?<![\w-])(?:AMENDED\s+AND\s+RESTATED|RESTATED|AMENDED)[ \t]{2,}$")
+_NEGATED = re.compile(r"(?<!\w)no\s+$")  # a cause said not to exist: "so long as no default"
 _SENTENCE_END = re.compile(r"\.\s|\.$|\n\s*\n|;\s*\n")
 _EN_FORM = (
     r"(?:Inc|INC|Incorporated|LLC|L\.L\.C|Ltd|LTD|Limited|LIMITED|Corporation|CORPORATION|Corp|CORP|Company|COMPANY"
     r"|Co|CO|L\.P|LP|LLP|N\.\s?A|GmbH|A/S|S\.A|PLC|plc|AG|KG|B\.V|N\.V|Pty|S\.p\.A)"
 )
 _EN_WORD = r"(?:[A-Z0-9][\w&.'’-]*|[a-z]+[A-Z0-9][\w&.'’-]*|\([A-Z][\w ]{0,20}\))"  # "Acme", "3M", "eBay", "(Asia)"
+# capitalized words, "of"/"for" between them: "The University of Iowa"
+_EN_CAPITALS = r"(?:[A-Z0-9][\w&.'’-]*,?\s*(?:(?:of|for|de)\s+(?=[A-Z]))?){1,6}"
 _EN_LEAD_FORM = r"(?:JSC|OJSC|CJSC|PJSC)"  # a joint-stock company's form comes first: "JSC Acme"
 _EN_PARTY = re.compile(
     rf"(?<![\w&.'’-])(?:(?:(?:{_EN_WORD}|&),?\s+(?:(?:of|for|the|de)\s+)?){{1,8}}?"
@@ -77,10 +82,14 @@ _EN_PARTY = re.compile(
     rf"{_EN_FORM}(?:\.|\b(?!-))(?:,?\s+(?:&\s+)?{_EN_FORM}(?:\.|\b(?!-)))*"
     rf"|{_EN_LEAD_FORM}(?:\s+[A-Z][\w&'’-]*){{1,3}})"
 )
-_EN_BETWEEN = re.compile(r"(?i:between):?\s+(?:the\s+)?((?:[A-Z0-9][\w&.'’-]*,?\s*){1,6})")
+_EN_BETWEEN = re.compile(rf"(?i:between):?\s+(?:the\s+)?({_EN_CAPITALS})")
 # words a name match can drag in from a title block or a recital: "BY AND BETWEEN", "EXHIBIT 10.1", a year
 _NAME_NOISE = re.compile(
-    r"(?:(?:by|and|between|among|exhibit|whereas)(?!\w)|[(\d][\d.()-]*(?!\w)|[:,.;])\s*", re.IGNORECASE
+    r"(?:(?:by|and|between|among|exhibit|whereas|execution\s+(?:version|copy))(?!\w)|[(\d][\d.()-]*(?!\w)|[:,.;])\s*",
+    re.IGNORECASE,
+)
+_TRADE_NAME = re.compile(
+    r",?\s+(?:d/b/a/?|doing\s+business\s+as)\s+[A-Z0-9][\w&'’-]*(?:\s+(?:(?:of|the|and|for|&)\s+)?[A-Z0-9][\w&'’-]*){0,6}"
 )
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n\s*")
 _WIDE_GAP = re.compile(r"\s{2,}")
@@ -205,7 +214,10 @@ class _Contract:
         for alone in (False, True):
             for tier, factor, rule in ((0, FULL, "upper_edge"), (1, PARTIAL, "upper"), (2, PARTIAL, "title_case")):
                 if (alone, tier) in tiers:
-                    return (*tiers[(alone, tier)], factor, rule)
+                    start, end = tiers[(alone, tier)]
+                    # a layout gap may part "AMENDED AND RESTATED" from the title it opens
+                    restated = _RESTATED_BEFORE.search(self.text, max(0, start - 40), start)
+                    return (restated.start() if restated else start, end, factor, rule)
         return None
 
     def _opens_with_date(self, start: int) -> bool:
@@ -280,12 +292,13 @@ class _Contract:
         for m in _EN_PARTY.finditer(self.text, lo, self.header):
             name = self._name_span(m.start(), m.end())
             if name is not None:
-                yield *name, FULL
+                trade = _TRADE_NAME.match(self.text, name[1])  # the name a party does business as is part of it
+                yield name[0], trade.end() if trade else name[1], FULL
         for m in _EN_BETWEEN.finditer(self.text, 0, self.header):
             first = self._name_span(m.start(1), m.start(1) + len(_WIDE_GAP.split(m.group(1))[0].rstrip(", ")))
             if first is not None:
                 yield *first, PARTIAL
-            rest = re.match(r"[^\n]{0,300}?\band\s+(?:the\s+)?((?:[A-Z0-9][\w&.'’-]*,?\s*){1,6})", self.text[m.end() :])
+            rest = re.match(rf"[^\n]{{0,300}}?\band\s+(?:the\s+)?({_EN_CAPITALS})", self.text[m.end() :])
             if rest:
                 second = _WIDE_GAP.split(rest.group(1))[0].rstrip(", ")
                 yield m.end() + rest.start(1), m.end() + rest.start(1) + len(second), PARTIAL
@@ -386,11 +399,29 @@ class _Contract:
         found = trigger or header_first or signed_on or signature
         if found is None:
             return None
+        found = self._last_signed_beside(found)
         answers = [f.value["value"] for f in (trigger, header_first, signed_on) if f is not None and f is not found]
         answers += [d.value.isoformat() for d in signed if signature is not found]
         chosen = found.value["value"]
         seconds = {"confirmed": float(chosen in answers), "contradicted": float(any(a != chosen for a in answers))}
         return replace(found, field="agreement_date", features=seconds)
+
+    def _last_signed_beside(self, found: _Found) -> _Found:
+        """Dates printed side by side ("Date: 1/19/07 Date: January 22, 2007", "4/24/2018 04/25/2018 Date Date") are
+        the parties' signatures, one each: the contract is made when the last one signs."""
+        index = bisect.bisect_left(self.date_starts, found.start)
+        run = [self.dates[index]] if index < len(self.dates) and self.dates[index].start == found.start else []
+        while (
+            run
+            and index + 1 < len(self.dates)
+            and _BESIDE.fullmatch(self.view, run[-1].end, self.dates[index + 1].start)
+        ):
+            index += 1
+            run.append(self.dates[index])
+        latest = max(run, key=lambda d: d.value) if len(run) > 1 else None
+        if latest is None or latest.value.isoformat() == found.value["value"]:
+            return found
+        return replace(self._date_found(latest, found.factor, rule=found.rule), field=found.field)
 
     def _signed_dates(self) -> list[DateMention]:
         """The dates of the first signature block that has any: a body's "date of last signature" names the block
@@ -558,7 +589,14 @@ class _Contract:
         notice"), unless it names a breach or default: "may terminate at any time if the other party is in breach"
         is a right to end the contract for cause."""
         cue = self.lex.convenience + self.lex.weak_convenience + self.lex.notice_only
-        return bool(self.hits(cue, start, end)) and not self.hits(self.lex.for_cause, start, end)
+        if any(
+            not _NEGATED.search(self.view, max(start, hit.start() - 8), hit.start())
+            for hit in self.hits(self.lex.for_cause, start, end)
+        ):
+            return False  # "so long as no default exists ... may terminate at any time" names no cause
+        if self.hits(self.lex.aftermath, start, end) and not self.hits(self.lex.terminate_right, start, end):
+            return False  # what follows a termination "for any reason" is no right to terminate
+        return bool(self.hits(cue, start, end))
 
     def clauses(self) -> list[_Found]:
         found: list[_Found] = []

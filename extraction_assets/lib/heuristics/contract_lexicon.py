@@ -48,7 +48,8 @@ class Lexicon:
     convenience: tuple[str, ...]  # a termination clause that says it needs no cause
     weak_convenience: tuple[str, ...]  # ... that needs none, by implication ("at any time")
     for_cause: tuple[str, ...]  # a termination sentence naming a breach or default is for cause
-    aftermath: tuple[str, ...]  # a sentence about what follows a termination grants no right to terminate
+    aftermath: tuple[str, ...]  # a sentence about what follows a termination grants no right to terminate ...
+    terminate_right: tuple[str, ...]  # ... unless it grants one too ("may terminate"; "upon termination" comes after)
     notice_only: tuple[str, ...]  # termination on notice alone ("upon sixty (60) days' written notice") needs no cause
     conditions: tuple[str, ...]  # a termination right that waits on an event ("if", "in the event") needs a cause
 
@@ -87,8 +88,8 @@ EN = Lexicon(
     party_roles=("hereinafter referred to as", "hereinafter called", "hereinafter", "referred to as"),
     agreement_date=(
         "dated as of", "dated", "made and entered into as of", "made and entered into on", "made and entered into",
-        "entered into as of", "entered into on", "made as of", "made on", "made this", "executed on", "date:",
-        "as of",
+        "entered into as of", "entered into on", "entered on", "made as of", "made on", "made this", "executed on",
+        "date:", "as of",
     ),
     start_date=(
         "effective as of", "effective date", "effective on", "effective from", "effective this",
@@ -141,9 +142,14 @@ EN = Lexicon(
                "mutual agreement", "mutual written", "mutually agree*", "change of control", "change in control"),
     aftermath=("surviv*", "upon termination", "upon the termination", "upon any termination", "upon expiration",
                "effect of termination", "effects of termination", "after termination", "following termination",
+               "following the termination", "following any termination",
                "expiration or termination", "termination or expiration", "in the event of termination"),
+    terminate_right=("may terminate", "may be terminated", "right to terminate", "entitled to terminate",
+                     "terminate this agreement", "terminate the agreement", "terminate this contract"),
     notice_only=("days notice", "days' notice", "days written notice", "days' written notice",
-                 "days prior written notice", "days' prior written notice", "months notice", "months' notice",
+                 "days prior written notice", "days' prior written notice", "day prior written notice",
+                 "day written notice", "day notice", "day's notice", "day's written notice",
+                 "day's prior written notice", "months notice", "months' notice",
                  "months written notice", "months' written notice", "months prior written notice",
                  "months' prior written notice", "following a written notice"),
     conditions=("if", "in the event", "unless", "upon the occurrence", "provided that", "in case", "should"),
@@ -208,6 +214,7 @@ RU = Lexicon(
     weak_convenience=("в любое время", "по своему усмотрению"),
     for_cause=("нарушени*", "неисполнени*", "ненадлежащ*"),
     aftermath=("после расторжени*", "при расторжени*"),
+    terminate_right=("вправе расторгнуть", "может быть расторгнут", "право расторгнуть"),
     notice_only=("уведомив*", "предупредив*", "письменного уведомления за"),
     conditions=("если", "в случае", "при условии"),
 )

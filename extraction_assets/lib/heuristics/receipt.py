@@ -54,6 +54,7 @@ _ADDRESS_WORD_LIST = (
 _ADDRESS_WORDS = re.compile(r"(?<!\w)(?:" + "|".join(_ADDRESS_WORD_LIST) + r")(?!\w)")
 _REGISTRATION_LABEL = re.compile(r"(?<!\w)(?:co|company|br|roc|reg|gst|business)[\s.-]*(?:reg[\s.]*)?(?:no|id)\b")
 _TRAILING_REGISTRATION = re.compile(r"[\s,]*[(\[]?\s*(?:co\.?\s*(?:no|reg)\.?\s*:?\s*)?[a-z]{0,3}\d{4,}.*$")
+_PRICE_LINE = re.compile(r"(?:rm\s*)?\d*\.\d{2}(?:\s*[a-z]{1,2})?")
 _POSTCODE = re.compile(r"(?<![\d-])\d{5}(?![\d-])")
 # Malaysia's states and federal territories (a closed public list) and the countries receipts name: the
 # last words of an address, after the postcode and town.
@@ -69,6 +70,7 @@ _HEADER_END = re.compile(
 _TOTAL_LABELS: tuple[tuple[re.Pattern[str], int], ...] = (
     (re.compile(r"(?:rounded|nett?|grand)\s*total|total\s*(?:rounded|payable|due|amount|amt|\(?rm\)?|\(?incl)"), 3),
     (re.compile(r"amount\s*(?:due|payable)|inclusive\s+of\s+(?:gst|sst|tax)|total\s*sales?\s*\(?incl"), 3),
+    (re.compile(r"nett?\s*(?:amt|amount)"), 3),
     (re.compile(r"(?<![\w-])total(?!\w)"), 2),
 )
 _NOT_TOTAL = re.compile(
@@ -80,7 +82,9 @@ _SLOGAN = re.compile(
 )
 _HEADINGS = re.compile(r"summary|details|thank")
 _RECEIPT_WORDS = re.compile(r"total|cash|change|rounding|amount|receipt|invoice")
-_PAID = re.compile(r"(?<!\w)(?:cash|tendered|paid|payment|visa|master|card|credit|debit)(?!\w)")
+_PAID = re.compile(r"(?<!\w)(?:cash|tendered|accepted|paid|payment|visa|master|card|credit|debit)(?!\w)")
+# A label that prints its own count ("ITEM COUNT 12", "TOTAL ITEMS: 5") waits for no amount in a column below.
+_OWN_COUNT = re.compile(r"[a-z)][^\d]*?[\s:]\s*\d{1,4}$")
 _CHANGE = re.compile(r"(?<!\w)(?:change|balance|baki)(?!\w)")
 
 
@@ -257,6 +261,8 @@ def _address(lines: list[_Line], after: int) -> tuple[int, int] | None:
             break
         if _has_reached_town(lines, first, last) and not _continues_address(lines[last].text, text):
             break
+        if last + 2 < len(lines) and _PRICE_LINE.fullmatch(lines[last + 2].text):
+            break  # a line priced on the next one is the sale's first item ("22241 WS CUT SCISSORS" / "18.00")
         last += 1
     return first, last
 
@@ -390,12 +396,12 @@ def _amount_for_label(lines: list[_Line], by_line: dict[int, list[_Amount]], num
     labels = [number]
     nxt = number - 1
     while nxt >= 0 and not by_line.get(nxt) and (_is_label(lines[nxt].text) or _is_heading(lines[nxt].text)):
-        if not _is_heading(lines[nxt].text):
+        if _waits_for_amount(lines[nxt].text):
             labels.insert(0, nxt)
         nxt -= 1
     nxt = number + 1
     while nxt < len(lines) and not by_line.get(nxt) and (_is_label(lines[nxt].text) or _is_heading(lines[nxt].text)):
-        if not _is_heading(lines[nxt].text):
+        if _waits_for_amount(lines[nxt].text):
             labels.append(nxt)
         nxt += 1
     values: list[_Amount] = []
@@ -409,6 +415,12 @@ def _amount_for_label(lines: list[_Line], by_line: dict[int, list[_Amount]], num
         return values[rank]
     from_end = len(labels) - 1 - rank
     return values[len(values) - 1 - from_end] if from_end < len(values) else None
+
+
+def _waits_for_amount(text: str) -> bool:
+    """A label in a column of labels takes an amount from the column below, unless it is a heading or prints its
+    own count."""
+    return not _is_heading(text) and not _OWN_COUNT.fullmatch(text)
 
 
 def _is_heading(text: str) -> bool:
@@ -439,6 +451,7 @@ def _span(source: str, lines: list[_Line], first: int, last: int) -> tuple[int, 
 
 # Evidence features: what each value's choice rested on and whether the value looks sane, for the schema version's
 # calibration (`lib/calibration`) to turn into a probability of being right. Flags are 0/1, counts small integers.
+_CLOCK = re.compile(r"[\s,]{1,3}\(?\d{1,2}:\d{2}")
 _DAYS_FAR = 366  # a date more than a year from every other date printed on the receipt
 
 
@@ -549,10 +562,13 @@ def extract_receipt(doc: ExtractionInput, schema: SchemaVersion) -> list[Candida
             flat = " ".join(quote.split())
             features = _address_features(lines, company.last + 1, *address)
             candidates.append(field_candidate(schema, "address", {"value": flat}, quote, start, FULL, flat, features))
-    dates = find_dates(view, day_first=day_first)
+    # a date glued to letters before it ("HD03-04-06") is part of a product code
+    dates = [d for d in find_dates(view, day_first=day_first) if not view[d.start - 1 : d.start].isalpha()]
     if dates:
         labelled = [d for d in dates if "date" in view[max(0, d.start - 40) : d.start]]
-        mention, factor = (labelled[0], FULL) if labelled else (dates[0], PARTIAL)
+        # unlabelled, the sale's date is the one printed with its time; codes and batch numbers print none
+        timed = [d for d in dates if _CLOCK.match(view, d.end)]
+        mention, factor = (labelled[0], FULL) if labelled else ((timed or dates)[0], PARTIAL)
         printed = doc.text[mention.start : mention.end]
         value: dict[str, Any] = {"value": mention.value.isoformat(), "as_printed": printed}
         features = _date_features(dates, mention, bool(labelled), printed)

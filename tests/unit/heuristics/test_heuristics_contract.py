@@ -470,3 +470,89 @@ def test_a_phrase_matches_where_a_plain_left_word_boundary_would(phrase: str, te
         (r"(?<!\w)" if core[0].isalnum() else "") + r"\s+".join(words) + (r"(?!\w)" if core[-1].isalnum() else "")
     )
     assert [m.span() for m in _phrase(phrase).finditer(text)] == [m.span() for m in plain.finditer(text)]
+
+
+def test_an_execution_version_stamp_is_no_part_of_a_name(schema: SchemaVersion) -> None:
+    text = (
+        "Exhibit 10.3 Execution Version HERON HOLDINGS, INC., AND TERN RETAIL LLC SUPPLY AGREEMENT\n\n"
+        "This Supply Agreement is made by Heron Holdings, Inc. and Tern Retail LLC (each a party).\n"
+    )
+    assert _parties(text, schema)[0] == "HERON HOLDINGS, INC."
+
+
+def test_the_name_a_party_does_business_as_is_part_of_it(schema: SchemaVersion) -> None:
+    text = (
+        'SUPPLY AGREEMENT\nThis Agreement is made by and between EWSD 2, LLC, d/b/a/ PLOVER FARMS ("Plover"), a '
+        'Delaware limited liability company and Tern Retail LLC ("Tern").\n'
+    )
+    assert _parties(text, schema) == ["EWSD 2, LLC, d/b/a/ PLOVER FARMS", "Tern Retail LLC"]
+
+
+def test_a_party_named_without_a_legal_form_keeps_its_of(schema: SchemaVersion) -> None:
+    text = (
+        'LICENSE AGREEMENT\nThis License Agreement is entered into by and between Wren, Inc. ("Wren"), and The '
+        'University of Tern, located at 2 Gilmore Hall ("University").\n'
+    )
+    assert _parties(text, schema) == ["Wren, Inc.", "The University of Tern"]
+
+
+def test_dates_signed_side_by_side_give_the_last_signature(schema: SchemaVersion) -> None:
+    text = (
+        "DISTRIBUTOR AGREEMENT\nThis Agreement is made between Wren, Inc. and Tern Retail LLC.\n"
+        "By: /s/ A. Wren By: /s/ B. Tern\nDate: 1/19/07 Date: January 22, 2007\n"
+    )
+    assert _values(_fields(text, schema))["agreement_date"] == "2007-01-22"
+
+
+def test_entered_on_a_day_is_when_the_contract_was_made(schema: SchemaVersion) -> None:
+    text = (
+        'SUPPORT AGREEMENT\nThis Support Agreement (this "Agreement") is entered on this 9th day of October, 2001 '
+        'and is deemed effective as of October 1, 2001 (the "Effective Date"), by and between Wren, Inc. and Tern '
+        "Retail LLC.\n"
+    )
+    assert _values(_fields(text, schema))["agreement_date"] == "2001-10-09"
+
+
+def test_a_layout_gap_does_not_part_amended_and_restated_from_the_title(schema: SchemaVersion) -> None:
+    text = (
+        "Exhibit 10.13\n\nWREN, INC.\n\nand\n\nTERN RETAIL LLC        AMENDED AND RESTATED   SUPPLY AGREEMENT\n\n"
+        "THIS AMENDED AND RESTATED SUPPLY AGREEMENT is made between Wren, Inc. and Tern Retail LLC.\n"
+    )
+    assert _values(_fields(text, schema))["document_name"] == "AMENDED AND RESTATED SUPPLY AGREEMENT"
+
+
+def test_what_follows_a_termination_for_any_reason_is_no_right_to_terminate(schema: SchemaVersion) -> None:
+    text = (
+        "SPONSORSHIP AGREEMENT\nThis Agreement is made between Wren, Inc. and Tern Retail LLC.\n"
+        "The audit rights set forth herein shall continue for one (1) year following the termination of this "
+        "Agreement for any reason.\nEither party may terminate this Agreement if the other party is in material "
+        "breach.\n"
+    )
+    assert _fields(text, schema)["termination_clause"].value["for_convenience"] is False
+
+
+def test_a_right_to_terminate_beside_what_follows_termination_is_still_read(schema: SchemaVersion) -> None:
+    text = (
+        "ENDORSEMENT AGREEMENT\nThis Agreement is made between Wren, Inc. and Tern Retail LLC.\n"
+        "This Agreement may be terminated at any time by written notice by either party; and, in any event, this "
+        "Agreement will terminate upon termination of the Employee's employment.\n"
+    )
+    assert _fields(text, schema)["termination_clause"].value["for_convenience"] is True
+
+
+def test_a_default_said_not_to_exist_names_no_cause(schema: SchemaVersion) -> None:
+    text = (
+        "AGENCY AGREEMENT\nThis Agreement is made between Wren, Inc. and Tern Retail LLC.\n"
+        "So long as no default exists and is continuing hereunder, either party may terminate this Agreement at any "
+        "time upon thirty (30) days written notice to the other party.\n"
+    )
+    assert _fields(text, schema)["termination_clause"].value["for_convenience"] is True
+
+
+def test_a_notice_period_written_in_the_singular_needs_no_cause(schema: SchemaVersion) -> None:
+    text = (
+        "AFFILIATE AGREEMENT\nThis Agreement is made between Wren, Inc. and Tern Retail LLC.\n"
+        "This Agreement shall continue in effect until either Party informs the other Party with thirty (30) day "
+        "prior written notice of termination of this Agreement.\n"
+    )
+    assert _fields(text, schema)["termination_clause"].value["for_convenience"] is True

@@ -216,3 +216,40 @@ def test_a_return_policy_printed_first_is_no_seller(schema: SchemaVersion) -> No
 def test_a_legal_form_inside_a_registration_bracket_does_not_end_the_name(schema: SchemaVersion) -> None:
     text = "SERI REALTIES SDN BHD (CO. NO:20154-T)\nNO 9, JALAN SEMBILAN\n43000 KAJANG\n" + _SALE
     assert _fields(text, schema)["company"].value["value"] == "SERI REALTIES SDN BHD"
+
+
+def test_a_net_amount_label_names_the_total(schema: SchemaVersion) -> None:
+    text = "LOTUS VEGETARIAN RESTAURANT SDN BHD\nNO 9, JALAN SEMBILAN\n43000 KAJANG\nTAX INVOICE\nDATE: 06/01/2018\n"
+    text += "CURRY MIXED VEGE\n1\n47.80\nGROSS AMT :\n47.80\nSVR TAX :\n2.87\nNET AMT :\n50.67\n"
+    assert _fields(text, schema)["total"].value["value"] == 50.67
+
+
+def test_a_label_printing_its_own_count_takes_no_amount_from_the_column(schema: SchemaVersion) -> None:
+    text = "THE TOAST SDN BHD\nNO 9, JALAN SEMBILAN\n43000 KAJANG\nDATE: 16/06/2018\nKAYA TOAST\n12.30\n"
+    text += "TOTAL ITEMS: 3\nSUB TOTAL RM\nDISCOUNT:\nTOTAL DUE (GST INC):\nPAID: CASH\nCHANGE:\nGST(0%):\n"
+    text += "12.30\n0.00\n12.30\n20.00\n7.70\n12.30\n0.00\n"
+    assert _fields(text, schema)["total"].value["value"] == 12.3
+
+
+def test_an_amount_accepted_is_cash_tendered(schema: SchemaVersion) -> None:
+    text = "SERI REALTIES SDN BHD\nNO 9, JALAN SEMBILAN\n43000 KAJANG\nTAX INVOICE\n28/05/18 11:41\n"
+    text += "PAY PARKING TICKET\n5.00 RM\nAMOUNT INCL. GST\n5.00 RM\nACCEPTED TOTAL\n10.00 RM\nCHANGE\n5.00 RM\n"
+    assert _fields(text, schema)["total"].value["value"] == 5.0
+
+
+def test_a_date_glued_to_a_product_code_is_not_the_sale_date(schema: SchemaVersion) -> None:
+    text = "HOME DIY SDN BHD\nNO 9, JALAN SEMBILAN\n43000 KAJANG\nTOILET BRUSH\nHD03-04-06 - 5/40/160\n2.70\n"
+    text += "TOTAL\n2.70\nCASH\n5.00\nCHANGE\n2.30\n19-09-17\n"
+    assert _fields(text, schema)["date"].value["value"] == "2017-09-19"
+
+
+def test_unlabelled_the_date_printed_with_its_time_is_the_sale_date(schema: SchemaVersion) -> None:
+    text = "HOME DIY SDN BHD\nNO 9, JALAN SEMBILAN\n43000 KAJANG\nCURTAIN STRAPS\nCK 11-02-18 - 10/400\n5.00\n"
+    text += "TOTAL\n5.00\nCASH\n10.00\nCHANGE\n5.00\n19-09-17 15:39 SH01\n"
+    assert _fields(text, schema)["date"].value["value"] == "2017-09-19"
+
+
+def test_a_line_priced_on_the_next_one_is_an_item_not_address(schema: SchemaVersion) -> None:
+    text = "CARE STORES SDN BHD\nCOMPANY REG NO.: 28982V\nUSJ SUMMIT, SUBANG (SS)\n22241 WS CUT SCISSORS\n18.00\n"
+    text += "TOTAL\n18.00\nCASH\n20.00\nCHANGE\n2.00\n"
+    assert _fields(text, schema)["address"].value["value"] == "USJ SUMMIT, SUBANG (SS)"
