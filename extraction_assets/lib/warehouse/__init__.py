@@ -1,7 +1,14 @@
 """The warehouse (a DuckDB file, or a DuckLake catalog): table DDL, connections, every read and write the pipeline
 makes, the figures assets report, invariants, summary."""
 
-from extraction_assets.lib.warehouse.applicability import Placed, documents_to_route, write_decisions
+from extraction_assets.lib.warehouse.applicability import (
+    Placed,
+    WindowWork,
+    documents_to_route,
+    store_decisions,
+    window_work,
+    write_decisions,
+)
 from extraction_assets.lib.warehouse.backend import beside_warehouse, is_lake, retry_conflicts
 from extraction_assets.lib.warehouse.batches import (
     batch_requests,
@@ -98,6 +105,7 @@ __all__ = [
     "StoredDocument",
     "WarehouseBusy",
     "WarehouseUnreadable",
+    "WindowWork",
     "batch_requests",
     "batched",
     "beside_warehouse",
@@ -151,6 +159,7 @@ __all__ = [
     "shard_documents",
     "shard_of",
     "store_batch_answers",
+    "store_decisions",
     "stored_document",
     "stored_sources",
     "stored_windows",
@@ -166,6 +175,7 @@ __all__ = [
     "versions_summary",
     "waiting_request_hashes",
     "warehouse_summary",
+    "window_work",
     "write_checkpoint",
     "write_decisions",
     "write_extraction_batch",
