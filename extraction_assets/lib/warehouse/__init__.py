@@ -28,7 +28,7 @@ from extraction_assets.lib.warehouse.connection import (
     table_counts,
     transaction,
 )
-from extraction_assets.lib.warehouse.currency import QueueStep, bring_queue_in_step, bring_queues_in_step, queue_in_step
+from extraction_assets.lib.warehouse.currency import QueueStep, bring_queues_in_step, queue_in_step
 from extraction_assets.lib.warehouse.ddl import TABLES, ensure_schema
 from extraction_assets.lib.warehouse.documents import (
     FileStamp,
@@ -109,7 +109,6 @@ __all__ = [
     "batch_requests",
     "batched",
     "beside_warehouse",
-    "bring_queue_in_step",
     "bring_queues_in_step",
     "cache_entries_for",
     "damaged",

@@ -76,11 +76,6 @@ def queue_in_step(con: duckdb.DuckDBPyConnection, schema_version: str, remember:
         return _step(con, schema_version, inputs, remembered, remember) == "in step"
 
 
-def bring_queue_in_step(con: duckdb.DuckDBPyConnection, schema_version: str) -> QueueStep:
-    """One version's `bring_queues_in_step`."""
-    return bring_queues_in_step(con, [schema_version])[schema_version]
-
-
 @retry_conflicts
 def bring_queues_in_step(con: duckdb.DuckDBPyConnection, schema_versions: Sequence[str]) -> dict[str, QueueStep]:
     """`queue_in_step` (remembering a queue found in step) for each version, and a queue that only new items left

@@ -13,7 +13,6 @@ import pytest
 from extraction_assets.lib.models import Document, ExtractionOutcome, ItemStatus
 from extraction_assets.lib.stages import refresh_review_queues
 from extraction_assets.lib.warehouse import (
-    bring_queue_in_step,
     bring_queues_in_step,
     insert_documents,
     open_warehouse,
@@ -97,9 +96,9 @@ def test_new_items_extend_the_queue_to_what_a_rebuild_gives(tmp_path: Path, seed
                 f"INSERT INTO schema_version_roles VALUES ('{VERSION}', 'pulse', 'current', '[\"{RIVAL}\"]', now())"
             )
         rebuild_review_queue(con, VERSION)
-        assert bring_queue_in_step(con, VERSION) == "in step"
+        assert bring_queues_in_step(con, [VERSION])[VERSION] == "in step"
         _extract(con, rng, _documents(rng, 24, 6), VERSION)  # a pass with new documents
-        assert bring_queue_in_step(con, VERSION) == "extended"
+        assert bring_queues_in_step(con, [VERSION])[VERSION] == "extended"
         extended = con.execute(ROWS).fetchall()
         recorded = remembered_queue_inputs(con, VERSION)
         assert recorded is not None and recorded.fingerprint == queue_inputs(con, VERSION), "the same fingerprint"
@@ -132,7 +131,7 @@ def test_a_queue_is_rebuilt_where_more_than_new_items_moved(tmp_path: Path, chan
         _extract(con, rng, _documents(rng, 24, 6), VERSION)
         con.execute(CHANGES[change])
         before = con.execute("SELECT * FROM review_queue ORDER BY item_id").fetchall()
-        assert bring_queue_in_step(con, VERSION) == "out of step"
+        assert bring_queues_in_step(con, [VERSION])[VERSION] == "out of step"
         assert con.execute("SELECT * FROM review_queue ORDER BY item_id").fetchall() == before, "nothing written"
         rebuild_review_queue(con, VERSION)
         assert queue_in_step(con, VERSION)
