@@ -1,7 +1,8 @@
 """The Dagster UI clicked as a user clicks it, in a real headless Chromium, on `extraction-assets ui` (one code
 server, the webserver and the daemon, as `make ui` starts them): every way the UI offers to launch an extraction
 ends in SUCCESS with the rows it should have written, the review queue follows an extraction that changed
-something and nothing follows a run that changed nothing, a failed run re-executed succeeds, and the eval report
+something (the automation sensor is off during the first three launches and follows all three once on again) and
+nothing follows a run that changed nothing, a failed run re-executed succeeds, and the eval report
 opens from its asset's metadata. Then the command itself: the daemon beside the webserver on the one code server,
 the eval reports served beside them, and SIGTERM stops all of it, also where SIGINT is ignored (a script's `&`, a
 service: the UI is started so).
@@ -60,6 +61,7 @@ LOCATIONS = json.dumps(
 ).encode()
 ITEMS, EVIDENCE = dg.AssetKey("extracted_items"), dg.AssetKey("grounded_evidence")
 AUTOMATION_TAGS = ("dagster/sensor_name", "dagster/from_automation_condition")
+AUTOMATION, SCHEMA_SENSOR = "extraction_automation", "schema_version_sensor"
 
 
 @dataclass
@@ -233,7 +235,7 @@ def _automation_looked_since(ui: UI, since: float) -> bool:
     selector = {
         "repositoryLocationName": "extraction_assets",
         "repositoryName": "__repository__",
-        "sensorName": "extraction_automation",
+        "sensorName": AUTOMATION,
     }
     ticks = _graphql(ui, TICKS, {"selector": selector})["sensorOrError"]["sensorState"]["ticks"]
     return any(t["timestamp"] > since and t["status"] != "STARTED" for t in ticks)
@@ -377,7 +379,18 @@ def _no_error_shown(page: Page) -> None:
     assert not [e for e in ERROR_TEXTS if e in text], text[:2000]
 
 
+def _automation_paused(ui: UI) -> None:
+    """The automation sensor stopped once it has looked a first time (a first look only notes what it found: what
+    changed while it was off is what it follows when on again)."""
+    deadline = time.monotonic() + RUN_TIMEOUT_S
+    while not _automation_looked_since(ui, 0):
+        assert time.monotonic() < deadline, "the automation sensor did not tick"
+        time.sleep(0.5)
+    _sensor(ui, AUTOMATION, running=False)
+
+
 def test_the_asset_page_of_extracted_items_materializes_one_partition_with_its_evidence(ui: UI) -> None:
+    _automation_paused(ui)  # this launch and the next two are followed at once, tested after them
     with _screenshot_on_failure(ui, "one-partition"):
         ui.page.goto(f"{ui.base}/assets/extracted_items")
         _materialize_dialog(ui.page, also="grounded_evidence")
@@ -386,8 +399,6 @@ def test_the_asset_page_of_extracted_items_materializes_one_partition_with_its_e
             ui, "asset page extracted_items, one partition", ui.page.get_by_role("button", name="Launch 1 run").click
         )
         _extracted(ui, run, ["pulse@v1"])
-        _queue_followed(ui, ["pulse@v1"])
-        assert _counts(ui, "pulse@v1")["queued"] > 0
 
 
 def test_the_asset_page_of_grounded_evidence_materializes_a_range_in_one_run(ui: UI) -> None:
@@ -401,7 +412,6 @@ def test_the_asset_page_of_grounded_evidence_materializes_a_range_in_one_run(ui:
             ui.page.get_by_role("button", name="Launch backfill").click,
         )
         _extracted(ui, run, ["contract@v1", "email@v1"])
-        _queue_followed(ui, ["contract@v1", "email@v1"])
 
 
 def test_the_group_page_materializes_all_of_the_extraction_group(ui: UI) -> None:
@@ -413,7 +423,15 @@ def test_the_group_page_materializes_all_of_the_extraction_group(ui: UI) -> None
             ui, "group page extraction, Materialize all", ui.page.get_by_role("button", name="Launch 1 run").click
         )
         _extracted(ui, run, ["interview@v1"])
-        _queue_followed(ui, ["interview@v1"])
+
+
+def test_the_review_queues_follow_the_extractions_launched_from_the_ui_by_themselves(ui: UI) -> None:
+    """The three launches above changed their versions' items while the automation sensor was off: on again, it
+    rebuilds those versions' queues by itself, all four at once rather than after each launch."""
+    assert not [r.run_id for r in _runs(ui).values() if "dagster/sensor_name" in r.tags], "nothing followed yet"
+    _sensor(ui, AUTOMATION, running=True)
+    _queue_followed(ui, ["pulse@v1", "contract@v1", "email@v1", "interview@v1"])
+    assert _counts(ui, "pulse@v1")["queued"] > 0
 
 
 def test_the_launchpad_of_pass_job_runs_ingest_and_a_version_with_its_queue(ui: UI) -> None:
@@ -467,10 +485,10 @@ def test_materializing_ingest_and_every_version_again_changes_nothing_and_is_fol
         assert set(_runs(ui)) == ids
 
 
-def _schema_sensor(ui: UI, running: bool) -> None:
-    """Start or stop `schema_version_sensor` (the UI's Automation page toggles it so)."""
+def _sensor(ui: UI, name: str, running: bool) -> None:
+    """Start or stop sensor `name` (the UI's Automation page toggles it so)."""
     selector = {"repositoryLocationName": "extraction_assets", "repositoryName": "__repository__"}
-    selector["sensorName"] = "schema_version_sensor"
+    selector["sensorName"] = name
     if running:
         mutation = "mutation($s: SensorSelector!) { startSensor(sensorSelector: $s) { __typename } }"
         assert _graphql(ui, mutation, {"s": selector})["startSensor"]["__typename"] == "Sensor"
@@ -484,7 +502,7 @@ def _schema_sensor(ui: UI, running: bool) -> None:
 def test_a_failed_run_re_executed_from_its_page_succeeds(ui: UI) -> None:
     """A prompt file broken on purpose fails its version's run; fixed, the run re-executed succeeds. The sensor that
     watches prompt files is off meanwhile: it would launch runs of its own for the broken and the fixed file."""
-    _schema_sensor(ui, running=False)
+    _sensor(ui, SCHEMA_SENSOR, running=False)
     with _screenshot_on_failure(ui, "re-execution"):
         prompt = ui.settings.prompts_dir / "email" / "v1.md"
         text = prompt.read_text(encoding="utf-8")
@@ -506,7 +524,7 @@ def test_a_failed_run_re_executed_from_its_page_succeeds(ui: UI) -> None:
         )
         assert again.parent_run_id == failed.run_id
         _extracted(ui, again, ["email@v1"])
-    _schema_sensor(ui, running=True)
+    _sensor(ui, SCHEMA_SENSOR, running=True)
 
 
 def test_the_eval_report_is_read_in_the_ui_and_opens_from_its_link(ui: UI) -> None:

@@ -26,17 +26,36 @@ PULSE_STEP = "extract pulse@v1"
 
 
 @dataclass(frozen=True)
+class Looked:
+    """What the two sensors ask for when they look at an instance: the prompt-file sensor's tick, the automation's
+    requests."""
+
+    schema_tick: dg.SensorResult
+    automation_requested: int
+
+
+def _sensors_look(settings: Settings, instance: dg.DagsterInstance) -> Looked:
+    """One look of each sensor at `instance`, launching nothing."""
+    pipeline = PipelineResource(inbox=str(settings.inbox), prompts_dir=str(settings.prompts_dir))
+    tick = schema_version_sensor(dg.build_sensor_context(instance=instance, resources={"pipeline": pipeline}))
+    automation = dg.evaluate_automation_conditions(defs=build_definitions(settings), instance=instance)
+    return Looked(sensor_result(tick), automation.total_requested)
+
+
+@dataclass(frozen=True)
 class TwoPasses:
     """A pass on the sample, then a pass with nothing new, on a kept instance (what the UI shows)."""
 
     instance: dg.DagsterInstance
     first: list[StepResult]
+    after_first: Looked  # what the sensors asked for between the two passes
     again: list[StepResult]
 
 
 @pytest.fixture(scope="module")
 def two_passes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwoPasses]:
-    """Made once for the tests that only read the two passes' results and runs."""
+    """Made once for the tests that only read the two passes' results and runs, and what the sensors asked for
+    between them."""
     tmp = tmp_path_factory.mktemp("two-passes")
     shutil.copytree(SAMPLE_INBOX, tmp / "inbox", ignore=shutil.ignore_patterns("README.md"))
     shutil.copytree(DEFAULT_PROMPTS, tmp / "prompts")
@@ -44,8 +63,9 @@ def two_passes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwoPasses]:
     (home := tmp / "home").mkdir()
     instance = dg.DagsterInstance.local_temp(str(home))
     first = run_pipeline(settings, instance=instance)
+    after_first = _sensors_look(settings, instance)
     again = run_pipeline(settings, instance=instance)
-    yield TwoPasses(instance, first, again)
+    yield TwoPasses(instance, first, after_first, again)
     instance.dispose()
 
 
@@ -53,20 +73,13 @@ def _items_metadata(results: list, step: str = PULSE_STEP) -> dict:
     return next(r for r in results if r.name == step).metadata["extracted_items"]
 
 
-def test_after_a_full_run_neither_sensor_starts_a_run(settings: Settings) -> None:
-    """What `make ui` finds after `make demo`: the same instance, every partition already materialized."""
-    defs = build_definitions(settings)
-    with tempfile.TemporaryDirectory() as home:
-        instance = dg.DagsterInstance.local_temp(home)
-        run_pipeline(settings, instance=instance)
-        pipeline = PipelineResource(inbox=str(settings.inbox), prompts_dir=str(settings.prompts_dir))
-        tick = sensor_result(
-            schema_version_sensor(dg.build_sensor_context(instance=instance, resources={"pipeline": pipeline}))
-        )
-        assert not tick.run_requests and not tick.dynamic_partitions_requests
-        assert tick.skip_reason and "no new or removed prompt files" in (tick.skip_reason.skip_message or "")
-        automation = dg.evaluate_automation_conditions(defs=defs, instance=instance)
-        assert automation.total_requested == 0
+def test_after_a_full_run_neither_sensor_starts_a_run(two_passes: TwoPasses) -> None:
+    """What `make ui` finds after `make demo`: the same instance, every partition already materialized (the sensors
+    looked after the first pass, before the second)."""
+    tick = two_passes.after_first.schema_tick
+    assert not tick.run_requests and not tick.dynamic_partitions_requests
+    assert tick.skip_reason and "no new or removed prompt files" in (tick.skip_reason.skip_message or "")
+    assert two_passes.after_first.automation_requested == 0
 
 
 def test_a_manual_materialization_that_changes_nothing_is_followed_by_nothing(settings: Settings) -> None:

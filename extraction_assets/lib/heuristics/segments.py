@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-import ahocorasick
-
+from extraction_assets.lib.literals import LiteralScan as LiteralScan  # the packs import it from here
 from extraction_assets.lib.models import Turn
 
 # A scrubber placeholder ([EMAIL_1], `pii.PLACEHOLDER`) holds no character a clause ends or is cut at: it stays whole.
@@ -71,22 +70,6 @@ def normalize_for_match(text: str) -> str:
     """
     folded = unicodedata.normalize("NFC", text).lower().translate(_QUOTE_FOLD)
     return _OLD_TONE_RE.sub(lambda m: _OLD_TONE_PLACEMENT[m.group(1)], folded)
-
-
-class LiteralScan:
-    """Which of many literals occur in a text, found in one Aho-Corasick pass instead of one search per literal.
-
-    Used as an exact pre-filter: a pattern whose needle is absent from a text cannot match it.
-    """
-
-    def __init__(self, literals: Iterable[str]) -> None:
-        self._automaton = ahocorasick.Automaton()
-        for literal in set(literals):
-            self._automaton.add_word(literal, literal)
-        self._automaton.make_automaton()
-
-    def present(self, text: str) -> set[str]:
-        return {literal for _, literal in self._automaton.iter(text)}
 
 
 def make_title(text: str, limit: int = 120) -> str:

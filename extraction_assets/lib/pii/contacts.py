@@ -381,6 +381,17 @@ def _possible_international(value: str) -> phonenumbers.PhoneNumber | None:
     return number if phonenumbers.is_possible_number(number) else None
 
 
+def _matched(scan: Scan, line: str) -> list[tuple[int, int, phonenumbers.PhoneNumber]]:
+    """What phonenumbers' matcher finds in `line` with the scan's region, read once per document
+    (`scan.matched_lines`)."""
+    key = (scan.region, line)
+    found = scan.matched_lines.get(key)
+    if found is None:
+        matcher = phonenumbers.PhoneNumberMatcher(line, scan.region, leniency=phonenumbers.Leniency.VALID)
+        found = scan.matched_lines[key] = [(m.start, m.end, m.number) for m in matcher]
+    return found
+
+
 def find_phones(scan: Scan) -> list[Hit]:
     """The three passes (a "+" run too long for one number, the matcher, phone shapes), on a same-length copy
     with dates, amounts, labelled ids and earlier hits blanked out.
@@ -399,12 +410,12 @@ def find_phones(scan: Scan) -> list[Hit]:
     hits = _leading_international(scan, visible)
     visible = blank(visible, [(h.start, h.end) for h in hits])
     for lo, hi in _matcher_lines(scan, visible):
-        for m in phonenumbers.PhoneNumberMatcher(visible[lo:hi], scan.region, leniency=phonenumbers.Leniency.VALID):
-            start = _area_code_start(visible, lo + m.start, lo + m.end)
-            end = lo + m.end
+        for found_start, found_end, number in _matched(scan, visible[lo:hi]):
+            start = _area_code_start(visible, lo + found_start, lo + found_end)
+            end = lo + found_end
             value = text[start:end]
             score = 0.95 if near(_PHONE_CONTEXT, visible, start, end, _CONTEXT_BEFORE) else 0.9
-            norm = phonenumbers.format_number(m.number, _E164) if start == lo + m.start else digits_of(value)
+            norm = phonenumbers.format_number(number, _E164) if start == lo + found_start else digits_of(value)
             hits.append(Hit("PHONE", start, end, score, value, norm))
     rest = blank(visible, [(h.start, h.end) for h in hits])
     hits.extend(_shaped_phones(scan, rest))
@@ -417,9 +428,13 @@ def find_phones(scan: Scan) -> list[Hit]:
 _IPV4 = re.compile(
     r"(?P<address>\d(?<![\w.]\d)\d{0,2}\.(?:\d{1,3}\.){2}\d{1,3})(?![\w]|\.\d)(?:/(?:3[0-2]|[12]?\d)(?!\d))?"
 )
-# Colon-separated hex groups; ipaddress decides (times such as 10:30:15 and MAC addresses fail it).
+# Colon-separated hex groups; ipaddress decides (times such as 10:30:15 and MAC addresses fail it). Two to seven
+# groups `[0-9A-Fa-f]{0,4}:`, then the last; written to open with the class an address opens with (a hex digit or ":",
+# which the engine skips to; a lookbehind first is tried at every position) and the test of the character before it
+# after that one: the first group is that ":" alone, or that hex digit and up to three more before its ":".
 _IPV6 = re.compile(
-    r"(?<![0-9A-Za-z:.])(?P<address>(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?)"
+    r"(?P<address>[0-9A-Fa-f:](?<![0-9A-Za-z:.].)(?:(?<=:)|(?<=[0-9A-Fa-f])[0-9A-Fa-f]{0,3}:)(?:[0-9A-Fa-f]{0,4}:){1,6}"
+    r"(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?)"
     r"(?![0-9A-Za-z:]|\.\d)(?:%[0-9A-Za-z]{1,16}|/(?:12[0-8]|1[01]\d|[1-9]?\d)(?!\d))?"
 )
 _HEX_GROUP = re.compile(r"[0-9A-Fa-f]{1,4}")

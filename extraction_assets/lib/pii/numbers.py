@@ -9,6 +9,7 @@ Where a number carries no check digit (Vietnam's citizen id) or a weak one, a co
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from stdnum import iban as std_iban
 from stdnum import luhn
@@ -66,6 +67,15 @@ _CARD_SEPARATOR = re.compile(r"[ .-]")
 # contiguous run split by one (that form is as likely two numbers on two lines, so it needs a card word).
 _WRAP = r"[^\S\n]*\r?\n[^\S\n]*"
 _WRAP_REACH = 24  # a card's digits and separators on either side of the break
+# A line break with a digit (or any other character than ASCII: `str.isdigit` takes superscripts and other digits too)
+# among the three characters before it, after spaces and carriage returns, and among the three after it, after spaces:
+# where a card can be wrapped (`find_cards` tests each exactly). It opens with the line break, which the engine finds
+# fast; looking at every line break of the number stretches in Python took most of the card search's time.
+_DIGIT_OR_OTHER = r"[\d\x80-\U0010ffff]"
+_DIGITS_AROUND_BREAK = re.compile(
+    rf"\n(?:(?<={_DIGIT_OR_OTHER}\n)|(?<={_DIGIT_OR_OTHER}[ \r]\n)|(?<={_DIGIT_OR_OTHER}[ \r][ \r]\n))"
+    rf"(?=[ ]{{0,2}}{_DIGIT_OR_OTHER})"
+)
 _CARD_ACROSS_WRAP = re.compile(
     rf"(?<![0-9A-Za-z_.,])(?:(?:\d{{4}}(?:[ -]|{_WRAP})){{3}}\d{{1,4}}|\d{{4,15}}\r?\n\d{{1,15}})"
     r"(?![0-9A-Za-z_]|[.,]\d)"
@@ -108,13 +118,21 @@ def find_cards(scan: Scan) -> list[Hit]:
             gap = _CARD_SEPARATOR.search(value)
             pos = start + gap.end() if gap else end
     for lo, hi in scan.number_stretches:
-        brk = text.find("\n", lo, hi)
-        while brk != -1:
-            before, after = text[max(0, brk - 3) : brk].rstrip(" \r"), text[brk + 1 : brk + 4].lstrip(" ")
-            if before[-1:].isdigit() and after[:1].isdigit():
-                hits.extend(_cards_across_wrap(text, brk))
-            brk = text.find("\n", brk + 1, hi)
+        for brk in wrap_breaks(text, lo, hi):
+            hits.extend(_cards_across_wrap(text, brk))
     return hits
+
+
+def wrap_breaks(text: str, lo: int, hi: int) -> Iterator[int]:
+    """The line breaks in `text[lo:hi]` a card can be wrapped at: a digit among the three characters before one, after
+    spaces and carriage returns, and among the three after it, after spaces."""
+    for wrap in _DIGITS_AROUND_BREAK.finditer(text, lo, min(len(text), hi + 3)):  # it reads 3 characters after one
+        brk = wrap.start()
+        if brk >= hi:
+            return
+        before, after = text[max(0, brk - 3) : brk].rstrip(" \r"), text[brk + 1 : brk + 4].lstrip(" ")
+        if before[-1:].isdigit() and after[:1].isdigit():
+            yield brk
 
 
 def _cards_across_wrap(text: str, brk: int) -> list[Hit]:

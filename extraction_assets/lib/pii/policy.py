@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -58,8 +59,10 @@ class TenantPolicy(BaseModel):
     region: str
     kinds: frozenset[str]
 
-    @property
+    @cached_property
     def fingerprint(self) -> str:
+        """A short hash of what decides the scrub (region and kinds); computed once (the policy is frozen), as each
+        document stores it twice (in its scrubber version and its policy)."""
         content = json.dumps({"region": self.region, "kinds": sorted(self.kinds)}, sort_keys=True)
         return hashlib.sha256(content.encode("utf-8")).hexdigest()[:12]
 

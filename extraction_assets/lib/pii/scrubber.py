@@ -42,7 +42,7 @@ from extraction_assets.lib.pii.numbers import (
     find_vn_national_ids,
 )
 from extraction_assets.lib.pii.placeholders import PLACEHOLDER, placeholder
-from extraction_assets.lib.pii.scan import Hit, Scan
+from extraction_assets.lib.pii.scan import Hit, MatchedLines, Scan
 from extraction_assets.lib.pii.view import View, detection_view
 
 SCRUBBER_VERSION = "pii-v7"  # v7: compatibility forms (NFKC), quoted number wraps; v6: a "(" starts a number
@@ -109,13 +109,19 @@ _PRIORITY = {d.kind: rank for rank, d in enumerate(DETECTORS)}
 _DIGIT = re.compile(r"\d")
 
 
-def _detect(text: str, region: str | None, kinds: frozenset[str]) -> list[Hit]:
-    """Run the selected detectors in priority order and resolve overlaps (see the module docstring)."""
+def _detect(
+    text: str, region: str | None, kinds: frozenset[str], matched_lines: MatchedLines | None = None
+) -> list[Hit]:
+    """Run the selected detectors in priority order and resolve overlaps (see the module docstring).
+
+    `matched_lines`: the phone matcher's finds to read and add to (one document's scrub and its re-check share them)."""
     unknown = kinds - ALL_KINDS
     if unknown:
         raise ValueError(f"unknown PII kinds: {sorted(unknown)}; known: {sorted(ALL_KINDS)}")
     view = detection_view(text)
     scan = Scan(text=view.text, region=(region or DEFAULT_REGION).upper())
+    if matched_lines is not None:
+        scan.matched_lines = matched_lines
     has_digits = _DIGIT.search(view.text) is not None
     for detector in DETECTORS:
         if detector.kind in kinds and (has_digits or not detector.needs_digits):
@@ -150,13 +156,19 @@ def detect(text: str, region: str | None = None, kinds: frozenset[str] | None = 
     return [_to_detection(h) for h in _detect(text, region, DEFAULT_KINDS if kinds is None else kinds)]
 
 
-def scrub(text: str, region: str | None = None, kinds: frozenset[str] | None = None) -> ScrubResult:
+def scrub(
+    text: str,
+    region: str | None = None,
+    kinds: frozenset[str] | None = None,
+    matched_lines: MatchedLines | None = None,
+) -> ScrubResult:
     """Mask PII in `text` with per-document stable placeholders (`[EMAIL_1]`), numbered by first appearance.
 
     `region` is the ISO 3166 phone region hint for national formats (default "US"); `+` numbers are found
-    whatever the region. `kinds` restricts the policy (None = every kind in `DETECTORS`).
+    whatever the region. `kinds` restricts the policy (None = every kind in `DETECTORS`). `matched_lines` (a dict
+    to fill) keeps what the phone matcher found in each line, for the re-check of the same document.
     """
-    hits = _detect(text, region, DEFAULT_KINDS if kinds is None else kinds)
+    hits = _detect(text, region, DEFAULT_KINDS if kinds is None else kinds, matched_lines)
     numbers: dict[tuple[str, str], int] = {}
     per_kind: dict[str, int] = {}
     counts: dict[str, int] = {}
@@ -188,6 +200,7 @@ def find_unmasked(
     kinds: frozenset[str] | None = None,
     raw: str | None = None,
     offset_map: OffsetMap | None = None,
+    matched_lines: MatchedLines | None = None,
 ) -> list[Detection]:
     """E-mails, cards and phones still visible in scrubbed text (placeholders themselves never count).
 
@@ -195,17 +208,22 @@ def find_unmasked(
     text and the offset map, the check agrees with the scrubber: a value that stands unchanged in the raw
     text and that the scrubber, reading the raw text with the same region and kinds, keeps by rule (a
     labelled company number, a slip number) is not a finding. A value the raw text does not hold there
-    (the scrubbed text was changed) always is.
+    (the scrubbed text was changed) always is. `matched_lines`: as for `scrub`.
     """
     checked = UNMASKED_CHECK_KINDS if kinds is None else UNMASKED_CHECK_KINDS & kinds
-    found = _visible(text, region, checked, [(0, len(text))])
+    found = _visible(text, region, checked, [(0, len(text))], matched_lines)
     if not found or raw is None or offset_map is None:
         return found
-    return _not_kept_by_scrubber(found, text, region, checked, raw, offset_map, [(0, len(raw))])
+    return _not_kept_by_scrubber(found, text, region, checked, raw, offset_map, [(0, len(raw))], matched_lines)
 
 
 def unmasked_after_scrub(
-    text: str, offset_map: OffsetMap, raw: str, region: str | None = None, kinds: frozenset[str] | None = None
+    text: str,
+    offset_map: OffsetMap,
+    raw: str,
+    region: str | None = None,
+    kinds: frozenset[str] | None = None,
+    matched_lines: MatchedLines | None = None,
 ) -> list[Detection]:
     """`find_unmasked` of a text the scrub just made from `raw`, read only where the scrub changed it.
 
@@ -215,18 +233,20 @@ def unmasked_after_scrub(
     value that could be visible now lies within `RECHECK_REACH` characters of a placeholder: only those stretches
     (whole lines where a line is not too long) are searched, and a text nothing was masked in is not searched. A
     text that is not the raw text with the map's placeholders in it (a scrubber bug) is searched whole.
+    `matched_lines`: the ones the scrub of `raw` filled (most lines read here were read there).
     """
     changes = offset_map.replacements
     if not changes and text == raw:
         return []
     if not _is_applied(text, raw, offset_map):
-        return find_unmasked(text, region, kinds, raw=raw, offset_map=offset_map)
+        return find_unmasked(text, region, kinds, raw=raw, offset_map=offset_map, matched_lines=matched_lines)
     checked = UNMASKED_CHECK_KINDS if kinds is None else UNMASKED_CHECK_KINDS & kinds
-    found = _visible(text, region, checked, _around(text, [(r.scrub_start, r.scrub_end) for r in changes]))
+    around = _around(text, [(r.scrub_start, r.scrub_end) for r in changes])
+    found = _visible(text, region, checked, around, matched_lines)
     if not found:
         return found
     in_raw = _around(raw, [(r.raw_start, r.raw_end) for r in changes])
-    return _not_kept_by_scrubber(found, text, region, checked, raw, offset_map, in_raw)
+    return _not_kept_by_scrubber(found, text, region, checked, raw, offset_map, in_raw, matched_lines)
 
 
 def _is_applied(text: str, raw: str, offset_map: OffsetMap) -> bool:
@@ -262,23 +282,35 @@ def _around(text: str, spans: list[tuple[int, int]], reach: int = RECHECK_REACH)
     return stretches
 
 
-def _detect_in(text: str, region: str | None, kinds: frozenset[str], stretches: list[tuple[int, int]]) -> list[Hit]:
+def _detect_in(
+    text: str,
+    region: str | None,
+    kinds: frozenset[str],
+    stretches: list[tuple[int, int]],
+    matched_lines: MatchedLines | None = None,
+) -> list[Hit]:
     """`_detect` of each stretch of `text`, its hits at their places in `text`."""
     if stretches == [(0, len(text))]:
-        return _detect(text, region, kinds)
+        return _detect(text, region, kinds, matched_lines)
     return [
         hit._replace(start=hit.start + lo, end=hit.end + lo)
         for lo, hi in stretches
-        for hit in _detect(text[lo:hi], region, kinds)
+        for hit in _detect(text[lo:hi], region, kinds, matched_lines)
     ]
 
 
-def _visible(text: str, region: str | None, kinds: frozenset[str], stretches: list[tuple[int, int]]) -> list[Detection]:
+def _visible(
+    text: str,
+    region: str | None,
+    kinds: frozenset[str],
+    stretches: list[tuple[int, int]],
+    matched_lines: MatchedLines | None = None,
+) -> list[Detection]:
     """What the detectors find in the stretches of `text` outside its placeholders."""
     placeholders = [m.span() for m in PLACEHOLDER.finditer(text)]
     starts = [s for s, _ in placeholders]
     found: list[Detection] = []
-    for hit in _detect_in(text, region, kinds, stretches):
+    for hit in _detect_in(text, region, kinds, stretches, matched_lines):
         i = bisect_right(starts, hit.end - 1) - 1
         if i >= 0 and placeholders[i][1] > hit.start:
             continue
@@ -294,9 +326,10 @@ def _not_kept_by_scrubber(
     raw: str,
     offset_map: OffsetMap,
     stretches: list[tuple[int, int]],
+    matched_lines: MatchedLines | None = None,
 ) -> list[Detection]:
     """The findings that are not values the scrubber, reading the raw text (`stretches` of it), keeps by rule."""
-    masked_in_raw = [(h.start, h.end) for h in _detect_in(raw, region, checked, stretches)]
+    masked_in_raw = [(h.start, h.end) for h in _detect_in(raw, region, checked, stretches, matched_lines)]
 
     def kept_by_scrubber(d: Detection) -> bool:
         start, end = offset_map.to_raw(d.start, d.end)

@@ -12,6 +12,7 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from extraction_assets.lib.extraction import (
@@ -49,8 +50,10 @@ from extraction_assets.lib.warehouse import (
     scrubbed_from_row,
     scrubbed_rows,
     shard_documents,
+    store_decisions,
     stored_windows,
     versions_summary,
+    window_work,
     write_decisions,
     write_extraction_batch,
 )
@@ -230,23 +233,13 @@ def _plan_window(
     alone for documents with nothing to extract stored at once, and the window's documents' sizes."""
     rules, kinds, tenant_id, force = rules_fingerprint(schema), schema.document_kinds, options.tenant_id, options.force
     with connect(read_only=True) as con:
-        unrouted = documents_to_route(con, schema.key, kinds, rules, tenant_id, window)
-        in_shard = set(shard_documents(con, shard, [d.doc_id for d in unrouted]))
-        to_route = [d for d in unrouted if d.doc_id in in_shard]
-        out_of_date = (
-            set(pending_extractions(con, schema.key, kinds, version, tenant_id, force, window=window))
-            if to_route
-            else set()
-        )
+        work = window_work(con, schema.key, kinds, rules, version, tenant_id, force, window)
+        in_shard = set(shard_documents(con, shard, [d.doc_id for d in work.unrouted]))
+        to_route = [d for d in work.unrouted if d.doc_id in in_shard]
+        out_of_date = work.out_of_date
         routing = {d.doc_id for d in to_route}
         routed_pending = [
-            doc_id
-            for doc_id in shard_documents(
-                con,
-                shard,
-                pending_extractions(con, schema.key, kinds, version, tenant_id, force, routed=True, window=window),
-            )
-            if doc_id not in routing
+            doc_id for doc_id in shard_documents(con, shard, work.routed_pending) if doc_id not in routing
         ]
         placed = {d.doc_id: (d, decide_by_place(d.kind, d.tenant_id, d.source_uri, schema)) for d in to_route}
         plans = {
@@ -346,15 +339,16 @@ def _extract_offline(
         for outcome in work.outcomes:  # taken by place and extracted: the decision is stored with the items
             if outcome.doc_id in placed and isinstance(decided := placed[outcome.doc_id][1], Decision):
                 decisions.append((placed[outcome.doc_id][0], decided))
-        with connect() as con:
-            if decisions:
-                totals.update(_decided(con, schema.key, rules, decisions))
+        decision_counts: Counter[str] = Counter()
+        with connect() as con:  # the batch's decisions commit with its items (one commit)
             written = write_extraction_batch(
                 con,
                 schema.key,
                 [o for o in work.outcomes if o.status != "pending"],
                 overwrite_protected=options.confirm_overwrite,
+                first=partial(_decided_into, decision_counts, schema.key, rules, decisions) if decisions else None,
             )
+        totals.update(decision_counts)
         tally.add(work.outcomes, written)
         extracted += [o.doc_id for o in work.outcomes]
         say(
@@ -369,12 +363,26 @@ def _extract_offline(
 
 
 def _decided(
-    con: duckdb.DuckDBPyConnection, key: str, rules: str, decisions: list[tuple[Placed, Decision]]
+    con: duckdb.DuckDBPyConnection,
+    key: str,
+    rules: str,
+    decisions: list[tuple[Placed, Decision]],
+    store: Callable[..., dict[str, int]] = write_decisions,
 ) -> Counter[str]:
-    """Store a batch of routing decisions: what was taken, not taken and removed, and each decision's reason."""
-    counts = Counter(write_decisions(con, key, rules, [(d, *decision) for d, decision in decisions]))
+    """Store a batch of routing decisions (`store`: in a transaction of their own, or `store_decisions` in the
+    caller's): what was taken, not taken and removed, and each decision's reason."""
+    counts = Counter(store(con, key, rules, [(d, *decision) for d, decision in decisions]))
     counts.update(f"reason: {decision.reason}" for _, decision in decisions)
     return counts
+
+
+def _decided_into(
+    counts: Counter[str], key: str, rules: str, decisions: list[tuple[Placed, Decision]], con: duckdb.DuckDBPyConnection
+) -> None:
+    """`_decided` inside the caller's transaction, its figures in `counts` (those of its last attempt: a transaction
+    retried after a lost commit decides again)."""
+    counts.clear()
+    counts.update(_decided(con, key, rules, decisions, store_decisions))
 
 
 def _extract_with_model(

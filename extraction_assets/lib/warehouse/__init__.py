@@ -1,7 +1,14 @@
 """The warehouse (a DuckDB file, or a DuckLake catalog): table DDL, connections, every read and write the pipeline
 makes, the figures assets report, invariants, summary."""
 
-from extraction_assets.lib.warehouse.applicability import Placed, documents_to_route, write_decisions
+from extraction_assets.lib.warehouse.applicability import (
+    Placed,
+    WindowWork,
+    documents_to_route,
+    store_decisions,
+    window_work,
+    write_decisions,
+)
 from extraction_assets.lib.warehouse.backend import beside_warehouse, is_lake, retry_conflicts
 from extraction_assets.lib.warehouse.batches import (
     batch_requests,
@@ -21,7 +28,7 @@ from extraction_assets.lib.warehouse.connection import (
     table_counts,
     transaction,
 )
-from extraction_assets.lib.warehouse.currency import QueueStep, bring_queue_in_step, bring_queues_in_step, queue_in_step
+from extraction_assets.lib.warehouse.currency import QueueStep, bring_queues_in_step, queue_in_step
 from extraction_assets.lib.warehouse.ddl import TABLES, ensure_schema
 from extraction_assets.lib.warehouse.documents import (
     FileStamp,
@@ -98,10 +105,10 @@ __all__ = [
     "StoredDocument",
     "WarehouseBusy",
     "WarehouseUnreadable",
+    "WindowWork",
     "batch_requests",
     "batched",
     "beside_warehouse",
-    "bring_queue_in_step",
     "bring_queues_in_step",
     "cache_entries_for",
     "damaged",
@@ -151,6 +158,7 @@ __all__ = [
     "shard_documents",
     "shard_of",
     "store_batch_answers",
+    "store_decisions",
     "stored_document",
     "stored_sources",
     "stored_windows",
@@ -166,6 +174,7 @@ __all__ = [
     "versions_summary",
     "waiting_request_hashes",
     "warehouse_summary",
+    "window_work",
     "write_checkpoint",
     "write_decisions",
     "write_extraction_batch",

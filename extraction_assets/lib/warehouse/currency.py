@@ -10,8 +10,9 @@ disagreements): 40 to 120 ms a version, most of a pass with nothing new. So a qu
 the fingerprint of everything it is derived from (`review_queue.queue_inputs`): while that fingerprint is unchanged,
 so is the queue's verdict, and only the fingerprint is computed (a scan of the version's rows, no join of its text).
 Another fingerprint (new items: a pass with something new) is first checked for being the recorded one plus new
-items only, the queue then extended by their groups' rows (`review_queue.extend_review_queue`); else compared with
-what moved after the queue was built, by timestamps, and the queue is derived only when nothing did.
+items only (`review_queue.extension_of`), the queue then extended by their groups' rows, every such version's at once
+(`review_queue.extend_review_queues`); else compared with what moved after the queue was built, by timestamps, and
+the queue is derived only when nothing did.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ from extraction_assets.lib.warehouse.backend import retry_conflicts
 from extraction_assets.lib.warehouse.connection import now, transaction
 from extraction_assets.lib.warehouse.review_queue import (
     QUEUE_COLUMNS,
+    Extension,
     QueueInputs,
-    extend_review_queue,
+    extend_review_queues,
+    extension_of,
     queue_currency,
     queue_select,
     remember_queue_inputs,
@@ -70,26 +73,29 @@ def queue_in_step(con: duckdb.DuckDBPyConnection, schema_version: str, remember:
     fingerprint and the verdict are of the same rows."""
     with transaction(con):
         inputs, remembered = queue_currency(con, [schema_version])[schema_version]
-        return _step(con, schema_version, inputs, remembered, remember, extend=False) == "in step"
-
-
-def bring_queue_in_step(con: duckdb.DuckDBPyConnection, schema_version: str) -> QueueStep:
-    """One version's `bring_queues_in_step`."""
-    return bring_queues_in_step(con, [schema_version])[schema_version]
+        return _step(con, schema_version, inputs, remembered, remember) == "in step"
 
 
 @retry_conflicts
 def bring_queues_in_step(con: duckdb.DuckDBPyConnection, schema_versions: Sequence[str]) -> dict[str, QueueStep]:
     """`queue_in_step` (remembering a queue found in step) for each version, and a queue that only new items left
-    behind (a pass with new documents) extended by their groups' rows (`review_queue.extend_review_queue`: the queue
+    behind (a pass with new documents) extended by their groups' rows (`review_queue.extend_review_queues`: the queue
     a rebuild would give, at the cost of what is new): "in step", "extended", or "out of step" (for the caller to
     rebuild). One transaction, whose first statement reads every version's fingerprint (`queue_currency`): a version
     whose fingerprint is the recorded one costs nothing more."""
     with transaction(con):
-        return {
-            version: _step(con, version, inputs, remembered, remember=True, extend=True)
-            for version, (inputs, remembered) in queue_currency(con, schema_versions).items()
-        }
+        steps: dict[str, QueueStep] = {}
+        extensions: dict[str, Extension] = {}
+        for version, (inputs, remembered) in queue_currency(con, schema_versions).items():
+            extension = None
+            if remembered is not None and remembered.fingerprint != inputs:
+                extension = extension_of(con, version, remembered, inputs)
+            if extension is not None:
+                extensions[version], steps[version] = extension, "extended"
+            else:
+                steps[version] = _step(con, version, inputs, remembered, remember=True)
+        extend_review_queues(con, extensions)  # one version's queue rows read no other version's queue
+        return steps
 
 
 def _step(
@@ -98,14 +104,11 @@ def _step(
     inputs: str,
     remembered: QueueInputs | None,
     remember: bool,
-    extend: bool,
 ) -> QueueStep:
     """The verdict on a queue whose fingerprint is `inputs` now and `remembered` when last built (inside the caller's
     transaction, which read both)."""
     if remembered is not None and remembered.fingerprint == inputs:
         return "in step"
-    if extend and remembered is not None and extend_review_queue(con, schema_version, remembered, inputs):
-        return "extended"
     if con.execute(_MOVED_SINCE_QUEUED, {"version": schema_version}).fetchone()[0]:  # type: ignore[index]
         return "out of step"
     found = con.execute(_QUEUE_OUT_OF_STEP, {"version": schema_version, "queued_at": now()})

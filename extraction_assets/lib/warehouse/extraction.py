@@ -4,7 +4,7 @@ status and routing, written in one transaction."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +34,28 @@ if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code loc
 MACHINE_OWNED_STATUSES = ("draft", "needs_review")
 
 
+# A document `s` whose extraction `e` (its status row of the version) is to be made: none yet, failed or partial, or
+# made by another extractor (`$extractor_version`) or from another scrub; every one when `$force`.
+OUT_OF_DATE_SQL = (
+    "($force OR e.doc_id IS NULL OR e.status <> 'processed' OR e.extractor_version <> $extractor_version"
+    " OR e.scrubber_version <> s.scrubber_version)"
+)
+
+
+def work_sql(columns: str, condition: str, window: range | None = None) -> str:
+    """A statement on a version's (`$version`) work: `columns` of its scrubbed documents `s` of its kinds (`$kinds`),
+    in one tenant where `$tenant` is set, that meet `condition`, in stored order, each with its raw row `r`, its
+    extraction status `e` and its routing decision `a` of the version; with `window`, among those raw rows alone."""
+    return f"""SELECT {columns} FROM scrubbed_documents s
+               JOIN raw_documents r USING (doc_id)
+               LEFT JOIN extraction_status e ON e.doc_id = s.doc_id AND e.schema_version = $version
+               LEFT JOIN document_applicability a ON a.doc_id = s.doc_id AND a.schema_version = $version
+               WHERE r.kind IN (SELECT unnest(CAST($kinds AS VARCHAR[])))
+                 AND (CAST($tenant AS VARCHAR) IS NULL OR r.tenant_id = $tenant)
+                 AND ({condition}){in_window(window)}
+               ORDER BY {STORED_ORDER}"""
+
+
 def pending_extractions(
     con: duckdb.DuckDBPyConnection,
     schema_version: str,
@@ -51,20 +73,18 @@ def pending_extractions(
     documents the schema's routing decision takes (table document_applicability); `window` keeps to those raw rows
     (`stored_windows`).
     """
+    taken = " AND coalesce(a.taken, false)" if routed else ""
     return [
         row[0]
         for row in con.execute(
-            f"""SELECT s.doc_id FROM scrubbed_documents s
-               JOIN raw_documents r USING (doc_id)
-               LEFT JOIN extraction_status e ON e.doc_id = s.doc_id AND e.schema_version = ?
-               LEFT JOIN document_applicability a ON a.doc_id = s.doc_id AND a.schema_version = ?
-               WHERE r.kind IN (SELECT unnest(?))
-                 AND (NOT ? OR coalesce(a.taken, false))
-                 AND (CAST(? AS VARCHAR) IS NULL OR r.tenant_id = ?)
-                 AND (? OR e.doc_id IS NULL OR e.status <> 'processed' OR e.extractor_version <> ?
-                      OR e.scrubber_version <> s.scrubber_version){in_window(window)}
-               ORDER BY {STORED_ORDER}""",
-            [schema_version, schema_version, list(kinds), routed, tenant_id, tenant_id, force, extractor_version],
+            work_sql("s.doc_id", OUT_OF_DATE_SQL + taken, window),
+            {
+                "version": schema_version,
+                "kinds": list(kinds),
+                "tenant": tenant_id,
+                "force": force,
+                "extractor_version": extractor_version,
+            },
         ).fetchall()
     ]
 
@@ -111,17 +131,22 @@ def write_extraction_batch(
     outcomes: Sequence[ExtractionOutcome],
     overwrite_protected: bool = False,
     cache_entries: Sequence[dict[str, Any]] = (),
+    first: Callable[[duckdb.DuckDBPyConnection], object] | None = None,
 ) -> dict[str, int]:
     """Store a batch of documents' items, evidence, dead letters, status and model responses in one transaction.
 
     Items a person owns (accepted, rejected, or corrected by a human) are kept as they are unless
     `overwrite_protected`; machine-owned items of a re-extracted document that were not found again
-    are removed; a failed document keeps its previous items untouched.
+    are removed; a failed document keeps its previous items untouched. `first`, the caller's own write, is made
+    first in the same transaction (again if a lost commit retries it): an offline batch's routing decisions commit
+    with its items or not at all, in one commit.
     """
     stamp = now()
     processed = [o for o in outcomes if o.status != "failed"]  # partial ones are stored too, and retried
     doc_ids = [o.doc_id for o in outcomes]
     with transaction(con):
+        if first is not None:
+            first(con)
         with id_list(con, doc_ids) as (batch, ids):
             attempts = dict(
                 con.execute(

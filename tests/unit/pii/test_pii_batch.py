@@ -38,13 +38,90 @@ def test_each_tenant_gets_its_own_policy() -> None:
     assert len({row.scrubber_version for row in batch.rows}) == 3
 
 
+def test_a_batch_resolves_each_tenants_policy_once_and_gives_each_document_its_own_tenants(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    policy = PiiPolicy(tenants={"vn": PolicyEntry(region="VN"), "mail-only": PolicyEntry(mask=["EMAIL"])})
+    resolved: list[str] = []
+    real = PiiPolicy.for_tenant
+
+    def counting(self: PiiPolicy, tenant_id: str) -> TenantPolicy:
+        resolved.append(tenant_id)
+        return real(self, tenant_id)
+
+    monkeypatch.setattr(PiiPolicy, "for_tenant", counting)
+    text = "Gọi 090 123 4567 hoặc a@b.vn"
+    tenants = ["vn", "mail-only", "us", "vn", "us", "mail-only"]
+    batch = module.scrub_batch([_doc(t, f"{text} {i}") for i, t in enumerate(tenants)], policy)
+    assert sorted(resolved) == ["mail-only", "us", "vn"]
+    assert [(row.tenant_id, row.scrubber_version, row.policy) for row in batch.rows] == [
+        (t, real(policy, t).scrubber_version, real(policy, t).audit()) for t in tenants
+    ]
+    assert [row.text.startswith("Gọi 090") for row in batch.rows] == [t == "mail-only" for t in tenants]
+
+
+def test_a_policys_fingerprint_is_computed_once_and_names_its_region_and_kinds() -> None:
+    policy = PiiPolicy(tenants={"vn": PolicyEntry(region="VN"), "mail": PolicyEntry(mask=["EMAIL"])})
+    us, vn, mail = (policy.for_tenant(t) for t in ("us", "vn", "mail"))
+    assert us.fingerprint is us.fingerprint  # kept, not made again
+    assert len({us.fingerprint, vn.fingerprint, mail.fingerprint}) == 3
+    assert us.fingerprint == TenantPolicy(name="other", region="US", kinds=us.kinds).fingerprint
+    assert mail.scrubber_version.endswith("+" + mail.fingerprint)
+    assert us == policy.for_tenant("us") and us.model_dump() == policy.for_tenant("us").model_dump()
+
+
+def test_the_check_gets_each_line_the_scrub_gave_the_phone_matcher_from_the_scrub(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The matcher is a pure function of a line and a region: the check of a document reads what the scrub of the same
+    document found in a line instead of running the matcher on it again; the outcome is the one of running it again."""
+    import phonenumbers
+
+    from extraction_assets.lib.pii import scrubber
+
+    texts = [
+        "Call (415) 555-0132 now, or write to a@b.com\nRef 4501 7788 990\nCall (415) 555-0132 now\n",
+        "Phone: 020 7946 0958\nPhone: 020 7946 0958 (a@b.com)\nOrder 12345678 shipped 2026-11-30\n",
+        "SSN 536-90-4312, card 4111 1111 1111 1111, tel +1 510 555 0177 x12\n+49 1643\n",
+    ]
+    docs = [_doc(t, text) for t in ("us", "vn") for text in texts]
+    policy = PiiPolicy(tenants={"vn": PolicyEntry(region="VN")})
+    read: list[tuple[str, str]] = []
+    matcher = phonenumbers.PhoneNumberMatcher
+
+    def recording(line: str, region: str, *args: Any, **kwargs: Any) -> phonenumbers.PhoneNumberMatcher:
+        read.append((region, line))
+        return matcher(line, region, *args, **kwargs)
+
+    unshared = []  # each document scrubbed and checked with nothing kept between the two
+    for doc in docs:
+        tenant = policy.for_tenant(doc.tenant_id)
+        row = module.scrub_document(doc, tenant)
+        unshared.append(
+            (row, scrubber.unmasked_after_scrub(row.text, row.offset_map, doc.text, tenant.region, tenant.kinds))
+        )
+    monkeypatch.setattr(phonenumbers, "PhoneNumberMatcher", recording)
+    batch = module.scrub_batch(docs, policy)
+    assert batch.rows == [row for row, _ in unshared] and not any(found for _, found in unshared)
+    assert read and len(read) == len(set(read))  # within a document no line is read twice
+    shared: dict[Any, Any] = {}  # a value left in clear is found with the finds of the scrub as without them
+    result = scrubber.scrub(docs[0].text, "US", matched_lines=shared)
+    assert (
+        result.text == "Call [PHONE_1] now, or write to [EMAIL_1]\nRef 4501 7788 990\nCall [PHONE_1] now\n" and shared
+    )
+    left = result.text.replace("[PHONE_1]", "(415) 555-0132", 1)
+    for memo in (shared, {}):
+        found = scrubber.unmasked_after_scrub(left, result.offset_map, docs[0].text, "US", None, memo)
+        assert [d.value for d in found] == ["(415) 555-0132"]
+
+
 def test_a_failing_document_is_dead_lettered_and_the_batch_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
     real = module.scrub_document_with_values
 
-    def flaky(doc: Document, policy: TenantPolicy | None) -> tuple[ScrubbedDocument, dict[str, str]]:
+    def flaky(doc: Document, policy: TenantPolicy | None, *args: Any) -> tuple[ScrubbedDocument, dict[str, str]]:
         if "boom" in doc.text:
             raise RuntimeError("detector crashed")
-        return real(doc, policy)
+        return real(doc, policy, *args)
 
     monkeypatch.setattr(module, "scrub_document_with_values", flaky)
     batch = module.scrub_batch([_doc("t", "boom a@b.com"), _doc("t", "fine a@b.com")], PiiPolicy())
@@ -63,10 +140,10 @@ def test_a_document_that_outlasts_its_budget_is_a_dead_letter_and_the_batch_goes
     real = module.scrub_document_with_values
     backtracking = re.compile(r"(?:x+x+)+y")
 
-    def stalls(doc: Document, policy: TenantPolicy | None) -> tuple[ScrubbedDocument, dict[str, str]]:
+    def stalls(doc: Document, policy: TenantPolicy | None, *args: Any) -> tuple[ScrubbedDocument, dict[str, str]]:
         if "stall" in doc.text:
             backtracking.search("x" * 40)  # exponential: minutes, were it not stopped
-        return real(doc, policy)
+        return real(doc, policy, *args)
 
     monkeypatch.setattr(module, "scrub_document_with_values", stalls)
     started = time.perf_counter()
@@ -83,9 +160,9 @@ def test_time_a_scrub_spends_waiting_for_the_cpu_is_not_spent_from_its_budget(mo
     takes to scrub. Waiting (here, sleeping) costs no CPU, so it costs nothing of the budget: the document is kept."""
     real = module.scrub_document_with_values
 
-    def waits(doc: Document, policy: TenantPolicy | None) -> tuple[ScrubbedDocument, dict[str, str]]:
+    def waits(doc: Document, policy: TenantPolicy | None, *args: Any) -> tuple[ScrubbedDocument, dict[str, str]]:
         time.sleep(0.6)  # twice the budget on the clock, no CPU
-        return real(doc, policy)
+        return real(doc, policy, *args)
 
     monkeypatch.setattr(module, "scrub_document_with_values", waits)
     batch = module.scrub_batch([_doc("t", "fine a@b.com")], PiiPolicy(), budget_s=0.3)
@@ -93,11 +170,41 @@ def test_time_a_scrub_spends_waiting_for_the_cpu_is_not_spent_from_its_budget(mo
     assert batch.failures == []
 
 
+def test_a_batch_sets_the_alarms_handler_once_and_puts_the_previous_one_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    from extraction_assets.lib.pii import deadline
+
+    before = signal.getsignal(signal.SIGPROF)
+    handlers: list[object] = []
+    armed: list[float] = []
+    real_signal, real_timer = signal.signal, signal.setitimer
+
+    def recording_signal(signum: int, handler: Any) -> Any:
+        handlers.append(handler)
+        return real_signal(signum, handler)
+
+    def recording_timer(which: int, seconds: float, *args: float) -> tuple[float, float]:
+        armed.append(seconds)
+        return real_timer(which, seconds, *args)
+
+    monkeypatch.setattr(signal, "signal", recording_signal)
+    monkeypatch.setattr(signal, "setitimer", recording_timer)
+    batch = module.scrub_batch([_doc("t", f"note {i} a@b.com") for i in range(4)], PiiPolicy(), budget_s=5)
+    assert len(batch.rows) == 4
+    assert len(handlers) == 2 and handlers[-1] == before  # set once, then the previous one back
+    assert armed == [5, 0] * 4 + [0]  # each document's timer armed and stopped, stopped once more at the end
+    assert signal.getsignal(signal.SIGPROF) == before
+    late = deadline.Budget(5, armed=True)
+    late.expired(signal.SIGPROF, None)  # an alarm handled once its document is done stops nothing
+    late.running = True
+    with pytest.raises(deadline.ScrubTooSlow, match="budget of 5 s of CPU"):
+        late.expired(signal.SIGPROF, None)
+
+
 def test_a_document_whose_scrub_fails_its_check_is_never_stored(monkeypatch: pytest.MonkeyPatch) -> None:
     real = module.scrub_document_with_values
 
-    def leaky(doc: Document, policy: TenantPolicy | None) -> tuple[ScrubbedDocument, dict[str, str]]:
-        row, values = real(doc, policy)
+    def leaky(doc: Document, policy: TenantPolicy | None, *args: Any) -> tuple[ScrubbedDocument, dict[str, str]]:
+        row, values = real(doc, policy, *args)
         if "leak" in doc.text:  # a scrubber bug: the stored text would still show the address
             row = row.model_copy(update={"text": doc.text})
         return row, values
@@ -172,8 +279,8 @@ def test_a_value_left_in_clear_next_to_a_placeholder_fails_the_check(monkeypatch
 
     real = scrubber._detect
 
-    def forgetful(text: str, region: str | None, kinds: frozenset[str]) -> list[Hit]:
-        hits = real(text, region, kinds)
+    def forgetful(text: str, region: str | None, kinds: frozenset[str], *args: Any) -> list[Hit]:
+        hits = real(text, region, kinds, *args)
         return hits[::2] if len(kinds) > 3 else hits  # the scrub (every kind) forgets; the check (three) does not
 
     monkeypatch.setattr(scrubber, "_detect", forgetful)

@@ -10,6 +10,8 @@ from typing import Any
 
 import phonenumbers
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from stdnum import luhn
 
 from extraction_assets.lib.pii import detect, is_card_number, is_snils, scrub
@@ -229,3 +231,82 @@ def test_vietnamese_citizen_id_needs_a_label_and_a_province_code() -> None:
 def test_placeholders_for_national_ids_are_stable() -> None:
     result = scrub(f"身份证 {CN_ID}, again {CN_ID.lower()}; СНИЛС 112-233-445 95 and 11223344595")
     assert result.text == "身份证 [CN_RESIDENT_ID_1], again [CN_RESIDENT_ID_1]; СНИЛС [RU_SNILS_1] and [RU_SNILS_1]"
+
+
+# The patterns written for speed find what their plain forms find: each plain form is kept here as the reference.
+_PLAIN_IPV6 = re.compile(
+    r"(?<![0-9A-Za-z:.])(?P<address>(?:[0-9A-Fa-f]{0,4}:){2,7}(?:(?:\d{1,3}\.){3}\d{1,3}|[0-9A-Fa-f]{1,4})?)"
+    r"(?![0-9A-Za-z:]|\.\d)(?:%[0-9A-Za-z]{1,16}|/(?:12[0-8]|1[01]\d|[1-9]?\d)(?!\d))?"
+)
+_PLAIN_DIGIT_RUN = re.compile(r"\d(?:\D{0,224}\d|\s+\d)*")
+
+
+def _finds(pattern: re.Pattern[str], text: str, pos: int) -> list[tuple[tuple[int, int], dict[str, str | None]]]:
+    return [(m.span(), m.groupdict()) for m in pattern.finditer(text, pos)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="0123456789abcdefABCDEFxz:.%/ \n", max_size=60), st.integers(0, 3))
+def test_the_ipv6_pattern_finds_what_its_plain_form_finds(text: str, pos: int) -> None:
+    from extraction_assets.lib.pii.contacts import _IPV6
+
+    assert _finds(_IPV6, text, pos) == _finds(_PLAIN_IPV6, text, pos)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(["1", "23", "-", ".", "a", "\n", "\t"]),
+            st.builds(lambda n, c: c * n, st.integers(1, 300), st.sampled_from([" ", "x", "\n", " \n"])),
+        ),
+        max_size=12,
+    ).map("".join),
+    st.integers(0, 3),
+)
+def test_the_digit_runs_are_the_ones_the_plain_pattern_finds(text: str, pos: int) -> None:
+    from extraction_assets.lib.pii.scan import _DIGIT_RUN
+
+    assert _finds(_DIGIT_RUN, text, pos) == _finds(_PLAIN_DIGIT_RUN, text, pos)
+
+
+_HINT_GROUPS = (("stk", "tk", "a/c", "сч"), ("id no", "id n", "inn", "инн"), ("sk-", "eyj", "xox"), ("dot",), ("k",))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.sampled_from(["st", "k", "tk", "id", " n", "o", "x", "ox", "-", "СЧ", "Инн", "EyJ", "dot", " "]))
+    .map("".join)
+    .filter(bool),
+    st.permutations(range(len(_HINT_GROUPS))),
+)
+def test_a_scan_mentions_a_hint_exactly_where_the_lower_cased_text_holds_it(text: str, order: list[int]) -> None:
+    """All hint words are looked for in one pass, the words of every detector asked so far: whatever was asked before
+    and in whatever order, the answer is the one a search for each word gives."""
+    from extraction_assets.lib.pii.scan import Scan
+
+    scan = Scan(text, "US")
+    for i in order:
+        hints = _HINT_GROUPS[i]
+        assert scan.mentions(hints) == any(hint in text.lower() for hint in hints), hints
+
+
+def _plain_wrap_breaks(text: str, lo: int, hi: int) -> list[int]:
+    """The card search's first form: every line break of the stretch looked at in Python."""
+    breaks = []
+    brk = text.find("\n", lo, hi)
+    while brk != -1:
+        before, after = text[max(0, brk - 3) : brk].rstrip(" \r"), text[brk + 1 : brk + 4].lstrip(" ")
+        if before[-1:].isdigit() and after[:1].isdigit():
+            breaks.append(brk)
+        brk = text.find("\n", brk + 1, hi)
+    return breaks
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="0123456789 \r\n\t-a²①٣", max_size=50), st.integers(0, 50), st.integers(0, 50))
+def test_the_line_breaks_a_card_can_be_wrapped_at_are_the_plain_searchs(text: str, lo: int, hi: int) -> None:
+    from extraction_assets.lib.pii.numbers import wrap_breaks
+
+    lo, hi = min(lo, hi, len(text)), min(max(lo, hi), len(text))
+    assert list(wrap_breaks(text, lo, hi)) == _plain_wrap_breaks(text, lo, hi)

@@ -3,8 +3,11 @@ schema version routed, extracted and committed, with no Dagster in the way."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +23,7 @@ from extraction_assets.lib.stages import (
     scrub_pending,
     version_figures,
 )
-from extraction_assets.lib.warehouse import Shard, open_warehouse
+from extraction_assets.lib.warehouse import Shard, WindowWork, open_warehouse
 
 KEY = "pulse@v1"
 
@@ -166,15 +169,14 @@ def test_a_partition_is_planned_a_window_of_raw_rows_at_a_time_with_the_same_res
     assert raw_rows > 12, "the sample needs more than a few windows"
 
     listed: list[int] = []
-    for name in ("documents_to_route", "pending_extractions"):
-        real = getattr(extract, name)
+    real = extract.window_work
 
-        def counted(*args: object, real: object = real, **kwargs: object) -> list[object]:
-            found = real(*args, **kwargs)  # type: ignore[operator]
-            listed.append(len(found))
-            return found
+    def counted(*args: Any, **kwargs: Any) -> WindowWork:
+        found = real(*args, **kwargs)
+        listed.extend((len(found.unrouted), len(found.routed_pending)))
+        return found
 
-        monkeypatch.setattr(extract, name, counted)
+    monkeypatch.setattr(extract, "window_work", counted)
     monkeypatch.setattr(extract, "PLAN_ROWS", 4)
     windows, _, _ = _extract(connects[1], prompts)
     assert listed and max(listed) <= 4, listed
@@ -188,3 +190,93 @@ def test_a_partition_is_planned_a_window_of_raw_rows_at_a_time_with_the_same_res
             con.execute("UPDATE extracted_items SET status = 'accepted' WHERE schema_version = ?", [KEY])
     forced = [_extract(connect, prompts, ExtractOptions(force=True))[0].rerun for connect in connects]
     assert forced[1] == forced[0] and forced[0].need_confirmation > 1
+
+
+def test_a_batch_commits_its_routing_decisions_with_its_items_or_neither(
+    connect: Connect, prompts: Path, tmp_path: Path, inbox: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch's decisions (taken by place and extracted, or gated on its text) are written in the transaction of its
+    items, one commit: a batch whose write fails leaves neither, and the next run leaves what an unbroken one does."""
+    from extraction_assets.lib.warehouse import extraction
+
+    real = extraction.insert_dead_letters
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("disk gone")
+
+    monkeypatch.setattr(extraction, "insert_dead_letters", broken)
+    with pytest.raises(RuntimeError, match="disk gone"):
+        _extract(connect, prompts)
+    with connect(read_only=True) as con:
+        taken = con.execute("SELECT count(*) FROM document_applicability WHERE taken").fetchone()
+        statuses = con.execute("SELECT count(*) FROM extraction_status").fetchone()
+    assert taken == (0,), "no decision of the failed batch is stored without its items"
+    assert statuses == (0,)
+
+    monkeypatch.setattr(extraction, "insert_dead_letters", real)
+    again, _, _ = _extract(connect, prompts)
+    unbroken = partial(open_warehouse, tmp_path / "unbroken.duckdb")
+    ingest_inbox(unbroken, inbox, None)
+    scrub_pending(unbroken, load_policy(None), None)
+    whole, _, _ = _extract(unbroken, prompts)
+    assert sorted(again.pending) == sorted(whole.pending)  # what was decided by place alone was kept: not routed again
+    assert _tables(connect) == _tables(unbroken)
+
+
+class _Counted:
+    """A connection that lists the statements it is given."""
+
+    def __init__(self, con: Any, said: list[str]) -> None:
+        self._con, self._said = con, said
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        self._said.append(sql)
+        return self._con.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._con, name)
+
+
+def test_a_window_is_planned_in_one_statement_over_its_documents(
+    connect: Connect, prompts: Path, tmp_path: Path, inbox: Path
+) -> None:
+    """Planning a window reads its documents once (`window_work`): what to route, and what to extract among what
+    routing took and among what it is about to route; the work planned is what the three statements gave."""
+    from extraction_assets.lib.extraction import rules_fingerprint
+    from extraction_assets.lib.stages import extract
+    from extraction_assets.lib.warehouse import documents_to_route, pending_extractions
+
+    said: list[str] = []
+
+    @contextmanager
+    def counted(read_only: bool = False) -> Iterator[Any]:
+        with connect(read_only=read_only) as con:
+            yield _Counted(con, said)
+
+    schema = load_schema(prompts, KEY)
+    built = OrchestratedExtractor(None)
+    version, rules = built.version(schema), rules_fingerprint(schema)
+    _extract(connect, prompts, ExtractOptions(tenant_id="acme"))  # some documents routed and extracted, some not
+    with connect() as con:  # one routed document's extraction out of date
+        con.execute(
+            "UPDATE extraction_status SET extractor_version = 'older' WHERE doc_id = "
+            "(SELECT min(doc_id) FROM extraction_status WHERE schema_version = ?)",
+            [KEY],
+        )
+        last = con.execute("SELECT max(rowid) FROM raw_documents").fetchone()[0]  # type: ignore[index]
+    window = range(0, last + 1)
+    with connect(read_only=True) as con:
+        unrouted = documents_to_route(con, KEY, schema.document_kinds, rules, None, window)
+        out_of_date = set(pending_extractions(con, KEY, schema.document_kinds, version, window=window))
+        routed = pending_extractions(con, KEY, schema.document_kinds, version, routed=True, window=window)
+    planned, _ = extract._plan_window(counted, schema, WHOLE, INCREMENTAL, version, window)
+    assert sum("FROM scrubbed_documents" in sql for sql in said) == 1, said
+
+    assert unrouted and routed, "the case has documents to route and routed documents to extract"
+    assert planned.routed == len(unrouted)
+    expected = {d.doc_id for d in unrouted} | set(routed)
+    assert {doc_id for doc_id in planned.plans} <= expected
+    assert set(routed) <= set(planned.plans), "every routed document out of date is extracted"
+    assert {doc_id for doc_id, plan in planned.plans.items() if plan.extract} == (
+        {d.doc_id for d in unrouted} & out_of_date & set(planned.plans)
+    ) | set(routed)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -12,7 +13,7 @@ import pytest
 from extraction_assets.lib.models import Document, ExtractionOutcome, ItemStatus
 from extraction_assets.lib.stages import refresh_review_queues
 from extraction_assets.lib.warehouse import (
-    bring_queue_in_step,
+    bring_queues_in_step,
     insert_documents,
     open_warehouse,
     queue_in_step,
@@ -95,9 +96,9 @@ def test_new_items_extend_the_queue_to_what_a_rebuild_gives(tmp_path: Path, seed
                 f"INSERT INTO schema_version_roles VALUES ('{VERSION}', 'pulse', 'current', '[\"{RIVAL}\"]', now())"
             )
         rebuild_review_queue(con, VERSION)
-        assert bring_queue_in_step(con, VERSION) == "in step"
+        assert bring_queues_in_step(con, [VERSION])[VERSION] == "in step"
         _extract(con, rng, _documents(rng, 24, 6), VERSION)  # a pass with new documents
-        assert bring_queue_in_step(con, VERSION) == "extended"
+        assert bring_queues_in_step(con, [VERSION])[VERSION] == "extended"
         extended = con.execute(ROWS).fetchall()
         recorded = remembered_queue_inputs(con, VERSION)
         assert recorded is not None and recorded.fingerprint == queue_inputs(con, VERSION), "the same fingerprint"
@@ -130,7 +131,7 @@ def test_a_queue_is_rebuilt_where_more_than_new_items_moved(tmp_path: Path, chan
         _extract(con, rng, _documents(rng, 24, 6), VERSION)
         con.execute(CHANGES[change])
         before = con.execute("SELECT * FROM review_queue ORDER BY item_id").fetchall()
-        assert bring_queue_in_step(con, VERSION) == "out of step"
+        assert bring_queues_in_step(con, [VERSION])[VERSION] == "out of step"
         assert con.execute("SELECT * FROM review_queue ORDER BY item_id").fetchall() == before, "nothing written"
         rebuild_review_queue(con, VERSION)
         assert queue_in_step(con, VERSION)
@@ -191,3 +192,47 @@ def test_refreshing_every_version_at_once_rebuilds_what_moved_and_keeps_the_rest
         assert after == before and not any(r.rebuilt for r in reports.values()), "queues in step: nothing written"
     else:
         assert after != before, f"{change}: seen by a fingerprint"
+
+
+class _Listed:
+    """A connection that lists the statements it is given."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, said: list[str]) -> None:
+        self._con, self._said = con, said
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        self._said.append(sql)
+        return self._con.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._con, name)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_every_version_new_items_left_behind_is_extended_in_one_statement(tmp_path: Path, seed: int) -> None:
+    """Two versions' queues that only new items left behind are extended together: one statement derives both
+    versions' rows (its plan is most of its cost), each queue what its rebuild gives, each with its own fingerprint;
+    a version's proof reads its new items' groups with their parts, in one statement."""
+    rng = random.Random(seed)
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        earlier = _documents(rng, 0, 24)
+        for version in (VERSION, RIVAL):
+            _extract(con, rng, earlier, version)
+            rebuild_review_queue(con, version)
+        later = _documents(rng, 24, 6)
+        for version in (VERSION, RIVAL):
+            _extract(con, rng, later, version)
+        said: list[str] = []
+        steps = bring_queues_in_step(_Listed(con, said), [VERSION, RIVAL])  # type: ignore[arg-type]
+        assert steps == {VERSION: "extended", RIVAL: "extended"}
+        assert sum(sql.lstrip().startswith("INSERT INTO review_queue ") for sql in said) == 1, said
+        # the fingerprints of all (one statement), each version's new items' parts and groups (one each), the rows
+        reading = [sql for sql in said if "extracted_items" in sql]
+        assert len(reading) == 4, reading
+        extended = con.execute(ROWS).fetchall()
+        for version in (VERSION, RIVAL):
+            recorded = remembered_queue_inputs(con, version)
+            assert recorded is not None and recorded.fingerprint == queue_inputs(con, version)
+            rebuild_review_queue(con, version)
+        assert extended == con.execute(ROWS).fetchall()
+        assert {row[3] for row in extended} == {VERSION, RIVAL}

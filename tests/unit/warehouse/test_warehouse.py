@@ -541,7 +541,9 @@ def test_a_batch_read_costs_its_rows_not_the_rows_stored_between_them(tmp_path: 
     from extraction_assets.lib.warehouse import load_documents, texts_to_scrub
 
     rng = random.Random(45)
-    docs = [_doc(f"note {i} " + "".join(rng.choices(string.ascii_letters + " ", k=20_000))) for i in range(3000)]
+    letters = (string.ascii_letters + " ").encode()
+    as_letters = bytes(letters[byte % len(letters)] for byte in range(256))  # random bytes to letters and spaces
+    docs = [_doc(f"note {i} " + rng.randbytes(20_000).translate(as_letters).decode()) for i in range(3000)]
     with open_warehouse(tmp_path / "w.duckdb") as con:
         for batch in batched(docs, 500):
             insert_documents(con, batch)
