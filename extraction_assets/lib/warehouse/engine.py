@@ -5,13 +5,11 @@ Without a limit DuckDB may take 80% of the machine's memory for its buffer pool,
 read: a run's memory then grew with the warehouse (466 MB of a 1.1 GB peak at 32 k documents were DuckDB's). The
 pipeline's statements work on a batch at a time or stream whole tables, so a bounded pool costs re-reads of cold
 blocks from the page cache, not memory; what does not fit spills to the temporary folder beside the file. The
-limit is 96 MB: a batch's reads fetch its rows alone (`documents.by_rowid`) and the whole-table checks scan a range
+limit is 128 MB: a batch's reads fetch its rows alone (`documents.by_rowid`) and the whole-table checks scan a range
 of row ids at a time, so what DuckDB cannot evict stayed under 66 MB between statements of a 32 k-document run (the
 transient blocks of the tables appended to until the next checkpoint, up to 47 MB, and the key indexes, up to 25 MB,
 which grow with the warehouse); before, a batch read decoded every row between its first and last, and two versions
-ran out of 128 MB at 32 k documents. A run of 2 k documents holds at most about 91 MB in DuckDB (its warehouse
-almost fits), so above 96 MB the pool only grew with the warehouse: at 128 MB the pool filled with cached blocks
-from 8 k documents up, and the run's peak at 32 k was 31 MB higher (64 MB ran out at 32 k documents).
+ran out of 128 MB at 32 k documents.
 
 Memory DuckDB frees goes back to its allocator (jemalloc), which kept it in per-thread caches: a run's process held
 about 150 MB more than DuckDB and Python used. The allocator is flushed after any task that allocated more than
@@ -29,7 +27,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import duckdb
 
-DEFAULT_MEMORY_MB = 96  # what a run of 2 k documents holds at most; a full run of 32 k documents passes with it
+DEFAULT_MEMORY_MB = 128  # a full run of 32 k documents passes with it; the buffer pool is most of it
 ALLOCATOR_FLUSH_MB = 8  # DuckDB's default 128 MB: freed memory stayed in the process
 SMALL_MACHINE_SHARE = 8  # on a machine with less than 1 GB, an eighth of it
 

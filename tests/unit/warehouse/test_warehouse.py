@@ -497,19 +497,6 @@ def test_duckdb_gets_a_memory_limit_and_threads_fitted_to_the_machine_or_as_set(
     assert set_.stdout.splitlines()[0].split() == ["488.2", "MiB", "3"], set_.stderr
 
 
-def test_duckdb_s_fitted_limit_is_what_a_small_run_holds(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A run of 2 k documents holds about 91 MB in DuckDB; a larger limit lets its cache of blocks, and so the run's
-    peak, grow with the warehouse (128 MB: 31 MB more at 32 k documents). A small machine gets an eighth of itself."""
-    from extraction_assets.lib.warehouse import engine
-
-    monkeypatch.setattr(engine, "_machine_mb", lambda: 24 * 1024)
-    assert engine.fitted_memory_mb() == 96
-    monkeypatch.setattr(engine, "_machine_mb", lambda: 640)
-    assert engine.fitted_memory_mb() == 80
-    monkeypatch.setattr(engine, "_machine_mb", lambda: None)
-    assert engine.fitted_memory_mb() == 96
-
-
 def test_a_quote_verified_as_it_is_stored_is_not_read_again_until_it_or_its_document_changes(tmp_path: Path) -> None:
     """The quote check compared every quote with its document's text on every run, holding every text at once (a
     32 k-document warehouse ran DuckDB out of its memory limit); a quote verified as it was stored carries a
