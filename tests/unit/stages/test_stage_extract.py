@@ -24,6 +24,7 @@ from extraction_assets.lib.stages import (
     version_figures,
 )
 from extraction_assets.lib.warehouse import Shard, WindowWork, open_warehouse
+from tests.listed_statements import ListedStatements
 
 KEY = "pulse@v1"
 
@@ -223,20 +224,6 @@ def test_a_batch_commits_its_routing_decisions_with_its_items_or_neither(
     assert _tables(connect) == _tables(unbroken)
 
 
-class _Counted:
-    """A connection that lists the statements it is given."""
-
-    def __init__(self, con: Any, said: list[str]) -> None:
-        self._con, self._said = con, said
-
-    def execute(self, sql: str, *args: Any) -> Any:
-        self._said.append(sql)
-        return self._con.execute(sql, *args)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._con, name)
-
-
 def test_a_window_is_planned_in_one_statement_over_its_documents(
     connect: Connect, prompts: Path, tmp_path: Path, inbox: Path
 ) -> None:
@@ -251,7 +238,7 @@ def test_a_window_is_planned_in_one_statement_over_its_documents(
     @contextmanager
     def counted(read_only: bool = False) -> Iterator[Any]:
         with connect(read_only=read_only) as con:
-            yield _Counted(con, said)
+            yield ListedStatements(con, said)
 
     schema = load_schema(prompts, KEY)
     built = OrchestratedExtractor(None)

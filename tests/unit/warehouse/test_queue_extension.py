@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pytest
@@ -21,6 +20,7 @@ from extraction_assets.lib.warehouse import (
     write_extraction_batch,
 )
 from extraction_assets.lib.warehouse.review_queue import QueueInputs, queue_currency, queue_inputs
+from tests.listed_statements import ListedStatements
 from tests.records import processed, quoted_item
 
 VERSION, RIVAL = "pulse@v1", "pulse@v2"
@@ -194,20 +194,6 @@ def test_refreshing_every_version_at_once_rebuilds_what_moved_and_keeps_the_rest
         assert after != before, f"{change}: seen by a fingerprint"
 
 
-class _Listed:
-    """A connection that lists the statements it is given."""
-
-    def __init__(self, con: duckdb.DuckDBPyConnection, said: list[str]) -> None:
-        self._con, self._said = con, said
-
-    def execute(self, sql: str, *args: Any) -> Any:
-        self._said.append(sql)
-        return self._con.execute(sql, *args)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._con, name)
-
-
 @pytest.mark.parametrize("seed", range(4))
 def test_every_version_new_items_left_behind_is_extended_in_one_statement(tmp_path: Path, seed: int) -> None:
     """Two versions' queues that only new items left behind are extended together: one statement derives both
@@ -223,7 +209,7 @@ def test_every_version_new_items_left_behind_is_extended_in_one_statement(tmp_pa
         for version in (VERSION, RIVAL):
             _extract(con, rng, later, version)
         said: list[str] = []
-        steps = bring_queues_in_step(_Listed(con, said), [VERSION, RIVAL])  # type: ignore[arg-type]
+        steps = bring_queues_in_step(ListedStatements(con, said), [VERSION, RIVAL])  # type: ignore[arg-type]
         assert steps == {VERSION: "extended", RIVAL: "extended"}
         assert sum(sql.lstrip().startswith("INSERT INTO review_queue ") for sql in said) == 1, said
         # the fingerprints of all (one statement), each version's new items' parts and groups (one each), the rows
