@@ -22,7 +22,7 @@ from dateparser.data.date_translation_data import en as _en_data
 from dateparser.data.date_translation_data import ru as _ru_data
 from dateparser.data.date_translation_data import vi as _vi_data
 
-from extraction_assets.lib.heuristics.segments import LiteralScan
+from extraction_assets.lib.literals import LiteralScan
 
 __all__ = ["parse_due_date"]
 

@@ -46,13 +46,13 @@ from extraction_assets.lib.heuristics.entities import (
 )
 from extraction_assets.lib.heuristics.phrases import any_phrase, any_phrase_source, phrase_needle
 from extraction_assets.lib.heuristics.segments import (
-    LiteralScan,
     Segment,
     make_title,
     normalize_for_match,
     runs_on,
     segment_text,
 )
+from extraction_assets.lib.literals import LiteralScan
 from extraction_assets.lib.models import CandidateItem, ExtractionInput
 from extraction_assets.lib.readers.email_body import body_parts, body_start, body_turns, is_forward, iter_line_spans
 from extraction_assets.lib.schemas import SchemaVersion

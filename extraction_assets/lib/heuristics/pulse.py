@@ -31,13 +31,13 @@ from extraction_assets.lib.heuristics.pulse_lexicon import (
     STRONG_KEYWORDS,
 )
 from extraction_assets.lib.heuristics.segments import (
-    LiteralScan,
     Segment,
     make_title,
     normalize_for_match,
     segment_text,
     segment_turns,
 )
+from extraction_assets.lib.literals import LiteralScan
 from extraction_assets.lib.models import CandidateItem, ExtractionInput, Turn
 from extraction_assets.lib.schemas import SchemaVersion
 

@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from extraction_assets.lib.literals import LiteralScan as LiteralScan  # the packs import it from here
 from extraction_assets.lib.models import Turn
 
 # A scrubber placeholder ([EMAIL_1], `pii.PLACEHOLDER`) holds no character a clause ends or is cut at: it stays whole.

@@ -18,7 +18,8 @@ from extraction_assets.lib.heuristics.phrases import (
     phrase_opening,
     phrase_pattern,
 )
-from extraction_assets.lib.heuristics.segments import LiteralScan, normalize_for_match
+from extraction_assets.lib.heuristics.segments import normalize_for_match
+from extraction_assets.lib.literals import LiteralScan
 
 
 def _plain(phrase: str) -> str:

@@ -7,13 +7,13 @@ import unicodedata
 import pytest
 
 from extraction_assets.lib.heuristics.segments import (
-    LiteralScan,
     Segment,
     make_title,
     normalize_for_match,
     segment_text,
     segment_turns,
 )
+from extraction_assets.lib.literals import LiteralScan
 from extraction_assets.lib.models import Turn
 from extraction_assets.lib.pii import PLACEHOLDER
 
