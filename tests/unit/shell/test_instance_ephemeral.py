@@ -83,13 +83,13 @@ def test_the_storages_are_made_as_dagster_makes_its_in_memory_ones_but_the_migra
         theirs.dispose()
 
 
-def test_tables_and_dynamic_partitions_are_answered_as_dagster_answers_them_and_read_from_sqlite_once(
+def test_tables_columns_and_dynamic_partitions_are_answered_as_dagster_answers_them_from_sqlite_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Through adds, deletes and a wipe, the same answers as Dagster's in-memory log; SQLite is asked again only
-    after a write to that definition's keys."""
+    """Through adds, deletes and a wipe, the same answers as Dagster's in-memory log; SQLite is asked once about a
+    table or a column of `asset_keys`, and about a definition's keys again only after a write to them."""
     asked: list[tuple[str, str]] = []  # (whose, what) of each question that reached SQLite
-    for name in ("has_table", "get_dynamic_partitions"):
+    for name in ("has_table", "get_dynamic_partitions", "_has_asset_key_col_on_connection"):
         original = getattr(InMemoryEventLogStorage, name)
 
         def counted(self: InMemoryEventLogStorage, *args: str, _original=original, _name=name) -> object:
@@ -117,10 +117,17 @@ def test_tables_and_dynamic_partitions_are_answered_as_dagster_answers_them_and_
     for _ in range(5):
         same("versions", "a@v1")
         assert ours.has_table("dynamic_partitions") and not ours.has_table("no_such_table")
+        for column in ("last_materialization_timestamp", "no_such_column"):
+            assert ours.has_asset_key_col(column) == theirs.has_asset_key_col(column)
     assert asked.count(("theirs", "get_dynamic_partitions")) == 5
     assert asked.count(("theirs", "has_table")) == 3 * 5, "before each of the three reads, every time"
     assert asked.count(("ours", "get_dynamic_partitions")) == 0
-    assert [a for a in asked if a[0] == "ours"] == [("ours", "has_table")], "a name not asked before: once"
+    assert asked.count(("theirs", "_has_asset_key_col_on_connection")) == 2 * 5
+    assert sorted(a for a in asked if a[0] == "ours") == [
+        ("ours", "_has_asset_key_col_on_connection"),
+        ("ours", "_has_asset_key_col_on_connection"),
+        ("ours", "has_table"),
+    ], "a name or column not asked before: once"
     for storage in (ours, theirs):
         storage.add_dynamic_partitions("versions", ["c@v1", "a@v1"])
     assert same("versions", "c@v1") == ["b@v1", "a@v1", "c@v1"]
