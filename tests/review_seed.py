@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import os
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -55,6 +56,12 @@ def item_ids(items: tuple[SeedItem, ...] = ITEMS) -> dict[str, str]:
 _SEEDED: list[Path] = []  # the warehouse this process seeded first with the defaults, copied for each later seed
 
 
+def _remove_in(pid: int, folder: Path) -> None:
+    """Remove `folder` at exit of the process that made it (not of a child forked from it)."""
+    if os.getpid() == pid:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def seed(path: Path, texts: dict[str, str] = TEXTS, items: tuple[SeedItem, ...] = ITEMS) -> dict[str, str]:
     """Documents (raw and scrubbed, as ingest stores them) with one item per entry of `items`, and their queue. With
     the defaults, a new file is a copy of the one this process seeded first (the same rows; seeding costs about
@@ -71,7 +78,7 @@ def seed(path: Path, texts: dict[str, str] = TEXTS, items: tuple[SeedItem, ...] 
     )
     if fresh and not _SEEDED:
         folder = Path(tempfile.mkdtemp(prefix="review-seed-"))
-        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        atexit.register(_remove_in, os.getpid(), folder)
         shutil.copyfile(path, folder / "seeded.duckdb")
         _SEEDED.append(folder / "seeded.duckdb")
     return item_ids(items)
