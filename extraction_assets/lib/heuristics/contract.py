@@ -56,6 +56,7 @@ JURISDICTION_WORDS = 6
 _PIECES = re.compile(r"\S(?:[^\n]*?\S)??(?=\s{2,}|\n|$)")
 _EXHIBIT = re.compile(r"exhibit\s+[\w.()-]+\s*")
 _SECTION_NUMBER = re.compile(r"\d+\.(?:\d+\.?)*\s")
+_CLAUSE_NUMBER = re.compile(r"(\d{1,2}\.\d{1,2}\.)(\d{1,2})")  # "3.2.17": a clause's number read as a date
 _REDACTION = re.compile(r"\s*[\[{(]\s*\*+\s*[\]})]\s*$")  # "[***]": a filing's confidential-treatment mark
 _NUMBER = re.compile(
     r"(?<![\w.,])\d{1,3}(?:[ ,.]\d{3})+(?:[.,]\d{1,2})?(?![\w])|(?<![\w.,])\d+(?:[.,]\d{1,2})?(?![\w])"
@@ -72,7 +73,11 @@ _EN_FORM = (
     r"(?:Inc|INC|Incorporated|LLC|L\.L\.C|Ltd|LTD|Limited|LIMITED|Corporation|CORPORATION|Corp|CORP|Company|COMPANY"
     r"|Co|CO|L\.P|LP|LLP|N\.\s?A|GmbH|A/S|S\.A|PLC|plc|AG|KG|B\.V|N\.V|Pty|S\.p\.A)"
 )
-_EN_WORD = r"(?:[A-Z0-9][\w&.'’-]*|[a-z]+[A-Z0-9][\w&.'’-]*|\([A-Z][\w ]{0,20}\))"  # "Acme", "3M", "eBay", "(Asia)"
+# "Acme", "3M", "eBay", "(Asia)"; a brand printed in lower case with dots or a digit: "e.l.f.", "bw-3"
+_EN_WORD = (
+    r"(?:[A-Z0-9][\w&.'’/-]*|[a-z]+[A-Z0-9][\w&.'’-]*|\([A-Z][\w ]{0,20}\)"
+    r"|[a-z](?:\.[a-z])+\.?(?=\s)|[a-z]+-?\d[\w-]*)"
+)
 # capitalized words, "of"/"for" between them: "The University of Iowa"
 _EN_CAPITALS = r"(?:[A-Z0-9][\w&.'’-]*,?\s*(?:(?:of|for|de)\s+(?=[A-Z]))?){1,6}"
 _EN_LEAD_FORM = r"(?:JSC|OJSC|CJSC|PJSC)"  # a joint-stock company's form comes first: "JSC Acme"
@@ -94,6 +99,7 @@ _TRADE_NAME = re.compile(
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n\s*")
 _WIDE_GAP = re.compile(r"\s{2,}")
 _ARTICLE_BEFORE = re.compile(r"(?<!\w)an?\s+$", re.IGNORECASE)
+_ALIAS_OPENED = re.compile(r'\(\s*(?:the\s+)?"\s*$')  # '("KI Inc.")': a name quoted as an alias is no party
 # a description goes on after a legal form ("a Delaware Limited Liability Company"): what follows the form is no name
 _FORM_BEFORE = re.compile(rf"(?<![\w&.'’-]){_EN_FORM}\.?[ \t]+$")
 # an address read as a name: a street word, then a comma before the place ("Walnut Street, Boulder, CO")
@@ -119,6 +125,7 @@ _PLACE_GOES_ON = re.compile(
     r"[^\S\n]*,[^\S\n]*(?=[A-Z])|\s*,?\s*and\s+(?:the\s+)?(?:(?i:federal)\s+)?(?:laws?\s+)?of\s+"
 )
 _LAW_PREFIXES = ("the ", "state of ", "commonwealth of ", "province of ")
+_PLACE_KINDS = frozenset({"state", "province", "commonwealth", "country", "jurisdiction", "territory"})
 
 
 @dataclass(frozen=True)
@@ -158,11 +165,21 @@ class _Contract:
         self.phrases = PhraseScan(view)
         ends = self.hits(lexicon.header_end, HEADER_MIN_CHARS, HEADER_MAX_CHARS[lexicon.language])
         self.header = ends[0].start() if ends else min(len(text), HEADER_MAX_CHARS[lexicon.language])
-        self.dates = find_dates(self.view, day_first=lexicon.day_first)
+        self.dates = [d for d in find_dates(self.view, day_first=lexicon.day_first) if not self._numbers_clause(d)]
         self.date_starts = [d.start for d in self.dates]  # text order: a trigger's date is found by bisection
         printed = Counter(self.view[d.start : d.end] for d in self.dates)
         # a date on every page is a running header or footer (a filing date), not the contract's own
         self.own_dates = [d for d in self.dates if printed[self.view[d.start : d.end]] < RUNNING_DATE_REPEATS]
+
+    def _numbers_clause(self, mention: DateMention) -> bool:
+        """A dotted number printed beside its neighbours in a sequence ("3.2.16 ...", "3.2.17 Party B guarantees")
+        numbers a clause: it is no date."""
+        printed = _CLAUSE_NUMBER.fullmatch(self.text, mention.start, mention.end)
+        if printed is None:
+            return False
+        head, last = printed.group(1), int(printed.group(2))
+        siblings = "|".join(str(n) for n in (last - 1, last + 1) if n > 0)
+        return re.search(rf"(?<![\d.]){re.escape(head)}(?:{siblings})(?![\d]|\.\d)", self.text) is not None
 
     def hits(self, phrases: tuple[str, ...], lo: int = 0, hi: int | None = None) -> list[re.Match[str]]:
         """Every (non-overlapping, leftmost-longest) match of any phrase in ``view[lo:hi]``, in text order."""
@@ -316,7 +333,8 @@ class _Contract:
     def _name_span(self, start: int, end: int) -> tuple[int, int] | None:
         """A matched name without what a title block puts before it (a blank line, "BETWEEN", an exhibit number);
         None for a description ("a Delaware Corporation", what follows a legal form), an address ("Walnut Street,
-        Boulder, CO") or a bare legal form ("The Company")."""
+        Boulder, CO"), a bare legal form ("The Company") or another party's alias ('Kathy Ireland, Inc. ("KI Inc.")').
+        """
         for blank in _BLANK_LINE.finditer(self.text, start, end):
             start = blank.end()
         for title in self.hits(self.lex.title_words, start, end):  # "SUPPLY AGREEMENT ACME INC."
@@ -326,6 +344,8 @@ class _Contract:
         words = [w.group(0) for w in _NAME_WORD.finditer(self.text, start, end)]
         own = [w for w in words if w.casefold() != "the" and not re.fullmatch(_EN_FORM, w)]
         if not own or _ARTICLE_BEFORE.search(self.view, max(0, start - 4), start):
+            return None
+        if _ALIAS_OPENED.search(self.view, max(0, start - 12), start):
             return None
         described = _FORM_BEFORE.search(self.text, max(0, start - 16), start)  # "a Nevada Limited Liability Company"
         if described or _STREET_THEN_PLACE.search(self.text, start, end):
@@ -552,7 +572,8 @@ class _Contract:
         return places
 
     def _jurisdiction(self, start: int, limit: int) -> tuple[int, int] | None:
-        """The capitalized words naming a place, from ``start``: "the State of New York, without ..." -> New York."""
+        """The capitalized words naming a place, from ``start``: "the State of New York, without ..." -> New York,
+        "New York State" -> New York; None for a kind of place alone ("the State in which ...")."""
         pos = start
         while True:
             rest = self.view[pos:limit].lstrip()
@@ -576,6 +597,10 @@ class _Contract:
             words.append(word)
         while words and words[-1].group(0).casefold() == "of":
             words.pop()
+        if len(words) > 1 and words[-1].group(0).casefold() == "state":  # "New York State" is New York
+            words.pop()
+        if len(words) == 1 and words[0].group(0).casefold() in _PLACE_KINDS:
+            return None  # "the laws of the State in which the Restaurant is located" names no place
         return (words[0].start(), words[-1].end()) if words else None
 
     def _is_heading(self, start: int, end: int) -> bool:

@@ -141,6 +141,7 @@ EN = Lexicon(
     for_cause=("breach*", "default*", "fail*", "insolven*", "bankrupt*", "with cause", "for cause", "mutual consent",
                "mutual agreement", "mutual written", "mutually agree*", "change of control", "change in control"),
     aftermath=("surviv*", "upon termination", "upon the termination", "upon any termination", "upon expiration",
+               "on termination", "on the termination", "on any termination", "on expiration",
                "effect of termination", "effects of termination", "after termination", "following termination",
                "following the termination", "following any termination",
                "expiration or termination", "termination or expiration", "in the event of termination"),

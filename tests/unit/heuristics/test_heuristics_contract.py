@@ -556,3 +556,54 @@ def test_a_notice_period_written_in_the_singular_needs_no_cause(schema: SchemaVe
         "prior written notice of termination of this Agreement.\n"
     )
     assert _fields(text, schema)["termination_clause"].value["for_convenience"] is True
+
+
+@pytest.mark.parametrize("name", ["e.l.f. Plover, Inc.", "bw-3 TERN SYSTEMS, INC."])
+def test_a_brand_printed_in_lower_case_opens_the_name(schema: SchemaVersion, name: str) -> None:
+    text = f'COOPERATION AGREEMENT\nThis Agreement is entered into by and between {name} ("Company") and Wren LLC.\n'
+    assert _parties(text, schema)[0] == name
+
+
+def test_a_name_quoted_as_an_alias_is_no_party(schema: SchemaVersion) -> None:
+    text = (
+        "ENDORSEMENT AGREEMENT\nThis Agreement is made by and among the following parties: (a) Wren Ruiz, Inc. "
+        '("WR Inc."), furnishing the services of Wren Ruiz ("WR"); (b) The Plover/Tern Co. ("PT").\n'
+    )
+    assert _parties(text, schema) == ["Wren Ruiz, Inc.", "The Plover/Tern Co."]
+
+
+@pytest.mark.parametrize(
+    ("clause", "expected"),
+    [
+        ("the laws of New York State, without regard to its conflict of laws rules", "New York"),
+        ("the laws of the State of Tern, without regard to its conflict of laws rules", "Tern"),
+    ],
+)
+def test_a_state_named_after_its_name_is_that_state(schema: SchemaVersion, clause: str, expected: str) -> None:
+    text = f"SUPPLY AGREEMENT\nbetween Wren, Inc. and Tern LLC.\n9. This Agreement shall be governed by {clause}.\n"
+    assert _fields(text, schema)["governing_law"].value["value"] == expected
+
+
+def test_the_state_in_which_something_lies_names_no_place(schema: SchemaVersion) -> None:
+    text = (
+        "FRANCHISE AGREEMENT\nbetween Wren, Inc. and Tern LLC.\n9. THIS AGREEMENT SHALL BE CONSTRUED UNDER THE LAWS "
+        "OF THE STATE IN WHICH THE FRANCHISED RESTAURANT IS LOCATED.\n"
+    )
+    assert "governing_law" not in _fields(text, schema)
+
+
+def test_what_follows_on_the_termination_is_no_right_to_terminate(schema: SchemaVersion) -> None:
+    text = (
+        "SUPPLY AGREEMENT\nbetween Wren, Inc. and Tern LLC.\n6.4 On the termination of this Agreement for any "
+        "reason, all rights granted to Supplier under this Agreement will immediately cease.\n"
+    )
+    assert _fields(text, schema)["termination_clause"].value["for_convenience"] is False
+
+
+def test_a_clause_number_in_a_sequence_is_no_date(schema: SchemaVersion) -> None:
+    text = (
+        "COLLABORATION AGREEMENT\nbetween Wren, Inc. and Tern LLC.\n3.2.16 Party B shall pay the rent. 3.2.17 Party B "
+        "guarantees the service. 3.2.18 Party B shall keep records.\n\nIN WITNESS WHEREOF the parties sign.\n"
+        "By: Wren, Inc.\n"
+    )
+    assert "agreement_date" not in _fields(text, schema)
