@@ -370,13 +370,20 @@ class _Contract:
     # --- dates -------------------------------------------------------------------------------------
 
     def date_after(
-        self, triggers: tuple[str, ...], lo: int, hi: int, near: tuple[str, ...] = (), after: tuple[str, ...] = ()
+        self,
+        triggers: tuple[str, ...],
+        lo: int,
+        hi: int,
+        near: tuple[str, ...] = (),
+        after: tuple[str, ...] = (),
+        own: bool = False,
     ) -> _Found | None:
         """The first date printed right after a trigger in ``[lo, hi)``, in a sentence with a ``near`` word if given,
-        and with an ``after`` word shortly before the trigger if given ("from ... to <date>")."""
+        and with an ``after`` word shortly before the trigger if given ("from ... to <date>"); with ``own``, not a
+        date that another contract's title is given ("to the Supply Agreement dated <date>")."""
         for trigger in self.hits(triggers, lo, hi):
             mention = self._date_at(trigger.end())
-            if mention is None:
+            if mention is None or (own and self.dates_another(mention.start)):
                 continue
             if after and not self.hits(after, max(lo, trigger.start() - PERIOD_START_CHARS), trigger.start()):
                 continue
@@ -386,6 +393,15 @@ class _Contract:
                     continue
             return self._date_found(mention, FULL, rule="trigger")
         return None
+
+    def dates_another(self, start: int) -> bool:
+        """Whether the date at ``start`` follows the title of a contract the text refers to ("This Amendment to the
+        Supply and Manufacturing Agreement dated <date>", "pursuant to a Subscription Agreement dated as of <date>"):
+        it is that contract's date, not this one's."""
+        kinds = self.lex.title_words
+        if not self.lex.other_contract:
+            return False
+        return _referenced_title(kinds).search(self.text, max(0, start - SENTENCE_CHARS), start) is not None
 
     def _date_at(self, position: int) -> DateMention | None:
         """The date right after ``position``: within DATE_AFTER_TRIGGER characters once whitespace runs (a label's
@@ -408,10 +424,10 @@ class _Contract:
         """After a trigger in the header; else the header's first date; else a date said to be the signing's
         ("Signed and effective this <date>"); else the last date of the signature block. Every rule is asked, so
         the value's features say whether the others confirm it or name another date."""
-        trigger = self.date_after(self.lex.agreement_date, 0, self.header)
-        first = next((d for d in self.own_dates if d.start < self.header), None)
+        trigger = self.date_after(self.lex.agreement_date, 0, self.header, own=True)
+        first = next((d for d in self.own_dates if d.start < self.header and not self.dates_another(d.start)), None)
         header_first = self._date_found(first, PARTIAL, rule="header_first") if first else None
-        signed_on = self.date_after(self.lex.signed_on, self.header, len(self.view))
+        signed_on = self.date_after(self.lex.signed_on, self.header, len(self.view), own=True)
         signed_on = replace(signed_on, factor=PARTIAL, rule="signed_on") if signed_on else None  # a body date
         signed = self._signed_dates()
         latest = max(signed, key=lambda d: d.value) if signed else None
@@ -765,6 +781,19 @@ def _other_title(words: tuple[str, ...], kinds: tuple[str, ...]) -> re.Pattern[s
     opening = "|".join(re.escape(w) for w in words)
     kind = "|".join(re.escape(k) for k in kinds)
     return re.compile(rf"(?i:\b(?:{opening}))\s+(?:[A-Z][\w&,'./-]*\s+){{1,8}}(?i:(?:{kind})s?)\b")
+
+
+@lru_cache(maxsize=8)
+def _referenced_title(kinds: tuple[str, ...]) -> re.Pattern[str]:
+    """A contract's title right before a date, opened in running text by a word that refers to it ("to the Supply
+    and Manufacturing Agreement dated", "under that certain Note Purchase Agreement, dated as of"), not by "this"."""
+    kind = "|".join(re.escape(k) for k in kinds)
+    return re.compile(
+        r"(?<!\w)(?:the|a|an|that\s+certain|certain|such|said)\s+"
+        r"(?:[A-Z][\w&'./-]*,?\s+(?:(?:and|of|for|&)\s+)?){1,8}"
+        rf"(?i:(?:{kind})s?)\s*,?\s*(?:\([^()]{{0,60}}\)\s*,?\s*)?"
+        r"(?:dated|effective|made|entered\s+into)?(?:\s+as\s+of)?\s*$"
+    )
 
 
 def _names_other_contract(contract: _Contract, start: int) -> bool:

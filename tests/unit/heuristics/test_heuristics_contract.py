@@ -413,7 +413,9 @@ def _date_evidence(text: str, schema: SchemaVersion, field: str) -> dict[str, fl
 
 def test_a_dates_evidence_says_whose_date_it_is(schema: SchemaVersion) -> None:
     """A date named as the contract's own ('(the "Effective Date")'), a date of another contract the sentence names
-    by its title, and a date defining something else: evidence for the calibration, not a change of value."""
+    by its title, and a date defining something else: evidence for the calibration. (A date given right after
+    another contract's title is no agreement date at all: `test_the_date_of_a_contract_referred_to_is_not_this_ones`.)
+    """
     assert _date_evidence(ENGLISH, schema, "agreement_date") == {
         "names_other_contract": 0.0,
         "defines_own_term": 1.0,
@@ -421,13 +423,13 @@ def test_a_dates_evidence_says_whose_date_it_is(schema: SchemaVersion) -> None:
     }
     other = (
         "PLACEMENT AGENCY AGREEMENT\nThe Company issued shares to the Investors pursuant to a Subscription Agreement "
-        "dated as of May 22, 2015, by and between Alpha Holdings Inc. and Beta Capital LLC.\n"
+        "effective as of May 22, 2015, by and between Alpha Holdings Inc. and Beta Capital LLC.\n"
         "WHEREAS, the Company wishes to raise funds.\n1. The Agent shall place the notes.\n"
     )
-    assert _values(_fields(other, schema))["agreement_date"] == "2015-05-22"
-    assert _date_evidence(other, schema, "agreement_date")["names_other_contract"] == 1.0
+    assert _values(_fields(other, schema))["start_date"] == "2015-05-22"
+    assert _date_evidence(other, schema, "start_date")["names_other_contract"] == 1.0
     itself = other.replace("to a Subscription Agreement", "to this Placement Agency Agreement")
-    assert _date_evidence(itself, schema, "agreement_date")["names_other_contract"] == 0.0
+    assert _date_evidence(itself, schema, "start_date")["names_other_contract"] == 0.0
     depositors = (
         "PLAN OF CONVERSION\nThis Agreement is made by and between Gamma Bank Inc. and Delta Holdings LLC for "
         'depositors as of March 31, 2008 ("Eligible Account Holders").\nWHEREAS, the Bank wishes to convert.\n'
@@ -607,3 +609,18 @@ def test_a_clause_number_in_a_sequence_is_no_date(schema: SchemaVersion) -> None
         "By: Wren, Inc.\n"
     )
     assert "agreement_date" not in _fields(text, schema)
+
+
+def test_the_date_of_a_contract_referred_to_is_not_this_ones(schema: SchemaVersion) -> None:
+    text = (
+        'FIRST AMENDMENT TO SUPPLY AGREEMENT\nThis First Amendment ("Amendment") to the Supply and Manufacturing '
+        'Agreement dated April 1, 2017 between Wren Corporation ("Wren") and Tern Corporation ("Tern") (the '
+        '"Agreement") is made this 22 day of June 2018.\n'
+    )
+    assert _fields(text, schema)["agreement_date"].value["value"] == "2018-06-22"
+    alone = (
+        "PLACEMENT AGENCY AGREEMENT\nThe Company issued shares pursuant to a Subscription Agreement dated as of "
+        "May 22, 2015, by and between Alpha Holdings Inc. and Beta Capital LLC.\n"
+    )
+    assert _values(_fields(alone, schema))["document_name"] == "PLACEMENT AGENCY AGREEMENT"
+    assert "agreement_date" not in _fields(alone, schema)
