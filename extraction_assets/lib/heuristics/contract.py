@@ -56,6 +56,7 @@ JURISDICTION_WORDS = 6
 _PIECES = re.compile(r"\S(?:[^\n]*?\S)??(?=\s{2,}|\n|$)")
 _EXHIBIT = re.compile(r"exhibit\s+[\w.()-]+\s*")
 _SECTION_NUMBER = re.compile(r"\d+\.(?:\d+\.?)*\s")
+_SECTION_BEFORE = re.compile(r"(?:(?<!\w)(?:section|sections|sec\.)|§)[ \t]*$")
 _CLAUSE_NUMBER = re.compile(r"(\d{1,2}\.\d{1,2}\.)(\d{1,2})")  # "3.2.17": a clause's number read as a date
 _REDACTION = re.compile(r"\s*[\[{(]\s*\*+\s*[\]})]\s*$")  # "[***]": a filing's confidential-treatment mark
 _NUMBER = re.compile(
@@ -173,7 +174,9 @@ class _Contract:
 
     def _numbers_clause(self, mention: DateMention) -> bool:
         """A dotted number printed beside its neighbours in a sequence ("3.2.16 ...", "3.2.17 Party B guarantees")
-        numbers a clause: it is no date."""
+        numbers a clause, and a number after "Section" or "§" cites one ("Section 9-08-06, N.D.C.C."): no date."""
+        if _SECTION_BEFORE.search(self.view, max(0, mention.start - 12), mention.start):
+            return True
         printed = _CLAUSE_NUMBER.fullmatch(self.text, mention.start, mention.end)
         if printed is None:
             return False

@@ -152,7 +152,12 @@ EN = Lexicon(
                  "day written notice", "day notice", "day's notice", "day's written notice",
                  "day's prior written notice", "months notice", "months' notice",
                  "months written notice", "months' written notice", "months prior written notice",
-                 "months' prior written notice", "following a written notice"),
+                 "months' prior written notice", "following a written notice",
+                 # the notice's lead time said without "written": "90 days' prior notice", "3 months advance notice"
+                 "days prior notice", "days' prior notice", "days advance notice", "days' advance notice",
+                 "days advance written notice", "days' advance written notice", "months prior notice",
+                 "months' prior notice", "months advance notice", "months' advance notice",
+                 "months advance written notice", "months' advance written notice"),
     conditions=("if", "in the event", "unless", "upon the occurrence", "provided that", "in case", "should"),
 )
 

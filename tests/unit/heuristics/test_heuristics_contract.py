@@ -624,3 +624,20 @@ def test_the_date_of_a_contract_referred_to_is_not_this_ones(schema: SchemaVersi
     )
     assert _values(_fields(alone, schema))["document_name"] == "PLACEMENT AGENCY AGREEMENT"
     assert "agreement_date" not in _fields(alone, schema)
+
+
+def test_a_number_cited_after_section_is_no_date(schema: SchemaVersion) -> None:
+    text = (
+        "FRANCHISE AGREEMENT\nbetween Wren, Inc. and Tern LLC.\nA. Restrictive Covenants: covenants contrary to "
+        "Section 9-08-06, N.D.C.C., are void.\n\nIN WITNESS WHEREOF the parties sign.\nBy: Wren, Inc.\n"
+    )
+    assert "agreement_date" not in _fields(text, schema)
+
+
+@pytest.mark.parametrize("notice", ["ninety (90) days' prior notice", "3 months advance written notice"])
+def test_a_notice_lead_time_without_written_needs_no_cause(schema: SchemaVersion, notice: str) -> None:
+    text = (
+        "AFFILIATE AGREEMENT\nbetween Wren, Inc. and Tern LLC.\nNetwork retains the right at all times during the Term "
+        f"to terminate this Agreement on at least {notice} without any liability therefor to Affiliate.\n"
+    )
+    assert _fields(text, schema)["termination_clause"].value["for_convenience"] is True
