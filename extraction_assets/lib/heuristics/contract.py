@@ -825,6 +825,30 @@ def _defined_term(contract: _Contract, end: int) -> dict[str, float]:
     return {"defines_own_term": float(own), "defines_other_term": float(not own)}
 
 
+PREAMBLE_CHARS = 3000  # how far after the title the preamble calls the contract "this <title>"
+
+
+@lru_cache(maxsize=8)
+def _self_title(kinds: tuple[str, ...]) -> re.Pattern[str]:
+    """How a preamble names the contract it opens: "This Marine Transportation Agreement", "THIS SUPPLY AGREEMENT"."""
+    kind = "|".join(re.escape(k) for k in kinds)
+    return re.compile(rf"(?i:\bthis)\s+((?:[A-Z][\w&,'/-]*\s+(?:(?:and|of|for|&)\s+)?){{1,8}}(?i:{kind}))\b")
+
+
+def _preamble_title(contract: _Contract, end: int, value: str) -> dict[str, float]:
+    """Whether the preamble calls the contract by the title read ("MARKETING AGREEMENT" ... "This Marketing
+    Agreement") or by another one ("TRANSPORTATION SERVICES AGREEMENT" ... "This Marine Transportation Agreement"):
+    a title the text itself confirms, or one it contradicts."""
+    said = None
+    if contract.lex.language == "en":
+        found = _self_title(contract.lex.title_words).search(contract.text, end, end + PREAMBLE_CHARS)
+        said = " ".join(found.group(1).split()).casefold() if found else None
+    return {
+        "preamble_names_it": float(said == value.casefold()),
+        "preamble_names_other": float(said is not None and said != value.casefold()),
+    }
+
+
 def _title_context(contract: _Contract, start: int, end: int) -> dict[str, float]:
     """Whether the title's neighbouring lines could belong to it: an upper-case line right above or below (a title
     printed over two lines: "SECOND AMENDED AND RESTATED" / "MARKETING AGREEMENT")."""
@@ -862,6 +886,7 @@ def _features(contract: _Contract, found: _Found, others: dict[str, _Found]) -> 
     if found.field == "document_name":
         said = " ".join(contract.view[found.start : found.end].split())
         features |= _title_context(contract, found.start, found.end)
+        features |= _preamble_title(contract, found.end, value)
         features |= {
             "single_word": float(len(words) == 1),
             "long": float(len(words) > 6),

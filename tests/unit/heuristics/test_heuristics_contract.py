@@ -641,3 +641,18 @@ def test_a_notice_lead_time_without_written_needs_no_cause(schema: SchemaVersion
         f"to terminate this Agreement on at least {notice} without any liability therefor to Affiliate.\n"
     )
     assert _fields(text, schema)["termination_clause"].value["for_convenience"] is True
+
+
+def test_a_titles_evidence_says_whether_the_preamble_calls_it_so(schema: SchemaVersion) -> None:
+    """Evidence for the calibration, not a change of value: the preamble confirms or contradicts the title read."""
+    text = (
+        "EXHIBIT 10.3\n\nTRANSPORTATION SERVICES AGREEMENT\n\nTHIS MARINE TRANSPORTATION AGREEMENT (this "
+        '"Agreement") is executed by and between Wren Operating L.P. ("Owner") and Tern Fuel LLC ("Charterer").\n'
+    )
+    title = _fields(text, schema)["document_name"]
+    assert title.value["value"] == "TRANSPORTATION SERVICES AGREEMENT"
+    assert (title.features["preamble_names_it"], title.features["preamble_names_other"]) == (0.0, 1.0)
+    same = _fields(text.replace("MARINE TRANSPORTATION", "TRANSPORTATION SERVICES"), schema)["document_name"]
+    assert (same.features["preamble_names_it"], same.features["preamble_names_other"]) == (1.0, 0.0)
+    silent = _fields(text.replace("THIS MARINE TRANSPORTATION AGREEMENT", "THIS AGREEMENT"), schema)["document_name"]
+    assert (silent.features["preamble_names_it"], silent.features["preamble_names_other"]) == (0.0, 0.0)
