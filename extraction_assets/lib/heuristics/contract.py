@@ -258,11 +258,29 @@ class _Contract:
         return _strip(self.text, start, redacted.start() if redacted else end)
 
     def document_name(self, title: tuple[int, int, float, str] | None) -> _Found | None:
+        """The title; the preamble's name for the contract where it holds the title and says more ("SERVICE
+        AGREEMENT" / "FOR" / "TRANSFER AGENT SERVICES" ... "THIS SERVICE AGREEMENT FOR TRANSFER AGENT SERVICES"): a
+        title printed over several lines, which the top of the page shows cut."""
         if title is None:
             return None
         start, end, factor, rule = title
         name = " ".join(self.text[start:end].split())
-        return self.found("document_name", {"value": name}, start, end, factor, rule)
+        said = self.preamble_title(end)
+        whole = " ".join(self.text[said[0] : said[1]].split()) if said else None
+        # evidence: the preamble calls the contract by the title at the top, or otherwise ("This Marine Transportation
+        # Agreement"; a longer name it is then read from still disagrees with the top of the page)
+        names_it = whole is not None and whole.casefold() == name.casefold()
+        features = {"preamble_names_it": float(names_it), "preamble_names_other": float(bool(whole) and not names_it)}
+        if said is not None and whole is not None and not names_it and name.casefold() in whole.casefold():
+            start, end, name = *said, whole
+        return replace(self.found("document_name", {"value": name}, start, end, factor, rule), features=features)
+
+    def preamble_title(self, end: int) -> tuple[int, int] | None:
+        """Where the preamble after ``end`` calls the contract "this <title>" (English)."""
+        if self.lex.language != "en":
+            return None
+        found = _self_title(self.lex.title_words).search(self.text, end, end + PREAMBLE_CHARS)
+        return found.span(1) if found else None
 
     def contract_type(self, title: tuple[int, int, float, str] | None) -> _Found | None:
         """The kind the title names (its earliest dictionary phrase), else one named in the header, else other."""
@@ -830,23 +848,14 @@ PREAMBLE_CHARS = 3000  # how far after the title the preamble calls the contract
 
 @lru_cache(maxsize=8)
 def _self_title(kinds: tuple[str, ...]) -> re.Pattern[str]:
-    """How a preamble names the contract it opens: "This Marine Transportation Agreement", "THIS SUPPLY AGREEMENT"."""
+    """How a preamble names the contract it opens: "This Marine Transportation Agreement", "THIS SERVICE AGREEMENT
+    FOR TRANSFER AGENT SERVICES"."""
     kind = "|".join(re.escape(k) for k in kinds)
-    return re.compile(rf"(?i:\bthis)\s+((?:[A-Z][\w&,'/-]*\s+(?:(?:and|of|for|&)\s+)?){{1,8}}(?i:{kind}))\b")
-
-
-def _preamble_title(contract: _Contract, end: int, value: str) -> dict[str, float]:
-    """Whether the preamble calls the contract by the title read ("MARKETING AGREEMENT" ... "This Marketing
-    Agreement") or by another one ("TRANSPORTATION SERVICES AGREEMENT" ... "This Marine Transportation Agreement"):
-    a title the text itself confirms, or one it contradicts."""
-    said = None
-    if contract.lex.language == "en":
-        found = _self_title(contract.lex.title_words).search(contract.text, end, end + PREAMBLE_CHARS)
-        said = " ".join(found.group(1).split()).casefold() if found else None
-    return {
-        "preamble_names_it": float(said == value.casefold()),
-        "preamble_names_other": float(said is not None and said != value.casefold()),
-    }
+    return re.compile(
+        # the name may go on with what the contract is for: "... AGREEMENT FOR TRANSFER AGENT SERVICES"
+        rf"(?i:\bthis)\s+((?:[A-Z][\w&,'/-]*\s+(?:(?:and|of|for|&)\s+)?){{1,8}}(?i:{kind})\b"
+        r"(?:\s+(?i:for|of)\s+(?:[A-Z][\w&'/-]*\s+){0,5}[A-Z][\w&'/-]*)?)"
+    )
 
 
 def _title_context(contract: _Contract, start: int, end: int) -> dict[str, float]:
@@ -886,7 +895,6 @@ def _features(contract: _Contract, found: _Found, others: dict[str, _Found]) -> 
     if found.field == "document_name":
         said = " ".join(contract.view[found.start : found.end].split())
         features |= _title_context(contract, found.start, found.end)
-        features |= _preamble_title(contract, found.end, value)
         features |= {
             "single_word": float(len(words) == 1),
             "long": float(len(words) > 6),

@@ -656,3 +656,15 @@ def test_a_titles_evidence_says_whether_the_preamble_calls_it_so(schema: SchemaV
     assert (same.features["preamble_names_it"], same.features["preamble_names_other"]) == (1.0, 0.0)
     silent = _fields(text.replace("THIS MARINE TRANSPORTATION AGREEMENT", "THIS AGREEMENT"), schema)["document_name"]
     assert (silent.features["preamble_names_it"], silent.features["preamble_names_other"]) == (0.0, 0.0)
+
+
+def test_a_title_cut_at_the_top_is_read_whole_from_the_preamble(schema: SchemaVersion) -> None:
+    text = (
+        "Exhibit (k)(1)\n\nSERVICE AGREEMENT\n\nFOR\n\nTRANSFER AGENT SERVICES\n\nTO\n\nWREN FUND\n\n"
+        'THIS SERVICE AGREEMENT FOR TRANSFER AGENT SERVICES (this "Agreement") between Wren Fund, a Delaware '
+        'statutory trust ("Client") and Tern Investor Services LLC ("Agent"), is dated as of January 26, 2011.\n'
+    )
+    title = _fields(text, schema)["document_name"]
+    assert title.value["value"] == "SERVICE AGREEMENT FOR TRANSFER AGENT SERVICES"
+    assert title.evidence_span == "SERVICE AGREEMENT FOR TRANSFER AGENT SERVICES"
+    assert title.features["preamble_names_other"] == 1.0  # the top of the page still said less
