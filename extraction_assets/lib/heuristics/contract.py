@@ -48,6 +48,7 @@ AMOUNT_AFTER_TRIGGER = 150
 CURRENCY_AFTER_AMOUNT = 50
 SENTENCE_RADIUS = 400  # a sentence is cut to this many characters on each side of its keyword
 MAX_TITLE_CHARS = 140
+TITLE_OPENING_CHARS = 60  # ... and a line too long to be one is a title going on with names if one opens it
 SIGNATURE_CHARS = 3000
 ABBREVIATION_CHARS = 4  # "руб.", "бел.": a dot after a word this short belongs to it
 RUNNING_DATE_REPEATS = 3
@@ -218,6 +219,13 @@ class _Contract:
         for piece in _PIECES.finditer(self.text, 0, min(len(self.text), TITLE_CHARS)):
             start, end = self._title_span(piece.start(), piece.end())
             words = self.text[start:end]
+            if end - start > MAX_TITLE_CHARS and _upper(words):
+                # too long for a title, unless one opens it and names follow ("SERVICES AGREEMENT CONQUER RISK
+                # MANAGED VOLATILITY FUND ..."): taken after every piece that is a title whole
+                opening = self.hits(self.lex.title_words, start, start + TITLE_OPENING_CHARS)
+                if opening and ":" not in self.text[start : opening[0].end()]:
+                    tiers.setdefault((False, 4), (start, opening[0].end()))
+                continue
             if not words or end - start > MAX_TITLE_CHARS or ":" in words or self._opens_with_date(start):
                 continue
             if _SECTION_NUMBER.match(words):  # "38.0 NON-EXCLUSIVE NATURE OF AGREEMENT": a section's heading
@@ -225,14 +233,18 @@ class _Contract:
             named = self.hits(self.lex.title_words, start, end)
             if not named:
                 continue
-            letters = [c for c in words if c.isalpha()]
-            upper = sum(c.isupper() for c in letters) >= 0.8 * len(letters)
+            upper = _upper(words)
             at_edge = named[0].start() == start or named[-1].end() == end
             title_case = 2 <= len(words.split()) <= 8 and '"' not in words
             tier = 0 if upper and at_edge else 1 if upper else 2 if at_edge and title_case else 3
             tiers.setdefault((len(words.split()) == 1, tier), (start, end))
         for alone in (False, True):
-            for tier, factor, rule in ((0, FULL, "upper_edge"), (1, PARTIAL, "upper"), (2, PARTIAL, "title_case")):
+            for tier, factor, rule in (
+                (0, FULL, "upper_edge"),
+                (1, PARTIAL, "upper"),
+                (2, PARTIAL, "title_case"),
+                (4, PARTIAL, "upper"),
+            ):
                 if (alone, tier) in tiers:
                     start, end = tiers[(alone, tier)]
                     # a layout gap may part "AMENDED AND RESTATED" from the title it opens
@@ -706,6 +718,11 @@ def _jurisdiction_of(places: list[tuple[str, str]]) -> tuple[str, str]:
     if country[0].casefold() in FEDERAL_LAWS:
         return first
     return f"{first[0]}, {country[0]}", f"{first[1]}, {country[1]}"
+
+
+def _upper(text: str) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    return bool(letters) and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
 
 
 def _word_end(view: str, end: int) -> int:

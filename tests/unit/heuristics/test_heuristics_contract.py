@@ -668,3 +668,15 @@ def test_a_title_cut_at_the_top_is_read_whole_from_the_preamble(schema: SchemaVe
     assert title.value["value"] == "SERVICE AGREEMENT FOR TRANSFER AGENT SERVICES"
     assert title.evidence_span == "SERVICE AGREEMENT FOR TRANSFER AGENT SERVICES"
     assert title.features["preamble_names_other"] == 1.0  # the top of the page still said less
+
+
+def test_a_title_that_opens_a_line_of_names_is_read_without_them(schema: SchemaVersion) -> None:
+    funds = (
+        "WREN RISK MANAGED VOLATILITY FUND WREN RISK TACTICAL ROTATION FUND WREN RISK TACTICAL OPPORTUNITIES FUND "
+        "WREN RISK DEFENSIVE BULL FUND"
+    )
+    text = (
+        f'SERVICES AGREEMENT {funds}\n\nAGREEMENT dated as of June 24, 2020, between Tern Funds (the "Trust"), a '
+        'Massachusetts business trust, and Plover Fund Management, Inc. (the "Adviser"), a Florida Corporation.\n'
+    )
+    assert _fields(text, schema)["document_name"].value["value"] == "SERVICES AGREEMENT"
