@@ -101,6 +101,8 @@ _TRADE_NAME = re.compile(
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n\s*")
 _WIDE_GAP = re.compile(r"\s{2,}")
 _ARTICLE_BEFORE = re.compile(r"(?<!\w)an?\s+$", re.IGNORECASE)
+# a filing's page stamp names who filed it, not who signed: "Source: SOUPMAN, INC., 8-K, 8/14/2015"
+_FILING_STAMP = re.compile(r"(?<!\w)source:[ \t]*\Z")
 _ALIAS_OPENED = re.compile(r'\(\s*(?:the\s+)?"\s*$')  # '("KI Inc.")': a name quoted as an alias is no party
 # a description goes on after a legal form ("a Delaware Limited Liability Company"): what follows the form is no name
 _FORM_BEFORE = re.compile(rf"(?<![\w&.'’-]){_EN_FORM}\.?[ \t]+$")
@@ -378,7 +380,7 @@ class _Contract:
         own = [w for w in words if w.casefold() != "the" and not re.fullmatch(_EN_FORM, w)]
         if not own or _ARTICLE_BEFORE.search(self.view, max(0, start - 4), start):
             return None
-        if _ALIAS_OPENED.search(self.view, max(0, start - 12), start):
+        if _ALIAS_OPENED.search(self.view, max(0, start - 12), start) or _FILING_STAMP.search(self.view, 0, start):
             return None
         described = _FORM_BEFORE.search(self.text, max(0, start - 16), start)  # "a Nevada Limited Liability Company"
         if described or _STREET_THEN_PLACE.search(self.text, start, end):

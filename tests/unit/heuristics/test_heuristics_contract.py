@@ -680,3 +680,11 @@ def test_a_title_that_opens_a_line_of_names_is_read_without_them(schema: SchemaV
         'Massachusetts business trust, and Plover Fund Management, Inc. (the "Adviser"), a Florida Corporation.\n'
     )
     assert _fields(text, schema)["document_name"].value["value"] == "SERVICES AGREEMENT"
+
+
+def test_a_filings_page_stamp_names_no_party(schema: SchemaVersion) -> None:
+    text = (
+        'Exhibit 10.1\n\nCONTENT LICENSE AGREEMENT\n\nThis Agreement is made between Tern Cable LLC ("Tern") and\n\n'
+        'Source: WREN MEDIA, INC., 8-K, 12/1/2006\n\nPlover Content Inc. ("Plover").\n'
+    )
+    assert _parties(text, schema) == ["Tern Cable LLC", "Plover Content Inc."]
