@@ -252,6 +252,7 @@ JURISDICTION_ALIASES: dict[str, str] = {
     "usa": "United States",
     "u.s": "United States",
     "u.s.a": "United States",
+    "united states of america": "United States",
     "uk": "United Kingdom",
     "u.k": "United Kingdom",
     "english": "England",

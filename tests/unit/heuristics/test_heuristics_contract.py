@@ -688,3 +688,12 @@ def test_a_filings_page_stamp_names_no_party(schema: SchemaVersion) -> None:
         'Source: WREN MEDIA, INC., 8-K, 12/1/2006\n\nPlover Content Inc. ("Plover").\n'
     )
     assert _parties(text, schema) == ["Tern Cable LLC", "Plover Content Inc."]
+
+
+def test_the_united_states_of_america_is_the_united_states(schema: SchemaVersion) -> None:
+    text = (
+        "CONTENT LICENSE AGREEMENT\nbetween Wren, Inc. and Tern LLC.\n10.1 This Agreement shall be governed and "
+        "construed in accordance with the laws of the United States of America.\n"
+    )
+    law = _fields(text, schema)["governing_law"].value
+    assert (law["value"], law["as_printed"]) == ("United States", "United States of America")
