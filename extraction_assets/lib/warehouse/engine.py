@@ -13,11 +13,7 @@ ran out of 128 MB at 32 k documents.
 
 Memory DuckDB frees goes back to its allocator (jemalloc), which kept it in per-thread caches: a run's process held
 about 150 MB more than DuckDB and Python used. The allocator is flushed after any task that allocated more than
-`ALLOCATOR_FLUSH_MB` and purged by its background thread. That flush runs on DuckDB's worker threads only, and with
-one thread (this machine's fitted count) DuckDB works on the caller's thread: what it freed stayed resident until
-jemalloc's decay (about two seconds), 37 MB at the peak of a 2 k-document pass and 62 MB at 32 k, where the full
-pool evicts and reloads blocks all the time. `give_back_engine_memory` returns it at once; the holder of the
-warehouse calls it where it gives back the C heap's freed pages (`freed_memory`), at most once a second.
+`ALLOCATOR_FLUSH_MB` and purged by its background thread.
 
 Its threads: the run's worker processes take the cores while DuckDB works in the run's own process, so it gets half
 of them (at least one)."""
@@ -62,13 +58,6 @@ def engine_config() -> dict[str, str | bool | int | float | list[str]]:
     memory = settings.duckdb_memory_mb or fitted_memory_mb()
     threads = settings.duckdb_threads or fitted_threads()
     return {"memory_limit": f"{memory}MB", "threads": str(threads)}
-
-
-def give_back_engine_memory(con: duckdb.DuckDBPyConnection) -> None:
-    """Return the pages DuckDB's allocator holds freed to the system now, evicting nothing: setting the memory limit
-    (to the value it has) flushes and purges the allocator's caches, and a pool already under its limit keeps its
-    blocks. A few ms for tens of MB returned."""
-    con.execute(f"SET memory_limit = '{engine_config()['memory_limit']}'")
 
 
 def limit_engine(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:

@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING
 
 from extraction_assets.lib.freed_memory import give_back_freed_memory
 from extraction_assets.lib.parallel import working
-from extraction_assets.lib.warehouse.engine import give_back_engine_memory
 from extraction_assets.lib.warehouse.lock_wait import WRITER_YIELD_S, waiting_processes
 from extraction_assets.lib.warehouse.opening import connect
 
@@ -107,14 +106,7 @@ class HeldWarehouse:
                 self._idle_since = time.monotonic()
                 if not self._leases and self._others_wait():
                     self._give_back(for_waiters=True)
-            if give_back_freed_memory():  # a batch's rows are let go here: at most once a second (`freed_memory`)
-                self._give_back_engine_memory()
-
-    def _give_back_engine_memory(self) -> None:
-        """DuckDB's freed pages returned too (`engine.give_back_engine_memory`), on the open file only."""
-        with self._lock:
-            if self._root is not None:
-                give_back_engine_memory(self._root)
+            give_back_freed_memory()  # a batch's rows are let go here: at most once a second (`freed_memory`)
 
     @contextmanager
     def pinned(self) -> Iterator[None]:
