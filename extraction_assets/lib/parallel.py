@@ -2,8 +2,10 @@
 usable core, while the step's own process reads the warehouse and writes what comes back: DuckDB allows one writer,
 and every batch is still committed in one transaction by it.
 
-The pool belongs to the process: started by the first step with more than one batch of work, then kept for the next
-steps of the run and the next passes of a watch (a worker costs about a second to start and import what it uses).
+The pool belongs to the process: started by the first step with work enough to pay for it (more than one batch, and
+`POOL_WORTH` items where the number of workers is not set), then kept for the next steps of the run and the next
+passes of a watch (a worker costs about a second to start and import what it uses), which use it for any work of
+more than one batch.
 Results come back in the order the work was given, and at most one batch per worker plus one more is in flight
 (a worker that finishes takes the next at once), so memory stays flat in the size of the inbox.
 
@@ -36,6 +38,10 @@ PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies
 # default the collector's passes took about 6% of its CPU (a pass over the bench inbox: 0.40 of 6.2 CPU-s per
 # worker, 0.14 at this threshold); what they would find, objects in a reference cycle, is rare and small here.
 WORKER_GC_THRESHOLD = 10_000
+# Items (inbox files, documents) a step must have before it starts a pool of its own where the number of workers is
+# not set. Two spawned workers cost about one CPU-second to start and feed; side by side on this project's 2-core
+# machine, a pass of 67 to 800 files cost about a CPU-second less in one process, and its wall time was no longer.
+POOL_WORTH = 256
 
 
 def _end_with_parent(parent: int) -> None:
@@ -93,10 +99,26 @@ def pool_size() -> int:
 
 def workers_for(items: int, batch_size: int) -> int:
     """Worker processes worth using for `items` in batches of `batch_size`: up to the pool's size, none (0: the work
-    runs in the step's own process) for work of a single batch."""
-    if items <= batch_size:
+    runs in the step's own process) for work of a single batch, or for fewer than `POOL_WORTH` items where no pool
+    runs yet and `EXTRACTION_WORKER_PROCESSES` does not ask for one."""
+    if items <= batch_size or (items < POOL_WORTH and _worth_asked()):
         return 0
     return min(pool_size(), -(-items // batch_size))
+
+
+def settled_at(batch_size: int) -> int:
+    """Items beyond which `workers_for` answers the same whatever more there are: what a step must count of work it
+    plans as it goes before it knows its workers."""
+    every_worker = batch_size * max(1, pool_size())
+    return max(every_worker, POOL_WORTH) if _worth_asked() else every_worker
+
+
+def _worth_asked() -> bool:
+    """Whether a pool must be worth its start-up: none runs in this process yet, and the number of workers is not
+    set."""
+    from extraction_assets.lib.settings import Settings
+
+    return _pool is None and Settings.from_env().worker_processes is None
 
 
 _working = 0  # `in_order` calls in progress in this process

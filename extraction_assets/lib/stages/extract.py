@@ -28,7 +28,7 @@ from extraction_assets.lib.extraction import (
     rules_fingerprint,
 )
 from extraction_assets.lib.models import Document, ExtractionOutcome, ScrubbedDocument
-from extraction_assets.lib.parallel import in_order, pool_size, workers_for
+from extraction_assets.lib.parallel import in_order, settled_at, workers_for
 from extraction_assets.lib.review import RerunPreview, preview_rerun
 from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.stages.batches import store_finished_batches, submit_deferred
@@ -313,7 +313,7 @@ def _extract_offline(
 
     # windows are planned ahead only until the worker processes the work is worth are known (`workers_for`)
     ahead = 0
-    while ahead <= EXTRACT_BATCH * pool_size() and plan_next():
+    while ahead <= settled_at(EXTRACT_BATCH) and plan_next():
         ahead += len(planned[-1].plans)
     workers = workers_for(ahead, EXTRACT_BATCH)
     if candidates:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from extraction_assets.lib.models import DeadLetter, Document, ReadFailure
-from extraction_assets.lib.parallel import in_order, pool_size, workers_for
+from extraction_assets.lib.parallel import in_order, settled_at, workers_for
 from extraction_assets.lib.stages.connect import Connect
 from extraction_assets.lib.warehouse import (
     FileStamp,
@@ -185,13 +185,13 @@ def _plan_ahead(plan: Iterator[FileRead | ReadFailure]) -> tuple[Iterator[FileRe
 
     ahead: list[FileRead | ReadFailure] = []
     reads = 0
-    pool: int | None = None
+    settled: int | None = None
     for entry in plan:
         ahead.append(entry)
         if isinstance(entry, FileRead):
             reads += 1
-            if reads > READ_CHUNK and reads > READ_CHUNK * (pool := pool_size() if pool is None else pool):
-                break  # more reads than the pool's workers take at once: every worker of it
+            if reads > READ_CHUNK and reads > (settled := settled_at(READ_CHUNK) if settled is None else settled):
+                break  # more reads than the pool's workers take at once, and than a pool is worth: every worker
     return chain(ahead, plan), workers_for(reads, READ_CHUNK)
 
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from extraction_assets.lib.models import Document, ScrubbedDocument
-from extraction_assets.lib.parallel import in_order, usable_cores, workers_for
+from extraction_assets.lib.parallel import in_order, workers_for
 from extraction_assets.lib.pii import PiiPolicy, PolicyEntry, TenantPolicy
 from extraction_assets.lib.pii import batch as module
 from extraction_assets.lib.pii.scan import Hit
@@ -225,10 +225,11 @@ def test_batches_scrubbed_in_worker_processes_come_back_in_order_as_in_process()
     assert list(in_order(module.scrub_batch, ((docs, PiiPolicy(), None) for docs in batches), 2)) == expected
 
 
-def test_one_batch_of_work_is_scrubbed_in_process() -> None:
+def test_one_batch_of_work_is_scrubbed_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     """A worker costs about a second to start: one batch is done in the step's own process (0 workers)."""
+    monkeypatch.setenv("EXTRACTION_WORKER_PROCESSES", "2")
     assert workers_for(200, 200) == 0
-    assert workers_for(201, 200) == (min(2, usable_cores()) if usable_cores() > 1 else 0)
+    assert workers_for(201, 200) == 2
 
 
 def test_one_batch_more_than_the_workers_is_queued() -> None:

@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from extraction_assets.lib.parallel import WORKER_GC_THRESHOLD, in_order, pool_size, usable_cores, workers_for
+from extraction_assets.lib import parallel
+from extraction_assets.lib.parallel import (
+    POOL_WORTH,
+    WORKER_GC_THRESHOLD,
+    in_order,
+    pool_size,
+    settled_at,
+    usable_cores,
+    workers_for,
+)
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import batched
 from extraction_assets.runner import shards_at_once
@@ -21,6 +30,22 @@ def test_the_pool_has_a_worker_per_usable_core_or_as_many_as_set(monkeypatch: py
     assert pool_size() == 0 and workers_for(10_000, 100) == 0  # every step in its own process
     monkeypatch.setenv("EXTRACTION_WORKER_PROCESSES", "3")
     assert workers_for(10_000, 100) == 3 and workers_for(250, 100) == 3 and workers_for(100, 100) == 0
+
+
+def test_a_pool_is_started_only_for_work_worth_its_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two workers cost about a CPU-second to start: where their number is not set, a step with fewer than
+    `POOL_WORTH` items and no pool running yet does its work in its own process; a running pool is used for any work
+    of more than one batch."""
+    monkeypatch.delenv("EXTRACTION_WORKER_PROCESSES", raising=False)
+    monkeypatch.setattr(parallel, "pool_size", lambda: 2)
+    monkeypatch.setattr(parallel, "_pool", None)
+    assert workers_for(POOL_WORTH - 1, 32) == 0 and workers_for(POOL_WORTH, 32) == 2
+    assert settled_at(32) == POOL_WORTH and settled_at(200) == 400
+    monkeypatch.setattr(parallel, "_pool", object())  # a pool this process started for an earlier step
+    assert workers_for(33, 32) == 2 and settled_at(32) == 64
+    monkeypatch.setenv("EXTRACTION_WORKER_PROCESSES", "2")
+    monkeypatch.setattr(parallel, "_pool", None)
+    assert workers_for(33, 32) == 2 and settled_at(32) == 64  # as many as set, as soon as there is a second batch
 
 
 def test_results_come_back_in_the_order_of_the_work_in_process_or_in_workers() -> None:
@@ -84,3 +109,14 @@ def test_the_inbox_plan_is_streamed_and_read_ahead_only_until_its_workers_are_kn
             "every entry, in the walk's order"
         )
         assert ahead <= 3 * READ_CHUNK + 1, "a large inbox is walked as it is read, not planned whole first"
+
+    # the number of workers not set: a pool is worth starting from POOL_WORTH files, so the walk is read that far
+    monkeypatch.delenv("EXTRACTION_WORKER_PROCESSES")
+    monkeypatch.setattr(parallel, "pool_size", lambda: 2)
+    monkeypatch.setattr(parallel, "_pool", None)  # as in a process that has started none yet
+    for reads, expected in ((READ_CHUNK + 1, 0), (POOL_WORTH - 1, 0), (POOL_WORTH, 2), (20 * READ_CHUNK, 2)):
+        walked.clear()
+        stream, workers = _plan_ahead(plan(reads))
+        assert workers == expected, reads
+        assert len(walked) <= POOL_WORTH + 1, "walked only until the answer is known"
+        assert len(list(stream)) == len(list(plan(reads)))
