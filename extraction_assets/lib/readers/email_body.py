@@ -75,7 +75,6 @@ _SIGNATURE = re.compile(r"^--[ \t]?$")
 _SENT_FROM_DEVICE = re.compile(r"^\s*sent from my \w+(?: \w+){0,4}(?: \([^)]*\))?\s*$", re.IGNORECASE)
 _SIGN_OFF = re.compile(r"^\s*-[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}\s*$")
 _QUOTED_LINE = re.compile(r"^\s*>")
-_LINE = re.compile(r"[^\n]*\n?")
 
 
 class BodyPart(BaseModel):
@@ -92,14 +91,18 @@ def line_spans(text: str, start: int) -> list[tuple[int, int]]:
 
 
 def iter_line_spans(text: str, start: int) -> Iterator[tuple[int, int]]:
-    """`line_spans`, one line at a time: a reader that stops early does not split the rest of the text."""
-    for m in _LINE.finditer(text, start):
-        if m.start() == m.end():
-            break
-        end = m.end()
-        while end > m.start() and text[end - 1] in "\r\n":
+    """`line_spans`, one line at a time: a reader that stops early does not split the rest of the text. A line ends at
+    its line feed (found with `str.find`), the carriage returns before it left out."""
+    size = len(text)
+    while start < size:
+        stop = text.find("\n", start)
+        if stop == -1:
+            stop = size
+        end = stop
+        while end > start and text[end - 1] == "\r":
             end -= 1
-        yield m.start(), end
+        yield start, end
+        start = stop + 1
 
 
 class _Lines(NamedTuple):
