@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import shutil
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -46,6 +45,7 @@ def _sensors_look(settings: Settings, instance: dg.DagsterInstance) -> Looked:
 class TwoPasses:
     """A pass on the sample, then a pass with nothing new, on a kept instance (what the UI shows)."""
 
+    settings: Settings
     instance: dg.DagsterInstance
     first: list[StepResult]
     after_first: Looked  # what the sensors asked for between the two passes
@@ -54,8 +54,8 @@ class TwoPasses:
 
 @pytest.fixture(scope="module")
 def two_passes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwoPasses]:
-    """Made once for the tests that only read the two passes' results and runs, and what the sensors asked for
-    between them."""
+    """Made once for the tests that read the two passes' results and runs, and what the sensors asked for between
+    them; the file's last test then materializes on the kept instance (a person's clicks after the passes)."""
     tmp = tmp_path_factory.mktemp("two-passes")
     shutil.copytree(SAMPLE_INBOX, tmp / "inbox", ignore=shutil.ignore_patterns("README.md"))
     shutil.copytree(DEFAULT_PROMPTS, tmp / "prompts")
@@ -65,7 +65,7 @@ def two_passes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TwoPasses]:
     first = run_pipeline(settings, instance=instance)
     after_first = _sensors_look(settings, instance)
     again = run_pipeline(settings, instance=instance)
-    yield TwoPasses(instance, first, after_first, again)
+    yield TwoPasses(settings, instance, first, after_first, again)
     instance.dispose()
 
 
@@ -80,44 +80,6 @@ def test_after_a_full_run_neither_sensor_starts_a_run(two_passes: TwoPasses) -> 
     assert not tick.run_requests and not tick.dynamic_partitions_requests
     assert tick.skip_reason and "no new or removed prompt files" in (tick.skip_reason.skip_message or "")
     assert two_passes.after_first.automation_requested == 0
-
-
-def test_a_manual_materialization_that_changes_nothing_is_followed_by_nothing(settings: Settings) -> None:
-    """What a person does in the UI after a pass: materializing ingest or one version's extraction again, with
-    nothing new, keeps their data versions, so automation asks for nothing; a real change is still followed."""
-    defs = build_definitions(settings)
-    everything = materializable(defs)
-    extraction = dg.AssetSelection.groups("extraction")
-
-    def materialize(selection: dg.AssetSelection, partition: str | None = None) -> None:
-        dg.materialize(
-            everything, instance=instance, resources=defs.resources, selection=selection, partition_key=partition
-        )
-
-    with tempfile.TemporaryDirectory() as home:
-        instance = dg.DagsterInstance.local_temp(home)
-        run_pipeline(settings, instance=instance)
-        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance)
-        materialize(dg.AssetSelection.groups("ingest"))
-        materialize(extraction, "pulse@v1")
-        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
-        assert tick.total_requested == 0
-
-        shutil.copy(
-            SAMPLE_INBOX / "acme" / "pulses" / "2026-11-23-dana.json", settings.inbox / "acme" / "pulses" / "new.json"
-        )
-        text = (settings.inbox / "acme" / "pulses" / "new.json").read_text(encoding="utf-8")
-        (settings.inbox / "acme" / "pulses" / "new.json").write_text(
-            text.replace("2026-11-23", "2026-12-01"), encoding="utf-8"
-        )
-        materialize(dg.AssetSelection.groups("ingest"))
-        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
-        assert "pulse@v1" in tick.get_requested_partitions(dg.AssetKey("extracted_items"))
-        # this test launches none of what a tick requests: a tick later those requests are no longer new
-        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
-        materialize(extraction, "pulse@v1")
-        tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
-        assert tick.get_requested_partitions(dg.AssetKey("review_queue")) == {"pulse@v1"}
 
 
 def test_a_run_with_nothing_to_do_keeps_the_partition_totals_and_leaves_run_figures_alone(
@@ -224,3 +186,40 @@ def test_a_watchs_passes_keep_the_warehouse_open_between_them_and_a_plain_pass_g
         assert not held.is_open and held.opened == 1
     finally:
         give_back(settings.warehouse)
+
+
+def test_a_manual_materialization_that_changes_nothing_is_followed_by_nothing(two_passes: TwoPasses) -> None:
+    """What a person does in the UI after a pass: materializing ingest or one version's extraction again, with
+    nothing new, keeps their data versions, so automation asks for nothing; a real change is still followed. On the
+    two passes' kept instance, after every test that reads its runs (the file's last: it adds runs and a file)."""
+    settings, instance = two_passes.settings, two_passes.instance
+    defs = build_definitions(settings)
+    everything = materializable(defs)
+    extraction = dg.AssetSelection.groups("extraction")
+
+    def materialize(selection: dg.AssetSelection, partition: str | None = None) -> None:
+        dg.materialize(
+            everything, instance=instance, resources=defs.resources, selection=selection, partition_key=partition
+        )
+
+    tick = dg.evaluate_automation_conditions(defs=defs, instance=instance)
+    materialize(dg.AssetSelection.groups("ingest"))
+    materialize(extraction, "pulse@v1")
+    tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
+    assert tick.total_requested == 0
+
+    shutil.copy(
+        SAMPLE_INBOX / "acme" / "pulses" / "2026-11-23-dana.json", settings.inbox / "acme" / "pulses" / "new.json"
+    )
+    text = (settings.inbox / "acme" / "pulses" / "new.json").read_text(encoding="utf-8")
+    (settings.inbox / "acme" / "pulses" / "new.json").write_text(
+        text.replace("2026-11-23", "2026-12-01"), encoding="utf-8"
+    )
+    materialize(dg.AssetSelection.groups("ingest"))
+    tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
+    assert "pulse@v1" in tick.get_requested_partitions(dg.AssetKey("extracted_items"))
+    # this test launches none of what a tick requests: a tick later those requests are no longer new
+    tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
+    materialize(extraction, "pulse@v1")
+    tick = dg.evaluate_automation_conditions(defs=defs, instance=instance, cursor=tick.cursor)
+    assert tick.get_requested_partitions(dg.AssetKey("review_queue")) == {"pulse@v1"}

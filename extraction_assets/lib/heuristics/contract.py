@@ -48,6 +48,7 @@ AMOUNT_AFTER_TRIGGER = 150
 CURRENCY_AFTER_AMOUNT = 50
 SENTENCE_RADIUS = 400  # a sentence is cut to this many characters on each side of its keyword
 MAX_TITLE_CHARS = 140
+TITLE_OPENING_CHARS = 60  # ... and a line too long to be one is a title going on with names if one opens it
 SIGNATURE_CHARS = 3000
 ABBREVIATION_CHARS = 4  # "руб.", "бел.": a dot after a word this short belongs to it
 RUNNING_DATE_REPEATS = 3
@@ -56,6 +57,8 @@ JURISDICTION_WORDS = 6
 _PIECES = re.compile(r"\S(?:[^\n]*?\S)??(?=\s{2,}|\n|$)")
 _EXHIBIT = re.compile(r"exhibit\s+[\w.()-]+\s*")
 _SECTION_NUMBER = re.compile(r"\d+\.(?:\d+\.?)*\s")
+_SECTION_BEFORE = re.compile(r"(?:(?<!\w)(?:section|sections|sec\.)|§)[ \t]*$")
+_CLAUSE_NUMBER = re.compile(r"(\d{1,2}\.\d{1,2}\.)(\d{1,2})")  # "3.2.17": a clause's number read as a date
 _REDACTION = re.compile(r"\s*[\[{(]\s*\*+\s*[\]})]\s*$")  # "[***]": a filing's confidential-treatment mark
 _NUMBER = re.compile(
     r"(?<![\w.,])\d{1,3}(?:[ ,.]\d{3})+(?:[.,]\d{1,2})?(?![\w])|(?<![\w.,])\d+(?:[.,]\d{1,2})?(?![\w])"
@@ -72,7 +75,11 @@ _EN_FORM = (
     r"(?:Inc|INC|Incorporated|LLC|L\.L\.C|Ltd|LTD|Limited|LIMITED|Corporation|CORPORATION|Corp|CORP|Company|COMPANY"
     r"|Co|CO|L\.P|LP|LLP|N\.\s?A|GmbH|A/S|S\.A|PLC|plc|AG|KG|B\.V|N\.V|Pty|S\.p\.A)"
 )
-_EN_WORD = r"(?:[A-Z0-9][\w&.'’-]*|[a-z]+[A-Z0-9][\w&.'’-]*|\([A-Z][\w ]{0,20}\))"  # "Acme", "3M", "eBay", "(Asia)"
+# "Acme", "3M", "eBay", "(Asia)"; a brand printed in lower case with dots or a digit: "e.l.f.", "bw-3"
+_EN_WORD = (
+    r"(?:[A-Z0-9][\w&.'’/-]*|[a-z]+[A-Z0-9][\w&.'’-]*|\([A-Z][\w ]{0,20}\)"
+    r"|[a-z](?:\.[a-z])+\.?(?=\s)|[a-z]+-?\d[\w-]*)"
+)
 # capitalized words, "of"/"for" between them: "The University of Iowa"
 _EN_CAPITALS = r"(?:[A-Z0-9][\w&.'’-]*,?\s*(?:(?:of|for|de)\s+(?=[A-Z]))?){1,6}"
 _EN_LEAD_FORM = r"(?:JSC|OJSC|CJSC|PJSC)"  # a joint-stock company's form comes first: "JSC Acme"
@@ -94,6 +101,9 @@ _TRADE_NAME = re.compile(
 _BLANK_LINE = re.compile(r"\n[^\S\n]*\n\s*")
 _WIDE_GAP = re.compile(r"\s{2,}")
 _ARTICLE_BEFORE = re.compile(r"(?<!\w)an?\s+$", re.IGNORECASE)
+# a filing's page stamp names who filed it, not who signed: "Source: SOUPMAN, INC., 8-K, 8/14/2015"
+_FILING_STAMP = re.compile(r"(?<!\w)source:[ \t]*\Z")
+_ALIAS_OPENED = re.compile(r'\(\s*(?:the\s+)?"\s*$')  # '("KI Inc.")': a name quoted as an alias is no party
 # a description goes on after a legal form ("a Delaware Limited Liability Company"): what follows the form is no name
 _FORM_BEFORE = re.compile(rf"(?<![\w&.'’-]){_EN_FORM}\.?[ \t]+$")
 # an address read as a name: a street word, then a comma before the place ("Walnut Street, Boulder, CO")
@@ -119,6 +129,7 @@ _PLACE_GOES_ON = re.compile(
     r"[^\S\n]*,[^\S\n]*(?=[A-Z])|\s*,?\s*and\s+(?:the\s+)?(?:(?i:federal)\s+)?(?:laws?\s+)?of\s+"
 )
 _LAW_PREFIXES = ("the ", "state of ", "commonwealth of ", "province of ")
+_PLACE_KINDS = frozenset({"state", "province", "commonwealth", "country", "jurisdiction", "territory"})
 
 
 @dataclass(frozen=True)
@@ -158,11 +169,23 @@ class _Contract:
         self.phrases = PhraseScan(view)
         ends = self.hits(lexicon.header_end, HEADER_MIN_CHARS, HEADER_MAX_CHARS[lexicon.language])
         self.header = ends[0].start() if ends else min(len(text), HEADER_MAX_CHARS[lexicon.language])
-        self.dates = find_dates(self.view, day_first=lexicon.day_first)
+        self.dates = [d for d in find_dates(self.view, day_first=lexicon.day_first) if not self._numbers_clause(d)]
         self.date_starts = [d.start for d in self.dates]  # text order: a trigger's date is found by bisection
         printed = Counter(self.view[d.start : d.end] for d in self.dates)
         # a date on every page is a running header or footer (a filing date), not the contract's own
         self.own_dates = [d for d in self.dates if printed[self.view[d.start : d.end]] < RUNNING_DATE_REPEATS]
+
+    def _numbers_clause(self, mention: DateMention) -> bool:
+        """A dotted number printed beside its neighbours in a sequence ("3.2.16 ...", "3.2.17 Party B guarantees")
+        numbers a clause, and a number after "Section" or "§" cites one ("Section 9-08-06, N.D.C.C."): no date."""
+        if _SECTION_BEFORE.search(self.view, max(0, mention.start - 12), mention.start):
+            return True
+        printed = _CLAUSE_NUMBER.fullmatch(self.text, mention.start, mention.end)
+        if printed is None:
+            return False
+        head, last = printed.group(1), int(printed.group(2))
+        siblings = "|".join(str(n) for n in (last - 1, last + 1) if n > 0)
+        return re.search(rf"(?<![\d.]){re.escape(head)}(?:{siblings})(?![\d]|\.\d)", self.text) is not None
 
     def hits(self, phrases: tuple[str, ...], lo: int = 0, hi: int | None = None) -> list[re.Match[str]]:
         """Every (non-overlapping, leftmost-longest) match of any phrase in ``view[lo:hi]``, in text order."""
@@ -198,6 +221,13 @@ class _Contract:
         for piece in _PIECES.finditer(self.text, 0, min(len(self.text), TITLE_CHARS)):
             start, end = self._title_span(piece.start(), piece.end())
             words = self.text[start:end]
+            if end - start > MAX_TITLE_CHARS and _upper(words):
+                # too long for a title, unless one opens it and names follow ("SERVICES AGREEMENT CONQUER RISK
+                # MANAGED VOLATILITY FUND ..."): taken after every piece that is a title whole
+                opening = self.hits(self.lex.title_words, start, start + TITLE_OPENING_CHARS)
+                if opening and ":" not in self.text[start : opening[0].end()]:
+                    tiers.setdefault((False, 4), (start, opening[0].end()))
+                continue
             if not words or end - start > MAX_TITLE_CHARS or ":" in words or self._opens_with_date(start):
                 continue
             if _SECTION_NUMBER.match(words):  # "38.0 NON-EXCLUSIVE NATURE OF AGREEMENT": a section's heading
@@ -205,14 +235,18 @@ class _Contract:
             named = self.hits(self.lex.title_words, start, end)
             if not named:
                 continue
-            letters = [c for c in words if c.isalpha()]
-            upper = sum(c.isupper() for c in letters) >= 0.8 * len(letters)
+            upper = _upper(words)
             at_edge = named[0].start() == start or named[-1].end() == end
             title_case = 2 <= len(words.split()) <= 8 and '"' not in words
             tier = 0 if upper and at_edge else 1 if upper else 2 if at_edge and title_case else 3
             tiers.setdefault((len(words.split()) == 1, tier), (start, end))
         for alone in (False, True):
-            for tier, factor, rule in ((0, FULL, "upper_edge"), (1, PARTIAL, "upper"), (2, PARTIAL, "title_case")):
+            for tier, factor, rule in (
+                (0, FULL, "upper_edge"),
+                (1, PARTIAL, "upper"),
+                (2, PARTIAL, "title_case"),
+                (4, PARTIAL, "upper"),
+            ):
                 if (alone, tier) in tiers:
                     start, end = tiers[(alone, tier)]
                     # a layout gap may part "AMENDED AND RESTATED" from the title it opens
@@ -238,11 +272,29 @@ class _Contract:
         return _strip(self.text, start, redacted.start() if redacted else end)
 
     def document_name(self, title: tuple[int, int, float, str] | None) -> _Found | None:
+        """The title; the preamble's name for the contract where it holds the title and says more ("SERVICE
+        AGREEMENT" / "FOR" / "TRANSFER AGENT SERVICES" ... "THIS SERVICE AGREEMENT FOR TRANSFER AGENT SERVICES"): a
+        title printed over several lines, which the top of the page shows cut."""
         if title is None:
             return None
         start, end, factor, rule = title
         name = " ".join(self.text[start:end].split())
-        return self.found("document_name", {"value": name}, start, end, factor, rule)
+        said = self.preamble_title(end)
+        whole = " ".join(self.text[said[0] : said[1]].split()) if said else None
+        # evidence: the preamble calls the contract by the title at the top, or otherwise ("This Marine Transportation
+        # Agreement"; a longer name it is then read from still disagrees with the top of the page)
+        names_it = whole is not None and whole.casefold() == name.casefold()
+        features = {"preamble_names_it": float(names_it), "preamble_names_other": float(bool(whole) and not names_it)}
+        if said is not None and whole is not None and not names_it and name.casefold() in whole.casefold():
+            start, end, name = *said, whole
+        return replace(self.found("document_name", {"value": name}, start, end, factor, rule), features=features)
+
+    def preamble_title(self, end: int) -> tuple[int, int] | None:
+        """Where the preamble after ``end`` calls the contract "this <title>" (English)."""
+        if self.lex.language != "en":
+            return None
+        found = _self_title(self.lex.title_words).search(self.text, end, end + PREAMBLE_CHARS)
+        return found.span(1) if found else None
 
     def contract_type(self, title: tuple[int, int, float, str] | None) -> _Found | None:
         """The kind the title names (its earliest dictionary phrase), else one named in the header, else other."""
@@ -316,7 +368,8 @@ class _Contract:
     def _name_span(self, start: int, end: int) -> tuple[int, int] | None:
         """A matched name without what a title block puts before it (a blank line, "BETWEEN", an exhibit number);
         None for a description ("a Delaware Corporation", what follows a legal form), an address ("Walnut Street,
-        Boulder, CO") or a bare legal form ("The Company")."""
+        Boulder, CO"), a bare legal form ("The Company") or another party's alias ('Kathy Ireland, Inc. ("KI Inc.")').
+        """
         for blank in _BLANK_LINE.finditer(self.text, start, end):
             start = blank.end()
         for title in self.hits(self.lex.title_words, start, end):  # "SUPPLY AGREEMENT ACME INC."
@@ -326,6 +379,8 @@ class _Contract:
         words = [w.group(0) for w in _NAME_WORD.finditer(self.text, start, end)]
         own = [w for w in words if w.casefold() != "the" and not re.fullmatch(_EN_FORM, w)]
         if not own or _ARTICLE_BEFORE.search(self.view, max(0, start - 4), start):
+            return None
+        if _ALIAS_OPENED.search(self.view, max(0, start - 12), start) or _FILING_STAMP.search(self.view, 0, start):
             return None
         described = _FORM_BEFORE.search(self.text, max(0, start - 16), start)  # "a Nevada Limited Liability Company"
         if described or _STREET_THEN_PLACE.search(self.text, start, end):
@@ -350,13 +405,20 @@ class _Contract:
     # --- dates -------------------------------------------------------------------------------------
 
     def date_after(
-        self, triggers: tuple[str, ...], lo: int, hi: int, near: tuple[str, ...] = (), after: tuple[str, ...] = ()
+        self,
+        triggers: tuple[str, ...],
+        lo: int,
+        hi: int,
+        near: tuple[str, ...] = (),
+        after: tuple[str, ...] = (),
+        own: bool = False,
     ) -> _Found | None:
         """The first date printed right after a trigger in ``[lo, hi)``, in a sentence with a ``near`` word if given,
-        and with an ``after`` word shortly before the trigger if given ("from ... to <date>")."""
+        and with an ``after`` word shortly before the trigger if given ("from ... to <date>"); with ``own``, not a
+        date that another contract's title is given ("to the Supply Agreement dated <date>")."""
         for trigger in self.hits(triggers, lo, hi):
             mention = self._date_at(trigger.end())
-            if mention is None:
+            if mention is None or (own and self.dates_another(mention.start)):
                 continue
             if after and not self.hits(after, max(lo, trigger.start() - PERIOD_START_CHARS), trigger.start()):
                 continue
@@ -366,6 +428,15 @@ class _Contract:
                     continue
             return self._date_found(mention, FULL, rule="trigger")
         return None
+
+    def dates_another(self, start: int) -> bool:
+        """Whether the date at ``start`` follows the title of a contract the text refers to ("This Amendment to the
+        Supply and Manufacturing Agreement dated <date>", "pursuant to a Subscription Agreement dated as of <date>"):
+        it is that contract's date, not this one's."""
+        kinds = self.lex.title_words
+        if not self.lex.other_contract:
+            return False
+        return _referenced_title(kinds).search(self.text, max(0, start - SENTENCE_CHARS), start) is not None
 
     def _date_at(self, position: int) -> DateMention | None:
         """The date right after ``position``: within DATE_AFTER_TRIGGER characters once whitespace runs (a label's
@@ -388,10 +459,10 @@ class _Contract:
         """After a trigger in the header; else the header's first date; else a date said to be the signing's
         ("Signed and effective this <date>"); else the last date of the signature block. Every rule is asked, so
         the value's features say whether the others confirm it or name another date."""
-        trigger = self.date_after(self.lex.agreement_date, 0, self.header)
-        first = next((d for d in self.own_dates if d.start < self.header), None)
+        trigger = self.date_after(self.lex.agreement_date, 0, self.header, own=True)
+        first = next((d for d in self.own_dates if d.start < self.header and not self.dates_another(d.start)), None)
         header_first = self._date_found(first, PARTIAL, rule="header_first") if first else None
-        signed_on = self.date_after(self.lex.signed_on, self.header, len(self.view))
+        signed_on = self.date_after(self.lex.signed_on, self.header, len(self.view), own=True)
         signed_on = replace(signed_on, factor=PARTIAL, rule="signed_on") if signed_on else None  # a body date
         signed = self._signed_dates()
         latest = max(signed, key=lambda d: d.value) if signed else None
@@ -552,7 +623,8 @@ class _Contract:
         return places
 
     def _jurisdiction(self, start: int, limit: int) -> tuple[int, int] | None:
-        """The capitalized words naming a place, from ``start``: "the State of New York, without ..." -> New York."""
+        """The capitalized words naming a place, from ``start``: "the State of New York, without ..." -> New York,
+        "New York State" -> New York; None for a kind of place alone ("the State in which ...")."""
         pos = start
         while True:
             rest = self.view[pos:limit].lstrip()
@@ -576,6 +648,10 @@ class _Contract:
             words.append(word)
         while words and words[-1].group(0).casefold() == "of":
             words.pop()
+        if len(words) > 1 and words[-1].group(0).casefold() == "state":  # "New York State" is New York
+            words.pop()
+        if len(words) == 1 and words[0].group(0).casefold() in _PLACE_KINDS:
+            return None  # "the laws of the State in which the Restaurant is located" names no place
         return (words[0].start(), words[-1].end()) if words else None
 
     def _is_heading(self, start: int, end: int) -> bool:
@@ -644,6 +720,11 @@ def _jurisdiction_of(places: list[tuple[str, str]]) -> tuple[str, str]:
     if country[0].casefold() in FEDERAL_LAWS:
         return first
     return f"{first[0]}, {country[0]}", f"{first[1]}, {country[1]}"
+
+
+def _upper(text: str) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    return bool(letters) and sum(c.isupper() for c in letters) >= 0.8 * len(letters)
 
 
 def _word_end(view: str, end: int) -> int:
@@ -742,6 +823,19 @@ def _other_title(words: tuple[str, ...], kinds: tuple[str, ...]) -> re.Pattern[s
     return re.compile(rf"(?i:\b(?:{opening}))\s+(?:[A-Z][\w&,'./-]*\s+){{1,8}}(?i:(?:{kind})s?)\b")
 
 
+@lru_cache(maxsize=8)
+def _referenced_title(kinds: tuple[str, ...]) -> re.Pattern[str]:
+    """A contract's title right before a date, opened in running text by a word that refers to it ("to the Supply
+    and Manufacturing Agreement dated", "under that certain Note Purchase Agreement, dated as of"), not by "this"."""
+    kind = "|".join(re.escape(k) for k in kinds)
+    return re.compile(
+        r"(?<!\w)(?:the|a|an|that\s+certain|certain|such|said)\s+"
+        r"(?:[A-Z][\w&'./-]*,?\s+(?:(?:and|of|for|&)\s+)?){1,8}"
+        rf"(?i:(?:{kind})s?)\s*,?\s*(?:\([^()]{{0,60}}\)\s*,?\s*)?"
+        r"(?:dated|effective|made|entered\s+into)?(?:\s+as\s+of)?\s*$"
+    )
+
+
 def _names_other_contract(contract: _Contract, start: int) -> bool:
     """Whether a date's sentence, before it, names another contract by its title and never this one ("pursuant to a
     Subscription Agreement dated as of ..."): the date is that contract's."""
@@ -766,6 +860,21 @@ def _defined_term(contract: _Contract, end: int) -> dict[str, float]:
         return {"defines_own_term": 0.0, "defines_other_term": 0.0}
     own = bool(contract.hits(contract.lex.date_terms, found.start(1), found.end(1)))
     return {"defines_own_term": float(own), "defines_other_term": float(not own)}
+
+
+PREAMBLE_CHARS = 3000  # how far after the title the preamble calls the contract "this <title>"
+
+
+@lru_cache(maxsize=8)
+def _self_title(kinds: tuple[str, ...]) -> re.Pattern[str]:
+    """How a preamble names the contract it opens: "This Marine Transportation Agreement", "THIS SERVICE AGREEMENT
+    FOR TRANSFER AGENT SERVICES"."""
+    kind = "|".join(re.escape(k) for k in kinds)
+    return re.compile(
+        # the name may go on with what the contract is for: "... AGREEMENT FOR TRANSFER AGENT SERVICES"
+        rf"(?i:\bthis)\s+((?:[A-Z][\w&,'/-]*\s+(?:(?:and|of|for|&)\s+)?){{1,8}}(?i:{kind})\b"
+        r"(?:\s+(?i:for|of)\s+(?:[A-Z][\w&'/-]*\s+){0,5}[A-Z][\w&'/-]*)?)"
+    )
 
 
 def _title_context(contract: _Contract, start: int, end: int) -> dict[str, float]:

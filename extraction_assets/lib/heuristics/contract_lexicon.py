@@ -141,6 +141,7 @@ EN = Lexicon(
     for_cause=("breach*", "default*", "fail*", "insolven*", "bankrupt*", "with cause", "for cause", "mutual consent",
                "mutual agreement", "mutual written", "mutually agree*", "change of control", "change in control"),
     aftermath=("surviv*", "upon termination", "upon the termination", "upon any termination", "upon expiration",
+               "on termination", "on the termination", "on any termination", "on expiration",
                "effect of termination", "effects of termination", "after termination", "following termination",
                "following the termination", "following any termination",
                "expiration or termination", "termination or expiration", "in the event of termination"),
@@ -151,7 +152,12 @@ EN = Lexicon(
                  "day written notice", "day notice", "day's notice", "day's written notice",
                  "day's prior written notice", "months notice", "months' notice",
                  "months written notice", "months' written notice", "months prior written notice",
-                 "months' prior written notice", "following a written notice"),
+                 "months' prior written notice", "following a written notice",
+                 # the notice's lead time said without "written": "90 days' prior notice", "3 months advance notice"
+                 "days prior notice", "days' prior notice", "days advance notice", "days' advance notice",
+                 "days advance written notice", "days' advance written notice", "months prior notice",
+                 "months' prior notice", "months advance notice", "months' advance notice",
+                 "months advance written notice", "months' advance written notice"),
     conditions=("if", "in the event", "unless", "upon the occurrence", "provided that", "in case", "should"),
 )
 
@@ -246,6 +252,7 @@ JURISDICTION_ALIASES: dict[str, str] = {
     "usa": "United States",
     "u.s": "United States",
     "u.s.a": "United States",
+    "united states of america": "United States",
     "uk": "United Kingdom",
     "u.k": "United Kingdom",
     "english": "England",

@@ -431,7 +431,9 @@ def _date_evidence(text: str, schema: SchemaVersion, field: str) -> dict[str, fl
 
 def test_a_dates_evidence_says_whose_date_it_is(schema: SchemaVersion) -> None:
     """A date named as the contract's own ('(the "Effective Date")'), a date of another contract the sentence names
-    by its title, and a date defining something else: evidence for the calibration, not a change of value."""
+    by its title, and a date defining something else: evidence for the calibration. (A date given right after
+    another contract's title is no agreement date at all: `test_the_date_of_a_contract_referred_to_is_not_this_ones`.)
+    """
     assert _date_evidence(ENGLISH, schema, "agreement_date") == {
         "names_other_contract": 0.0,
         "defines_own_term": 1.0,
@@ -439,13 +441,13 @@ def test_a_dates_evidence_says_whose_date_it_is(schema: SchemaVersion) -> None:
     }
     other = (
         "PLACEMENT AGENCY AGREEMENT\nThe Company issued shares to the Investors pursuant to a Subscription Agreement "
-        "dated as of May 22, 2015, by and between Alpha Holdings Inc. and Beta Capital LLC.\n"
+        "effective as of May 22, 2015, by and between Alpha Holdings Inc. and Beta Capital LLC.\n"
         "WHEREAS, the Company wishes to raise funds.\n1. The Agent shall place the notes.\n"
     )
-    assert _values(_fields(other, schema))["agreement_date"] == "2015-05-22"
-    assert _date_evidence(other, schema, "agreement_date")["names_other_contract"] == 1.0
+    assert _values(_fields(other, schema))["start_date"] == "2015-05-22"
+    assert _date_evidence(other, schema, "start_date")["names_other_contract"] == 1.0
     itself = other.replace("to a Subscription Agreement", "to this Placement Agency Agreement")
-    assert _date_evidence(itself, schema, "agreement_date")["names_other_contract"] == 0.0
+    assert _date_evidence(itself, schema, "start_date")["names_other_contract"] == 0.0
     depositors = (
         "PLAN OF CONVERSION\nThis Agreement is made by and between Gamma Bank Inc. and Delta Holdings LLC for "
         'depositors as of March 31, 2008 ("Eligible Account Holders").\nWHEREAS, the Bank wishes to convert.\n'
@@ -574,3 +576,142 @@ def test_a_notice_period_written_in_the_singular_needs_no_cause(schema: SchemaVe
         "prior written notice of termination of this Agreement.\n"
     )
     assert _fields(text, schema)["termination_clause"].value["for_convenience"] is True
+
+
+@pytest.mark.parametrize("name", ["e.l.f. Plover, Inc.", "bw-3 TERN SYSTEMS, INC."])
+def test_a_brand_printed_in_lower_case_opens_the_name(schema: SchemaVersion, name: str) -> None:
+    text = f'COOPERATION AGREEMENT\nThis Agreement is entered into by and between {name} ("Company") and Wren LLC.\n'
+    assert _parties(text, schema)[0] == name
+
+
+def test_a_name_quoted_as_an_alias_is_no_party(schema: SchemaVersion) -> None:
+    text = (
+        "ENDORSEMENT AGREEMENT\nThis Agreement is made by and among the following parties: (a) Wren Ruiz, Inc. "
+        '("WR Inc."), furnishing the services of Wren Ruiz ("WR"); (b) The Plover/Tern Co. ("PT").\n'
+    )
+    assert _parties(text, schema) == ["Wren Ruiz, Inc.", "The Plover/Tern Co."]
+
+
+@pytest.mark.parametrize(
+    ("clause", "expected"),
+    [
+        ("the laws of New York State, without regard to its conflict of laws rules", "New York"),
+        ("the laws of the State of Tern, without regard to its conflict of laws rules", "Tern"),
+    ],
+)
+def test_a_state_named_after_its_name_is_that_state(schema: SchemaVersion, clause: str, expected: str) -> None:
+    text = f"SUPPLY AGREEMENT\nbetween Wren, Inc. and Tern LLC.\n9. This Agreement shall be governed by {clause}.\n"
+    assert _fields(text, schema)["governing_law"].value["value"] == expected
+
+
+def test_the_state_in_which_something_lies_names_no_place(schema: SchemaVersion) -> None:
+    text = (
+        "FRANCHISE AGREEMENT\nbetween Wren, Inc. and Tern LLC.\n9. THIS AGREEMENT SHALL BE CONSTRUED UNDER THE LAWS "
+        "OF THE STATE IN WHICH THE FRANCHISED RESTAURANT IS LOCATED.\n"
+    )
+    assert "governing_law" not in _fields(text, schema)
+
+
+def test_what_follows_on_the_termination_is_no_right_to_terminate(schema: SchemaVersion) -> None:
+    text = (
+        "SUPPLY AGREEMENT\nbetween Wren, Inc. and Tern LLC.\n6.4 On the termination of this Agreement for any "
+        "reason, all rights granted to Supplier under this Agreement will immediately cease.\n"
+    )
+    assert _fields(text, schema)["termination_clause"].value["for_convenience"] is False
+
+
+def test_a_clause_number_in_a_sequence_is_no_date(schema: SchemaVersion) -> None:
+    text = (
+        "COLLABORATION AGREEMENT\nbetween Wren, Inc. and Tern LLC.\n3.2.16 Party B shall pay the rent. 3.2.17 Party B "
+        "guarantees the service. 3.2.18 Party B shall keep records.\n\nIN WITNESS WHEREOF the parties sign.\n"
+        "By: Wren, Inc.\n"
+    )
+    assert "agreement_date" not in _fields(text, schema)
+
+
+def test_the_date_of_a_contract_referred_to_is_not_this_ones(schema: SchemaVersion) -> None:
+    text = (
+        'FIRST AMENDMENT TO SUPPLY AGREEMENT\nThis First Amendment ("Amendment") to the Supply and Manufacturing '
+        'Agreement dated April 1, 2017 between Wren Corporation ("Wren") and Tern Corporation ("Tern") (the '
+        '"Agreement") is made this 22 day of June 2018.\n'
+    )
+    assert _fields(text, schema)["agreement_date"].value["value"] == "2018-06-22"
+    alone = (
+        "PLACEMENT AGENCY AGREEMENT\nThe Company issued shares pursuant to a Subscription Agreement dated as of "
+        "May 22, 2015, by and between Alpha Holdings Inc. and Beta Capital LLC.\n"
+    )
+    assert _values(_fields(alone, schema))["document_name"] == "PLACEMENT AGENCY AGREEMENT"
+    assert "agreement_date" not in _fields(alone, schema)
+
+
+def test_a_number_cited_after_section_is_no_date(schema: SchemaVersion) -> None:
+    text = (
+        "FRANCHISE AGREEMENT\nbetween Wren, Inc. and Tern LLC.\nA. Restrictive Covenants: covenants contrary to "
+        "Section 9-08-06, N.D.C.C., are void.\n\nIN WITNESS WHEREOF the parties sign.\nBy: Wren, Inc.\n"
+    )
+    assert "agreement_date" not in _fields(text, schema)
+
+
+@pytest.mark.parametrize("notice", ["ninety (90) days' prior notice", "3 months advance written notice"])
+def test_a_notice_lead_time_without_written_needs_no_cause(schema: SchemaVersion, notice: str) -> None:
+    text = (
+        "AFFILIATE AGREEMENT\nbetween Wren, Inc. and Tern LLC.\nNetwork retains the right at all times during the Term "
+        f"to terminate this Agreement on at least {notice} without any liability therefor to Affiliate.\n"
+    )
+    assert _fields(text, schema)["termination_clause"].value["for_convenience"] is True
+
+
+def test_a_titles_evidence_says_whether_the_preamble_calls_it_so(schema: SchemaVersion) -> None:
+    """Evidence for the calibration, not a change of value: the preamble confirms or contradicts the title read."""
+    text = (
+        "EXHIBIT 10.3\n\nTRANSPORTATION SERVICES AGREEMENT\n\nTHIS MARINE TRANSPORTATION AGREEMENT (this "
+        '"Agreement") is executed by and between Wren Operating L.P. ("Owner") and Tern Fuel LLC ("Charterer").\n'
+    )
+    title = _fields(text, schema)["document_name"]
+    assert title.value["value"] == "TRANSPORTATION SERVICES AGREEMENT"
+    assert (title.features["preamble_names_it"], title.features["preamble_names_other"]) == (0.0, 1.0)
+    same = _fields(text.replace("MARINE TRANSPORTATION", "TRANSPORTATION SERVICES"), schema)["document_name"]
+    assert (same.features["preamble_names_it"], same.features["preamble_names_other"]) == (1.0, 0.0)
+    silent = _fields(text.replace("THIS MARINE TRANSPORTATION AGREEMENT", "THIS AGREEMENT"), schema)["document_name"]
+    assert (silent.features["preamble_names_it"], silent.features["preamble_names_other"]) == (0.0, 0.0)
+
+
+def test_a_title_cut_at_the_top_is_read_whole_from_the_preamble(schema: SchemaVersion) -> None:
+    text = (
+        "Exhibit (k)(1)\n\nSERVICE AGREEMENT\n\nFOR\n\nTRANSFER AGENT SERVICES\n\nTO\n\nWREN FUND\n\n"
+        'THIS SERVICE AGREEMENT FOR TRANSFER AGENT SERVICES (this "Agreement") between Wren Fund, a Delaware '
+        'statutory trust ("Client") and Tern Investor Services LLC ("Agent"), is dated as of January 26, 2011.\n'
+    )
+    title = _fields(text, schema)["document_name"]
+    assert title.value["value"] == "SERVICE AGREEMENT FOR TRANSFER AGENT SERVICES"
+    assert title.evidence_span == "SERVICE AGREEMENT FOR TRANSFER AGENT SERVICES"
+    assert title.features["preamble_names_other"] == 1.0  # the top of the page still said less
+
+
+def test_a_title_that_opens_a_line_of_names_is_read_without_them(schema: SchemaVersion) -> None:
+    funds = (
+        "WREN RISK MANAGED VOLATILITY FUND WREN RISK TACTICAL ROTATION FUND WREN RISK TACTICAL OPPORTUNITIES FUND "
+        "WREN RISK DEFENSIVE BULL FUND"
+    )
+    text = (
+        f'SERVICES AGREEMENT {funds}\n\nAGREEMENT dated as of June 24, 2020, between Tern Funds (the "Trust"), a '
+        'Massachusetts business trust, and Plover Fund Management, Inc. (the "Adviser"), a Florida Corporation.\n'
+    )
+    assert _fields(text, schema)["document_name"].value["value"] == "SERVICES AGREEMENT"
+
+
+def test_a_filings_page_stamp_names_no_party(schema: SchemaVersion) -> None:
+    text = (
+        'Exhibit 10.1\n\nCONTENT LICENSE AGREEMENT\n\nThis Agreement is made between Tern Cable LLC ("Tern") and\n\n'
+        'Source: WREN MEDIA, INC., 8-K, 12/1/2006\n\nPlover Content Inc. ("Plover").\n'
+    )
+    assert _parties(text, schema) == ["Tern Cable LLC", "Plover Content Inc."]
+
+
+def test_the_united_states_of_america_is_the_united_states(schema: SchemaVersion) -> None:
+    text = (
+        "CONTENT LICENSE AGREEMENT\nbetween Wren, Inc. and Tern LLC.\n10.1 This Agreement shall be governed and "
+        "construed in accordance with the laws of the United States of America.\n"
+    )
+    law = _fields(text, schema)["governing_law"].value
+    assert (law["value"], law["as_printed"]) == ("United States", "United States of America")

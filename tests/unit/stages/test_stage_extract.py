@@ -1,8 +1,10 @@
-"""`extract_partition` as a stage: the sample inbox ingested and scrubbed into a temporary DuckDB warehouse, then one
-schema version routed, extracted and committed, with no Dagster in the way."""
+"""`extract_partition` as a stage: the sample inbox ingested and scrubbed into a temporary DuckDB warehouse (once for
+the file: each test extracts in a copy of its own), then one schema version routed, extracted and committed, with no
+Dagster in the way."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -14,6 +16,7 @@ import pytest
 from extraction_assets.lib.extraction import OrchestratedExtractor
 from extraction_assets.lib.pii import load_policy
 from extraction_assets.lib.prompt_files import load_schema
+from extraction_assets.lib.settings import SAMPLE_INBOX
 from extraction_assets.lib.stages import (
     Connect,
     ExtractOptions,
@@ -29,13 +32,28 @@ from tests.listed_statements import ListedStatements
 KEY = "pulse@v1"
 
 
-@pytest.fixture
-def connect(inbox: Path, tmp_path: Path) -> Connect:
-    """A warehouse holding the sample inbox, read and scrubbed."""
-    connect = partial(open_warehouse, tmp_path / "w.duckdb")
-    ingest_inbox(connect, inbox, None)
+@pytest.fixture(scope="module")
+def scrubbed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A warehouse holding the sample inbox, read and scrubbed: made once, each test extracts in a copy of its own."""
+    folder = tmp_path_factory.mktemp("scrubbed")
+    shutil.copytree(SAMPLE_INBOX, folder / "inbox", ignore=shutil.ignore_patterns("README.md"))  # as `inbox` does
+    warehouse = folder / "w.duckdb"
+    connect = partial(open_warehouse, warehouse)
+    ingest_inbox(connect, folder / "inbox", None)
     scrub_pending(connect, load_policy(None), None)
-    return connect
+    return warehouse
+
+
+def _copy(scrubbed: Path, target: Path) -> Connect:
+    """A warehouse of its own at `target`, holding the sample read and scrubbed."""
+    shutil.copyfile(scrubbed, target)
+    return partial(open_warehouse, target)
+
+
+@pytest.fixture
+def connect(scrubbed: Path, tmp_path: Path) -> Connect:
+    """A warehouse holding the sample inbox, read and scrubbed."""
+    return _copy(scrubbed, tmp_path / "w.duckdb")
 
 
 INCREMENTAL = ExtractOptions()  # the defaults: what a scheduled run does
@@ -151,19 +169,14 @@ def _tables(connect: Connect) -> dict[str, list[tuple[object, ...]]]:
 
 
 def test_a_partition_is_planned_a_window_of_raw_rows_at_a_time_with_the_same_result(
-    inbox: Path, prompts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    scrubbed: Path, prompts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The work lists (documents to route, to extract) are read a window of raw rows at a time, so the pass holds
     one window's, whatever the warehouse; the rows written, the routing figures and the re-run preview are those of
     one window over the whole partition."""
     from extraction_assets.lib.stages import extract
 
-    connects = []
-    for name in ("whole", "windows"):
-        connect = partial(open_warehouse, tmp_path / f"{name}.duckdb")
-        ingest_inbox(connect, inbox, None)
-        scrub_pending(connect, load_policy(None), None)
-        connects.append(connect)
+    connects = [_copy(scrubbed, tmp_path / f"{name}.duckdb") for name in ("whole", "windows")]
     whole, _, _ = _extract(connects[0], prompts)
     with connects[0](read_only=True) as con:
         raw_rows = con.execute("SELECT count(*) FROM raw_documents").fetchone()[0]  # type: ignore[index]
@@ -194,7 +207,7 @@ def test_a_partition_is_planned_a_window_of_raw_rows_at_a_time_with_the_same_res
 
 
 def test_a_batch_commits_its_routing_decisions_with_its_items_or_neither(
-    connect: Connect, prompts: Path, tmp_path: Path, inbox: Path, monkeypatch: pytest.MonkeyPatch
+    connect: Connect, scrubbed: Path, prompts: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A batch's decisions (taken by place and extracted, or gated on its text) are written in the transaction of its
     items, one commit: a batch whose write fails leaves neither, and the next run leaves what an unbroken one does."""
@@ -216,17 +229,13 @@ def test_a_batch_commits_its_routing_decisions_with_its_items_or_neither(
 
     monkeypatch.setattr(extraction, "insert_dead_letters", real)
     again, _, _ = _extract(connect, prompts)
-    unbroken = partial(open_warehouse, tmp_path / "unbroken.duckdb")
-    ingest_inbox(unbroken, inbox, None)
-    scrub_pending(unbroken, load_policy(None), None)
+    unbroken = _copy(scrubbed, tmp_path / "unbroken.duckdb")
     whole, _, _ = _extract(unbroken, prompts)
     assert sorted(again.pending) == sorted(whole.pending)  # what was decided by place alone was kept: not routed again
     assert _tables(connect) == _tables(unbroken)
 
 
-def test_a_window_is_planned_in_one_statement_over_its_documents(
-    connect: Connect, prompts: Path, tmp_path: Path, inbox: Path
-) -> None:
+def test_a_window_is_planned_in_one_statement_over_its_documents(connect: Connect, prompts: Path) -> None:
     """Planning a window reads its documents once (`window_work`): what to route, and what to extract among what
     routing took and among what it is about to route; the work planned is what the three statements gave."""
     from extraction_assets.lib.extraction import rules_fingerprint

@@ -4,6 +4,7 @@ same fingerprint; anything else that moved makes it rebuilt instead."""
 from __future__ import annotations
 
 import random
+import shutil
 from pathlib import Path
 
 import duckdb
@@ -122,13 +123,29 @@ CHANGES = {  # what else a pass may have moved besides adding items: each one me
 }
 
 
-@pytest.mark.parametrize("change", CHANGES)
-def test_a_queue_is_rebuilt_where_more_than_new_items_moved(tmp_path: Path, change: str) -> None:
+def _copy(template: Path, tmp_path: Path) -> Path:
+    """A warehouse of the test's own: a copy of a module's `template`, made once for the cases that start alike."""
+    shutil.copyfile(template, tmp_path / "w.duckdb")
+    return tmp_path / "w.duckdb"
+
+
+@pytest.fixture(scope="module")
+def new_items_behind(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A queue built, then a pass with new documents (each case of the test below makes one change on a copy)."""
     rng = random.Random(1)
-    with open_warehouse(tmp_path / "w.duckdb") as con:
+    warehouse = tmp_path_factory.mktemp("new-items-behind") / "w.duckdb"
+    with open_warehouse(warehouse) as con:
         _extract(con, rng, _documents(rng, 0, 24), VERSION)
         rebuild_review_queue(con, VERSION)
         _extract(con, rng, _documents(rng, 24, 6), VERSION)
+    return warehouse
+
+
+@pytest.mark.parametrize("change", CHANGES)
+def test_a_queue_is_rebuilt_where_more_than_new_items_moved(
+    new_items_behind: Path, tmp_path: Path, change: str
+) -> None:
+    with open_warehouse(_copy(new_items_behind, tmp_path)) as con:
         con.execute(CHANGES[change])
         before = con.execute("SELECT * FROM review_queue ORDER BY item_id").fetchall()
         assert bring_queues_in_step(con, [VERSION])[VERSION] == "out of step"
@@ -169,15 +186,23 @@ RIVAL_CHANGES = {  # what the version's queue reads of its rival: moving it move
 }
 
 
+@pytest.fixture(scope="module")
+def two_versions(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two versions with their queues in step (each case of the test below makes one change on a copy)."""
+    warehouse = tmp_path_factory.mktemp("two-versions") / "w.duckdb"
+    with open_warehouse(warehouse) as con:
+        _two_versions(con, random.Random(5))
+    return warehouse
+
+
 @pytest.mark.parametrize("change", [None, *{**CHANGES, **RIVAL_CHANGES}])
 def test_refreshing_every_version_at_once_rebuilds_what_moved_and_keeps_the_rest(
-    tmp_path: Path, change: str | None
+    two_versions: Path, tmp_path: Path, change: str | None
 ) -> None:
     """A version whose recorded fingerprint is today's is not looked at again (nothing written); any change made
     behind the queues' back (no requeue) moves a fingerprint, and that queue is checked again (derived, or rebuilt,
     and its fingerprint recorded anew): after the refresh every queue is what a rebuild gives."""
-    with open_warehouse(tmp_path / "w.duckdb") as con:
-        _two_versions(con, random.Random(5))
+    with open_warehouse(_copy(two_versions, tmp_path)) as con:
         before = {v: remembered_queue_inputs(con, v) for v in (VERSION, RIVAL)}
         if change is not None:
             con.execute({**CHANGES, **RIVAL_CHANGES}[change])
