@@ -21,7 +21,11 @@ __all__ = ["DateMention", "find_dates", "parse_amount", "scan_view"]
 _SPACES = dict.fromkeys(map(ord, "\u00a0\u2007\u202f\u2009\u200a\u2002\u2003\u2004\u2005\u2006\u3000\t\u00ad"), " ")
 _QUOTES = dict.fromkeys(map(ord, "«»“”„‟″"), '"') | dict.fromkeys(map(ord, "‘’‚‛′`"), "'")
 _DASHES = dict.fromkeys(map(ord, "‐‑‒–—―−"), "-")
-_FOLD = str.maketrans(_SPACES | _QUOTES | _DASHES)
+# Each folded character and its fold, one character each. A text is folded by replacing them one after the other:
+# `str.translate` looks every character of the text up in its table once the text holds a non-ASCII character (a
+# long contract: milliseconds), where a `str.replace` of a character the text does not hold is a scan in C. No fold is
+# itself a folded character, so the order of the replacements does not matter: the text is `translate`'s.
+_FOLD = tuple((chr(code), folded) for code, folded in (_SPACES | _QUOTES | _DASHES).items())
 # Latin letters and digits that OCR (or a careless typist) puts inside Cyrillic words.
 _TO_CYRILLIC = str.maketrans("aceopxykmthb03", "асеорхукмтнвоз")
 _CYRILLIC = re.compile(r"[а-яё]")
@@ -94,7 +98,9 @@ def _lower_one_for_one(text: str) -> str:
 
 def scan_view(text: str) -> str:
     """The text folded for matching, one character for one, so offsets in it are offsets in ``text``."""
-    view = _lower_one_for_one(text).translate(_FOLD)
+    view = _lower_one_for_one(text)
+    for char, folded in _FOLD:
+        view = view.replace(char, folded)
     if not _CYRILLIC.search(view):
         return view
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel
 
@@ -75,7 +75,6 @@ _SIGNATURE = re.compile(r"^--[ \t]?$")
 _SENT_FROM_DEVICE = re.compile(r"^\s*sent from my \w+(?: \w+){0,4}(?: \([^)]*\))?\s*$", re.IGNORECASE)
 _SIGN_OFF = re.compile(r"^\s*-[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}\s*$")
 _QUOTED_LINE = re.compile(r"^\s*>")
-_LINE = re.compile(r"[^\n]*\n?")
 
 
 class BodyPart(BaseModel):
@@ -92,27 +91,47 @@ def line_spans(text: str, start: int) -> list[tuple[int, int]]:
 
 
 def iter_line_spans(text: str, start: int) -> Iterator[tuple[int, int]]:
-    """`line_spans`, one line at a time: a reader that stops early does not split the rest of the text."""
-    for m in _LINE.finditer(text, start):
-        if m.start() == m.end():
-            break
-        end = m.end()
-        while end > m.start() and text[end - 1] in "\r\n":
+    """`line_spans`, one line at a time: a reader that stops early does not split the rest of the text. A line ends at
+    its line feed (found with `str.find`), the carriage returns before it left out."""
+    size = len(text)
+    while start < size:
+        stop = text.find("\n", start)
+        if stop == -1:
+            stop = size
+        end = stop
+        while end > start and text[end - 1] == "\r":
             end -= 1
-        yield m.start(), end
+        yield start, end
+        start = stop + 1
 
 
-def _attribution_length(text: str, lines: list[tuple[int, int]], i: int) -> int:
+class _Lines(NamedTuple):
+    """A body's lines as strings (line break excluded), and which of them end on a colon: the tests below read each
+    line several times (as the first, second or third line of an attribution, as history, as what comes next), so
+    each is cut from the text and tested for its colon once."""
+
+    text: list[str]
+    colon: list[bool]
+
+
+def _lines(text: str, spans: list[tuple[int, int]]) -> _Lines:
+    lines = [text[start:end] for start, end in spans]
+    return _Lines(lines, [_ends_on_colon(line) for line in lines])
+
+
+def _attribution_length(lines: _Lines, i: int) -> int:
     """How many lines from `i` form an "On ... wrote:" attribution (0 when they do not)."""
+    if not any(lines.colon[i : i + 3]):  # every attribution's last line ends on a colon
+        return 0
     for size in (1, 2, 3):
-        if i + size > len(lines):
+        if i + size > len(lines.text):
             break
-        last = text[lines[i + size - 1][0] : lines[i + size - 1][1]]
+        last = lines.text[i + size - 1]
         if not last.strip():  # an attribution wraps, it has no blank line
             break
-        if not _ends_on_colon(last):
+        if not lines.colon[i + size - 1]:
             continue
-        first = text[lines[i][0] : lines[i][1]]
+        first = lines.text[i]
         if _ATTRIBUTION_END.search(last):
             return size if size == 1 or _ATTRIBUTION_START.search(first) else 0
         if _ADDRESS_END.search(last) and _ATTRIBUTION_START.search(first):
@@ -120,37 +139,35 @@ def _attribution_length(text: str, lines: list[tuple[int, int]], i: int) -> int:
     return 0
 
 
-def _next_content(text: str, lines: list[tuple[int, int]], i: int) -> str:
-    for start, end in lines[i:]:
-        if text[start:end].strip():
-            return text[start:end]
+def _next_content(lines: _Lines, i: int) -> str:
+    for line in lines.text[i:]:
+        if line.strip():
+            return line
     return ""
 
 
-def _pasted_history(text: str, lines: list[tuple[int, int]], i: int) -> bool:
+def _pasted_history(lines: _Lines, i: int) -> bool:
     """An "Original Message" rule, a rule over "From:", or an Outlook header block ("From:"/"Date:" + a field)."""
-    line = text[slice(*lines[i])]
+    line = lines.text[i]
     if _ORIGINAL_MESSAGE.match(line):
         return True
     if _RULE.match(line):
-        return bool(_HEADER_FROM.match(_next_content(text, lines, i + 1)))
-    return bool(_HEADER_FROM.match(line)) and any(
-        _HEADER_FIELD.match(text[slice(*span)]) for span in lines[i + 1 : i + 4]
-    )
+        return bool(_HEADER_FROM.match(_next_content(lines, i + 1)))
+    return bool(_HEADER_FROM.match(line)) and any(_HEADER_FIELD.match(field) for field in lines.text[i + 1 : i + 4])
 
 
-def _ends_own_text(text: str, lines: list[tuple[int, int]], i: int) -> bool:
+def _ends_own_text(lines: _Lines, i: int) -> bool:
     """Nothing of the sender's follows line `i - 1`: only blank lines, or a rule, signature, quote or history."""
-    following = next((n for n in range(i, len(lines)) if text[slice(*lines[n])].strip()), None)
+    following = next((n for n in range(i, len(lines.text)) if lines.text[n].strip()), None)
     if following is None:
         return True
-    line = text[slice(*lines[following])]
+    line = lines.text[following]
     return bool(
         _RULE.match(line)
         or _SIGNATURE.match(line)
         or _QUOTED_LINE.match(line)
-        or _pasted_history(text, lines, following)
-        or _attribution_length(text, lines, following)
+        or _pasted_history(lines, following)
+        or _attribution_length(lines, following)
     )
 
 
@@ -170,7 +187,7 @@ def _split_inline_attributions(text: str, lines: list[tuple[int, int]]) -> list[
     return spans
 
 
-def _classify_lines(text: str, lines: list[tuple[int, int]], forwarded: bool) -> list[PartKind]:
+def _classify_lines(lines: _Lines, forwarded: bool) -> list[PartKind]:
     """One kind per line, top to bottom.
 
     Pasted history (Outlook's "Original Message" and header blocks) is quoted to the end, unless the
@@ -179,23 +196,24 @@ def _classify_lines(text: str, lines: list[tuple[int, int]], forwarded: bool) ->
     """
     kinds: list[PartKind] = []
     mode: PartKind = "text"  # what an ordinary line is: text, forwarded or signature
+    count = len(lines.text)
     i = 0
-    while i < len(lines):
-        line = text[slice(*lines[i])]
-        if (forwarded or mode != "forwarded") and _pasted_history(text, lines, i):
+    while i < count:
+        line = lines.text[i]
+        if (forwarded or mode != "forwarded") and _pasted_history(lines, i):
             if not forwarded:
-                kinds.extend(["quoted"] * (len(lines) - i))
+                kinds.extend(["quoted"] * (count - i))
                 break
             kinds.append("separator")
             mode = "forwarded"
             i += 1
             continue
-        attribution = _attribution_length(text, lines, i)
+        attribution = _attribution_length(lines, i)
         if attribution:
             kinds.extend(["quoted"] * attribution)
             i += attribution
-            if not _QUOTED_LINE.match(_next_content(text, lines, i)):
-                kinds.extend(["quoted"] * (len(lines) - i))
+            if not _QUOTED_LINE.match(_next_content(lines, i)):
+                kinds.extend(["quoted"] * (count - i))
                 break
             continue
         if _FORWARD.match(line) or (kinds[-1:] == ["separator"] and _RULE_TAIL.match(line)):
@@ -205,8 +223,8 @@ def _classify_lines(text: str, lines: list[tuple[int, int]], forwarded: bool) ->
             kinds.append("quoted")
         elif (
             _SIGNATURE.match(line)
-            or (_RULE.match(line) and _LIST_FOOTER.search(_next_content(text, lines, i + 1)))
-            or ((_SENT_FROM_DEVICE.match(line) or _SIGN_OFF.match(line)) and _ends_own_text(text, lines, i + 1))
+            or (_RULE.match(line) and _LIST_FOOTER.search(_next_content(lines, i + 1)))
+            or ((_SENT_FROM_DEVICE.match(line) or _SIGN_OFF.match(line)) and _ends_own_text(lines, i + 1))
         ):
             kinds.append("signature")
             mode = "signature"
@@ -222,11 +240,12 @@ def body_parts(text: str, body_start: int, forwarded: bool = False) -> list[Body
     `forwarded` says the message is a forward (its subject starts with "Fwd:"): pasted history is then
     content. Blank lines join the run around them; each run spans its first to its last non-blank line.
     """
-    lines = _split_inline_attributions(text, line_spans(text, body_start))
-    kinds = _classify_lines(text, lines, forwarded)
+    spans = _split_inline_attributions(text, line_spans(text, body_start))
+    lines = _lines(text, spans)
+    kinds = _classify_lines(lines, forwarded)
     runs: list[tuple[PartKind, int, int]] = []  # made parts once complete: a long thread has thousands of lines
-    for (start, end), kind in zip(lines, kinds, strict=True):
-        if not text[start:end].strip():
+    for (start, end), line, kind in zip(spans, lines.text, kinds, strict=True):
+        if not line.strip():
             continue
         if runs and runs[-1][0] == kind:
             runs[-1] = (kind, runs[-1][1], end)

@@ -7,6 +7,8 @@ import re
 from datetime import date
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from extraction_assets.lib.extraction import HeuristicExtractor, extract_document
 from extraction_assets.lib.heuristics.contract import _phrase, detect_language, extract_contract
@@ -188,6 +190,22 @@ def test_scan_view_keeps_offsets_and_folds_noise() -> None:
     view = scan_view(raw)
     assert len(view) == len(raw)
     assert view == 'договор "15"- цена'
+
+
+# The scan view's folds as one `str.translate` table: the reference its replacements one by one must meet (on text
+# without Cyrillic, whose words are folded apart).
+_PLAIN_FOLD = str.maketrans(
+    dict.fromkeys(map(ord, "\u00a0\u2007\u202f\u2009\u200a\u2002\u2003\u2004\u2005\u2006\u3000\t\u00ad"), " ")
+    | dict.fromkeys(map(ord, "«»“”„‟″"), '"')
+    | dict.fromkeys(map(ord, "‘’‚‛′`"), "'")
+    | dict.fromkeys(map(ord, "‐‑‒–—―−"), "-")
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="aZ1 \n\t`'\"-\u00a0\u2009\u3000\u00ad«»“”‘’′–—−é", max_size=40))
+def test_the_scan_view_folds_as_one_translation_table(text: str) -> None:
+    assert scan_view(text + "x") == (text + "x").lower().translate(_PLAIN_FOLD)
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from extraction_assets.lib.readers import BodyPart, body_parts, body_start, body_turns, is_forward
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from extraction_assets.lib.readers import BodyPart, body_parts, body_start, body_turns, is_forward, line_spans
 
 HEAD = "From: Dana <[EMAIL_1]>\nSubject: Re: quote\n\n"
 
@@ -171,3 +176,25 @@ def test_sent_from_my_device_is_a_signature_only_where_own_text_ends() -> None:
     assert own_text(middle) == ["Here it is\n\nSent from my phone\n\nAlso, the invoice is $900."]
     sentence = "Here it is\n\nSent from my desk, is much easier then my mobile phone.\n"
     assert own_text(sentence) == ["Here it is\n\nSent from my desk, is much easier then my mobile phone."]
+
+
+# A line as a pattern (what the line spans were found with before `str.find`): the reference they must meet.
+_PLAIN_LINE = re.compile(r"[^\n]*\n?")
+
+
+def _plain_line_spans(text: str, start: int) -> list[tuple[int, int]]:
+    spans = []
+    for m in _PLAIN_LINE.finditer(text, start):
+        if m.start() == m.end():
+            break
+        end = m.end()
+        while end > m.start() and text[end - 1] in "\r\n":
+            end -= 1
+        spans.append((m.start(), end))
+    return spans
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="ab \t\r\n\u2028", max_size=30), st.integers(0, 32))
+def test_line_spans_are_the_lines_a_pattern_finds(text: str, start: int) -> None:
+    assert line_spans(text, start) == _plain_line_spans(text, start)
