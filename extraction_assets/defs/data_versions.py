@@ -18,20 +18,22 @@ def data_version(
     """This run's data version of `asset_key` (unpartitioned: `partitions` None): the one it had if the run changed
     nothing, else the run's id."""
     if not changed:
-        wanted: Sequence[str | None] = partitions or [None]
-        kept = {_latest(context.instance, asset_key, partition) for partition in wanted}
+        kept = set(latest_versions(context.instance, asset_key, partitions))
         if len(kept) == 1 and (version := kept.pop()) is not None:
             return dg.DataVersion(version)
     return dg.DataVersion(context.run_id)
 
 
-def _latest(instance: dg.DagsterInstance, asset_key: str, partition: str | None) -> str | None:
-    """The data version of the latest materialization of `asset_key` (of that partition)."""
-    records = instance.fetch_materializations(
-        dg.AssetRecordsFilter(
-            asset_key=dg.AssetKey(asset_key), asset_partitions=[str(partition)] if partition is not None else None
-        ),
-        limit=1,
-    ).records
-    materialization = records[0].asset_materialization if records else None
-    return (materialization.tags or {}).get(DATA_VERSION_TAG) if materialization else None
+def latest_versions(instance: dg.DagsterInstance, asset_key: str, partitions: Sequence[str] | None) -> list[str | None]:
+    """The data version of the latest materialization of `asset_key`, of each partition (unpartitioned: `partitions`
+    None, one): for every partition at once, as Dagster reads them for its own data versions (the tag indexed per
+    event), one read instead of one a partition, each of which decoded a whole materialization with its metadata."""
+    key = dg.AssetKey(asset_key)
+    if not partitions:
+        records = instance.fetch_materializations(dg.AssetRecordsFilter(asset_key=key), limit=1).records
+        materialization = records[0].asset_materialization if records else None
+        return [(materialization.tags or {}).get(DATA_VERSION_TAG) if materialization else None]
+    tags = instance.event_log_storage.get_latest_tags_by_partition(
+        key, dg.DagsterEventType.ASSET_MATERIALIZATION, [DATA_VERSION_TAG], asset_partitions=list(partitions)
+    )
+    return [tags.get(partition, {}).get(DATA_VERSION_TAG) for partition in partitions]

@@ -44,15 +44,20 @@ def preview_rerun(
     tenant_id: str | None = None,
     doc_ids: Sequence[str] | None = None,
 ) -> RerunPreview:
-    """Count the partition's items a re-extraction of `doc_ids` (default: every document) would replace."""
+    """Count the partition's items a re-extraction of `doc_ids` (default: every document) would replace; no
+    document replaces nothing, and is not asked (a window of a pass with nothing to extract, every version's)."""
     ids = None if doc_ids is None else list(doc_ids)
-    rows = con.execute(
-        """SELECT item_id, status, extracted_by FROM extracted_items
-           WHERE schema_version = ? AND (CAST(? AS VARCHAR) IS NULL OR tenant_id = ?)
-             AND (CAST(? AS VARCHAR[]) IS NULL OR doc_id IN (SELECT unnest(?)))
-           ORDER BY item_id""",
-        [schema_version, tenant_id, tenant_id, ids, ids],
-    ).fetchall()
+    rows = (
+        con.execute(
+            """SELECT item_id, status, extracted_by FROM extracted_items
+               WHERE schema_version = ? AND (CAST(? AS VARCHAR) IS NULL OR tenant_id = ?)
+                 AND (CAST(? AS VARCHAR[]) IS NULL OR doc_id IN (SELECT unnest(?)))
+               ORDER BY item_id""",
+            [schema_version, tenant_id, tenant_id, ids, ids],
+        ).fetchall()
+        if ids != []
+        else []
+    )
     protected = [(i, s, by) for i, s, by in rows if s not in MACHINE_OWNED_STATUSES or by == "human"]
     by_status = Counter(f"{status} (human)" if by == "human" else status for _, status, by in protected)
     if doc_ids is None:

@@ -224,13 +224,17 @@ class _Window(NamedTuple):
     sizes: dict[str, int]
     rerun: RerunPreview
     routed: int
+    # decisions by place of documents with nothing to extract, committed with the window's first batch (then emptied)
+    with_first_batch: list[tuple[Placed, Decision]]
 
 
 def _plan_window(
     connect: Connect, schema: SchemaVersion, shard: Shard, options: ExtractOptions, version: str, window: range
 ) -> tuple[_Window, Counter[str]]:
-    """A window of raw rows planned: its documents to route and to extract (`Plan`), the decisions made by place
-    alone for documents with nothing to extract stored at once, and the window's documents' sizes."""
+    """A window of raw rows planned: its documents to route and to extract (`Plan`), and the window's documents'
+    sizes. The decisions made by place alone for documents with nothing to extract are stored at once where the
+    window has nothing to extract; else up to a routing batch of them commit with the window's first batch (a commit
+    fewer: a warm pass of a few new documents made one for each version's decisions, then one for its batch)."""
     rules, kinds, tenant_id, force = rules_fingerprint(schema), schema.document_kinds, options.tenant_id, options.force
     with connect(read_only=True) as con:
         work = window_work(con, schema.key, kinds, rules, version, tenant_id, force, window)
@@ -250,11 +254,14 @@ def _plan_window(
         rerun = preview_rerun(con, schema.key, tenant_id, [doc_id for doc_id, plan in plans.items() if plan.extract])
         sizes = document_sizes(con, list(plans)) if len(plans) > 1 else {}
     totals: Counter[str] = Counter()
-    without_text = [(d, decision) for d, decision in placed.values() if isinstance(decision, Decision)]
-    for batch in batched([d for d in without_text if d[0].doc_id not in plans], ROUTE_BATCH):
+    without_text = [
+        (d, decision) for d, decision in placed.values() if isinstance(decision, Decision) and d.doc_id not in plans
+    ]
+    with_first_batch = without_text[:ROUTE_BATCH] if plans else []
+    for batch in batched(without_text[len(with_first_batch) :], ROUTE_BATCH):
         with connect() as con:
             totals.update(_decided(con, schema.key, rules, batch))
-    return _Window(plans, placed, sizes, rerun, len(to_route)), totals
+    return _Window(plans, placed, sizes, rerun, len(to_route), with_first_batch), totals
 
 
 def _batches(window: _Window) -> list[list[str]]:
@@ -334,8 +341,10 @@ def _extract_offline(
                 yield raw, clean, {doc_id: window.plans[doc_id] for doc_id in batch}, schema, built
 
     for work in in_order(route_and_extract, jobs(), workers, niceness):
-        placed = in_flight.popleft().placed
-        decisions = [(placed[doc_id][0], decision) for doc_id, decision in work.decisions]
+        window = in_flight.popleft()
+        placed = window.placed
+        decisions = [(placed[doc_id][0], decision) for doc_id, decision in work.decisions] + window.with_first_batch
+        window.with_first_batch.clear()  # the window's first batch takes them: its later batches find none
         for outcome in work.outcomes:  # taken by place and extracted: the decision is stored with the items
             if outcome.doc_id in placed and isinstance(decided := placed[outcome.doc_id][1], Decision):
                 decisions.append((placed[outcome.doc_id][0], decided))

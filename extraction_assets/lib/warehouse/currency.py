@@ -10,7 +10,7 @@ disagreements): 40 to 120 ms a version, most of a pass with nothing new. So a qu
 the fingerprint of everything it is derived from (`review_queue.queue_inputs`): while that fingerprint is unchanged,
 so is the queue's verdict, and only the fingerprint is computed (a scan of the version's rows, no join of its text).
 Another fingerprint (new items: a pass with something new) is first checked for being the recorded one plus new
-items only (`review_queue.extension_of`), the queue then extended by their groups' rows, every such version's at once
+items only (`review_queue.extensions_of`), the queue then extended by their groups' rows, every such version's at once
 (`review_queue.extend_review_queues`); else compared with what moved after the queue was built, by timestamps, and
 the queue is derived only when nothing did.
 """
@@ -27,7 +27,7 @@ from extraction_assets.lib.warehouse.review_queue import (
     Extension,
     QueueInputs,
     extend_review_queues,
-    extension_of,
+    extensions_of,
     queue_currency,
     queue_select,
     remember_queue_inputs,
@@ -86,10 +86,15 @@ def bring_queues_in_step(con: duckdb.DuckDBPyConnection, schema_versions: Sequen
     with transaction(con):
         steps: dict[str, QueueStep] = {}
         extensions: dict[str, Extension] = {}
-        for version, (inputs, remembered) in queue_currency(con, schema_versions).items():
-            extension = None
-            if remembered is not None and remembered.fingerprint != inputs:
-                extension = extension_of(con, version, remembered, inputs)
+        currency = queue_currency(con, schema_versions)
+        behind = {
+            version: (remembered, inputs)
+            for version, (inputs, remembered) in currency.items()
+            if remembered is not None and remembered.fingerprint != inputs
+        }
+        found = extensions_of(con, behind) if behind else {}
+        for version, (inputs, remembered) in currency.items():
+            extension = found.get(version)
             if extension is not None:
                 extensions[version], steps[version] = extension, "extended"
             else:

@@ -160,18 +160,29 @@ _QUEUE_CODE = hashlib.sha256((queue_select("i.schema_version = $version") + _QUE
 # An item's group and its tenant and item type, each behind its version (a queue extension's, every version's at once)
 _GROUP_OF_VERSION_SQL = f"concat_ws(chr(31), i.schema_version, {group_id_sql()})"
 _KIND_SQL = "concat_ws(chr(31), i.schema_version, i.tenant_id, i.item_type)"
-# The first three parts of the fingerprint for the items written after a time (`$since`): the items, their evidence,
-# and the documents no earlier item of the version comes from; then the groups the items are in, and their kinds.
-_ADDED_INPUTS = f"""WITH added AS (
-        SELECT * FROM extracted_items WHERE schema_version = $version AND updated_at > $since)
-    SELECT ({_PART.format(row=_ITEM_ROW)} FROM added),
-        ({_PART.format(row="e.item_id, e.char_start, e.quote")}
-         FROM evidence e SEMI JOIN added i ON i.item_id = e.item_id),
-        ({_PART.format(row="r.doc_id, r.source_uri")} FROM raw_documents r SEMI JOIN added i ON i.doc_id = r.doc_id
-         WHERE NOT EXISTS (SELECT 1 FROM extracted_items o WHERE o.schema_version = $version
-                             AND o.doc_id = r.doc_id AND o.updated_at <= $since)),
-        (SELECT coalesce(list(DISTINCT {_GROUP_OF_VERSION_SQL}), []) FROM added i),
-        (SELECT coalesce(list(DISTINCT {_KIND_SQL}), []) FROM added i)"""
+# The first three parts of the fingerprint for the items each version wrote after its own time (`$since`, by
+# `$versions`): the items, their evidence, and the documents no earlier item of the version comes from; then the
+# groups the items are in, and their kinds. One row per version asked ('0/0' for a part with no row), in one statement.
+_ADDED_INPUTS = f"""WITH asked AS (
+        SELECT unnest(CAST($versions AS VARCHAR[])) AS version, unnest(CAST($since AS TIMESTAMP[])) AS since),
+    added AS (SELECT i.* FROM extracted_items i
+              JOIN asked a ON i.schema_version = a.version AND i.updated_at > a.since),
+    items AS (SELECT i.schema_version AS version, {_HASHED.format(row=_ITEM_ROW)} AS part,
+                     list(DISTINCT {_GROUP_OF_VERSION_SQL}) AS groups, list(DISTINCT {_KIND_SQL}) AS kinds
+              FROM added i GROUP BY i.schema_version),
+    quotes AS (SELECT v.version, {_HASHED.format(row="e.item_id, e.char_start, e.quote")} AS part
+               FROM evidence e JOIN (SELECT DISTINCT schema_version AS version, item_id FROM added) v USING (item_id)
+               GROUP BY v.version),
+    sources AS (SELECT d.version, {_HASHED.format(row="r.doc_id, r.source_uri")} AS part
+                FROM raw_documents r
+                JOIN (SELECT DISTINCT schema_version AS version, doc_id FROM added) d USING (doc_id)
+                JOIN asked a USING (version)
+                WHERE NOT EXISTS (SELECT 1 FROM extracted_items o WHERE o.schema_version = d.version
+                                    AND o.doc_id = r.doc_id AND o.updated_at <= a.since)
+                GROUP BY d.version)
+    SELECT a.version, coalesce(items.part, '0/0'), coalesce(quotes.part, '0/0'), coalesce(sources.part, '0/0'),
+           coalesce(items.groups, []), coalesce(items.kinds, [])
+    FROM asked a LEFT JOIN items USING (version) LEFT JOIN quotes USING (version) LEFT JOIN sources USING (version)"""
 
 
 @dataclass(frozen=True)
@@ -212,7 +223,7 @@ def remember_queue_inputs(con: duckdb.DuckDBPyConnection, schema_version: str, i
 
 @dataclass(frozen=True)
 class Extension:
-    """A queue that only new items left behind (`extension_of`): the groups they joined, as `version<US>group id`
+    """A queue that only new items left behind (`extensions_of`): the groups they joined, as `version<US>group id`
     (`_GROUP_OF_VERSION_SQL`), their tenants and item types, as `version<US>tenant<US>type`, and its fingerprint
     without its queued part."""
 
@@ -221,13 +232,14 @@ class Extension:
     inputs: list[str]
 
 
-def extension_of(
-    con: duckdb.DuckDBPyConnection, schema_version: str, remembered: QueueInputs, current: str
-) -> Extension | None:
-    """Whether a queue that was in step (`remembered`) is brought in step again by deriving the rows of the groups
-    its items written since then joined, where the fingerprint proves that nothing else moved (inside the caller's
-    transaction, which computed `current`, the fingerprint now): those groups, else None (`extend_review_queues`
-    writes them).
+def extensions_of(
+    con: duckdb.DuckDBPyConnection, behind: Mapping[str, tuple[QueueInputs, str]]
+) -> dict[str, Extension | None]:
+    """For each version whose queue was in step (`behind`: version -> the fingerprint `remembered` then, and the one
+    `current` now), whether the queue is brought in step again by deriving the rows of the groups its items written
+    since then joined, where the fingerprint proves that nothing else moved (inside the caller's transaction, which
+    computed `current`): those groups, else None (`extend_review_queues` writes them). What every version added is
+    read in one statement: its plan is paid once a pass, not once a version.
 
     The proof: each part of the fingerprint is a count and an XOR of row hashes, so the rows added to a part change
     it by their own count and XOR. Where the recorded parts of the version's items, their evidence and their
@@ -238,20 +250,30 @@ def extension_of(
     with one (a group's size and rank are its members'; disagreements read only the rivals' rows): the rows of the
     groups the added items are in are derived again, every member of those groups with them, by the same query as
     a rebuild (`queue_select`); every other row stays, as a rebuild would derive it."""
-    code, *recorded = remembered.fingerprint.split(":")
-    now_code, *parts = current.split(":")
-    if code != now_code or len(recorded) != len(parts):
-        return None
-    added = con.execute(_ADDED_INPUTS, {"version": schema_version, "since": remembered.checked_at}).fetchone()
-    *added_parts, groups, kinds = added  # type: ignore[misc]
-    grown = [_combined(before, new) for before, new in zip(recorded, added_parts, strict=False)]
-    if not groups or grown + recorded[len(grown) :] != parts:  # no group: no item added
-        return None
-    return Extension(groups, kinds, [code, *parts[:-1]])
+    found: dict[str, Extension | None] = dict.fromkeys(behind)
+    asked = {
+        version: (remembered, current)
+        for version, (remembered, current) in behind.items()
+        if remembered.fingerprint.split(":")[0] == current.split(":")[0]
+        and remembered.fingerprint.count(":") == current.count(":")
+    }
+    if not asked:
+        return found
+    rows = con.execute(
+        _ADDED_INPUTS, {"versions": list(asked), "since": [remembered.checked_at for remembered, _ in asked.values()]}
+    ).fetchall()
+    for version, *added_parts, groups, kinds in rows:
+        remembered, current = asked[version]
+        code, *recorded = remembered.fingerprint.split(":")
+        _, *parts = current.split(":")
+        grown = [_combined(before, new) for before, new in zip(recorded, added_parts, strict=False)]
+        if groups and grown + recorded[len(grown) :] == parts:  # no group: no item added
+            found[version] = Extension(groups, kinds, [code, *parts[:-1]])
+    return found
 
 
 def extend_review_queues(con: duckdb.DuckDBPyConnection, extensions: Mapping[str, Extension]) -> None:
-    """Extend each version's queue by the rows of the groups its new items joined (`extension_of`, which proved that
+    """Extend each version's queue by the rows of the groups its new items joined (`extensions_of`, which proved that
     nothing else moved), and record each one's fingerprint (inside the caller's transaction). Every version's in one
     statement each: deriving queue rows costs a plan of ~10 ms whatever its scope, and one version's rows read no
     other version's queue."""

@@ -8,6 +8,7 @@ import pytest
 
 from extraction_assets.lib.review import corrections, highlight_segments, item_detail, list_queue, preview_rerun
 from extraction_assets.lib.warehouse import open_warehouse, rows_as_dicts
+from tests.listed_statements import ListedStatements
 from tests.review_seed import HOSTILE, SCHEMA, TEXTS, seed
 
 
@@ -96,7 +97,9 @@ def test_rerun_preview_counts_what_would_be_overwritten_and_what_needs_confirmat
         after = preview_rerun(con, SCHEMA, "acme")
         everyone = preview_rerun(con, SCHEMA)
         other_version = preview_rerun(con, "pulse@v2", "acme")
-        no_docs = preview_rerun(con, SCHEMA, "acme", doc_ids=[])
+        said: list[str] = []
+        no_docs = preview_rerun(ListedStatements(con, said), SCHEMA, "acme", doc_ids=[])  # type: ignore[arg-type]
+        assert said == [], "no document: nothing to ask"
     assert (before.would_overwrite, before.need_confirmation) == (3, 0)
     assert (after.would_overwrite, after.need_confirmation) == (1, 2)
     assert after.protected_by_status == {"accepted (human)": 1, "draft (human)": 1}
@@ -104,7 +107,8 @@ def test_rerun_preview_counts_what_would_be_overwritten_and_what_needs_confirmat
     assert "would overwrite 1 draft/needs_review items; 2 need confirmation" in after.message
     assert (everyone.would_overwrite, everyone.need_confirmation, everyone.documents) == (2, 2, 2)
     assert (other_version.would_overwrite, other_version.need_confirmation) == (0, 0)
-    assert (no_docs.would_overwrite, no_docs.need_confirmation) == (0, 0)
+    assert (no_docs.would_overwrite, no_docs.need_confirmation, no_docs.documents) == (0, 0, 0)
+    assert no_docs.protected_items == [] and no_docs.protected_by_status == {}
 
 
 def test_bidirectional_controls_in_stored_strings_are_shown_marked_never_raw(warehouse) -> None:

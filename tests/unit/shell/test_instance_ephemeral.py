@@ -81,3 +81,62 @@ def test_the_storages_are_made_as_dagster_makes_its_in_memory_ones_but_the_migra
         assert _tables(ours._held_conn) == _tables(theirs._held_conn) - {"alembic_version"}
         ours.dispose()
         theirs.dispose()
+
+
+def test_tables_columns_and_dynamic_partitions_are_answered_as_dagster_answers_them_from_sqlite_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Through adds, deletes and a wipe, the same answers as Dagster's in-memory log; SQLite is asked once about a
+    table or a column of `asset_keys`, and about a definition's keys again only after a write to them."""
+    asked: list[tuple[str, str]] = []  # (whose, what) of each question that reached SQLite
+    for name in ("has_table", "get_dynamic_partitions", "_has_asset_key_col_on_connection"):
+        original = getattr(InMemoryEventLogStorage, name)
+
+        def counted(self: InMemoryEventLogStorage, *args: str, _original=original, _name=name) -> object:
+            asked.append(("ours" if isinstance(self, HeldEventLogStorage) else "theirs", _name))
+            return _original(self, *args)
+
+        monkeypatch.setattr(InMemoryEventLogStorage, name, counted)
+    ours, theirs = HeldEventLogStorage(), InMemoryEventLogStorage()
+
+    def same(name: str, key: str) -> list[str]:
+        keys = ours.get_dynamic_partitions(name)
+        assert keys == theirs.get_dynamic_partitions(name)
+        assert ours.has_dynamic_partition(name, key) == theirs.has_dynamic_partition(name, key)
+        wanted = [key, "nowhere", *keys[:1]]
+        assert ours.get_existing_dynamic_partitions(name, wanted) == theirs.get_existing_dynamic_partitions(
+            name, wanted
+        )
+        return list(keys)
+
+    for storage in (ours, theirs):
+        storage.add_dynamic_partitions("versions", ["b@v1", "a@v1"])
+        storage.add_dynamic_partitions("other", ["x"])
+    assert same("versions", "a@v1") == ["b@v1", "a@v1"], "in the order they were added"
+    asked.clear()
+    for _ in range(5):
+        same("versions", "a@v1")
+        assert ours.has_table("dynamic_partitions") and not ours.has_table("no_such_table")
+        for column in ("last_materialization_timestamp", "no_such_column"):
+            assert ours.has_asset_key_col(column) == theirs.has_asset_key_col(column)
+    assert asked.count(("theirs", "get_dynamic_partitions")) == 5
+    assert asked.count(("theirs", "has_table")) == 3 * 5, "before each of the three reads, every time"
+    assert asked.count(("ours", "get_dynamic_partitions")) == 0
+    assert asked.count(("theirs", "_has_asset_key_col_on_connection")) == 2 * 5
+    assert sorted(a for a in asked if a[0] == "ours") == [
+        ("ours", "_has_asset_key_col_on_connection"),
+        ("ours", "_has_asset_key_col_on_connection"),
+        ("ours", "has_table"),
+    ], "a name or column not asked before: once"
+    for storage in (ours, theirs):
+        storage.add_dynamic_partitions("versions", ["c@v1", "a@v1"])
+    assert same("versions", "c@v1") == ["b@v1", "a@v1", "c@v1"]
+    for storage in (ours, theirs):
+        storage.delete_dynamic_partition("versions", "b@v1")
+    assert same("versions", "b@v1") == ["a@v1", "c@v1"]
+    assert same("other", "x") == ["x"]
+    for storage in (ours, theirs):
+        storage.wipe()
+    assert same("versions", "a@v1") == [] and same("other", "x") == []
+    ours.dispose()
+    theirs.dispose()

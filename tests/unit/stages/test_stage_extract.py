@@ -231,7 +231,7 @@ def test_a_batch_commits_its_routing_decisions_with_its_items_or_neither(
     again, _, _ = _extract(connect, prompts)
     unbroken = _copy(scrubbed, tmp_path / "unbroken.duckdb")
     whole, _, _ = _extract(unbroken, prompts)
-    assert sorted(again.pending) == sorted(whole.pending)  # what was decided by place alone was kept: not routed again
+    assert sorted(again.pending) == sorted(whole.pending)  # what the failed batch took is decided again, the same
     assert _tables(connect) == _tables(unbroken)
 
 
@@ -276,3 +276,36 @@ def test_a_window_is_planned_in_one_statement_over_its_documents(connect: Connec
     assert {doc_id for doc_id, plan in planned.plans.items() if plan.extract} == (
         {d.doc_id for d in unrouted} & out_of_date & set(planned.plans)
     ) | set(routed)
+
+
+def test_decisions_by_place_commit_with_the_windows_first_batch(
+    connect: Connect, prompts: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A window with something to extract commits the decisions made by place alone (documents with nothing to
+    extract) in its first batch's transaction: every commit of the partition is a batch's, and every decision is
+    stored as one committed apart would be."""
+    from extraction_assets.lib.stages import extract
+
+    said: list[str] = []
+    batches: list[int] = []
+    real = extract.write_extraction_batch
+
+    def counted_batch(*args: Any, **kwargs: Any) -> Any:
+        batches.append(1)
+        return real(*args, **kwargs)
+
+    @contextmanager
+    def counted(read_only: bool = False) -> Iterator[Any]:
+        with connect(read_only=read_only) as con:
+            yield ListedStatements(con, said)
+
+    monkeypatch.setattr(extract, "write_extraction_batch", counted_batch)
+    report, _, _ = _extract(counted, prompts)
+    with connect(read_only=True) as con:
+        decided = con.execute(
+            "SELECT count(*) FILTER (WHERE NOT taken), count(*) FROM document_applicability WHERE schema_version = ?",
+            [KEY],
+        ).fetchone()
+    assert decided is not None and decided[0] > 0, "the sample has documents its folder keeps from this version"
+    assert decided[1] == report.routed["taken"] + report.routed["not_taken"] and batches
+    assert sum(sql.strip() == "COMMIT" for sql in said) == len(batches), said
