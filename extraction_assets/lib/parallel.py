@@ -39,8 +39,11 @@ PR_SET_PDEATHSIG = 1  # prctl(2): the signal a process gets when its parent dies
 # worker, 0.14 at this threshold); what they would find, objects in a reference cycle, is rare and small here.
 WORKER_GC_THRESHOLD = 10_000
 # Items (inbox files, documents) a step must have before it starts a pool of its own where the number of workers is
-# not set. Two spawned workers cost about one CPU-second to start and feed; side by side on this project's 2-core
-# machine, a pass of 67 to 800 files cost about a CPU-second less in one process, and its wall time was no longer.
+# not set. Two spawned workers cost about one CPU-second to start and feed. Quiet, on 2 cores, alternated 3 times, a
+# pass of the 67-file sample / 150 / 400 / 800 files of the bench inbox took 2.3 / 2.2 / 3.5 / 5.7 CPU-s and 2.2 /
+# 2.2 / 3.4 / 5.6 s in one process, 3.1 / 2.8 / 4.6 / 6.7 CPU-s and 2.6 / 2.5 / 3.7 / 4.9 s with two workers: the
+# pool's wall time pays from about 500 such files. The bound stays lower, on the safe side for larger documents (more
+# work a file), where a pool pays sooner.
 POOL_WORTH = 256
 
 
