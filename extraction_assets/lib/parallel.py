@@ -41,7 +41,7 @@ WORKER_GC_THRESHOLD = 10_000
 # Items (inbox files, documents) a step must have before it starts a pool of its own where the number of workers is
 # not set. Two spawned workers cost about one CPU-second to start and feed. Quiet, on 2 cores, alternated 3 times, a
 # pass of the 67-file sample / 150 / 400 / 800 files of the bench inbox took 2.3 / 2.2 / 3.5 / 5.7 CPU-s and 2.2 /
-# 2.2 / 3.4 / 5.6 s in one process, 3.1 / 2.8 / 4.6 / 6.7 CPU-s and 2.6 / 2.5 / 3.7 / 4.9 s with two workers: the
+# 2.2 / 3.4 / 5.6 s in one process, 3.1 / 2.9 / 4.6 / 6.7 CPU-s and 2.6 / 2.5 / 3.7 / 4.9 s with two workers: the
 # pool's wall time pays from about 500 such files. The bound stays lower, on the safe side for larger documents (more
 # work a file), where a pool pays sooner.
 POOL_WORTH = 256
