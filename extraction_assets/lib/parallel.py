@@ -111,8 +111,11 @@ def workers_for(items: int, batch_size: int) -> int:
 
 def settled_at(batch_size: int) -> int:
     """Items beyond which `workers_for` answers the same whatever more there are: what a step must count of work it
-    plans as it goes before it knows its workers."""
-    every_worker = batch_size * max(1, pool_size())
+    plans as it goes before it knows its workers (none without a pool: the answer is 0 whatever the work)."""
+    workers = pool_size()
+    if workers == 0:
+        return 0
+    every_worker = batch_size * workers
     return max(every_worker, POOL_WORTH) if _worth_asked() else every_worker
 
 

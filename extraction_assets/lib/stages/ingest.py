@@ -180,7 +180,8 @@ def _letter(failure: ReadFailure) -> DeadLetter:
 def _plan_ahead(plan: Iterator[FileRead | ReadFailure]) -> tuple[Iterator[FileRead | ReadFailure], int]:
     """The inbox's plan as a stream (the walk goes on as its files are read: a plan of the whole inbox is never held),
     and the workers its reads are worth (`workers_for`): the walk is read ahead only until that number is known (the
-    whole plan of a small inbox, a chunk per worker of the pool and one file more of a large one)."""
+    whole plan of a small inbox; of a large one, a chunk per worker of the pool, or `POOL_WORTH` files where a pool
+    must be worth its start-up, and one file more)."""
     from extraction_assets.lib.readers import FileRead
 
     ahead: list[FileRead | ReadFailure] = []

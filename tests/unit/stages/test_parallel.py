@@ -46,6 +46,8 @@ def test_a_pool_is_started_only_for_work_worth_its_start_up(monkeypatch: pytest.
     monkeypatch.setenv("EXTRACTION_WORKER_PROCESSES", "2")
     monkeypatch.setattr(parallel, "_pool", None)
     assert workers_for(33, 32) == 2 and settled_at(32) == 64  # as many as set, as soon as there is a second batch
+    monkeypatch.setattr(parallel, "pool_size", lambda: 0)
+    assert workers_for(10_000, 32) == 0 and settled_at(32) == 0  # no pool: nothing more to count
 
 
 def test_results_come_back_in_the_order_of_the_work_in_process_or_in_workers() -> None:
