@@ -580,7 +580,8 @@ class _Contract:
     # --- law and clauses ---------------------------------------------------------------------------
 
     def governing_law(self) -> _Found | None:
-        """The jurisdiction named in a governing-law sentence; one that speaks of this agreement wins."""
+        """The jurisdiction named in a governing-law sentence; one that speaks of this agreement wins, and among those
+        one that says it governs ("will be governed by") over one that only says how a term is construed."""
         candidates: list[tuple[int, int, str, str]] = []
         for trigger in self.hits(self.lex.governing_law):
             s, e = self.sentence(trigger.start(), trigger.end())
@@ -590,7 +591,8 @@ class _Contract:
         own = [c for c in candidates if self.hits(self.lex.this_contract, c[0], c[1])]
         if not candidates:
             return None
-        s, e, name, printed = (own or candidates)[0]
+        governs = [c for c in own if self.hits(self.lex.governing_law[:1], c[0], c[1])]
+        s, e, name, printed = (governs or own or candidates)[0]
         value = {"value": name, "as_printed": printed}
         found = self.found("governing_law", value, s, e, FULL if own else PARTIAL, "this_contract" if own else "other")
         return replace(found, features={"places_disagree": float(len({c[2].casefold() for c in candidates}) > 1)})

@@ -33,7 +33,7 @@ class Lexicon:
     end_defined: tuple[str, ...]  # a defined term right after the end date: '(the "Expiration Date")'
     term_words: tuple[str, ...]  # an end date's sentence speaks of the contract's term
     amount: tuple[str, ...]  # phrases shortly before the contract's total amount
-    governing_law: tuple[str, ...]  # phrases that open a governing-law clause
+    governing_law: tuple[str, ...]  # phrases that open a governing-law clause, the one saying it governs first
     law_of: tuple[str, ...]  # phrases right before the jurisdiction's name ("laws of the State of")
     not_governing_law: tuple[str, ...]  # "organized under the laws of": a party's origin, not the contract's law
     this_contract: tuple[str, ...]  # how the contract speaks of itself ("this agreement", "настоящий договор")

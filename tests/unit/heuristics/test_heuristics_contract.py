@@ -151,6 +151,16 @@ def test_a_party_organized_under_other_laws_is_not_the_governing_law(schema: Sch
     assert _values(_fields(text, schema))["governing_law"] == "New York"
 
 
+def test_the_sentence_that_governs_the_contract_names_its_law(schema: SchemaVersion) -> None:
+    # an earlier sentence on how something in this Agreement is construed names a law too, and is no choice of law
+    text = (
+        "AGENCY AGREEMENT\nThis Agreement is between Delta Soft Inc. and Echo Media LLC.\n"
+        "Nothing in this Agreement shall be construed to require the Agent to act against the laws of the United "
+        "States.\nThis Agreement will be governed by the law of the State of Delaware.\n"
+    )
+    assert _values(_fields(text, schema))["governing_law"] == "Delaware"
+
+
 @pytest.mark.parametrize(
     ("clause", "expected"),
     [
