@@ -64,7 +64,7 @@ HEURISTIC_PACKS: dict[str, HeuristicPack] = {
         folders=("receipts",),
     ),
     "contract": HeuristicPack(
-        version="heuristic-contract-v26",
+        version="heuristic-contract-v27",
         extractor="contract:extract_contract",
         gate_name="contract_gate",
         folders=("contracts",),

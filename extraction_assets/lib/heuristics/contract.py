@@ -50,6 +50,8 @@ SENTENCE_RADIUS = 400  # a sentence is cut to this many characters on each side 
 MAX_TITLE_CHARS = 140
 TITLE_OPENING_CHARS = 60  # ... and a line too long to be one is a title going on with names if one opens it
 SIGNATURE_CHARS = 3000
+ALIAS_CHARS = 160  # a party's alias ('("Buyer")') follows its name within this many characters
+DEFINITION_CHARS = 120  # ... and without one, its definition ("a Delaware corporation ...") runs about this far
 ABBREVIATION_CHARS = 4  # "руб.", "бел.": a dot after a word this short belongs to it
 RUNNING_DATE_REPEATS = 3
 JURISDICTION_WORDS = 6
@@ -328,7 +330,7 @@ class _Contract:
                 continue
             seen.add(key)
             value: dict[str, Any] = {"value": name}
-            alias = (_RU_ALIAS if self.lex.language == "ru" else _ALIAS).search(self.view, end, end + 160)
+            alias = (_RU_ALIAS if self.lex.language == "ru" else _ALIAS).search(self.view, end, end + ALIAS_CHARS)
             if alias:
                 value["alias"] = self.text[alias.start(1) : alias.end(1)]
             field = "party_a" if not found else "party_b"
@@ -814,6 +816,14 @@ def _boundary_features(contract: _Contract, start: int, end: int) -> dict[str, f
     }
 
 
+def _qualified_definition(contract: _Contract, end: int) -> bool:
+    """Whether a party's definition, from its name to its alias, gives it another name or its successors ("a Delaware
+    corporation (together with its successors and assigns, "Lessor")", "d/b/a Time Life Music"): whether those words
+    belong to the party's name is a reader's choice."""
+    alias = _ALIAS.search(contract.view, end, end + ALIAS_CHARS)
+    return bool(contract.hits(contract.lex.name_qualifiers, end, alias.end() if alias else end + DEFINITION_CHARS))
+
+
 SENTENCE_CHARS = 160  # how far back in its sentence a date's reference to another contract is looked for
 
 
@@ -938,6 +948,7 @@ def _features(contract: _Contract, found: _Found, others: dict[str, _Found]) -> 
             "common_words": float(min(sum(w.islower() and w not in _NAME_GLUE for w in words), 3)),
             "two_names": float(" and " in f" {value.casefold()} " and found.rule != "quoted"),
             **_boundary_features(contract, found.start, found.end),
+            "qualified_definition": float(_qualified_definition(contract, found.end)),
             "no_parties_clause": float(not contract.hits(("between", "among"), 0, contract.header)),
             "far_from_clause": float(found.start - contract.parties_clause > CLAUSE_CHARS),
             "address_like": float(bool(_ADDRESS_WORDS.search(value))),  # "Walnut Street, Boulder, CO"

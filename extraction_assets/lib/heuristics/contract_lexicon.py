@@ -24,6 +24,9 @@ class Lexicon:
     entity_forms: tuple[str, ...]  # legal forms that mark a party's name
     party_roles: tuple[str, ...]  # "hereinafter referred to as", "именуемое в дальнейшем"
     name_continuations: tuple[str, ...]  # words a party's name may go on with: "and its Affiliates", "d/b/a"
+    # words a party's definition may give it another name or its successors with ("together with its successors and
+    # assigns", "d/b/a Time Life Music", "operating with the service name ..."): a reader may take them as the name's
+    name_qualifiers: tuple[str, ...]
     agreement_date: tuple[str, ...]  # phrases right before the date the contract was made
     start_date: tuple[str, ...]  # phrases right before the date the contract takes effect
     start_defined: tuple[str, ...]  # a defined term right after the start date: '(the "Effective Date")'
@@ -120,6 +123,8 @@ EN = Lexicon(
     signatures=("in witness whereof", "signed and effective", "authorized signature", "signature", "/s/", "by:"),
     name_continuations=("and its", "and their", "or its", "together with", "including its", "on behalf of", "d/b/a",
                         "dba", "f/k/a", "formerly", "doing business as", "acting through", "a division of"),
+    name_qualifiers=("successors", "assigns", "d/b/a", "doing business as", "trading as", "operating with",
+                     "operating under", "a division of", "f/k/a", "formerly"),
     signed_on=("signed and effective this", "signed this", "executed this", "signed on", "executed on"),
     this_contract=("this agreement", "this contract", "the agreement", "this amendment", "hereunder", "hereof"),
     other_contract=("the", "a", "an", "that certain", "certain", "such", "said", "to", "under", "of", "pursuant to"),
@@ -207,6 +212,7 @@ RU = Lexicon(
     not_governing_law=("зарегистрирован*",),
     signatures=("подписи сторон", "реквизиты и подписи", "адреса и реквизиты", "подписи"),
     name_continuations=(),
+    name_qualifiers=(),
     signed_on=("подписан*", "дата подписания"),
     this_contract=("настоящ* договор*", "договор*", "отношени* сторон", "настоящ* контракт*", "настоящ* соглашени*"),
     other_contract=(),

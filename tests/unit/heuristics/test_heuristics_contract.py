@@ -725,3 +725,25 @@ def test_the_united_states_of_america_is_the_united_states(schema: SchemaVersion
     )
     law = _fields(text, schema)["governing_law"].value
     assert (law["value"], law["as_printed"]) == ("United States", "United States of America")
+
+
+def test_a_party_whose_definition_names_it_otherwise_is_evidence_of_doubt(schema: SchemaVersion) -> None:
+    """A party's definition giving it its successors or another name ("together with its successors and assigns",
+    "d/b/a ...") up to its alias: whether those words are part of the name is a reader's choice (evidence for the
+    calibration; the value stays the name)."""
+    text = (
+        "AGENCY AGREEMENT\nThis Agency Agreement is between Hotel Capital Corporation, a Delaware corporation "
+        '(together with its successors and assigns, "Lessor"), and India Stores, Inc., a Kansas corporation (the '
+        '"Company").\nWHEREAS, the Company sells goods.\n'
+    )
+    found = _fields(text, schema)
+    assert (found["party_a"].value["value"], found["party_b"].value["value"]) == (
+        "Hotel Capital Corporation",
+        "India Stores, Inc.",
+    )
+    assert (found["party_a"].features["qualified_definition"], found["party_b"].features["qualified_definition"]) == (
+        1.0,
+        0.0,
+    )
+    trade = text.replace("(together with its successors and assigns, ", "d/b/a Hotel Funding (")
+    assert _fields(trade, schema)["party_a"].features["qualified_definition"] == 1.0
