@@ -64,7 +64,7 @@ HEURISTIC_PACKS: dict[str, HeuristicPack] = {
         folders=("receipts",),
     ),
     "contract": HeuristicPack(
-        version="heuristic-contract-v27",
+        version="heuristic-contract-v28",
         extractor="contract:extract_contract",
         gate_name="contract_gate",
         folders=("contracts",),

@@ -23,6 +23,7 @@ from itertools import pairwise
 from typing import Any
 
 from extraction_assets.lib.heuristics.contract_lexicon import (
+    COUNTRY_OF_PROVINCE,
     CURRENCIES,
     FEDERAL_LAWS,
     JURISDICTION_ALIASES,
@@ -595,7 +596,8 @@ class _Contract:
             return None
         governs = [c for c in own if self.hits(self.lex.governing_law[:1], c[0], c[1])]
         s, e, name, printed = (governs or own or candidates)[0]
-        value = {"value": name, "as_printed": printed}
+        country = COUNTRY_OF_PROVINCE.get(name.casefold())  # "Ontario" is "Ontario, Canada", as when both are printed
+        value = {"value": f"{name}, {country}" if country else name, "as_printed": printed}
         found = self.found("governing_law", value, s, e, FULL if own else PARTIAL, "this_contract" if own else "other")
         return replace(found, features={"places_disagree": float(len({c[2].casefold() for c in candidates}) > 1)})
 

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CURRENCIES", "EN", "FEDERAL_LAWS", "JURISDICTION_ALIASES", "LEXICONS", "RU", "Lexicon"]
+__all__ = [
+    "COUNTRY_OF_PROVINCE",
+    "CURRENCIES",
+    "EN",
+    "FEDERAL_LAWS",
+    "JURISDICTION_ALIASES",
+    "LEXICONS",
+    "RU",
+    "Lexicon",
+]
 
 
 @dataclass(frozen=True)
@@ -269,3 +278,12 @@ JURISDICTION_ALIASES: dict[str, str] = {
     "рф": "Российская Федерация",
     "рб": "Республика Беларусь",
 }
+
+# A province named without its country ("the laws of the Province of Ontario") is named as when both are printed
+# ("Ontario, Canada"): one place, one name. A state of the United States is named alone, as contracts name it.
+# fmt: off
+COUNTRY_OF_PROVINCE: dict[str, str] = dict.fromkeys((
+    "alberta", "british columbia", "manitoba", "new brunswick", "newfoundland and labrador", "nova scotia", "ontario",
+    "prince edward island", "quebec", "québec", "saskatchewan", "northwest territories", "nunavut", "yukon",
+), "Canada")
+# fmt: on

@@ -151,6 +151,20 @@ def test_a_party_organized_under_other_laws_is_not_the_governing_law(schema: Sch
     assert _values(_fields(text, schema))["governing_law"] == "New York"
 
 
+@pytest.mark.parametrize(
+    "clause",
+    [
+        "This Agreement shall be governed by the laws of the Province of Ontario.",
+        "This Agreement shall be governed by the laws of the Province of Ontario, Canada.",
+    ],
+)
+def test_a_province_is_named_with_its_country_however_printed(schema: SchemaVersion, clause: str) -> None:
+    text = f"SUPPLY CONTRACT\nby and between Foxtrot Ltd. and Golf Co.\n{clause}\n"
+    law = _fields(text, schema)["governing_law"].value
+    assert law["value"] == "Ontario, Canada"
+    assert law["as_printed"] in clause
+
+
 def test_the_sentence_that_governs_the_contract_names_its_law(schema: SchemaVersion) -> None:
     # an earlier sentence on how something in this Agreement is construed names a law too, and is no choice of law
     text = (
