@@ -416,7 +416,9 @@ class _Contract:
         after: tuple[str, ...] = (),
         own: bool = False,
     ) -> _Found | None:
-        """The first date printed right after a trigger in ``[lo, hi)``, in a sentence with a ``near`` word if given,
+        """The first date printed right after a trigger in ``[lo, hi)``, in a sentence with a ``near`` word if given
+        (and about no recurring period: "the first Contract Year ... ending on September 30, 2020" ends a year, not the
+        term),
         and with an ``after`` word shortly before the trigger if given ("from ... to <date>"); with ``own``, not a
         date that another contract's title is given ("to the Supply Agreement dated <date>")."""
         for trigger in self.hits(triggers, lo, hi):
@@ -427,7 +429,7 @@ class _Contract:
                 continue
             if near:
                 s, e = self.sentence(trigger.start(), mention.end)
-                if not self.hits(near, s, e):
+                if not self.hits(near, s, e) or self.hits(self.lex.recurring_periods, s, e):
                     continue
             return self._date_found(mention, FULL, rule="trigger")
         return None

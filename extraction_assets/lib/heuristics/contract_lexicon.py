@@ -44,6 +44,7 @@ class Lexicon:
     period_end: tuple[str, ...]  # ... and the words right before its end
     end_defined: tuple[str, ...]  # a defined term right after the end date: '(the "Expiration Date")'
     term_words: tuple[str, ...]  # an end date's sentence speaks of the contract's term
+    recurring_periods: tuple[str, ...]  # ... and not of a year or quarter that recurs in it ("Contract Year")
     amount: tuple[str, ...]  # phrases shortly before the contract's total amount
     governing_law: tuple[str, ...]  # phrases that open a governing-law clause, the one saying it governs first
     law_of: tuple[str, ...]  # phrases right before the jurisdiction's name ("laws of the State of")
@@ -118,6 +119,8 @@ EN = Lexicon(
     period_end=("to", "through", "thru", "until"),
     end_defined=("expiration date", "expiry date", "termination date"),
     term_words=("term", "expir*", "termination date"),
+    recurring_periods=("calendar year", "calendar quarter", "contract year", "fiscal year", "fiscal quarter",
+                       "lease year", "year\" means", "year\" shall mean", "quarter\" means"),
     amount=(
         "total contract price", "total price", "total amount", "total consideration", "aggregate amount",
         "aggregate purchase price", "purchase price", "contract price", "in the amount of", "a sum of",
@@ -212,6 +215,7 @@ RU = Lexicon(
     period_end=("по", "до"),
     end_defined=("дата окончания",),
     term_words=("срок*", "действ*"),
+    recurring_periods=(),
     amount=(
         "сумма договора", "цена договора", "общая сумма", "общая стоимость", "стоимость", "составляет",
         "на сумму", "в размере", "цена",

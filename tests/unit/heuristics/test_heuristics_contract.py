@@ -361,6 +361,20 @@ def test_a_notary_commission_is_not_the_end_date(schema: SchemaVersion) -> None:
 
 
 @pytest.mark.parametrize(
+    "sentence",
+    [
+        '"Contract Year" means a year of the Term, the first one ending on September 30, 2020.',
+        "The first Calendar Year of the Term shall begin on the Effective Date and end on December 31, 2019.",
+    ],
+)
+def test_the_end_of_a_recurring_year_is_not_the_end_date(schema: SchemaVersion, sentence: str) -> None:
+    text = f"SUPPLY AGREEMENT\nby and between Foxtrot Ltd. and Golf Co.\n{sentence}\n"
+    assert "end_date" not in _fields(text, schema)
+    term = "This Agreement shall expire on May 31, 2027.\n"
+    assert _values(_fields(text + term, schema))["end_date"] == "2027-05-31"
+
+
+@pytest.mark.parametrize(
     ("top", "expected"),
     [
         ("WIDGET LICENSE AGREEMENT This License Agreement is made by Acme Corp.", "WIDGET LICENSE AGREEMENT"),
