@@ -24,6 +24,7 @@ _INNER_PARENTHESES = re.compile(r"\([^()]*\)")
 _OPEN_ALIAS = re.compile(r"\(\s*[\"\u201c].*$", re.DOTALL)
 # a quoted alias after the name without brackets: `Tickets.com Inc. "Tickets"`
 _TRAILING_ALIAS = re.compile(r"[\"\u201c][^\"\u201c\u201d]*[\"\u201d]\s*$")
+_AMPERSAND = re.compile(r"\s*&\s*")
 _YEAR_FIRST = re.compile(r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}\b")
 # two defaults that differ in every part: a part missing from the string shows as a difference
 _DEFAULTS = (datetime(1901, 1, 1), datetime(1902, 2, 2))
@@ -84,10 +85,18 @@ def without_aliases(text: str) -> str:
     return (name if name.strip() else text).replace("(", " ").replace(")", " ")
 
 
+def _one_spelling(name: str) -> str:
+    """A name as it may be typed otherwise: "&" spelled "and", accents dropped ("BABCOCK & WILCOX" is "Babcock and
+    Wilcox", "Laboratórios" is "Laboratorios")."""
+    plain = "".join(c for c in unicodedata.normalize("NFKD", name) if not unicodedata.combining(c))
+    return _AMPERSAND.sub(" and ", plain)
+
+
 def set_members(value: object, split: str | None) -> list[str]:
-    """Normalized members of a set value, each without its aliases (`Acme Inc ("Acme")` is Acme Inc)."""
+    """Normalized members of a set value, each without its aliases (`Acme Inc ("Acme")` is Acme Inc) and spelled
+    one way (`_one_spelling`)."""
     parts = value if isinstance(value, list) else (str(value).split(split) if split else [str(value)])
-    members = [normalize_text(without_aliases(str(p))) for p in parts]
+    members = [normalize_text(_one_spelling(without_aliases(str(p)))) for p in parts]
     return [m for m in members if m]
 
 

@@ -64,7 +64,7 @@ HEURISTIC_PACKS: dict[str, HeuristicPack] = {
         folders=("receipts",),
     ),
     "contract": HeuristicPack(
-        version="heuristic-contract-v25",
+        version="heuristic-contract-v29",
         extractor="contract:extract_contract",
         gate_name="contract_gate",
         folders=("contracts",),

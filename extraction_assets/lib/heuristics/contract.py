@@ -23,6 +23,7 @@ from itertools import pairwise
 from typing import Any
 
 from extraction_assets.lib.heuristics.contract_lexicon import (
+    COUNTRY_OF_PROVINCE,
     CURRENCIES,
     FEDERAL_LAWS,
     JURISDICTION_ALIASES,
@@ -50,6 +51,8 @@ SENTENCE_RADIUS = 400  # a sentence is cut to this many characters on each side 
 MAX_TITLE_CHARS = 140
 TITLE_OPENING_CHARS = 60  # ... and a line too long to be one is a title going on with names if one opens it
 SIGNATURE_CHARS = 3000
+ALIAS_CHARS = 160  # a party's alias ('("Buyer")') follows its name within this many characters
+DEFINITION_CHARS = 120  # ... and without one, its definition ("a Delaware corporation ...") runs about this far
 ABBREVIATION_CHARS = 4  # "руб.", "бел.": a dot after a word this short belongs to it
 RUNNING_DATE_REPEATS = 3
 JURISDICTION_WORDS = 6
@@ -328,7 +331,7 @@ class _Contract:
                 continue
             seen.add(key)
             value: dict[str, Any] = {"value": name}
-            alias = (_RU_ALIAS if self.lex.language == "ru" else _ALIAS).search(self.view, end, end + 160)
+            alias = (_RU_ALIAS if self.lex.language == "ru" else _ALIAS).search(self.view, end, end + ALIAS_CHARS)
             if alias:
                 value["alias"] = self.text[alias.start(1) : alias.end(1)]
             field = "party_a" if not found else "party_b"
@@ -413,7 +416,9 @@ class _Contract:
         after: tuple[str, ...] = (),
         own: bool = False,
     ) -> _Found | None:
-        """The first date printed right after a trigger in ``[lo, hi)``, in a sentence with a ``near`` word if given,
+        """The first date printed right after a trigger in ``[lo, hi)``, in a sentence with a ``near`` word if given
+        (and about no recurring period: "the first Contract Year ... ending on September 30, 2020" ends a year, not the
+        term),
         and with an ``after`` word shortly before the trigger if given ("from ... to <date>"); with ``own``, not a
         date that another contract's title is given ("to the Supply Agreement dated <date>")."""
         for trigger in self.hits(triggers, lo, hi):
@@ -424,7 +429,7 @@ class _Contract:
                 continue
             if near:
                 s, e = self.sentence(trigger.start(), mention.end)
-                if not self.hits(near, s, e):
+                if not self.hits(near, s, e) or self.hits(self.lex.recurring_periods, s, e):
                     continue
             return self._date_found(mention, FULL, rule="trigger")
         return None
@@ -580,7 +585,8 @@ class _Contract:
     # --- law and clauses ---------------------------------------------------------------------------
 
     def governing_law(self) -> _Found | None:
-        """The jurisdiction named in a governing-law sentence; one that speaks of this agreement wins."""
+        """The jurisdiction named in a governing-law sentence; one that speaks of this agreement wins, and among those
+        one that says it governs ("will be governed by") over one that only says how a term is construed."""
         candidates: list[tuple[int, int, str, str]] = []
         for trigger in self.hits(self.lex.governing_law):
             s, e = self.sentence(trigger.start(), trigger.end())
@@ -590,8 +596,10 @@ class _Contract:
         own = [c for c in candidates if self.hits(self.lex.this_contract, c[0], c[1])]
         if not candidates:
             return None
-        s, e, name, printed = (own or candidates)[0]
-        value = {"value": name, "as_printed": printed}
+        governs = [c for c in own if self.hits(self.lex.governing_law[:1], c[0], c[1])]
+        s, e, name, printed = (governs or own or candidates)[0]
+        country = COUNTRY_OF_PROVINCE.get(name.casefold())  # "Ontario" is "Ontario, Canada", as when both are printed
+        value = {"value": f"{name}, {country}" if country else name, "as_printed": printed}
         found = self.found("governing_law", value, s, e, FULL if own else PARTIAL, "this_contract" if own else "other")
         return replace(found, features={"places_disagree": float(len({c[2].casefold() for c in candidates}) > 1)})
 
@@ -812,6 +820,14 @@ def _boundary_features(contract: _Contract, start: int, end: int) -> dict[str, f
     }
 
 
+def _qualified_definition(contract: _Contract, end: int) -> bool:
+    """Whether a party's definition, from its name to its alias, gives it another name or its successors ("a Delaware
+    corporation (together with its successors and assigns, "Lessor")", "d/b/a Time Life Music"): whether those words
+    belong to the party's name is a reader's choice."""
+    alias = _ALIAS.search(contract.view, end, end + ALIAS_CHARS)
+    return bool(contract.hits(contract.lex.name_qualifiers, end, alias.end() if alias else end + DEFINITION_CHARS))
+
+
 SENTENCE_CHARS = 160  # how far back in its sentence a date's reference to another contract is looked for
 
 
@@ -936,6 +952,7 @@ def _features(contract: _Contract, found: _Found, others: dict[str, _Found]) -> 
             "common_words": float(min(sum(w.islower() and w not in _NAME_GLUE for w in words), 3)),
             "two_names": float(" and " in f" {value.casefold()} " and found.rule != "quoted"),
             **_boundary_features(contract, found.start, found.end),
+            "qualified_definition": float(_qualified_definition(contract, found.end)),
             "no_parties_clause": float(not contract.hits(("between", "among"), 0, contract.header)),
             "far_from_clause": float(found.start - contract.parties_clause > CLAUSE_CHARS),
             "address_like": float(bool(_ADDRESS_WORDS.search(value))),  # "Walnut Street, Boulder, CO"

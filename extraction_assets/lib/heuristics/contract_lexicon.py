@@ -9,7 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CURRENCIES", "EN", "FEDERAL_LAWS", "JURISDICTION_ALIASES", "LEXICONS", "RU", "Lexicon"]
+__all__ = [
+    "COUNTRY_OF_PROVINCE",
+    "CURRENCIES",
+    "EN",
+    "FEDERAL_LAWS",
+    "JURISDICTION_ALIASES",
+    "LEXICONS",
+    "RU",
+    "Lexicon",
+]
 
 
 @dataclass(frozen=True)
@@ -24,6 +33,9 @@ class Lexicon:
     entity_forms: tuple[str, ...]  # legal forms that mark a party's name
     party_roles: tuple[str, ...]  # "hereinafter referred to as", "именуемое в дальнейшем"
     name_continuations: tuple[str, ...]  # words a party's name may go on with: "and its Affiliates", "d/b/a"
+    # words a party's definition may give it another name or its successors with ("together with its successors and
+    # assigns", "d/b/a Time Life Music", "operating with the service name ..."): a reader may take them as the name's
+    name_qualifiers: tuple[str, ...]
     agreement_date: tuple[str, ...]  # phrases right before the date the contract was made
     start_date: tuple[str, ...]  # phrases right before the date the contract takes effect
     start_defined: tuple[str, ...]  # a defined term right after the start date: '(the "Effective Date")'
@@ -32,8 +44,9 @@ class Lexicon:
     period_end: tuple[str, ...]  # ... and the words right before its end
     end_defined: tuple[str, ...]  # a defined term right after the end date: '(the "Expiration Date")'
     term_words: tuple[str, ...]  # an end date's sentence speaks of the contract's term
+    recurring_periods: tuple[str, ...]  # ... and not of a year or quarter that recurs in it ("Contract Year")
     amount: tuple[str, ...]  # phrases shortly before the contract's total amount
-    governing_law: tuple[str, ...]  # phrases that open a governing-law clause
+    governing_law: tuple[str, ...]  # phrases that open a governing-law clause, the one saying it governs first
     law_of: tuple[str, ...]  # phrases right before the jurisdiction's name ("laws of the State of")
     not_governing_law: tuple[str, ...]  # "organized under the laws of": a party's origin, not the contract's law
     this_contract: tuple[str, ...]  # how the contract speaks of itself ("this agreement", "настоящий договор")
@@ -106,6 +119,8 @@ EN = Lexicon(
     period_end=("to", "through", "thru", "until"),
     end_defined=("expiration date", "expiry date", "termination date"),
     term_words=("term", "expir*", "termination date"),
+    recurring_periods=("calendar year", "calendar quarter", "contract year", "fiscal year", "fiscal quarter",
+                       "lease year", "year\" means", "year\" shall mean", "quarter\" means"),
     amount=(
         "total contract price", "total price", "total amount", "total consideration", "aggregate amount",
         "aggregate purchase price", "purchase price", "contract price", "in the amount of", "a sum of",
@@ -120,6 +135,8 @@ EN = Lexicon(
     signatures=("in witness whereof", "signed and effective", "authorized signature", "signature", "/s/", "by:"),
     name_continuations=("and its", "and their", "or its", "together with", "including its", "on behalf of", "d/b/a",
                         "dba", "f/k/a", "formerly", "doing business as", "acting through", "a division of"),
+    name_qualifiers=("successors", "assigns", "d/b/a", "doing business as", "trading as", "operating with",
+                     "operating under", "a division of", "f/k/a", "formerly"),
     signed_on=("signed and effective this", "signed this", "executed this", "signed on", "executed on"),
     this_contract=("this agreement", "this contract", "the agreement", "this amendment", "hereunder", "hereof"),
     other_contract=("the", "a", "an", "that certain", "certain", "such", "said", "to", "under", "of", "pursuant to"),
@@ -198,6 +215,7 @@ RU = Lexicon(
     period_end=("по", "до"),
     end_defined=("дата окончания",),
     term_words=("срок*", "действ*"),
+    recurring_periods=(),
     amount=(
         "сумма договора", "цена договора", "общая сумма", "общая стоимость", "стоимость", "составляет",
         "на сумму", "в размере", "цена",
@@ -207,6 +225,7 @@ RU = Lexicon(
     not_governing_law=("зарегистрирован*",),
     signatures=("подписи сторон", "реквизиты и подписи", "адреса и реквизиты", "подписи"),
     name_continuations=(),
+    name_qualifiers=(),
     signed_on=("подписан*", "дата подписания"),
     this_contract=("настоящ* договор*", "договор*", "отношени* сторон", "настоящ* контракт*", "настоящ* соглашени*"),
     other_contract=(),
@@ -263,3 +282,12 @@ JURISDICTION_ALIASES: dict[str, str] = {
     "рф": "Российская Федерация",
     "рб": "Республика Беларусь",
 }
+
+# A province named without its country ("the laws of the Province of Ontario") is named as when both are printed
+# ("Ontario, Canada"): one place, one name. A state of the United States is named alone, as contracts name it.
+# fmt: off
+COUNTRY_OF_PROVINCE: dict[str, str] = dict.fromkeys((
+    "alberta", "british columbia", "manitoba", "new brunswick", "newfoundland and labrador", "nova scotia", "ontario",
+    "prince edward island", "quebec", "québec", "saskatchewan", "northwest territories", "nunavut", "yukon",
+), "Canada")
+# fmt: on

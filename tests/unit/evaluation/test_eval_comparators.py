@@ -84,3 +84,12 @@ def test_set_members_drop_aliases_however_bracketed() -> None:
     assert set_members('Excite, Inc."Excite"; CyberShop “Client”', ";") == ["excite inc", "cybershop"]
     # a quoted name alone is the name, not nothing
     assert set_members(' "FRANCHISOR")', None) == ["franchisor"]
+
+
+def test_set_members_spell_a_name_one_way() -> None:
+    # the gold types "and" for a printed "&" and drops accents: the same party, not a wrong one
+    assert set_members("BABCOCK & WILCOX ENTERPRISES, INC.", None) == set_members(
+        "Babcock and Wilcox Enterprises, Inc.", None
+    )
+    assert set_members("Eurofarma Laboratórios S.A.", None) == ["eurofarma laboratorios s a"]
+    assert set_members("AT&T Corp.", None) == ["at and t corp"]

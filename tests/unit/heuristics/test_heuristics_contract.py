@@ -152,6 +152,30 @@ def test_a_party_organized_under_other_laws_is_not_the_governing_law(schema: Sch
 
 
 @pytest.mark.parametrize(
+    "clause",
+    [
+        "This Agreement shall be governed by the laws of the Province of Ontario.",
+        "This Agreement shall be governed by the laws of the Province of Ontario, Canada.",
+    ],
+)
+def test_a_province_is_named_with_its_country_however_printed(schema: SchemaVersion, clause: str) -> None:
+    text = f"SUPPLY CONTRACT\nby and between Foxtrot Ltd. and Golf Co.\n{clause}\n"
+    law = _fields(text, schema)["governing_law"].value
+    assert law["value"] == "Ontario, Canada"
+    assert law["as_printed"] in clause
+
+
+def test_the_sentence_that_governs_the_contract_names_its_law(schema: SchemaVersion) -> None:
+    # an earlier sentence on how something in this Agreement is construed names a law too, and is no choice of law
+    text = (
+        "AGENCY AGREEMENT\nThis Agreement is between Delta Soft Inc. and Echo Media LLC.\n"
+        "Nothing in this Agreement shall be construed to require the Agent to act against the laws of the United "
+        "States.\nThis Agreement will be governed by the law of the State of Delaware.\n"
+    )
+    assert _values(_fields(text, schema))["governing_law"] == "Delaware"
+
+
+@pytest.mark.parametrize(
     ("clause", "expected"),
     [
         ("This Agreement shall be governed by PRC Laws.", "People's Republic of China"),
@@ -334,6 +358,20 @@ def test_end_date_forms(schema: SchemaVersion, sentence: str, expected: str) -> 
 def test_a_notary_commission_is_not_the_end_date(schema: SchemaVersion) -> None:
     text = "SUPPLY AGREEMENT\nby and between Foxtrot Ltd. and Golf Co.\nMy Commission Expires May 1, 2030."
     assert "end_date" not in _fields(text, schema)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        '"Contract Year" means a year of the Term, the first one ending on September 30, 2020.',
+        "The first Calendar Year of the Term shall begin on the Effective Date and end on December 31, 2019.",
+    ],
+)
+def test_the_end_of_a_recurring_year_is_not_the_end_date(schema: SchemaVersion, sentence: str) -> None:
+    text = f"SUPPLY AGREEMENT\nby and between Foxtrot Ltd. and Golf Co.\n{sentence}\n"
+    assert "end_date" not in _fields(text, schema)
+    term = "This Agreement shall expire on May 31, 2027.\n"
+    assert _values(_fields(text + term, schema))["end_date"] == "2027-05-31"
 
 
 @pytest.mark.parametrize(
@@ -715,3 +753,25 @@ def test_the_united_states_of_america_is_the_united_states(schema: SchemaVersion
     )
     law = _fields(text, schema)["governing_law"].value
     assert (law["value"], law["as_printed"]) == ("United States", "United States of America")
+
+
+def test_a_party_whose_definition_names_it_otherwise_is_evidence_of_doubt(schema: SchemaVersion) -> None:
+    """A party's definition giving it its successors or another name ("together with its successors and assigns",
+    "d/b/a ...") up to its alias: whether those words are part of the name is a reader's choice (evidence for the
+    calibration; the value stays the name)."""
+    text = (
+        "AGENCY AGREEMENT\nThis Agency Agreement is between Hotel Capital Corporation, a Delaware corporation "
+        '(together with its successors and assigns, "Lessor"), and India Stores, Inc., a Kansas corporation (the '
+        '"Company").\nWHEREAS, the Company sells goods.\n'
+    )
+    found = _fields(text, schema)
+    assert (found["party_a"].value["value"], found["party_b"].value["value"]) == (
+        "Hotel Capital Corporation",
+        "India Stores, Inc.",
+    )
+    assert (found["party_a"].features["qualified_definition"], found["party_b"].features["qualified_definition"]) == (
+        1.0,
+        0.0,
+    )
+    trade = text.replace("(together with its successors and assigns, ", "d/b/a Hotel Funding (")
+    assert _fields(trade, schema)["party_a"].features["qualified_definition"] == 1.0
