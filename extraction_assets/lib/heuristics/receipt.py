@@ -469,7 +469,9 @@ def _company_features(lines: list[_Line], header_first: int, name: _Name, value:
     words = value.split()
     return {
         **_rule(name.rule, ("legal_form", "trade_word", "registration", "first_name")),
-        "lines_above": float(min(name.first - header_first, 3)),  # name lines skipped above it in the header
+        # a name line skipped above it in the header: a third of such sellers are wrong, one such line or three (the
+        # gold joins a trade name above, "LEMON TREE RESTAURANT" / "JTJ FOODS SDN BHD", or takes it instead)
+        "name_above": float(name.first > header_first),
         "joined_lines": float(name.last - name.first),
         "single_word": float(len(words) == 1),
         "odd_punctuation": float(_odd_punctuation(value)),
