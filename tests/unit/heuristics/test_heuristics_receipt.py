@@ -269,3 +269,21 @@ def test_a_name_line_above_the_seller_is_one_doubt_however_many(
     company = _fields(text, schema)["company"]
     assert company.value["value"] == "GREEN FORK SDN BHD"
     assert company.features["name_above"] == expected
+
+
+@pytest.mark.parametrize(
+    ("header", "seller", "expected"),
+    [
+        ("RESTAURANT JIAWEI\nJIAWEI HOUSE\n", "RESTAURANT JIAWEI", 1.0),  # the name goes on below
+        ("AA PHARMACY\nSUBANG HEALTHCARE SDN\n", "AA PHARMACY", 1.0),  # a legal name the form cut off follows
+        ("RESTAURANT JIAWEI\n002693074-K\n", "RESTAURANT JIAWEI", 0.0),  # its registration number follows
+        ("GREEN FORK SDN BHD\nMYDIN MART SRI MUDA\n", "GREEN FORK SDN BHD", 0.0),  # a legal name is the seller
+    ],
+)
+def test_a_name_line_below_a_name_without_legal_form_is_doubt(
+    schema: SchemaVersion, header: str, seller: str, expected: float
+) -> None:
+    text = header + "13, JLN TASIK UTAMA 8\n57000 KUALA LUMPUR\nTOTAL\n9.00\nCASH\n10.00\nCHANGE\n1.00\n"
+    company = _fields(text, schema)["company"]
+    assert company.value["value"] == seller
+    assert company.features["name_below"] == expected
