@@ -465,11 +465,30 @@ def _odd_punctuation(value: str) -> bool:
     return value.count("(") != value.count(")") or ":" in value or not value[:1].isalnum()
 
 
+def _name_below(lines: list[_Line], name: _Name) -> bool:
+    """A name read without a legal form with another name line right below it (not an address, a registration number
+    or a date): the name goes on ("RESTAURANT JIAWEI" / "JIAWEI HOUSE"), or the legal name or the operator follows
+    ("AA PHARMACY" / "SUBANG HEALTHCARE SDN"), and the gold may read either."""
+    below = name.last + 1
+    if name.rule == "legal_form" or below >= len(lines):
+        return False
+    text = lines[below].text
+    return (
+        _name_end(lines[below]) is not None
+        and not _looks_like_address(text)
+        and not _REGISTRATION.match(text)
+        and not find_dates(text, day_first=True)
+    )
+
+
 def _company_features(lines: list[_Line], header_first: int, name: _Name, value: str) -> dict[str, float]:
     words = value.split()
     return {
         **_rule(name.rule, ("legal_form", "trade_word", "registration", "first_name")),
-        "lines_above": float(min(name.first - header_first, 3)),  # name lines skipped above it in the header
+        # a name line skipped above it in the header: a third of such sellers are wrong, one such line or three (the
+        # gold joins a trade name above, "LEMON TREE RESTAURANT" / "JTJ FOODS SDN BHD", or takes it instead)
+        "name_above": float(name.first > header_first),
+        "name_below": float(_name_below(lines, name)),
         "joined_lines": float(name.last - name.first),
         "single_word": float(len(words) == 1),
         "odd_punctuation": float(_odd_punctuation(value)),

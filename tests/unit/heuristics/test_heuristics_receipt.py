@@ -253,3 +253,37 @@ def test_a_line_priced_on_the_next_one_is_an_item_not_address(schema: SchemaVers
     text = "CARE STORES SDN BHD\nCOMPANY REG NO.: 28982V\nUSJ SUMMIT, SUBANG (SS)\n22241 WS CUT SCISSORS\n18.00\n"
     text += "TOTAL\n18.00\nCASH\n20.00\nCHANGE\n2.00\n"
     assert _fields(text, schema)["address"].value["value"] == "USJ SUMMIT, SUBANG (SS)"
+
+
+@pytest.mark.parametrize(
+    ("above", "expected"),
+    [("", 0.0), ("LEMON LEAF CAFE\n", 1.0), ("LEMON LEAF CAFE\nTAMAN CONTOH OUTLET\n", 1.0)],
+)
+def test_a_name_line_above_the_seller_is_one_doubt_however_many(
+    schema: SchemaVersion, above: str, expected: float
+) -> None:
+    # the gold joins a trade name printed above the legal name, or takes it instead, for about a third of such
+    # sellers whether one line or more sits above: a flag, not a count
+    text = above + "GREEN FORK SDN BHD\n(112233-A)\nNO 3, JALAN TIGA\n81750 MASAI, JOHOR\nTOTAL\n9.00\nCASH\n10.00\n"
+    text += "CHANGE\n1.00\n"
+    company = _fields(text, schema)["company"]
+    assert company.value["value"] == "GREEN FORK SDN BHD"
+    assert company.features["name_above"] == expected
+
+
+@pytest.mark.parametrize(
+    ("header", "seller", "expected"),
+    [
+        ("RESTAURANT JIAWEI\nJIAWEI HOUSE\n", "RESTAURANT JIAWEI", 1.0),  # the name goes on below
+        ("AA PHARMACY\nSUBANG HEALTHCARE SDN\n", "AA PHARMACY", 1.0),  # a legal name the form cut off follows
+        ("RESTAURANT JIAWEI\n002693074-K\n", "RESTAURANT JIAWEI", 0.0),  # its registration number follows
+        ("GREEN FORK SDN BHD\nMYDIN MART SRI MUDA\n", "GREEN FORK SDN BHD", 0.0),  # a legal name is the seller
+    ],
+)
+def test_a_name_line_below_a_name_without_legal_form_is_doubt(
+    schema: SchemaVersion, header: str, seller: str, expected: float
+) -> None:
+    text = header + "13, JLN TASIK UTAMA 8\n57000 KUALA LUMPUR\nTOTAL\n9.00\nCASH\n10.00\nCHANGE\n1.00\n"
+    company = _fields(text, schema)["company"]
+    assert company.value["value"] == seller
+    assert company.features["name_below"] == expected
