@@ -181,7 +181,11 @@ def insert_dead_letters(con: duckdb.DuckDBPyConnection, letters: Iterable[DeadLe
 
 @retry_conflicts
 def record_dead_letters(con: duckdb.DuckDBPyConnection, letters: Iterable[DeadLetter]) -> int:
-    """Store failures; the same failure seen again is not a new row. Returns how many were new."""
+    """Store failures; the same failure seen again is not a new row. Returns how many were new (none asks the
+    warehouse nothing: each batch of ingest and of the scrub records its failures, most often none)."""
+    letters = list(letters)
+    if not letters:
+        return 0
     before = int(con.execute("SELECT count(*) FROM dead_letters").fetchone()[0])  # type: ignore[index]
     with transaction(con):
         insert_dead_letters(con, letters)

@@ -82,6 +82,12 @@ def test_dead_letters_are_not_duplicated(tmp_path: Path) -> None:
         assert record_dead_letters(con, [letter]) == 0
 
 
+def test_no_dead_letters_ask_the_warehouse_nothing() -> None:
+    con = duckdb.connect()
+    con.close()  # any statement would fail
+    assert record_dead_letters(con, iter([])) == 0
+
+
 def test_rewrite_replaces_machine_items_keeps_human_ones_and_removes_stale(tmp_path: Path) -> None:
     doc = _doc("Supplier delay. Cash is short. Penalty looming.")
     with open_warehouse(tmp_path / "w.duckdb") as con:
