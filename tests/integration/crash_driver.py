@@ -57,7 +57,7 @@ def announced(stage: str, write: Callable[..., Any]) -> Callable[..., Any]:
 
 
 ingest.INGEST_BATCH = scrub.SCRUB_BATCH = extract.EXTRACT_BATCH = 2
-ingest.insert_documents = announced("ingest", ingest.insert_documents)
+ingest.store_ingest_batch = announced("ingest", ingest.store_ingest_batch)
 scrub.upsert_scrubbed = announced("scrub", scrub.upsert_scrubbed)
 extract.write_extraction_batch = announced("extract", extract.write_extraction_batch)
 review.rebuild_review_queue = announced("review_queue", review.rebuild_review_queue)

@@ -20,11 +20,10 @@ from extraction_assets.lib.warehouse import (
     FileStamp,
     StoredDocument,
     file_stamps,
-    insert_documents,
     iter_batches,
-    record_dead_letters,
     record_file_stamps,
     row_count,
+    store_ingest_batch,
     stored_document,
     stored_sources,
 )
@@ -138,14 +137,15 @@ def ingest_inbox(
         with connect() as con:
             known = stored_sources(con, [d.doc_id for d in batch])
             new_docs = [d for d in batch if d.doc_id not in known]
-            report.inserted += insert_documents(con, new_docs)
             letters += [
                 _duplicate(d, known[d.doc_id]) for d in batch if known.get(d.doc_id, d.source_uri) != d.source_uri
             ]
             report.duplicates += sum(letter.stage == "duplicate" for letter in letters)
-            report.new_dead_letters += record_dead_letters(con, letters)
-            if files:
-                record_file_stamps(con, {uri: read_now.pop(uri) for uri in files})
+            inserted, new_letters = store_ingest_batch(con, new_docs, letters, {uri: read_now[uri] for uri in files})
+            report.inserted += inserted
+            report.new_dead_letters += new_letters
+            for uri in files:
+                del read_now[uri]
         report.new_by_kind.update(d.kind for d in new_docs)
 
     records: list[StoredDocument | ReadFailure] = []

@@ -106,12 +106,16 @@ def iter_batches(
 
 
 LIST_PARAMETER_VALUES = 2_000  # a batch of at most this many values goes as list parameters, without NumPy
+# at most this many go as list parameters even where NumPy is loaded: registering a view and dropping it again cost
+# about 1 ms whatever it holds, what converting some 150 values costs (a warm pass of a few new documents made 67 views)
+FEW_VALUES = 150
 
 
 def _as_list_parameters(values: int) -> bool:
-    """Whether `values` values go to DuckDB as list parameters: a few, in a process that has not loaded NumPy (where it
-    is loaded, its column converts them faster whatever their number)."""
-    return values <= LIST_PARAMETER_VALUES and "numpy" not in sys.modules
+    """Whether `values` values go to DuckDB as list parameters: a few (`FEW_VALUES`) always; up to
+    `LIST_PARAMETER_VALUES` in a process that has not loaded NumPy (where it is loaded, its column converts more than
+    a few faster)."""
+    return values <= FEW_VALUES or (values <= LIST_PARAMETER_VALUES and "numpy" not in sys.modules)
 
 
 @contextmanager
@@ -124,7 +128,8 @@ def _rows_view(
     A list parameter per column (`unnest(?)`) costs about 10 µs a value to convert (0.1 s for 10,000), NumPy's
     scan a few ms whatever the size; but importing NumPy costs 0.1 to 0.2 s of CPU, once a process: a small batch
     (at most `LIST_PARAMETER_VALUES` values, what a pass with a few new documents writes) goes as list parameters,
-    so a fresh process writing a few rows never imports it.
+    so a fresh process writing a few rows never imports it; and a few values (`FEW_VALUES`) go so even where it is
+    loaded: the view's registration costs more than they do.
     """
     if _as_list_parameters(len(rows) * len(columns)):
         unnested = ", ".join(f'unnest(${n}) AS "{column}"' for n, column in enumerate(columns, start=1))
@@ -152,7 +157,8 @@ def id_list(con: duckdb.DuckDBPyConnection, ids: Iterable[str]) -> Iterator[tupl
     (about 5 us a value with pandas marked absent, `opening.remember_absent_pandas`): a pass over the bench inbox
     converted some 180,000 ids so; the column converts in well under a microsecond a value. A small list in a process
     that has not loaded NumPy stays a list parameter, as a small batch of rows does (`_rows_view`): a fresh process
-    with a few ids to look up never imports NumPy for them.
+    with a few ids to look up never imports NumPy for them; a few ids (`FEW_VALUES`) stay one wherever NumPy is
+    loaded.
     """
     values = list(ids)
     if not values or _as_list_parameters(len(values)):

@@ -96,7 +96,16 @@ def stored_document(doc: Document) -> StoredDocument:
 
 @retry_conflicts
 def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document | StoredDocument]) -> int:
-    """Insert documents not yet stored; returns how many were new.
+    """Insert documents not yet stored, in a transaction of their own; returns how many were new
+    (`_merge_documents`)."""
+    if not docs:
+        return 0
+    with transaction(con):
+        return _merge_documents(con, docs)
+
+
+def _merge_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document | StoredDocument]) -> int:
+    """Insert documents not yet stored, in the caller's transaction; returns how many were new.
 
     Each new row whose id is its content hash (recomputed from the values written) is stored with its fingerprint
     (`checked_hash`), so the id check need not recompute it while the row stays as written.
@@ -109,13 +118,12 @@ def insert_documents(con: duckdb.DuckDBPyConnection, docs: Sequence[Document | S
     written: dict[str, StoredDocument] = {}
     for doc in stored:  # what the merge writes for a key given twice: its first row
         written.setdefault(doc.doc_id, doc)
-    with transaction(con):
-        before = _raw_count(con)
-        merge_rows(con, "raw_documents", rows)
-        merge_rows(con, "ocr_words", [word for doc in stored for word in doc.ocr_words])  # an image's word boxes
-        inserted = _raw_count(con) - before  # this transaction's own rows: another writer's are not counted
-        if inserted == len(written) and not on_lake(con):  # every key is a row just written, as `written` holds it
-            stamp_verified_documents(con, [doc_id for doc_id, doc in written.items() if doc.verified])
+    before = _raw_count(con)
+    merge_rows(con, "raw_documents", rows)
+    merge_rows(con, "ocr_words", [word for doc in stored for word in doc.ocr_words])  # an image's word boxes
+    inserted = _raw_count(con) - before  # this transaction's own rows: another writer's are not counted
+    if inserted == len(written) and not on_lake(con):  # every key is a row just written, as `written` holds it
+        stamp_verified_documents(con, [doc_id for doc_id, doc in written.items() if doc.verified])
     return inserted
 
 
@@ -181,10 +189,21 @@ def insert_dead_letters(con: duckdb.DuckDBPyConnection, letters: Iterable[DeadLe
 
 @retry_conflicts
 def record_dead_letters(con: duckdb.DuckDBPyConnection, letters: Iterable[DeadLetter]) -> int:
-    """Store failures; the same failure seen again is not a new row. Returns how many were new."""
-    before = int(con.execute("SELECT count(*) FROM dead_letters").fetchone()[0])  # type: ignore[index]
+    """Store failures; the same failure seen again is not a new row. Returns how many were new (none asks the
+    warehouse nothing: each batch of ingest and of the scrub records its failures, most often none)."""
+    letters = list(letters)
+    if not letters:
+        return 0
     with transaction(con):
-        insert_dead_letters(con, letters)
+        return _merge_dead_letters(con, letters)
+
+
+def _merge_dead_letters(con: duckdb.DuckDBPyConnection, letters: Sequence[DeadLetter]) -> int:
+    """`record_dead_letters` in the caller's transaction."""
+    if not letters:
+        return 0
+    before = int(con.execute("SELECT count(*) FROM dead_letters").fetchone()[0])  # type: ignore[index]
+    insert_dead_letters(con, letters)
     return int(con.execute("SELECT count(*) FROM dead_letters").fetchone()[0]) - before  # type: ignore[index]
 
 
@@ -457,11 +476,36 @@ def file_stamps(con: duckdb.DuckDBPyConnection) -> dict[str, FileStamp]:
 @retry_conflicts
 def record_file_stamps(con: duckdb.DuckDBPyConnection, stamps: Mapping[str, FileStamp]) -> None:
     """Remember the files just read (after their documents and dead letters are stored), so an unchanged file
-    is not read again."""
+    is not read again; none asks the warehouse nothing."""
+    if stamps:
+        with transaction(con):
+            _merge_file_stamps(con, stamps)
+
+
+def _merge_file_stamps(con: duckdb.DuckDBPyConnection, stamps: Mapping[str, FileStamp]) -> None:
     stamp = now()
     rows = [
         {"source_uri": uri, "tenant_id": uri.split("/")[0], **file._asdict(), "read_at": stamp}
         for uri, file in stamps.items()
     ]
+    merge_rows(con, "inbox_files", rows, update=["size", "mtime_ns", "ctime_ns", "content_sha256", "read_at"])
+
+
+@retry_conflicts
+def store_ingest_batch(
+    con: duckdb.DuckDBPyConnection,
+    docs: Sequence[Document | StoredDocument],
+    letters: Sequence[DeadLetter],
+    stamps: Mapping[str, FileStamp],
+) -> tuple[int, int]:
+    """A batch of ingest in one transaction: its new documents, its dead letters, and the stamps of the files whose
+    records are all stored with it (a file is stamped only with the last of its documents, so a crash before reads
+    it again); (documents inserted, dead letters new). One commit, not three: each is a write to disk."""
+    if not (docs or letters or stamps):
+        return 0, 0
     with transaction(con):
-        merge_rows(con, "inbox_files", rows, update=["size", "mtime_ns", "ctime_ns", "content_sha256", "read_at"])
+        inserted = _merge_documents(con, docs)
+        new_letters = _merge_dead_letters(con, letters)
+        if stamps:
+            _merge_file_stamps(con, stamps)
+    return inserted, new_letters

@@ -74,23 +74,26 @@ def test_files_are_stamped_a_batch_at_a_time_each_after_all_its_records(
     inbox: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An ingest holds the stamps of the files in flight, not the whole inbox's: each batch stamps its files once
-    every document and dead letter of theirs is stored (a file's records may go on into the next batch), so a crash
-    loses no file, and the stored rows are an ingest's in one go."""
+    every document and dead letter of theirs is stored (a file's records may go on into the next batch; the stamps
+    commit with the batch that stores the last of them), so a crash loses no file, and the stored rows are an
+    ingest's in one go."""
     from extraction_assets.lib.stages import ingest
 
     whole = partial(open_warehouse, tmp_path / "whole.duckdb")
     once = ingest_inbox(whole, inbox, None)
     stamped: list[dict[str, int]] = []
-    real = ingest.record_file_stamps
+    real = ingest.store_ingest_batch
 
-    def stamping(con: object, stamps: dict[str, object]) -> None:
-        stored = _per_source(con)
-        stamped.append({uri: stored.get(uri, 0) for uri in stamps})
-        real(con, stamps)  # type: ignore[arg-type]
+    def storing(con: object, docs: object, letters: object, stamps: dict[str, object]) -> tuple[int, int]:
+        done = real(con, docs, letters, stamps)  # type: ignore[arg-type]
+        if stamps:  # what is stored once the batch's transaction, stamps and all, has committed
+            stored = _per_source(con)
+            stamped.append({uri: stored.get(uri, 0) for uri in stamps})
+        return done
 
     monkeypatch.setattr(ingest, "INGEST_BATCH", 3)
     monkeypatch.setattr(ingest, "READ_CHUNK", 2)
-    monkeypatch.setattr(ingest, "record_file_stamps", stamping)
+    monkeypatch.setattr(ingest, "store_ingest_batch", storing)
     batches = partial(open_warehouse, tmp_path / "batches.duckdb")
     report = ingest_inbox(batches, inbox, None)
     assert len(stamped) > 10 and max(map(len, stamped)) <= 8, [len(s) for s in stamped]

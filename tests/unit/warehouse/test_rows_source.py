@@ -62,10 +62,11 @@ print("numpy" in sys.modules)
     assert done.stdout.strip() == "False"
 
 
-def test_where_numpy_is_loaded_even_a_small_batch_goes_as_its_column(monkeypatch: pytest.MonkeyPatch) -> None:
-    import numpy  # noqa: F401  (loaded, as in a pass that has written a large batch)
+def test_where_numpy_is_loaded_only_a_few_values_go_as_list_parameters(monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy  # noqa: F401  (loaded, as in a watch, or a pass that has written a large batch)
 
-    assert not connection._as_list_parameters(10)
+    assert connection._as_list_parameters(connection.FEW_VALUES)
+    assert not connection._as_list_parameters(connection.FEW_VALUES + 1)
     monkeypatch.delitem(sys.modules, "numpy")
     assert connection._as_list_parameters(connection.LIST_PARAMETER_VALUES)
     assert not connection._as_list_parameters(connection.LIST_PARAMETER_VALUES + 1)

@@ -25,6 +25,7 @@ from extraction_assets.lib.warehouse import (
     queue_in_step,
     rebuild_review_queue,
     record_dead_letters,
+    store_ingest_batch,
     table_counts,
     transaction,
     write_extraction_batch,
@@ -80,6 +81,27 @@ def test_dead_letters_are_not_duplicated(tmp_path: Path) -> None:
     with open_warehouse(tmp_path / "w.duckdb") as con:
         assert record_dead_letters(con, [letter, other]) == 2
         assert record_dead_letters(con, [letter]) == 0
+
+
+def test_an_ingest_batch_stores_its_documents_letters_and_stamps_together(tmp_path: Path) -> None:
+    from extraction_assets.lib.warehouse import FileStamp
+
+    doc = _doc("one")
+    letter = DeadLetter(stage="ingest", tenant_id="acme", source_uri="acme/bad.json", reason="malformed JSON")
+    tables = ("raw_documents", "dead_letters", "inbox_files")
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        with pytest.raises(duckdb.Error):  # the stamp cannot be written: nothing of the batch is
+            store_ingest_batch(con, [doc], [letter], {"acme/x.txt": FileStamp("not a size", 1)})  # type: ignore[arg-type]
+        assert [one_row(con.execute(f"SELECT count(*) FROM {t}"))[0] for t in tables] == [0, 0, 0]
+        assert store_ingest_batch(con, [doc], [letter], {"acme/x.txt": FileStamp(3, 1)}) == (1, 1)
+        assert [one_row(con.execute(f"SELECT count(*) FROM {t}"))[0] for t in tables] == [1, 1, 1]
+        assert store_ingest_batch(con, [doc], [letter], {}) == (0, 0)
+
+
+def test_no_dead_letters_ask_the_warehouse_nothing() -> None:
+    con = duckdb.connect()
+    con.close()  # any statement would fail
+    assert record_dead_letters(con, iter([])) == 0
 
 
 def test_rewrite_replaces_machine_items_keeps_human_ones_and_removes_stale(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ are the owner's only."""
 
 from __future__ import annotations
 
+import os
 import stat
 import subprocess
 import sys
@@ -42,3 +43,12 @@ def test_workers_of_different_partitions_do_not_wait_for_each_other(tmp_path: Pa
         pass
     assert heard == []
     assert (tmp_path / "w.duckdb.extracting-pulse@v1_2.lock").exists()
+
+
+def test_the_lock_file_names_the_last_holder_alone(tmp_path: Path) -> None:
+    warehouse = str(tmp_path / "w.duckdb")
+    lock = tmp_path / "w.duckdb.extracting-pulse@v1.lock"
+    lock.write_text("process 99999999 of an earlier, longer name")
+    lock.chmod(0o600)
+    with one_worker(warehouse, "pulse@v1", print):
+        assert lock.read_text().strip() == f"process {os.getpid()}"
