@@ -53,6 +53,9 @@ BIN = Path(sys.executable).parent
 ERROR_TEXTS = ("Something went wrong", "An error occurred", "Unexpected error", "GraphQL error", "Traceback")
 FOLLOW_UP_S = 5  # the automation sensor's interval here (30 s in `make ui`); Dagster's asset daemon loops every 5 s
 RUN_TIMEOUT_S = 240
+# how often the waits below look again: each look reads every run of the instance or asks the webserver (a run takes
+# seconds, a sensor ticks every FOLLOW_UP_S), and the UI's processes answer it on the cores the runs need
+POLL_S = 1.0
 LOCATIONS = json.dumps(
     {
         "query": "{ workspaceOrError { ... on Workspace { locationEntries { name loadStatus "
@@ -254,11 +257,11 @@ def _settled(ui: UI, timeout: float = RUN_TIMEOUT_S) -> None:
     while True:
         while _busy(ui):
             assert time.monotonic() < deadline, "runs still going"
-            time.sleep(0.5)
+            time.sleep(POLL_S)
         quiet = time.time()
         while not _automation_looked_since(ui, quiet):
             assert time.monotonic() < deadline, "the automation sensor did not tick"
-            time.sleep(0.5)
+            time.sleep(POLL_S)
         if not _busy(ui):
             return
 
@@ -277,7 +280,7 @@ def _launch(ui: UI, path: str, click: Callable[[], None], before: set[str] | Non
             print(f"{path}: {mine[0].status.value} {ui.seconds[path]} s after the click")
             return mine[0]
         assert time.monotonic() < deadline, f"{path}: no finished run {RUN_TIMEOUT_S} s after the click"
-        time.sleep(0.2)
+        time.sleep(POLL_S)
 
 
 def _pick_partitions(page: Page, keys: list[str]) -> None:
@@ -385,7 +388,7 @@ def _automation_paused(ui: UI) -> None:
     deadline = time.monotonic() + RUN_TIMEOUT_S
     while not _automation_looked_since(ui, 0):
         assert time.monotonic() < deadline, "the automation sensor did not tick"
-        time.sleep(0.5)
+        time.sleep(POLL_S)
     _sensor(ui, AUTOMATION, running=False)
 
 
