@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import platform
 import random
 import resource
 import shutil
@@ -137,14 +139,29 @@ BENCHES: dict[str, Callable[[], Figures]] = {
 }
 
 
+def machine() -> str:
+    """The processor, its cores and the memory a group ran on: times and CPU-seconds of one machine are not those of
+    another (the bare scan of the bench inbox: 2.95 s on the 2-core machine of one round, 4.0 to 4.3 s on that of the next)."""
+    model = platform.processor() or platform.machine()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        named = [
+            line.partition(":")[2].strip() for line in cpuinfo.read_text().splitlines() if line.startswith("model name")
+        ]
+        model = named[0] if named else model
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30 if hasattr(os, "sysconf") else 0.0
+    return f"{model}, {os.cpu_count()} cores, {memory:.0f} GiB"
+
+
 def run_groups(names: list[str], console: Console) -> tuple[dict[str, Figures], list[str]]:
-    """Every group runs even when one before it fails: its traceback is printed and it is named at the end."""
+    """Every group runs even when one before it fails: its traceback is printed and it is named at the end. Each
+    group's figures say which machine made them (`machine`)."""
     results: dict[str, Figures] = {}
     failed: list[str] = []
     for name in names:
         console.print(f"running [bold]{name}[/] ...")
         try:
-            results[name] = BENCHES[name]()
+            results[name] = BENCHES[name]() | {"machine": machine()}
         except Exception:  # a group's failure is reported, and the other groups still measure
             console.print(f"[bold red]{name} failed[/]\n{traceback.format_exc()}")
             failed.append(name)
