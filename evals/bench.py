@@ -141,7 +141,8 @@ BENCHES: dict[str, Callable[[], Figures]] = {
 
 def machine() -> str:
     """The processor, its cores and the memory a group ran on: times and CPU-seconds of one machine are not those of
-    another (the bare scan of the bench inbox: 2.95 s on the 2-core machine of one round, 4.0 to 4.3 s on that of the next)."""
+    another (the bare scan of the bench inbox: 2.95 s on the 2-core machine of one round, 4.0 to 4.3 s on that of
+    the next)."""
     model = platform.processor() or platform.machine()
     cpuinfo = Path("/proc/cpuinfo")
     if cpuinfo.exists():
