@@ -55,6 +55,9 @@ _ADDRESS_WORDS = re.compile(r"(?<!\w)(?:" + "|".join(_ADDRESS_WORD_LIST) + r")(?
 _REGISTRATION_LABEL = re.compile(r"(?<!\w)(?:co|company|br|roc|reg|gst|business)[\s.-]*(?:reg[\s.]*)?(?:no|id)\b")
 _TRAILING_REGISTRATION = re.compile(r"[\s,]*[(\[]?\s*(?:co\.?\s*(?:no|reg)\.?\s*:?\s*)?[a-z]{0,3}\d{4,}.*$")
 _PRICE_LINE = re.compile(r"(?:rm\s*)?\d*\.\d{2}(?:\s*[a-z]{1,2})?")
+# a line ending with a full stop after a word (not an abbreviation such as "NO." or "D.E.") ends an address: so do
+# 90 of the 93 gold addresses that print one, and the other 3 go on with their postcode and town or a street
+_FULL_STOP = re.compile(r"(?<![a-z.])[a-z]{3,}\.$")
 _POSTCODE = re.compile(r"(?<![\d-])\d{5}(?![\d-])")
 # Malaysia's states and federal territories (a closed public list) and the countries receipts name: the
 # last words of an address, after the postcode and town.
@@ -261,6 +264,8 @@ def _address(lines: list[_Line], after: int) -> tuple[int, int] | None:
             break
         if _has_reached_town(lines, first, last) and not _continues_address(lines[last].text, text):
             break
+        if _FULL_STOP.search(lines[last].text) and not (_looks_like_address(text) or text.endswith((",", "."))):
+            break  # after a full stop, a plain line is no more address ("NO7,JLN UERO,SHAH ALAM." / an item)
         if last + 2 < len(lines) and _PRICE_LINE.fullmatch(lines[last + 2].text):
             break  # a line priced on the next one is the sale's first item ("22241 WS CUT SCISSORS" / "18.00")
         last += 1

@@ -256,6 +256,20 @@ def test_a_line_priced_on_the_next_one_is_an_item_not_address(schema: SchemaVers
 
 
 @pytest.mark.parametrize(
+    ("after", "expected"),
+    [
+        ("FOLDING CHAIR BLUE\n", "NO 7, JLN MELATI, KLANG."),  # a plain line after the full stop is the sale's
+        ("TAMAN MELATI,\n", "NO 7, JLN MELATI, KLANG. TAMAN MELATI,"),  # OCR reads commas as full stops
+        ("41150 KLANG\n", "NO 7, JLN MELATI, KLANG. 41150 KLANG"),  # the postcode and town go on
+    ],
+)
+def test_after_a_full_stop_only_more_address_goes_on(schema: SchemaVersion, after: str, expected: str) -> None:
+    text = "KEDAI RUNCIT MAJU\nGST:001122334455\nTAX INVOICE\nNO 7, JLN MELATI, KLANG.\n" + after + "400002\nS\n"
+    text += "1.00 X 21.32\n21.32\n" + _SALE
+    assert _fields(text, schema)["address"].value["value"] == expected
+
+
+@pytest.mark.parametrize(
     ("above", "expected"),
     [("", 0.0), ("LEMON LEAF CAFE\n", 1.0), ("LEMON LEAF CAFE\nTAMAN CONTOH OUTLET\n", 1.0)],
 )
