@@ -88,6 +88,8 @@ _RECEIPT_WORDS = re.compile(r"total|cash|change|rounding|amount|receipt|invoice"
 _PAID = re.compile(r"(?<!\w)(?:cash|tendered|accepted|paid|payment|visa|master|card|credit|debit)(?!\w)")
 # A label that prints its own count ("ITEM COUNT 12", "TOTAL ITEMS: 5") waits for no amount in a column below.
 _OWN_COUNT = re.compile(r"[a-z)][^\d]*?[\s:]\s*\d{1,4}$")
+_TAX_RATE = Decimal("0.06")
+_CENT = Decimal("0.01")
 _CHANGE = re.compile(r"(?<!\w)(?:change|balance|baki)(?!\w)")
 
 
@@ -331,7 +333,7 @@ def _total(lines: list[_Line], amounts: list[_Amount]) -> _Total | None:
             continue
         rank = next((r for pattern, r in _TOTAL_LABELS if pattern.search(line.text)), 0)
         labelled = _amount_for_label(lines, by_line, number) if rank else None
-        if labelled is not None and labelled.value > 0:
+        if labelled is not None and labelled.value > 0 and not _is_tax(labelled.value, amounts):
             candidates.append((rank + rounded, number, labelled))
     settled, paid = _settled(lines, by_line)
     if settled is None and paid is not None:
@@ -357,6 +359,12 @@ def _total(lines: list[_Line], amounts: list[_Amount]) -> _Total | None:
         return None if guess is None else chosen(guess, GUESS, "repeated_largest")
     rank, _, amount = max(candidates, key=lambda c: (c[0], c[2].value, -c[1]))
     return chosen(amount, FULL, "strong_label") if rank >= 3 else chosen(amount, PARTIAL, "label")
+
+
+def _is_tax(value: Decimal, amounts: list[_Amount]) -> bool:
+    """An amount that is the 6% tax (GST, SST) of a larger amount printed is the tax, not the amount paid (a label
+    column read across the tax summary gives "TOTAL:" the tax)."""
+    return any(a.value > value and abs((a.value * _TAX_RATE).quantize(_CENT) - value) <= _CENT for a in amounts)
 
 
 def _repeated_largest(amounts: list[_Amount]) -> _Amount | None:

@@ -269,6 +269,12 @@ def test_after_a_full_stop_only_more_address_goes_on(schema: SchemaVersion, afte
     assert _fields(text, schema)["address"].value["value"] == expected
 
 
+def test_the_six_percent_tax_of_an_amount_printed_is_not_the_total(schema: SchemaVersion) -> None:
+    # OCR boxes in columns: "TOTAL:" takes the tax printed under it, 6% of the 50.00 sold, not what was paid
+    text = "KEDAI BUKU MAJU\nNO 5, JALAN SATU\n53200 KUALA LUMPUR\nTOTAL:\n3.00\nPEN SET\n50.00\n53.00\nCASH\n53.00\n"
+    assert _fields(text, schema)["total"].value["value"] == 53.0
+
+
 @pytest.mark.parametrize(
     ("above", "expected"),
     [("", 0.0), ("LEMON LEAF CAFE\n", 1.0), ("LEMON LEAF CAFE\nTAMAN CONTOH OUTLET\n", 1.0)],
