@@ -34,11 +34,15 @@ _AMOUNT = re.compile(r"(?<![\d.,])-?(?:\d{1,3}(?:,\d{3})+|\d*)\.\d{2}(?![\d])")
 _LEGAL_FORMS = re.compile(
     r"(?<!\w)(?:sdn\.?\s*bhd|bhd|berhad|s/b|sb|plt|llp|llc|ltd|limited|inc|corp(?:oration)?|gmbh|co\.|pte)(?!\w)"
 )
-_TRADE_WORDS = re.compile(
-    r"(?<!\w)(?:enterprise|trading|restoran|restaurant|cafe|bistro|kedai|mart|market|supermarket|minimarket|pasaraya"
-    r"|store|stores|shop|hardware|stationery|bakery|pharmacy|farmasi|station|hotel|perniagaan|industries|services"
-    r"|electrical|book|books|food|foods|delight|delights|house)(?!\w)"
+# fmt: off
+_TRADE_WORD_LIST = (
+    "enterprise", "trading", "restoran", "restaurant", "cafe", "bistro", "kedai", "mart", "market", "supermarket",
+    "minimarket", "pasaraya", "store", "stores", "shop", "hardware", "stationery", "bakery", "pharmacy", "farmasi",
+    "station", "hotel", "perniagaan", "industries", "services", "electrical", "book", "books", "food", "foods",
+    "delight", "delights", "house",
 )
+# fmt: on
+_TRADE_WORDS = re.compile(r"(?<!\w)(?:" + "|".join(_TRADE_WORD_LIST) + r")(?!\w)")
 _REGISTRATION = re.compile(
     r"^\(?\s*(?:no\.?\s*)?(?:(?:co\.?|company|br|business|reg|roc)[\s.-]*(?:reg|no|registration)?[\s.:-]*(?:no)?[\s.:-]*)?"
     r"[a-z]{0,3}\d{4,}[\s-]*[a-z]?\)?\s*$"
@@ -61,10 +65,14 @@ _FULL_STOP = re.compile(r"(?<![a-z.])[a-z]{3,}\.$")
 _POSTCODE = re.compile(r"(?<![\d-])\d{5}(?![\d-])")
 # Malaysia's states and federal territories (a closed public list) and the countries receipts name: the
 # last words of an address, after the postcode and town.
-_REGION = re.compile(
-    r"(?<!\w)(?:johor|kedah|kelantan|melaka|malacca|negeri sembilan|pahang|perak|perlis|pulau pinang|penang|sabah"
-    r"|sarawak|selangor|terengganu|kuala lumpur|putrajaya|labuan|wilayah persekutuan|darul|malaysia|singapore)(?!\w)"
+# fmt: off
+_REGION_LIST = (
+    "johor", "kedah", "kelantan", "melaka", "malacca", "negeri sembilan", "pahang", "perak", "perlis", "pulau pinang",
+    "penang", "sabah", "sarawak", "selangor", "terengganu", "kuala lumpur", "putrajaya", "labuan",
+    "wilayah persekutuan", "darul", "malaysia", "singapore",
 )
+# fmt: on
+_REGION = re.compile(r"(?<!\w)(?:" + "|".join(_REGION_LIST) + r")(?!\w)")
 # Lines that end the header: contact details, tax ids, the document and the sale itself.
 _HEADER_END = re.compile(
     r"(?<!\w)(?:tel|tel\.|fax|phone|telephone|h/p|hp|mobile|gst|sst|tax|taxinv\w*|invoice|receipt|bill|cashier|date|time"
@@ -510,12 +518,16 @@ def _company_features(lines: list[_Line], header_first: int, name: _Name, value:
 
 
 _WORD = re.compile(r"[a-z]{4,}")
-_KNOWN_WORDS = tuple(w for w in _ADDRESS_WORD_LIST if len(w) >= 4)
+# the words an address is made of that the pack knows: street words, and the trade words and states a printed
+# address also holds ("TAMAN IDUSTRIES", "KUALA LUMPUR, MALAYSI")
+_KNOWN_WORDS = tuple(
+    sorted({w for w in (*_ADDRESS_WORD_LIST, *_TRADE_WORD_LIST, *" ".join(_REGION_LIST).split()) if len(w) >= 4})
+)
 
 
 def _misread(word: str) -> bool:
-    """A word one letter away from an address word it is not ("banoar", "perinoustrian"): an OCR misreading, so the
-    printed address and the text disagree somewhere."""
+    """A word one letter away from a known address word it is not ("banoar", "perinoustrian", "idustries",
+    "malaysi"): an OCR misreading, so the printed address and the text disagree somewhere."""
     return word not in _KNOWN_WORDS and any(
         abs(len(word) - len(known)) <= 1 and Levenshtein.distance(word, known, score_cutoff=1) == 1
         for known in _KNOWN_WORDS

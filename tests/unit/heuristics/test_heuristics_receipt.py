@@ -276,6 +276,22 @@ def test_the_six_percent_tax_of_an_amount_printed_is_not_the_total(schema: Schem
 
 
 @pytest.mark.parametrize(
+    ("street", "town", "expected"),
+    [
+        ("NO 3, JALAN SEPADU 25", "40400 SHAH ALAM, SELANGOR", 0.0),
+        ("NO 3, JALAN SEPADU 25", "40400 SHAH ALAM, SELANGOR, MALAYSI", 1.0),  # a state or country misread
+        ("NO 3, TAMAN IDUSTRIES", "40400 SHAH ALAM, SELANGOR", 1.0),  # a trade word misread
+        ("NO 3, JALAN BANOAR", "40400 SHAH ALAM, SELANGOR", 1.0),  # a street word misread
+    ],
+)
+def test_a_word_one_letter_from_a_known_address_word_is_a_misreading(
+    schema: SchemaVersion, street: str, town: str, expected: float
+) -> None:
+    text = f"GREEN FORK SDN BHD\n{street}\n{town}\nTEL: 03-5555 0000\n" + _SALE
+    assert _fields(text, schema)["address"].features["misread_words"] == expected
+
+
+@pytest.mark.parametrize(
     ("above", "expected"),
     [("", 0.0), ("LEMON LEAF CAFE\n", 1.0), ("LEMON LEAF CAFE\nTAMAN CONTOH OUTLET\n", 1.0)],
 )
