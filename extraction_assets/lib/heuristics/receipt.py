@@ -34,11 +34,15 @@ _AMOUNT = re.compile(r"(?<![\d.,])-?(?:\d{1,3}(?:,\d{3})+|\d*)\.\d{2}(?![\d])")
 _LEGAL_FORMS = re.compile(
     r"(?<!\w)(?:sdn\.?\s*bhd|bhd|berhad|s/b|sb|plt|llp|llc|ltd|limited|inc|corp(?:oration)?|gmbh|co\.|pte)(?!\w)"
 )
-_TRADE_WORDS = re.compile(
-    r"(?<!\w)(?:enterprise|trading|restoran|restaurant|cafe|bistro|kedai|mart|market|supermarket|minimarket|pasaraya"
-    r"|store|stores|shop|hardware|stationery|bakery|pharmacy|farmasi|station|hotel|perniagaan|industries|services"
-    r"|electrical|book|books|food|foods|delight|delights|house)(?!\w)"
+# fmt: off
+_TRADE_WORD_LIST = (
+    "enterprise", "trading", "restoran", "restaurant", "cafe", "bistro", "kedai", "mart", "market", "supermarket",
+    "minimarket", "pasaraya", "store", "stores", "shop", "hardware", "stationery", "bakery", "pharmacy", "farmasi",
+    "station", "hotel", "perniagaan", "industries", "services", "electrical", "book", "books", "food", "foods",
+    "delight", "delights", "house",
 )
+# fmt: on
+_TRADE_WORDS = re.compile(r"(?<!\w)(?:" + "|".join(_TRADE_WORD_LIST) + r")(?!\w)")
 _REGISTRATION = re.compile(
     r"^\(?\s*(?:no\.?\s*)?(?:(?:co\.?|company|br|business|reg|roc)[\s.-]*(?:reg|no|registration)?[\s.:-]*(?:no)?[\s.:-]*)?"
     r"[a-z]{0,3}\d{4,}[\s-]*[a-z]?\)?\s*$"
@@ -55,13 +59,20 @@ _ADDRESS_WORDS = re.compile(r"(?<!\w)(?:" + "|".join(_ADDRESS_WORD_LIST) + r")(?
 _REGISTRATION_LABEL = re.compile(r"(?<!\w)(?:co|company|br|roc|reg|gst|business)[\s.-]*(?:reg[\s.]*)?(?:no|id)\b")
 _TRAILING_REGISTRATION = re.compile(r"[\s,]*[(\[]?\s*(?:co\.?\s*(?:no|reg)\.?\s*:?\s*)?[a-z]{0,3}\d{4,}.*$")
 _PRICE_LINE = re.compile(r"(?:rm\s*)?\d*\.\d{2}(?:\s*[a-z]{1,2})?")
+# a line ending with a full stop after a word (not an abbreviation such as "NO." or "D.E.") ends an address: so do
+# 90 of the 93 gold addresses that print one, and the other 3 go on with their postcode and town or a street
+_FULL_STOP = re.compile(r"(?<![a-z.])[a-z]{3,}\.$")
 _POSTCODE = re.compile(r"(?<![\d-])\d{5}(?![\d-])")
 # Malaysia's states and federal territories (a closed public list) and the countries receipts name: the
 # last words of an address, after the postcode and town.
-_REGION = re.compile(
-    r"(?<!\w)(?:johor|kedah|kelantan|melaka|malacca|negeri sembilan|pahang|perak|perlis|pulau pinang|penang|sabah"
-    r"|sarawak|selangor|terengganu|kuala lumpur|putrajaya|labuan|wilayah persekutuan|darul|malaysia|singapore)(?!\w)"
+# fmt: off
+_REGION_LIST = (
+    "johor", "kedah", "kelantan", "melaka", "malacca", "negeri sembilan", "pahang", "perak", "perlis", "pulau pinang",
+    "penang", "sabah", "sarawak", "selangor", "terengganu", "kuala lumpur", "putrajaya", "labuan",
+    "wilayah persekutuan", "darul", "malaysia", "singapore",
 )
+# fmt: on
+_REGION = re.compile(r"(?<!\w)(?:" + "|".join(_REGION_LIST) + r")(?!\w)")
 # Lines that end the header: contact details, tax ids, the document and the sale itself.
 _HEADER_END = re.compile(
     r"(?<!\w)(?:tel|tel\.|fax|phone|telephone|h/p|hp|mobile|gst|sst|tax|taxinv\w*|invoice|receipt|bill|cashier|date|time"
@@ -85,6 +96,8 @@ _RECEIPT_WORDS = re.compile(r"total|cash|change|rounding|amount|receipt|invoice"
 _PAID = re.compile(r"(?<!\w)(?:cash|tendered|accepted|paid|payment|visa|master|card|credit|debit)(?!\w)")
 # A label that prints its own count ("ITEM COUNT 12", "TOTAL ITEMS: 5") waits for no amount in a column below.
 _OWN_COUNT = re.compile(r"[a-z)][^\d]*?[\s:]\s*\d{1,4}$")
+_TAX_RATE = Decimal("0.06")
+_CENT = Decimal("0.01")
 _CHANGE = re.compile(r"(?<!\w)(?:change|balance|baki)(?!\w)")
 
 
@@ -261,6 +274,8 @@ def _address(lines: list[_Line], after: int) -> tuple[int, int] | None:
             break
         if _has_reached_town(lines, first, last) and not _continues_address(lines[last].text, text):
             break
+        if _FULL_STOP.search(lines[last].text) and not (_looks_like_address(text) or text.endswith((",", "."))):
+            break  # after a full stop, a plain line is no more address ("NO7,JLN UERO,SHAH ALAM." / an item)
         if last + 2 < len(lines) and _PRICE_LINE.fullmatch(lines[last + 2].text):
             break  # a line priced on the next one is the sale's first item ("22241 WS CUT SCISSORS" / "18.00")
         last += 1
@@ -326,7 +341,7 @@ def _total(lines: list[_Line], amounts: list[_Amount]) -> _Total | None:
             continue
         rank = next((r for pattern, r in _TOTAL_LABELS if pattern.search(line.text)), 0)
         labelled = _amount_for_label(lines, by_line, number) if rank else None
-        if labelled is not None and labelled.value > 0:
+        if labelled is not None and labelled.value > 0 and not _is_tax(labelled.value, amounts):
             candidates.append((rank + rounded, number, labelled))
     settled, paid = _settled(lines, by_line)
     if settled is None and paid is not None:
@@ -352,6 +367,12 @@ def _total(lines: list[_Line], amounts: list[_Amount]) -> _Total | None:
         return None if guess is None else chosen(guess, GUESS, "repeated_largest")
     rank, _, amount = max(candidates, key=lambda c: (c[0], c[2].value, -c[1]))
     return chosen(amount, FULL, "strong_label") if rank >= 3 else chosen(amount, PARTIAL, "label")
+
+
+def _is_tax(value: Decimal, amounts: list[_Amount]) -> bool:
+    """An amount that is the 6% tax (GST, SST) of a larger amount printed is the tax, not the amount paid (a label
+    column read across the tax summary gives "TOTAL:" the tax)."""
+    return any(a.value > value and abs((a.value * _TAX_RATE).quantize(_CENT) - value) <= _CENT for a in amounts)
 
 
 def _repeated_largest(amounts: list[_Amount]) -> _Amount | None:
@@ -497,12 +518,16 @@ def _company_features(lines: list[_Line], header_first: int, name: _Name, value:
 
 
 _WORD = re.compile(r"[a-z]{4,}")
-_KNOWN_WORDS = tuple(w for w in _ADDRESS_WORD_LIST if len(w) >= 4)
+# the words an address is made of that the pack knows: street words, and the trade words and states a printed
+# address also holds ("TAMAN IDUSTRIES", "KUALA LUMPUR, MALAYSI")
+_KNOWN_WORDS = tuple(
+    sorted({w for w in (*_ADDRESS_WORD_LIST, *_TRADE_WORD_LIST, *" ".join(_REGION_LIST).split()) if len(w) >= 4})
+)
 
 
 def _misread(word: str) -> bool:
-    """A word one letter away from an address word it is not ("banoar", "perinoustrian"): an OCR misreading, so the
-    printed address and the text disagree somewhere."""
+    """A word one letter away from a known address word it is not ("banoar", "perinoustrian", "idustries",
+    "malaysi"): an OCR misreading, so the printed address and the text disagree somewhere."""
     return word not in _KNOWN_WORDS and any(
         abs(len(word) - len(known)) <= 1 and Levenshtein.distance(word, known, score_cutoff=1) == 1
         for known in _KNOWN_WORDS

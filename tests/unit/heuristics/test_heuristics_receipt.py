@@ -256,6 +256,42 @@ def test_a_line_priced_on_the_next_one_is_an_item_not_address(schema: SchemaVers
 
 
 @pytest.mark.parametrize(
+    ("after", "expected"),
+    [
+        ("FOLDING CHAIR BLUE\n", "NO 7, JLN MELATI, KLANG."),  # a plain line after the full stop is the sale's
+        ("TAMAN MELATI,\n", "NO 7, JLN MELATI, KLANG. TAMAN MELATI,"),  # OCR reads commas as full stops
+        ("41150 KLANG\n", "NO 7, JLN MELATI, KLANG. 41150 KLANG"),  # the postcode and town go on
+    ],
+)
+def test_after_a_full_stop_only_more_address_goes_on(schema: SchemaVersion, after: str, expected: str) -> None:
+    text = "KEDAI RUNCIT MAJU\nGST:001122334455\nTAX INVOICE\nNO 7, JLN MELATI, KLANG.\n" + after + "400002\nS\n"
+    text += "1.00 X 21.32\n21.32\n" + _SALE
+    assert _fields(text, schema)["address"].value["value"] == expected
+
+
+def test_the_six_percent_tax_of_an_amount_printed_is_not_the_total(schema: SchemaVersion) -> None:
+    # OCR boxes in columns: "TOTAL:" takes the tax printed under it, 6% of the 50.00 sold, not what was paid
+    text = "KEDAI BUKU MAJU\nNO 5, JALAN SATU\n53200 KUALA LUMPUR\nTOTAL:\n3.00\nPEN SET\n50.00\n53.00\nCASH\n53.00\n"
+    assert _fields(text, schema)["total"].value["value"] == 53.0
+
+
+@pytest.mark.parametrize(
+    ("street", "town", "expected"),
+    [
+        ("NO 3, JALAN SEPADU 25", "40400 SHAH ALAM, SELANGOR", 0.0),
+        ("NO 3, JALAN SEPADU 25", "40400 SHAH ALAM, SELANGOR, MALAYSI", 1.0),  # a state or country misread
+        ("NO 3, TAMAN IDUSTRIES", "40400 SHAH ALAM, SELANGOR", 1.0),  # a trade word misread
+        ("NO 3, JALAN BANOAR", "40400 SHAH ALAM, SELANGOR", 1.0),  # a street word misread
+    ],
+)
+def test_a_word_one_letter_from_a_known_address_word_is_a_misreading(
+    schema: SchemaVersion, street: str, town: str, expected: float
+) -> None:
+    text = f"GREEN FORK SDN BHD\n{street}\n{town}\nTEL: 03-5555 0000\n" + _SALE
+    assert _fields(text, schema)["address"].features["misread_words"] == expected
+
+
+@pytest.mark.parametrize(
     ("above", "expected"),
     [("", 0.0), ("LEMON LEAF CAFE\n", 1.0), ("LEMON LEAF CAFE\nTAMAN CONTOH OUTLET\n", 1.0)],
 )
