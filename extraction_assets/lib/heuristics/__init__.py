@@ -58,7 +58,7 @@ HEURISTIC_PACKS: dict[str, HeuristicPack] = {
         folders=("interviews",),
     ),
     "receipt": HeuristicPack(
-        version="heuristic-receipt-v11",
+        version="heuristic-receipt-v12",
         extractor="receipt:extract_receipt",
         gate_name="receipt_gate",
         folders=("receipts",),

@@ -335,15 +335,16 @@ def _total(lines: list[_Line], amounts: list[_Amount]) -> _Total | None:
         by_line.setdefault(amount.line, []).append(amount)
     candidates: list[tuple[int, int, _Amount]] = []
     rounded = False
+    settled, paid = _settled(lines, by_line)
+    sold = [a for a in amounts if a.value != paid]
     for number, line in enumerate(lines):
         rounded = rounded or "rounding" in line.text
         if _NOT_TOTAL.search(line.text):
             continue
         rank = next((r for pattern, r in _TOTAL_LABELS if pattern.search(line.text)), 0)
         labelled = _amount_for_label(lines, by_line, number) if rank else None
-        if labelled is not None and labelled.value > 0 and not _is_tax(labelled.value, amounts):
+        if labelled is not None and labelled.value > 0 and not _is_tax(labelled.value, sold):
             candidates.append((rank + rounded, number, labelled))
-    settled, paid = _settled(lines, by_line)
     if settled is None and paid is not None:
         candidates = [(rank + 2 * (amount.value == paid), n, amount) for rank, n, amount in candidates]
 
@@ -369,10 +370,11 @@ def _total(lines: list[_Line], amounts: list[_Amount]) -> _Total | None:
     return chosen(amount, FULL, "strong_label") if rank >= 3 else chosen(amount, PARTIAL, "label")
 
 
-def _is_tax(value: Decimal, amounts: list[_Amount]) -> bool:
-    """An amount that is the 6% tax (GST, SST) of a larger amount printed is the tax, not the amount paid (a label
-    column read across the tax summary gives "TOTAL:" the tax)."""
-    return any(a.value > value and abs((a.value * _TAX_RATE).quantize(_CENT) - value) <= _CENT for a in amounts)
+def _is_tax(value: Decimal, sold: list[_Amount]) -> bool:
+    """An amount that is the 6% tax (GST, SST) of a larger amount sold is the tax, not the amount paid (a label
+    column read across the tax summary gives "TOTAL:" the tax). The cash tendered is no amount sold: a 6.00 total
+    paid with a 100.00 note stays the total."""
+    return any(a.value > value and abs((a.value * _TAX_RATE).quantize(_CENT) - value) <= _CENT for a in sold)
 
 
 def _repeated_largest(amounts: list[_Amount]) -> _Amount | None:

@@ -275,6 +275,13 @@ def test_the_six_percent_tax_of_an_amount_printed_is_not_the_total(schema: Schem
     assert _fields(text, schema)["total"].value["value"] == 53.0
 
 
+def test_a_total_that_is_six_percent_of_the_cash_tendered_stays_the_total(schema: SchemaVersion) -> None:
+    text = "KEDAI BUKU MAJU\nNO 5, JALAN SATU\n53200 KUALA LUMPUR\nPEN SET\n6.00\nTOTAL:\n6.00\nCASH\n100.00\n"
+    total = _fields(text, schema)["total"]
+    assert total.value["value"] == 6.0
+    assert total.features["rule_label"] == 1.0  # read after its label, not guessed as the largest amount repeated
+
+
 @pytest.mark.parametrize(
     ("street", "town", "expected"),
     [
