@@ -272,26 +272,34 @@ def sentences(text: str, start: int, end: int, max_chars: int = 400) -> Iterator
     Mail is wrapped at about 72 characters, so a line break alone does not end a sentence: a long line
     without closing punctuation runs on into the next. A blank line, a list item, a short line (a
     greeting, a name) or closing punctuation ends one. Longer runs are cut into clauses, one block of lines at
-    a time: a reader that has read enough stops cutting the rest.
+    a time, each as soon as the line after it shows where it ends: a reader that has read enough stops reading the
+    rest of the lines (the e-mail pack reads 6,000 characters of a thread about three times as long).
     """
-    blocks: list[tuple[int, int]] = []
+    block: tuple[int, int] | None = None  # the block of lines being read, not yet ended
     previous = ""  # the line before, "" after a blank line
     for line_start, line_end in iter_line_spans(text, start):
         if line_start >= end:
             break
         line_end = min(line_end, end)
         line = text[line_start:line_end]
-        if blocks and previous and runs_on(previous, line):
-            blocks[-1] = (blocks[-1][0], line_end)
+        if block is not None and previous and runs_on(previous, line):
+            block = (block[0], line_end)
         elif line.strip():
-            blocks.append((line_start, line_end))
+            if block is not None:
+                yield from _block_clauses(text, *block, max_chars)
+            block = (line_start, line_end)
         previous = line if line.strip() else ""
-    for block_start, block_end in blocks:
-        piece_start = block_start
-        for m in _SENTENCE_END.finditer(text, block_start, block_end):
-            yield from _clauses(text, piece_start, m.start(), max_chars)
-            piece_start = m.end()
-        yield from _clauses(text, piece_start, block_end, max_chars)
+    if block is not None:
+        yield from _block_clauses(text, *block, max_chars)
+
+
+def _block_clauses(text: str, block_start: int, block_end: int, max_chars: int) -> Iterator[Segment]:
+    """A block of lines cut at its sentence ends, each sentence into clauses (`_clauses`)."""
+    piece_start = block_start
+    for m in _SENTENCE_END.finditer(text, block_start, block_end):
+        yield from _clauses(text, piece_start, m.start(), max_chars)
+        piece_start = m.end()
+    yield from _clauses(text, piece_start, block_end, max_chars)
 
 
 def _clauses(text: str, start: int, end: int, max_chars: int) -> list[Segment]:
