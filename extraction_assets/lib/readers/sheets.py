@@ -15,9 +15,10 @@ Pulse layouts recognised (header row first, column names in English, Vietnamese,
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import zipfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from typing import Any, Literal
@@ -103,11 +104,10 @@ def xlsx_records(data: bytes, budget: ReadBudget | None = None) -> list[SheetRec
     """Records of every worksheet of an Excel workbook (cached values, not formulas), within the zip bounds; rows
     are read one at a time (openpyxl's read-only mode) and counted in the file's `budget`."""
     _check_zip_bounds(data)
-    import openpyxl  # ~0.2 s: loaded with the first workbook, not with every inbox walk
     from openpyxl.utils.exceptions import InvalidFileException
 
     try:
-        workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
+        workbook = _load_workbook()(io.BytesIO(data), read_only=True, data_only=True)
     except (zipfile.BadZipFile, InvalidFileException, KeyError, OSError, ValueError) as exc:
         raise SheetError(f"not a readable Excel workbook ({type(exc).__name__}: {exc})") from None
     budget = budget or ReadBudget()
@@ -119,6 +119,26 @@ def xlsx_records(data: bytes, budget: ReadBudget | None = None) -> list[SheetRec
     finally:
         workbook.close()
     return [record for table in tables for record in _sheet_records(table)]
+
+
+@functools.cache
+def _load_workbook() -> Callable[..., Any]:
+    """openpyxl's `load_workbook` (~0.2 s to import: loaded with the first workbook, not with every inbox walk), its
+    read-only sheets left unsized. openpyxl sizes each read-only sheet as it opens the workbook, from the sheet's
+    `<dimension>` element; a sheet without one (which the format allows) it parses whole to find where it starts
+    (a million one-cell rows: about 5 CPU-s before the first row is read and the file's budget is asked). Unsized,
+    as openpyxl's documented `reset_dimensions()` leaves a sheet, rows are read until the last, so reading stops at
+    the budget; and a wrong `<dimension>` no longer cuts rows or columns off."""
+    import openpyxl
+    from openpyxl.reader import excel
+    from openpyxl.worksheet._read_only import ReadOnlyWorksheet
+
+    class UnsizedSheet(ReadOnlyWorksheet):
+        def _get_size(self) -> None:
+            """Not sized before reading."""
+
+    excel.ReadOnlyWorksheet = UnsizedSheet  # the class openpyxl's reader opens read-only sheets with
+    return openpyxl.load_workbook
 
 
 def _capped(rows: Iterable[Iterable[object]]) -> Iterator[list[str]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import zipfile
 from datetime import date, datetime
 from pathlib import Path
 
@@ -201,6 +202,24 @@ def test_excel_numbers_and_formulas_read_as_people_see_them(tmp_path: Path) -> N
     ]
 
 
+def test_every_row_and_column_is_read_whatever_size_the_sheet_says_it_has(tmp_path: Path) -> None:
+    """A sheet's `<dimension>` is written by whatever saved it and may be wrong (here: one cell): the rows and
+    columns outside it are read all the same, none dropped."""
+    header: list[object] = ["Sender", "Message", "Note"]
+    data = _workbook({"S": [header, ["Lan", "Giao trước thứ hai.", "gấp"], ["Minh", "Kiểm kho."]]})
+    out = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(data)) as source, zipfile.ZipFile(out, "w") as target:
+        for entry in source.infolist():
+            part = source.read(entry)
+            if entry.filename == "xl/worksheets/sheet1.xml":
+                assert b'<dimension ref="A1:C3"' in part
+                part = part.replace(b'<dimension ref="A1:C3"', b'<dimension ref="A1:A1"')
+            target.writestr(entry, part)
+    (chat,) = _docs(_read(tmp_path, "chat.xlsx", out.getvalue()))
+    assert [chat.text[t.start : t.end] for t in chat.turns] == ["Giao trước thứ hai.", "Kiểm kho."]
+    assert [t.speaker for t in chat.turns] == ["Lan", "Minh"]
+
+
 @pytest.mark.parametrize("content", [b"", b"PK\x03\x04 not really a zip", b"plain text saved as xlsx"])
 def test_a_broken_workbook_is_a_failure_not_a_crash(tmp_path: Path, content: bytes) -> None:
     (failure,) = _read(tmp_path, "broken.xlsx", content)
@@ -219,8 +238,6 @@ def test_a_workbook_of_empty_sheets_is_a_failure(tmp_path: Path) -> None:
 def _one_string_on_every_row(rows: int) -> bytes:
     """A workbook whose sheet refers `rows` times to one shared string of a million characters (just under the zip
     checks' size floor). openpyxl writes inline strings, so the shared-string table and its references are added."""
-    import zipfile
-
     workbook = openpyxl.Workbook()
     workbook.active.append(["note"])
     written = io.BytesIO()
