@@ -49,16 +49,19 @@ class InputFilter(DefaultFilter):
 
 def warm_up() -> None:
     """Load up front what a pass would load when its first document needs it (the heuristic packs and their gates,
-    the PII detectors, the readers, NumPy for the batch writes): a warm process pays it once, not in the first pass
-    after a file arrives. Then freeze it (`gc.freeze`): code loaded for good is never worth a collector's pass."""
+    the contract pack's word lists compiled, the PII detectors, the readers, NumPy for the batch writes): a warm
+    process pays it once, not in the first pass after a file arrives. Then freeze it (`gc.freeze`): code loaded for
+    good is never worth a collector's pass."""
     import numpy  # noqa: F401
 
     import extraction_assets.lib.pii.scrubber
     import extraction_assets.lib.readers  # noqa: F401
     from extraction_assets.lib.heuristics import HEURISTIC_PACKS
+    from extraction_assets.lib.heuristics.contract import prepare_word_lists
 
     for pack in HEURISTIC_PACKS.values():
         pack.extract, pack.gate  # noqa: B018  (the properties import the pack)
+    prepare_word_lists()  # the contract pack's word lists, compiled at their first use otherwise
     gc.collect()
     gc.freeze()
 

@@ -185,3 +185,11 @@ def _word_pattern(word: str, stem: bool, then: str) -> re.Pattern[str]:
 
 
 _any_phrase = lru_cache(maxsize=256)(any_phrase)
+
+
+def prepare(phrases: tuple[str, ...]) -> None:
+    """Compile what `PhraseScan.finditer` compiles for a word list at its first use (the list's alternation and the
+    patterns of its opening words), so a warm process pays it before its first document, not on it."""
+    _any_phrase(phrases)
+    for opening in _openings(phrases) or ():
+        _word_pattern(*opening)

@@ -775,3 +775,22 @@ def test_a_party_whose_definition_names_it_otherwise_is_evidence_of_doubt(schema
     )
     trade = text.replace("(together with its successors and assigns, ", "d/b/a Hotel Funding (")
     assert _fields(trade, schema)["party_a"].features["qualified_definition"] == 1.0
+
+
+def test_the_word_lists_a_warm_process_prepares_are_the_ones_a_contract_compiles(schema: SchemaVersion) -> None:
+    """`prepare_word_lists` (a watch's warm-up) compiles each lexicon's word lists: reading both contracts afterwards
+    compiles only the few lists the reader puts together as it goes (a concatenation, a slice, a list of its own);
+    cold, it compiles dozens."""
+    from extraction_assets.lib.heuristics import phrases
+    from extraction_assets.lib.heuristics.contract import prepare_word_lists
+
+    def compiled_by_reading() -> int:
+        before = phrases._any_phrase.cache_info().misses
+        _fields(ENGLISH, schema), _fields(RUSSIAN, schema)
+        return phrases._any_phrase.cache_info().misses - before
+
+    phrases._any_phrase.cache_clear()
+    cold = compiled_by_reading()
+    phrases._any_phrase.cache_clear()
+    prepare_word_lists()
+    assert compiled_by_reading() <= 10 < 30 <= cold
