@@ -122,30 +122,54 @@ def _preview_items(con: duckdb.DuckDBPyConnection, versions: list[str]) -> dict[
     """Each version's most confident items with their evidence as the scrubbed text shows it: the UI that shows
     this preview has no sign-in, so never the stored (raw) quote.
 
-    Each version's first rows by its own `LIMIT` (DuckDB keeps those alone): a window over every version's items and
-    evidence sorted them all, and at 32 k documents ran out of a 64 MB limit. The versions' selects are one
-    statement (`UNION ALL`): a pass pays one statement's planning, not one a version."""
+    What DuckDB holds for it is bounded by the preview, not by the warehouse: each version's first items (`min_by`
+    with a count keeps those alone), then those items' rows and evidence (hashes of those few ids, the tables scanned
+    past them). Joined first, with a branch a version of one statement, every version's items were hashed at once:
+    on a 32 k-document warehouse that statement alone ran out of a 48 MB limit (this one passes at 24 MB), so in a
+    pass, beside what DuckDB holds between checkpoints, it could fail the whole extraction step (a window over every
+    version's items and evidence, before that, sorted them all and ran out of 64 MB). An item with no evidence shows
+    no row: a version whose first items lack evidence is read again with more of them, until its rows are full or
+    its items are all read."""
     listed = sorted(set(versions))
-    if not listed:
-        return {}
-    one = f"""(SELECT i.schema_version, i.item_id, i.item_type, i.title, i.confidence, i.probability_correct, i.status,
-                      e.evidence_id, i.doc_id, e.char_start, e.char_end, e.match_kind, e.turn_id
-               FROM extracted_items i JOIN evidence e USING (item_id)
-               WHERE i.schema_version = ?
-               ORDER BY i.confidence DESC, i.item_id, e.evidence_id LIMIT {PREVIEW_ROWS})"""
-    rows = rows_as_dicts(
-        con,
-        f"SELECT * FROM ({' UNION ALL '.join([one] * len(listed))}) "
-        "ORDER BY schema_version, confidence DESC, item_id, evidence_id",
-        listed,
-    )
-    quotes = masked_quotes(con, [(r["evidence_id"], r["doc_id"], r["char_start"], r["char_end"]) for r in rows])
+    rows: dict[str, list[dict[str, Any]]] = {}
+    wanted, items = listed, PREVIEW_ROWS
+    while wanted:
+        found = _preview_rows(con, wanted, items)
+        rows |= {version: found[version][0][:PREVIEW_ROWS] for version in wanted}
+        wanted = [v for v in wanted if len(rows[v]) < PREVIEW_ROWS and found[v][1] == items]
+        items *= 4
+    ordered = [row for version in listed for row in rows[version]]
+    quotes = masked_quotes(con, [(r["evidence_id"], r["doc_id"], r["char_start"], r["char_end"]) for r in ordered])
     shown = ("item_type", "title", "confidence", "probability_correct", "status", "quote", "match_kind", "turn_id")
     previews: dict[str, list[dict[str, Any]]] = {}
-    for r in rows:
+    for r in ordered:
         row = {key: quotes.get(r["evidence_id"]) if key == "quote" else r[key] for key in shown}
         previews.setdefault(r["schema_version"], []).append(row)
     return previews
+
+
+def _preview_rows(
+    con: duckdb.DuckDBPyConnection, versions: list[str], items: int
+) -> dict[str, tuple[list[dict[str, Any]], int]]:
+    """Each version's first `items` items (by confidence, then id) with their evidence, in preview order, and how
+    many items were read. One statement for every version: a pass pays one statement's planning, not one a version."""
+    found: dict[str, tuple[list[dict[str, Any]], set[str]]] = {version: ([], set()) for version in versions}
+    for row in rows_as_dicts(
+        con,
+        f"""WITH firsts AS (
+                SELECT unnest(min_by(item_id, struct_pack(c := -confidence, i := item_id), {items:d})) AS item_id
+                FROM extracted_items WHERE schema_version IN (SELECT unnest(?)) GROUP BY schema_version)
+            SELECT i.schema_version, i.item_id, i.item_type, i.title, i.confidence, i.probability_correct, i.status,
+                   i.doc_id, e.evidence_id, e.char_start, e.char_end, e.match_kind, e.turn_id
+            FROM firsts f JOIN extracted_items i USING (item_id) LEFT JOIN evidence e USING (item_id)
+            ORDER BY i.schema_version, i.confidence DESC, i.item_id, e.evidence_id""",
+        [versions],
+    ):
+        shown, read = found[row["schema_version"]]
+        read.add(row["item_id"])
+        if row["evidence_id"] is not None:  # an item without evidence shows no row (the preview's inner join)
+            shown.append(row)
+    return {version: (shown, len(read)) for version, (shown, read) in found.items()}
 
 
 def review_queue_figures(con: duckdb.DuckDBPyConnection, schema_versions: Sequence[str]) -> dict[str, dict[str, Any]]:

@@ -4,10 +4,14 @@ version of a run at once."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from extraction_assets.lib.warehouse import open_warehouse
-from extraction_assets.lib.warehouse.figures import extraction_figures
+from extraction_assets.lib.warehouse.figures import PREVIEW_ROWS, extraction_figures
 from tests.review_seed import ITEMS, SCHEMA, seed
+
+if TYPE_CHECKING:
+    import duckdb
 
 
 def test_a_partitions_figures_count_its_own_rows(tmp_path: Path) -> None:
@@ -81,3 +85,65 @@ def test_a_partition_expects_from_its_probabilities_what_review_catches(tmp_path
     assert figures["calibrated_items"] == len(machine)
     assert figures["expected_error_capture"] == round(queued / wrong, 4)
     assert figures["expected_precision_unqueued"] == (round(sum(drafts) / len(drafts), 4) if drafts else None)
+
+
+VERSIONS = [f"v{n}@v1" for n in range(6)]
+
+
+def _many_items(con: duckdb.DuckDBPyConnection, per_version: int) -> None:
+    """`per_version` items of each of six versions, each with one evidence row."""
+    con.execute(
+        f"""INSERT INTO extracted_items BY NAME
+            SELECT md5(v || i) AS item_id, 'doc' || i // 4 AS doc_id, 't' AS tenant_id, v AS schema_version,
+                   'total' AS item_type, '1' AS value, 'total: ' || i AS title, (i % 97) / 100 AS confidence,
+                   'draft' AS status, 'heuristic' AS extracted_by, 'h1' AS extractor_version,
+                   '[]' AS review_reasons, TIMESTAMP '2026-01-01' AS created_at, TIMESTAMP '2026-01-01' AS updated_at
+            FROM range({per_version:d}) r(i), (SELECT unnest(CAST(? AS VARCHAR[])) AS v)""",
+        [VERSIONS],
+    )
+    con.execute(
+        """INSERT INTO evidence BY NAME
+           SELECT md5(item_id) AS evidence_id, item_id, doc_id, tenant_id, schema_version, 0 AS char_start,
+                  1 AS char_end, 'x' AS quote, 'exact' AS match_kind, 'strong' AS strength, 'quote' AS evidence_type,
+                  1.0 AS match_score, TIMESTAMP '2026-01-01' AS created_at
+           FROM extracted_items"""
+    )
+
+
+def _expected_preview(con: duckdb.DuckDBPyConnection, version: str) -> list[tuple[str, float]]:
+    """A version's preview as its definition says: the first rows of its items joined with their evidence."""
+    rows = con.execute(
+        "SELECT i.title, i.confidence FROM extracted_items i JOIN evidence e USING (item_id) WHERE i.schema_version = ?"
+        f" ORDER BY i.confidence DESC, i.item_id, e.evidence_id LIMIT {PREVIEW_ROWS}",
+        [version],
+    ).fetchall()
+    return [(title, confidence) for title, confidence in rows]
+
+
+def test_the_preview_holds_its_rows_not_every_versions_items(tmp_path: Path) -> None:
+    """A pass's figures read each version's most confident items within a DuckDB limit that the versions' items do
+    not fit in: the preview, one statement for every version, hashed each version's items at once and failed the
+    whole extraction step of a 32 k-document pass at 80 MB."""
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        _many_items(con, 10_000)
+        expected = {version: _expected_preview(con, version) for version in VERSIONS}
+        con.execute("SET memory_limit = '32MB'")  # the six versions' items took more than that before
+        figures = extraction_figures(con, VERSIONS)
+    for version in VERSIONS:
+        preview = [(row["title"], row["confidence"]) for row in figures[version]["preview"]]
+        assert preview == expected[version] and len(preview) == PREVIEW_ROWS, version
+
+
+def test_a_preview_passes_over_items_without_evidence(tmp_path: Path) -> None:
+    """Only items with evidence show: a version whose most confident items have none shows the next ones."""
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        _many_items(con, 200)
+        con.execute(  # the 40 most confident items of one version lose their evidence
+            """DELETE FROM evidence WHERE item_id IN (SELECT item_id FROM extracted_items WHERE schema_version = ?
+               ORDER BY confidence DESC, item_id LIMIT 40)""",
+            [VERSIONS[0]],
+        )
+        expected = _expected_preview(con, VERSIONS[0])
+        figures = extraction_figures(con, VERSIONS[:2])
+    assert [(row["title"], row["confidence"]) for row in figures[VERSIONS[0]]["preview"]] == expected
+    assert len(expected) == PREVIEW_ROWS and len(figures[VERSIONS[1]]["preview"]) == PREVIEW_ROWS
