@@ -7,6 +7,9 @@ from the cost of an error, and measures what it does twice: in sample, and by k-
 (each fold scored by models and a threshold fitted without it), the honest estimate for documents never seen; and,
 with more than one labelled file, each file scored by models and a threshold fitted on the other files alone (a
 check that the cross-validated figures do not flatter documents that resemble their neighbours in the same file).
+Fields a pack weighs alike (`Pools`: contract@v1's two parties, its three dates) are fitted as one model with an
+indicator per field, folded into each field's intercept (`fit_pool`): a field with few wrong values borrows the weights
+of its kin instead of getting its base rate, and each field's stored model is still one logistic model of its own.
 Folds come from a hash of the document id, so a refit on the same data gives the same file. Which fields are
 calibrated is decided once, on all labelled items (`why_not`); each fold and each file's neighbours then fit those
 fields on what they hold (a field's base rate where too few to weigh its features), so a field just large enough to
@@ -33,9 +36,11 @@ __all__ = [
     "MIN_ITEMS",
     "Example",
     "FittedVersion",
+    "Pools",
     "ThresholdError",
     "choose_threshold",
     "fit_field",
+    "fit_pool",
     "fit_version",
     "fold_of",
 ]
@@ -44,6 +49,7 @@ DEFAULT_C = 0.5  # inverse L2 strength on standardized features
 FOLDS = 5
 MIN_ITEMS = 30  # labelled items a field needs to be calibrated
 MIN_EACH = 5  # ... and right and wrong ones, at least this many each, to weigh its features (else its base rate)
+Pools = Sequence[Sequence[str]]  # groups of fields fitted as one model (see `fit_pool`)
 DIGITS = 6  # stored parameters are rounded: a refit on another machine gives the same file
 
 
@@ -136,6 +142,43 @@ def fit_field(field: str, rows: Sequence[tuple[Mapping[str, float], bool]], c: f
     )
 
 
+def _indicator(field: str) -> str:
+    return f"field={field}"
+
+
+def fit_pool(
+    members: Mapping[str, Sequence[tuple[Mapping[str, float], bool]]], c: float = DEFAULT_C
+) -> dict[str, FieldCalibration]:
+    """One model fitted on the rows of several fields, each row also holding an indicator of its field; each field
+    gets that model with its indicators folded into its intercept (they are constant within the field), so its
+    stored model scores its values exactly as the pooled one does. Fields the pack weighs alike (two parties, three
+    dates) learn from each other's wrong values: a field with too few to weigh its features alone is no longer left
+    at its base rate."""
+    rows = [
+        ({**features, _indicator(name): 1.0}, ok) for name, found in sorted(members.items()) for features, ok in found
+    ]
+    pooled = fit_field("+".join(sorted(members)), rows, c)
+    kept = [i for i, n in enumerate(pooled.features) if n not in {_indicator(m) for m in members}]
+    fitted = {}
+    for name, found in sorted(members.items()):
+        shift = sum(
+            w * (float(n == _indicator(name)) - center) / scale
+            for n, center, scale, w in zip(pooled.features, pooled.center, pooled.scale, pooled.coef, strict=True)
+            if n.startswith("field=")
+        )
+        fitted[name] = FieldCalibration(
+            field=name,
+            features=[pooled.features[i] for i in kept],
+            center=[pooled.center[i] for i in kept],
+            scale=[pooled.scale[i] for i in kept],
+            coef=[pooled.coef[i] for i in kept],
+            intercept=round(pooled.intercept + shift, DIGITS),
+            items=len(found),
+            wrong=sum(not ok for _, ok in found),
+        )
+    return fitted
+
+
 def _by_field(examples: Sequence[Example]) -> dict[str, list[Example]]:
     by_field: dict[str, list[Example]] = defaultdict(list)
     for e in examples:
@@ -148,26 +191,37 @@ def _calibrated(examples: Sequence[Example]) -> frozenset[str]:
     return frozenset(name for name, members in _by_field(examples).items() if why_not(members) is None)
 
 
-def _fit_fields(examples: Sequence[Example], c: float, fields: frozenset[str]) -> dict[str, FieldCalibration]:
-    """A model for each of `fields` that `examples` hold (decided on all labelled items, see `_calibrated`)."""
-    return {
-        name: fit_field(name, [(e.features, e.correct) for e in members], c)
+def _fit_fields(
+    examples: Sequence[Example], c: float, fields: frozenset[str], pools: Pools = ()
+) -> dict[str, FieldCalibration]:
+    """A model for each of `fields` that `examples` hold (decided on all labelled items, see `_calibrated`); the
+    fields of a pool that two or more of them hold are fitted together (`fit_pool`)."""
+    rows = {
+        name: [(e.features, e.correct) for e in members]
         for name, members in sorted(_by_field(examples).items())
         if name in fields
     }
+    models: dict[str, FieldCalibration] = {}
+    for pool in pools:
+        members = {name: rows[name] for name in pool if name in rows}
+        if len(members) > 1:
+            models |= fit_pool(members, c)
+    return models | {name: fit_field(name, found, c) for name, found in rows.items() if name not in models}
 
 
 def _probabilities(models: Mapping[str, FieldCalibration], examples: Sequence[Example]) -> list[float | None]:
     return [probability_of(models[e.field].score(e.features)) if e.field in models else None for e in examples]
 
 
-def _out_of_fold(examples: Sequence[Example], folds: int, c: float, fields: frozenset[str]) -> list[float | None]:
+def _out_of_fold(
+    examples: Sequence[Example], folds: int, c: float, fields: frozenset[str], pools: Pools = ()
+) -> list[float | None]:
     """Each example's probability from models fitted on the other folds (a field not in `fields`: None)."""
     found: list[float | None] = [None] * len(examples)
     for k in range(folds):
         train = [e for e in examples if fold_of(e.doc, folds) != k]
         held = [i for i, e in enumerate(examples) if fold_of(e.doc, folds) == k]
-        models = _fit_fields(train, c, fields)
+        models = _fit_fields(train, c, fields, pools)
         for i, p in zip(held, _probabilities(models, [examples[i] for i in held]), strict=True):
             found[i] = p
     return found
@@ -241,10 +295,11 @@ def _by_file(examples: Sequence[Example], judged: Sequence[Judged]) -> dict[str,
 
 
 def _deployed(
-    train: Sequence[Example], cost: ReviewCost, folds: int, c: float, fields: frozenset[str]
+    train: Sequence[Example], cost: ReviewCost, folds: int, c: float, fields: frozenset[str], pools: Pools = ()
 ) -> tuple[dict[str, FieldCalibration], float]:
     """What `fit_version` ships: models on all of `train`, the threshold from their out-of-fold probabilities."""
-    return _fit_fields(train, c, fields), choose_threshold(_out_of_fold(train, folds, c, fields), train, cost)
+    probabilities = _out_of_fold(train, folds, c, fields, pools)
+    return _fit_fields(train, c, fields, pools), choose_threshold(probabilities, train, cost)
 
 
 def _transferred(
@@ -254,6 +309,7 @@ def _transferred(
     folds: int,
     c: float,
     fields: frozenset[str],
+    pools: Pools = (),
 ) -> dict[str, ReviewFigures]:
     """Each labelled file scored by models and a threshold fitted on the other files alone; empty with one file. A
     cost the other files cannot meet leaves that file out (its figures would be of no shipped threshold)."""
@@ -266,7 +322,7 @@ def _transferred(
         train = [e for e in examples if e.file != name]
         test = [e for e in examples if e.file == name]
         try:
-            models, threshold = _deployed(train, cost, folds, c, fields)
+            models, threshold = _deployed(train, cost, folds, c, fields, pools)
         except ThresholdError:
             continue
         judged += _judged(test, _probabilities(models, test), threshold, band)
@@ -282,6 +338,7 @@ def fit_version(
     folds: int = FOLDS,
     c: float = DEFAULT_C,
     on_step: Callable[[str], None] = lambda _step: None,
+    pools: Pools = (),
 ) -> FittedVersion:
     """Every field of a version with enough labelled items, the threshold for `cost`, and the figures: in sample (the
     shipped models and threshold on all items), cross-validated (fold k scored by models and threshold fitted without
@@ -302,14 +359,14 @@ def fit_version(
     if len(not_calibrated) == len(fields):  # nothing to fit: the version keeps today's rules
         return FittedVersion(fields={}, not_calibrated=not_calibrated, threshold=0.0, figures={})
     calibrated = _calibrated(examples)
-    models, threshold = _deployed(examples, cost, folds, c, calibrated)
+    models, threshold = _deployed(examples, cost, folds, c, calibrated, pools)
     on_step("cross-validating")
     outer: list[float | None] = [None] * len(examples)
     outer_threshold: list[float] = [threshold] * len(examples)
     for k in range(folds):
         train = [e for e in examples if fold_of(e.doc, folds) != k]
         held = [i for i, e in enumerate(examples) if fold_of(e.doc, folds) == k]
-        fold_models, fold_threshold = _deployed(train, cost, folds, c, calibrated)
+        fold_models, fold_threshold = _deployed(train, cost, folds, c, calibrated, pools)
         for i, p in zip(held, _probabilities(fold_models, [examples[i] for i in held]), strict=True):
             outer[i], outer_threshold[i] = p, fold_threshold
     cross = [
@@ -325,7 +382,7 @@ def fit_version(
         for i, j in enumerate(_judged(examples, outer, threshold, band))
     ]
     on_step("fitting on each file's neighbours")
-    transferred = _transferred(examples, cost, band, folds, c, calibrated)
+    transferred = _transferred(examples, cost, band, folds, c, calibrated, pools)
     figures = {
         "in_sample": _by_file(examples, _judged(examples, _probabilities(models, examples), threshold, band)),
         "cross_validated": _by_file(examples, cross),

@@ -31,7 +31,7 @@ from extraction_assets.lib.evaluation.registry import DatasetEntry, Registry
 from extraction_assets.lib.evaluation.runner import run_eval
 from extraction_assets.lib.evaluation.scoring import Verdict
 from extraction_assets.lib.extraction.extractors import HeuristicExtractor
-from extraction_assets.lib.heuristics import pack_version
+from extraction_assets.lib.heuristics import get_pack, pack_version
 from extraction_assets.lib.schemas import SchemaVersion
 
 __all__ = ["CalibrationRun", "calibrate_version", "collect_examples", "same_fit", "write_calibration"]
@@ -128,12 +128,14 @@ def calibrate_version(
     if schema.review is None:
         raise ValueError(f"{schema.key}: its front matter has no `review:` cost (max_error_rate or queue_share)")
     band = (schema.heuristic_band.low, schema.heuristic_band.high)
-    fitted = fit_version(examples, schema.review, band, names, on_step=on_step)
+    pools = get_pack(schema.heuristic).calibration_pools
+    fitted = fit_version(examples, schema.review, band, names, on_step=on_step, pools=pools)
     provenance = Provenance(
         data=data,
         pack_version=pack_version(schema.heuristic),
-        method=f"per field: L2-regularized logistic regression (C={DEFAULT_C}) on standardized evidence features; "
-        f"threshold from the out-of-fold probabilities ({FOLDS} folds by document)",
+        method=f"per field: L2-regularized logistic regression (C={DEFAULT_C}) on standardized evidence features"
+        + "".join(f"; {', '.join(pool)} fitted as one with an indicator per field" for pool in pools)
+        + f"; threshold from the out-of-fold probabilities ({FOLDS} folds by document)",
         folds=FOLDS,
         fitted_at=fitted_at or datetime.now(UTC).date().isoformat(),
         fitter=f"scikit-learn {sklearn_version}",

@@ -33,6 +33,9 @@ class HeuristicPack:
     extractor: str  # "module:function" in this package: the pack's extract(doc, schema)
     gate_name: str  # the function in `gates.py` that scores "is this my kind of document?"
     folders: tuple[str, ...] | None  # folder kinds its documents sit in; None: no folder is another schema's
+    # fields whose values it reads and weighs with the same evidence: a calibration fits each group as one model
+    # (`calibration.fit.fit_pool`); a change here changes the calibration file, not what is extracted
+    calibration_pools: tuple[tuple[str, ...], ...] = ()
 
     @property
     def extract(self) -> Callable[[ExtractionInput, SchemaVersion], list[CandidateItem]]:
@@ -68,6 +71,7 @@ HEURISTIC_PACKS: dict[str, HeuristicPack] = {
         extractor="contract:extract_contract",
         gate_name="contract_gate",
         folders=("contracts",),
+        calibration_pools=(("party_a", "party_b"), ("agreement_date", "start_date", "end_date")),
     ),
     "email": HeuristicPack(
         version="heuristic-email-v1", extractor="email:extract_email", gate_name="email_gate", folders=None

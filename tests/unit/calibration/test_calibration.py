@@ -190,6 +190,38 @@ def test_a_field_just_large_enough_to_ship_is_cross_validated_as_shipped() -> No
     assert all(p is None for p, e in zip(found, examples, strict=True) if e.field == "rare")
 
 
+def test_fields_weighed_alike_are_fitted_as_one_and_each_keeps_a_model_of_its_own() -> None:
+    """A field with too few wrong values to weigh a feature alone (here 3) gets its base rate; pooled with a kin
+    field whose wrong values carry the same feature, it learns that feature's direction. Each field's stored model
+    (the pool's indicators folded into its intercept) scores exactly as the pooled model does, so the fields keep
+    their own rates."""
+    pytest.importorskip("sklearn")
+    from extraction_assets.lib.calibration.fit import MIN_EACH, Example, _fit_fields, fit_field
+
+    def example(field: str, i: int, wrong_every: int) -> Example:
+        flag = i % wrong_every == 0
+        return Example(f"{field}{i}", "f", field, {"flag": float(flag), "n": float(i % 7)}, not flag, 0.8, False, False)
+
+    rare = [example("end", i, 20) for i in range(60)]
+    kin = [example("start", i, 4) for i in range(200)]
+    assert sum(not e.correct for e in rare) < MIN_EACH
+    alone = _fit_fields(rare + kin, 0.5, frozenset({"end", "start"}))
+    assert alone["end"].features == []  # its base rate
+    pooled = _fit_fields(rare + kin, 0.5, frozenset({"end", "start"}), pools=[("start", "end")])
+    flagged, plain = {"flag": 1.0, "n": 2.0}, {"flag": 0.0, "n": 2.0}
+    assert pooled["end"].probability(flagged) < 0.5 < pooled["end"].probability(plain)
+    assert (pooled["end"].items, pooled["end"].wrong) == (len(rare), sum(not e.correct for e in rare))
+    assert not any(f.startswith("field=") for f in pooled["end"].features)
+    assert pooled["start"].probability(plain) != pooled["end"].probability(plain)  # each field's own intercept
+    rows = [({**e.features, f"field={e.field}": 1.0}, e.correct) for e in sorted(rare + kin, key=lambda e: e.field)]
+    one = fit_field("end+start", rows, 0.5)
+    for field in ("end", "start"):
+        for features in (flagged, plain):
+            assert pooled[field].score(features) == pytest.approx(
+                one.score({**features, f"field={field}": 1.0}), abs=1e-4
+            )
+
+
 def test_review_cost_takes_exactly_one_figure() -> None:
     with pytest.raises(ValueError):
         ReviewCost()
