@@ -915,6 +915,21 @@ def _title_context(contract: _Contract, start: int, end: int) -> dict[str, float
     }
 
 
+_TRAILING_MARKS = re.compile(r"\W+$")
+
+
+def _title_ending(lex: Lexicon, title: str) -> dict[str, float]:
+    """How a title ends: one that goes on past the word naming its kind ("AMENDMENT NO. 2", "JOINT VENTURE AGREEMENT
+    MINDA IMPCO TECHNOLOGIES LIMITED", "License. Subject to the terms and conditions of"), where a language names
+    the kind last, or ends on a punctuation mark ("AGREEMENT ACCORDINGLY,", "... AGREEMENT (") was read past the
+    title or cut inside it."""
+    bare = _TRAILING_MARKS.sub("", title)
+    return {
+        "past_its_kind": float(lex.kind_ends_title and not bare.endswith(lex.title_words)),
+        "ends_on_a_mark": float(bare != title),
+    }
+
+
 def _features(contract: _Contract, found: _Found, others: dict[str, _Found]) -> dict[str, float]:
     """The evidence a value rests on, for the schema version's calibration (`lib/calibration`): which rule found it,
     whether other rules or fields agree, whether the value looks sane (a party holding a date, a one-word title, a
@@ -935,6 +950,7 @@ def _features(contract: _Contract, found: _Found, others: dict[str, _Found]) -> 
             "long": float(len(words) > 6),
             "has_digit": float(any(c.isdigit() for c in value)),
             "named_again": float(" ".join(contract.view[found.end :].split()).count(said) > 0),
+            **_title_ending(contract.lex, said),
         }
     elif found.field in ("party_a", "party_b"):
         inside = [d for d in contract.dates if found.start <= d.start < found.end]

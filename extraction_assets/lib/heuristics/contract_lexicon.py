@@ -26,6 +26,7 @@ class Lexicon:
     language: str
     day_first: bool  # how a numeric date such as 03/04/2026 is read
     title_words: tuple[str, ...]  # a document's title names its kind: "... agreement", "договор ..."
+    kind_ends_title: bool  # ... last ("LICENSE AGREEMENT"), not first ("ДОГОВОР ПОСТАВКИ")
     amends: tuple[str, ...]  # a title naming an amendment: its dates are the amendment's, not the contract's
     title_cut: tuple[str, ...]  # where the preamble begins on the title's line: "... AGREEMENT This Agreement is"
     contract_types: dict[str, tuple[str, ...]]  # contract type -> phrases that name it
@@ -72,6 +73,7 @@ EN = Lexicon(
     language="en",
     day_first=False,
     title_words=("agreement", "contract", "amendment", "addendum", "memorandum of understanding", "license"),
+    kind_ends_title=True,
     amends=("amendment", "amended", "addendum", "supplement*"),
     title_cut=("by and between", "between", "dated", "made and entered", "this"),
     contract_types={
@@ -182,6 +184,7 @@ RU = Lexicon(
     language="ru",
     day_first=True,
     title_words=("договор", "контракт", "соглашение", "дополнительное соглашение"),
+    kind_ends_title=False,
     amends=("дополнительное соглашение", "изменени*"),
     title_cut=("между", "настоящий", "заключили"),
     contract_types={

@@ -777,6 +777,22 @@ def test_a_party_whose_definition_names_it_otherwise_is_evidence_of_doubt(schema
     assert _fields(trade, schema)["party_a"].features["qualified_definition"] == 1.0
 
 
+def test_a_title_going_past_its_kind_or_ending_on_a_mark_is_evidence_of_doubt(schema: SchemaVersion) -> None:
+    """An English title names its kind last ("CONTENT LICENSE AGREEMENT"): one that goes on past it ("AMENDMENT NO.
+    2") or ends on a punctuation mark was read past the title or cut inside it (evidence for the calibration; the
+    value stays). A Russian title names its kind first ("ДОГОВОР ПОСТАВКИ") and is no such title."""
+
+    def ending(text: str) -> tuple[str, float, float]:
+        title = _fields(text, schema)["document_name"]
+        return title.value["value"], title.features["past_its_kind"], title.features["ends_on_a_mark"]
+
+    body = '\n\nThis Agreement is made between Wren Media, Inc. ("Wren") and Tern Cable LLC ("Tern").\n'
+    assert ending("CONTENT LICENSE AGREEMENT" + body) == ("CONTENT LICENSE AGREEMENT", 0.0, 0.0)
+    assert ending("AMENDMENT NO. 2" + body) == ("AMENDMENT NO. 2", 1.0, 0.0)
+    assert ending("CONTENT LICENSE AGREEMENT -" + body) == ("CONTENT LICENSE AGREEMENT -", 0.0, 1.0)
+    assert ending(RUSSIAN)[1:] == (0.0, 0.0)
+
+
 def test_the_word_lists_a_warm_process_prepares_are_the_ones_a_contract_compiles(schema: SchemaVersion) -> None:
     """`prepare_word_lists` (a watch's warm-up) compiles each lexicon's word lists: reading both contracts afterwards
     compiles only the few lists the reader puts together as it goes (a concatenation, a slice, a list of its own);
