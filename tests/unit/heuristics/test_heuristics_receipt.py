@@ -299,6 +299,25 @@ def test_a_word_one_letter_from_a_known_address_word_is_a_misreading(
 
 
 @pytest.mark.parametrize(
+    ("street", "expected"),
+    [
+        ("NO 3, JALAN SEPADU 25", 0.0),
+        ("LOT F36, FIRST FLOOR, JALAN SEPADU 25", 0.0),  # a lot or unit designation is the address's number
+        ("UNIT G-5B, JALAN SEPADU 25", 0.0),
+        ("NO: 28, JALAN SEPADU 25", 0.0),
+        ("LEVEL 6, JALAN SEPADU 25", 0.0),
+        ("PLAZA DANAU NO.37-1, JALAN SEPADU 25", 1.0),  # a building or branch name above the street
+        ("CAR PARK OFFICE, JALAN SEPADU 25", 1.0),
+    ],
+)
+def test_an_address_opening_with_words_not_a_unit_is_doubt(schema: SchemaVersion, street: str, expected: float) -> None:
+    text = f"GREEN FORK SDN BHD\n{street}\n40400 SHAH ALAM, SELANGOR\nTEL: 03-5555 0000\n" + _SALE
+    address = _fields(text, schema)["address"]
+    assert address.value["value"].startswith(street.split(",")[0])
+    assert address.features["opens_without_number"] == expected
+
+
+@pytest.mark.parametrize(
     ("above", "expected"),
     [("", 0.0), ("LEMON LEAF CAFE\n", 1.0), ("LEMON LEAF CAFE\nTAMAN CONTOH OUTLET\n", 1.0)],
 )
