@@ -98,6 +98,7 @@ _PAID = re.compile(r"(?<!\w)(?:cash|tendered|accepted|paid|payment|visa|master|c
 _OWN_COUNT = re.compile(r"[a-z)][^\d]*?[\s:]\s*\d{1,4}$")
 _TAX_RATE = Decimal("0.06")
 _CENT = Decimal("0.01")
+_ROUNDING = Decimal("0.05")  # totals are rounded to 5 sen
 _CHANGE = re.compile(r"(?<!\w)(?:change|balance|baki)(?!\w)")
 
 
@@ -574,7 +575,9 @@ def _date_features(dates: list[DateMention], mention: DateMention, labelled: boo
 def _total_features(total: _Total, amounts: list[_Amount], lines: list[_Line]) -> dict[str, float]:
     value = total.amount.value
     tendered = {a.value for a in amounts if _PAID.search(lines[a.line].text) or _CHANGE.search(lines[a.line].text)}
-    larger = [a.value for a in amounts if a.value > value and a.value not in tendered]
+    # the total before its rounding to 5 sen is printed too ("TOTAL INCL. GST 27.27" / "ROUNDING -0.02" / 27.25): an
+    # amount less than 5 sen above the total is the total itself, not a larger amount
+    larger = [a.value for a in amounts if a.value >= value + _ROUNDING and a.value not in tendered]
     rounded = any("rounding" in line.text for line in lines)
     printed = Counter(a.value for a in amounts)
     return {

@@ -283,6 +283,29 @@ def test_a_total_that_is_six_percent_of_the_cash_tendered_stays_the_total(schema
 
 
 @pytest.mark.parametrize(
+    ("before_rounding", "expected"),
+    [
+        ("27.27", 0.0),  # the total before its rounding to 5 sen is the total itself
+        ("27.29", 0.0),
+        ("27.30", 1.0),  # 5 sen more is another amount
+        ("31.80", 1.0),
+    ],
+)
+def test_the_total_before_rounding_is_no_larger_amount(
+    schema: SchemaVersion, before_rounding: str, expected: float
+) -> None:
+    text = (
+        "GREEN FORK SDN BHD\nNO 3, JALAN TIGA\n81750 MASAI, JOHOR\nTEL: 03-5555 0000\nITEM A\n27.25\n"
+        f"TOTAL INCL. GST\n{before_rounding}\nGST SR@0%\n{before_rounding}\nROUNDING\n-0.02\nTOTAL\n27.25\n"
+        "CASH 50.00\nCHANGE 22.75\n"
+    )
+    total = _fields(text, schema)["total"]
+    assert total.value["value"] == 27.25
+    assert total.features["exceeded"] == expected
+    assert total.features["larger_repeated"] == expected
+
+
+@pytest.mark.parametrize(
     ("street", "town", "expected"),
     [
         ("NO 3, JALAN SEPADU 25", "40400 SHAH ALAM, SELANGOR", 0.0),
