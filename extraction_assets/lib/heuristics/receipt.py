@@ -587,7 +587,9 @@ def _total_features(total: _Total, amounts: list[_Amount], lines: list[_Line]) -
         "printed_once": float(sum(a.value == value for a in amounts) == 1),  # a total is printed again (cash, sum)
         "cash_confirms": float(total.settled == value),
         "cash_contradicts": float(total.settled is not None and total.settled != value),
-        "odd_rounding": float(rounded and (value * 100) % 5 != 0),  # rounded to 5 sen, yet not a multiple of it
+        # rounded to 5 sen, yet not a multiple of it; unless the cash paid less the change settles it: that shop does
+        # not round (a ROUNDING line printing 0.00)
+        "odd_rounding": float(rounded and (value * 100) % 5 != 0 and total.settled != value),
         "from_column": float(total.from_column),
         "larger_repeated": float(any(printed[v] > 1 for v in larger)),  # a larger amount printed again: a total?
         "share_of_largest": float(value / max(larger)) if larger else 1.0,

@@ -306,6 +306,25 @@ def test_the_total_before_rounding_is_no_larger_amount(
 
 
 @pytest.mark.parametrize(
+    ("cash", "change", "expected"),
+    [
+        ("100.00", "5.13", 0.0),  # cash less change settles 94.87: the shop does not round
+        ("100.00", "5.15", 1.0),  # the cash settles 94.85: 94.87 is no rounded total
+    ],
+)
+def test_a_total_the_cash_settles_is_not_oddly_rounded(
+    schema: SchemaVersion, cash: str, change: str, expected: float
+) -> None:
+    text = (
+        "GREEN FORK SDN BHD\nNO 3, JALAN TIGA\n81750 MASAI, JOHOR\nTEL: 03-5555 0000\nITEM A\n94.87\n"
+        f"ROUNDING : 0.00\nTOTAL SALES (INCLUSIVE OF GST) : 94.87\nCASH : {cash}\nCHANGE : {change}\n"
+    )
+    total = _fields(text, schema)["total"]
+    assert total.value["value"] == 94.87
+    assert total.features["odd_rounding"] == expected
+
+
+@pytest.mark.parametrize(
     ("street", "town", "expected"),
     [
         ("NO 3, JALAN SEPADU 25", "40400 SHAH ALAM, SELANGOR", 0.0),
