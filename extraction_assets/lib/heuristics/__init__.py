@@ -61,7 +61,7 @@ HEURISTIC_PACKS: dict[str, HeuristicPack] = {
         folders=("interviews",),
     ),
     "receipt": HeuristicPack(
-        version="heuristic-receipt-v12",
+        version="heuristic-receipt-v15",
         extractor="receipt:extract_receipt",
         gate_name="receipt_gate",
         folders=("receipts",),

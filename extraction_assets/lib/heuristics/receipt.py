@@ -98,6 +98,7 @@ _PAID = re.compile(r"(?<!\w)(?:cash|tendered|accepted|paid|payment|visa|master|c
 _OWN_COUNT = re.compile(r"[a-z)][^\d]*?[\s:]\s*\d{1,4}$")
 _TAX_RATE = Decimal("0.06")
 _CENT = Decimal("0.01")
+_ROUNDING = Decimal("0.05")  # totals are rounded to 5 sen
 _CHANGE = re.compile(r"(?<!\w)(?:change|balance|baki)(?!\w)")
 
 
@@ -536,6 +537,14 @@ def _misread(word: str) -> bool:
     )
 
 
+def _opens_with_words(text: str) -> bool:
+    """An address whose first two words hold no digit opens with a name, a building or a branch above the street
+    ("SUSHI MENTAI PLAZA DANAU", "CAR PARK OFFICE"), which the gold joins or leaves out; one opening with a unit, lot
+    or floor ("LOT F36", "UNIT G-5B", "NO: 28", "LEVEL 6") opens with its number as much as "NO. 3" does (on the
+    labelled receipts the first are a third wrong, the second one in 24)."""
+    return not any(c.isdigit() for c in "".join(text.split()[:2]))
+
+
 def _address_features(lines: list[_Line], after: int, first: int, last: int) -> dict[str, float]:
     texts = [lines[n].text for n in range(first, last + 1)]
     reached = next((i for i, t in enumerate(texts) if _is_town(t) or _REGION.search(t)), None)
@@ -545,7 +554,7 @@ def _address_features(lines: list[_Line], after: int, first: int, last: int) -> 
         "no_postcode": float(not any(_POSTCODE.search(t) for t in texts)),
         "no_region": float(not any(_REGION.search(t) for t in texts)),
         "lines_after_town": float(0 if reached is None else len(texts) - 1 - reached),
-        "opens_without_number": float(not re.match(r"^(?:no\.?\s*|lot\s*)?\d", texts[0])),
+        "opens_without_number": float(_opens_with_words(" ".join(texts))),
         "long_number": float(any(re.search(r"\d{6,}", t) for t in texts)),  # a phone or registration number
         "misread_words": float(min(sum(_misread(w) for t in texts for w in _WORD.findall(t)), 2)),
         "short_last_line": float(sum(c.isalpha() for c in texts[-1]) < 4),
@@ -566,7 +575,9 @@ def _date_features(dates: list[DateMention], mention: DateMention, labelled: boo
 def _total_features(total: _Total, amounts: list[_Amount], lines: list[_Line]) -> dict[str, float]:
     value = total.amount.value
     tendered = {a.value for a in amounts if _PAID.search(lines[a.line].text) or _CHANGE.search(lines[a.line].text)}
-    larger = [a.value for a in amounts if a.value > value and a.value not in tendered]
+    # the total before its rounding to 5 sen is printed too ("TOTAL INCL. GST 27.27" / "ROUNDING -0.02" / 27.25): an
+    # amount less than 5 sen above the total is the total itself, not a larger amount
+    larger = [a.value for a in amounts if a.value >= value + _ROUNDING and a.value not in tendered]
     rounded = any("rounding" in line.text for line in lines)
     printed = Counter(a.value for a in amounts)
     return {
@@ -576,7 +587,9 @@ def _total_features(total: _Total, amounts: list[_Amount], lines: list[_Line]) -
         "printed_once": float(sum(a.value == value for a in amounts) == 1),  # a total is printed again (cash, sum)
         "cash_confirms": float(total.settled == value),
         "cash_contradicts": float(total.settled is not None and total.settled != value),
-        "odd_rounding": float(rounded and (value * 100) % 5 != 0),  # rounded to 5 sen, yet not a multiple of it
+        # rounded to 5 sen, yet not a multiple of it; unless the cash paid less the change settles it: that shop does
+        # not round (a ROUNDING line printing 0.00)
+        "odd_rounding": float(rounded and (value * 100) % 5 != 0 and total.settled != value),
         "from_column": float(total.from_column),
         "larger_repeated": float(any(printed[v] > 1 for v in larger)),  # a larger amount printed again: a total?
         "share_of_largest": float(value / max(larger)) if larger else 1.0,

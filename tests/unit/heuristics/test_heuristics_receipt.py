@@ -283,6 +283,48 @@ def test_a_total_that_is_six_percent_of_the_cash_tendered_stays_the_total(schema
 
 
 @pytest.mark.parametrize(
+    ("before_rounding", "expected"),
+    [
+        ("27.27", 0.0),  # the total before its rounding to 5 sen is the total itself
+        ("27.29", 0.0),
+        ("27.30", 1.0),  # 5 sen more is another amount
+        ("31.80", 1.0),
+    ],
+)
+def test_the_total_before_rounding_is_no_larger_amount(
+    schema: SchemaVersion, before_rounding: str, expected: float
+) -> None:
+    text = (
+        "GREEN FORK SDN BHD\nNO 3, JALAN TIGA\n81750 MASAI, JOHOR\nTEL: 03-5555 0000\nITEM A\n27.25\n"
+        f"TOTAL INCL. GST\n{before_rounding}\nGST SR@0%\n{before_rounding}\nROUNDING\n-0.02\nTOTAL\n27.25\n"
+        "CASH 50.00\nCHANGE 22.75\n"
+    )
+    total = _fields(text, schema)["total"]
+    assert total.value["value"] == 27.25
+    assert total.features["exceeded"] == expected
+    assert total.features["larger_repeated"] == expected
+
+
+@pytest.mark.parametrize(
+    ("cash", "change", "expected"),
+    [
+        ("100.00", "5.13", 0.0),  # cash less change settles 94.87: the shop does not round
+        ("100.00", "5.15", 1.0),  # the cash settles 94.85: 94.87 is no rounded total
+    ],
+)
+def test_a_total_the_cash_settles_is_not_oddly_rounded(
+    schema: SchemaVersion, cash: str, change: str, expected: float
+) -> None:
+    text = (
+        "GREEN FORK SDN BHD\nNO 3, JALAN TIGA\n81750 MASAI, JOHOR\nTEL: 03-5555 0000\nITEM A\n94.87\n"
+        f"ROUNDING : 0.00\nTOTAL SALES (INCLUSIVE OF GST) : 94.87\nCASH : {cash}\nCHANGE : {change}\n"
+    )
+    total = _fields(text, schema)["total"]
+    assert total.value["value"] == 94.87
+    assert total.features["odd_rounding"] == expected
+
+
+@pytest.mark.parametrize(
     ("street", "town", "expected"),
     [
         ("NO 3, JALAN SEPADU 25", "40400 SHAH ALAM, SELANGOR", 0.0),
@@ -296,6 +338,25 @@ def test_a_word_one_letter_from_a_known_address_word_is_a_misreading(
 ) -> None:
     text = f"GREEN FORK SDN BHD\n{street}\n{town}\nTEL: 03-5555 0000\n" + _SALE
     assert _fields(text, schema)["address"].features["misread_words"] == expected
+
+
+@pytest.mark.parametrize(
+    ("street", "expected"),
+    [
+        ("NO 3, JALAN SEPADU 25", 0.0),
+        ("LOT F36, FIRST FLOOR, JALAN SEPADU 25", 0.0),  # a lot or unit designation is the address's number
+        ("UNIT G-5B, JALAN SEPADU 25", 0.0),
+        ("NO: 28, JALAN SEPADU 25", 0.0),
+        ("LEVEL 6, JALAN SEPADU 25", 0.0),
+        ("PLAZA DANAU NO.37-1, JALAN SEPADU 25", 1.0),  # a building or branch name above the street
+        ("CAR PARK OFFICE, JALAN SEPADU 25", 1.0),
+    ],
+)
+def test_an_address_opening_with_words_not_a_unit_is_doubt(schema: SchemaVersion, street: str, expected: float) -> None:
+    text = f"GREEN FORK SDN BHD\n{street}\n40400 SHAH ALAM, SELANGOR\nTEL: 03-5555 0000\n" + _SALE
+    address = _fields(text, schema)["address"]
+    assert address.value["value"].startswith(street.split(",")[0])
+    assert address.features["opens_without_number"] == expected
 
 
 @pytest.mark.parametrize(
