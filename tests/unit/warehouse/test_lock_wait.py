@@ -20,6 +20,7 @@ from extraction_assets.lib.warehouse import WarehouseBusy, open_warehouse
 from extraction_assets.lib.warehouse.lock_wait import let_readers_in, open_duckdb_file, readers_file
 from extraction_assets.web.review_app import create_review_app
 from tests.review_seed import seed
+from tests.waiting import wait_until
 
 HOLD = """
 import duckdb, sys, time
@@ -155,6 +156,7 @@ def transactions_a_reader_waits(warehouse: Path, yield_s: float) -> list[int]:
     waited = []
     try:
         assert writer.stdout is not None and writer.stdout.readline().strip() == "writing"
+        wait_until("the writer's first transaction closed", closed.exists, 30)  # in its rhythm, however loaded
         for _ in range(6):
             time.sleep(0.5)  # a reader's process starting: the writer is back in its rhythm
             before = closed.stat().st_size if closed.exists() else 0
