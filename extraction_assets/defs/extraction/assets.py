@@ -31,7 +31,14 @@ from extraction_assets.lib.calibration import FIT_HEADERS, describe, fit_rows
 from extraction_assets.lib.extraction import ExtractionTally
 from extraction_assets.lib.llm import estimated_cost
 from extraction_assets.lib.schemas import SchemaVersion
-from extraction_assets.lib.stages import ExtractOptions, PartitionReport, extract_partition, version_figures
+from extraction_assets.lib.stages import (
+    ExtractOptions,
+    PartitionReport,
+    extract_partition,
+    idle_report,
+    idle_versions,
+    version_figures,
+)
 from extraction_assets.lib.warehouse import one_worker
 
 if TYPE_CHECKING:
@@ -101,9 +108,20 @@ def extracted_items_and_evidence(
     done: dict[str, PartitionReport] = {}
     options = ExtractOptions(config.force, config.confirm_overwrite, config.tenant_id, extractor.llm_batch)
     for partition in partitions:
-        schema_key, shard = extraction_partition(partition)
         try:
-            schemas[partition] = schema_for_partition(pipeline.prompts_path, schema_key)
+            schemas[partition] = schema_for_partition(pipeline.prompts_path, extraction_partition(partition)[0])
+        except Exception as exc:  # one version's failure must not cost the others their run
+            failed[partition] = exc
+            context.log.error(f"{partition}: extraction failed: {_reason(exc)}")
+    try:  # the versions with nothing to do at all, in one statement: no worker turn, plan or window for them
+        idle = idle_versions(warehouse.connect, built, list({s.key: s for s in schemas.values()}.values()), options)
+    except Exception:  # a warehouse that cannot say: each version is planned, and fails, as its own
+        idle = set()
+    for partition, schema in schemas.items():
+        if schema.key in idle:
+            done[partition] = idle_report(built, schema, options)
+            continue
+        try:
             with (
                 one_worker(warehouse.path, str(partition), lambda said: _say(context, said)),  # whoever launched
                 warehouse.pinned(),  # no idle close between its batches (a model's answers), whoever launched
@@ -111,8 +129,8 @@ def extracted_items_and_evidence(
                 report = extract_partition(
                     warehouse.connect,
                     built,
-                    schemas[partition],
-                    shard,
+                    schema,
+                    extraction_partition(partition)[1],
                     options,
                     context.log.info,
                     context.log.warning,

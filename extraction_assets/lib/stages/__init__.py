@@ -13,7 +13,14 @@ from extraction_assets.lib.stages.evaluate import (
     evaluate_version,
     reports_dir,
 )
-from extraction_assets.lib.stages.extract import ExtractOptions, PartitionReport, extract_partition, version_figures
+from extraction_assets.lib.stages.extract import (
+    ExtractOptions,
+    PartitionReport,
+    extract_partition,
+    idle_report,
+    idle_versions,
+    version_figures,
+)
 from extraction_assets.lib.stages.ingest import IngestReport, ingest_inbox
 from extraction_assets.lib.stages.progress import Throttled
 from extraction_assets.lib.stages.review import (
@@ -46,6 +53,8 @@ __all__ = [
     "compare_challengers",
     "evaluate_version",
     "extract_partition",
+    "idle_report",
+    "idle_versions",
     "ingest_inbox",
     "refresh_review_queue",
     "refresh_review_queues",

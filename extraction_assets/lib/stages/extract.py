@@ -37,6 +37,7 @@ from extraction_assets.lib.stages.progress import Throttled
 from extraction_assets.lib.warehouse import (
     Placed,
     Shard,
+    VersionWork,
     batched,
     cache_entries_for,
     document_from_row,
@@ -53,6 +54,7 @@ from extraction_assets.lib.warehouse import (
     store_decisions,
     stored_windows,
     versions_summary,
+    versions_with_work,
     window_work,
     write_decisions,
     write_extraction_batch,
@@ -214,6 +216,26 @@ def extract_partition(
     if built.model:
         return _extract_with_model(connect, built, schema, shard, options, log, warn)
     return _extract_offline(connect, built, schema, shard, options, log, warn, niceness)
+
+
+def idle_versions(
+    connect: Connect, built: Extractor, schemas: Sequence[SchemaVersion], options: ExtractOptions
+) -> set[str]:
+    """The versions among `schemas` with nothing to route or extract in any window of any shard, offline: read for
+    all of them in one statement (`versions_with_work`), outside their worker turns. A version it names needs no
+    turn, plan or window (`idle_report`); one it misses is planned as before. A document that arrives after the
+    statement is the next pass's, as one arriving after the pass. None with a model (a pass stores and submits its
+    batches however idle) or a forced re-extraction."""
+    if built.model or options.force or not schemas:
+        return set()
+    work = {s.key: VersionWork(s.document_kinds, rules_fingerprint(s), built.version(s)) for s in schemas}
+    with connect(read_only=True) as con:
+        return set(work) - versions_with_work(con, work, options.tenant_id)
+
+
+def idle_report(built: Extractor, schema: SchemaVersion, options: ExtractOptions) -> PartitionReport:
+    """What `extract_partition` reports for a partition with nothing to do offline."""
+    return PartitionReport(built.version(schema), {}, [], _sum_previews(schema, options.tenant_id, []))
 
 
 class _Window(NamedTuple):

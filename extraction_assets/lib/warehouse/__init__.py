@@ -3,9 +3,11 @@ makes, the figures assets report, invariants, summary."""
 
 from extraction_assets.lib.warehouse.applicability import (
     Placed,
+    VersionWork,
     WindowWork,
     documents_to_route,
     store_decisions,
+    versions_with_work,
     window_work,
     write_decisions,
 )
@@ -104,6 +106,7 @@ __all__ = [
     "QueueStep",
     "Shard",
     "StoredDocument",
+    "VersionWork",
     "WarehouseBusy",
     "WarehouseUnreadable",
     "WindowWork",
@@ -174,6 +177,7 @@ __all__ = [
     "upsert_session",
     "upsert_session_document",
     "versions_summary",
+    "versions_with_work",
     "waiting_request_hashes",
     "warehouse_summary",
     "window_work",

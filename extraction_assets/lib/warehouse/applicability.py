@@ -6,7 +6,7 @@ schema's rules changed, are routed again.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from extraction_assets.lib.warehouse.backend import retry_conflicts
@@ -91,6 +91,54 @@ def window_work(
         {row[0] for row in rows if row[4] and row[5]},
         [row[0] for row in rows if row[5] and row[6]],
     )
+
+
+class VersionWork(NamedTuple):
+    """What a version's work is read against (`versions_with_work`): its document kinds, the fingerprint of its
+    routing rules, and the extractor's version for it."""
+
+    kinds: Sequence[str]
+    rules: str
+    extractor_version: str
+
+
+def _per_version(sql: str) -> str:
+    """A condition of `window_work` on the listed version `v`'s own values instead of the statement's parameters."""
+    for name in ("version", "rules", "extractor_version"):
+        sql = sql.replace(f"${name}", f"v.{name}")
+    return sql.replace("$force", "false")
+
+
+_VERSIONS_WITH_WORK = f"""WITH v AS (SELECT unnest($versions) AS version, unnest($kinds) AS kinds,
+                                 unnest($rules) AS rules, unnest($extractor_versions) AS extractor_version)
+    SELECT DISTINCT v.version FROM scrubbed_documents s
+        JOIN raw_documents r USING (doc_id)
+        JOIN v ON list_contains(v.kinds, r.kind)
+        LEFT JOIN extraction_status e ON e.doc_id = s.doc_id AND e.schema_version = v.version
+        LEFT JOIN document_applicability a ON a.doc_id = s.doc_id AND a.schema_version = v.version
+    WHERE (CAST($tenant AS VARCHAR) IS NULL OR r.tenant_id = $tenant)
+      AND (({_per_version(UNROUTED_SQL)}) OR ({_per_version(OUT_OF_DATE_SQL)} AND coalesce(a.taken, false)))"""
+
+
+def versions_with_work(
+    con: duckdb.DuckDBPyConnection, versions: Mapping[str, VersionWork], tenant_id: str | None = None
+) -> set[str]:
+    """The listed versions with any work (not forced): a document `window_work` would give in some window of it,
+    in any shard. One statement for every version of a pass: where a pass finds nothing new, a version with none is
+    not planned window by window (a statement each, and its plan, per version)."""
+    if not versions:
+        return set()
+    rows = con.execute(
+        _VERSIONS_WITH_WORK,
+        {
+            "versions": list(versions),
+            "kinds": [list(work.kinds) for work in versions.values()],
+            "rules": [work.rules for work in versions.values()],
+            "extractor_versions": [work.extractor_version for work in versions.values()],
+            "tenant": tenant_id,
+        },
+    ).fetchall()
+    return {version for (version,) in rows}
 
 
 @retry_conflicts

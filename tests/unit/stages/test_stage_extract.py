@@ -7,13 +7,15 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
 import pytest
 
-from extraction_assets.lib.extraction import OrchestratedExtractor
+from extraction_assets.lib.extraction import ExtractionTally, OrchestratedExtractor
 from extraction_assets.lib.pii import load_policy
 from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.settings import SAMPLE_INBOX
@@ -309,3 +311,91 @@ def test_decisions_by_place_commit_with_the_windows_first_batch(
     assert decided is not None and decided[0] > 0, "the sample has documents its folder keeps from this version"
     assert decided[1] == report.routed["taken"] + report.routed["not_taken"] and batches
     assert sum(sql.strip() == "COMMIT" for sql in said) == len(batches), said
+
+
+def _with_work(connect: Connect, schemas: dict[str, Any], options: ExtractOptions) -> set[str]:
+    """The versions whose windows `window_work` finds anything in: what planning every window would find."""
+    from extraction_assets.lib.extraction import rules_fingerprint
+    from extraction_assets.lib.stages.extract import PLAN_ROWS
+    from extraction_assets.lib.warehouse import stored_windows, window_work
+
+    built = OrchestratedExtractor(None)
+    found = set()
+    with connect(read_only=True) as con:
+        for key, schema in schemas.items():
+            kinds, rules, version = schema.document_kinds, rules_fingerprint(schema), built.version(schema)
+            for window in stored_windows(con, PLAN_ROWS):
+                work = window_work(con, key, kinds, rules, version, options.tenant_id, False, window)
+                if work.unrouted or work.routed_pending:
+                    found.add(key)
+    return found
+
+
+def test_the_versions_with_nothing_to_do_are_read_in_one_statement(connect: Connect, prompts: Path) -> None:
+    """`idle_versions` names, in one statement for every version, the versions whose every window `window_work` finds
+    empty (nothing to route, nothing routed to extract): before anything is routed, after every version is done, and
+    after each way a version's work comes back (a document routed under other rules, an extraction out of date or
+    failed, a new document), for every tenant or one. A forced run or one with a model is never idle."""
+    from extraction_assets.lib.prompt_files import discover_schemas
+    from extraction_assets.lib.stages import idle_report, idle_versions
+
+    schemas = discover_schemas(prompts)[0]
+    built = OrchestratedExtractor(None)
+    said: list[str] = []
+
+    @contextmanager
+    def counted(read_only: bool = False) -> Iterator[Any]:
+        with connect(read_only=read_only) as con:
+            yield ListedStatements(con, said)
+
+    def agrees(options: ExtractOptions = INCREMENTAL) -> set[str]:
+        said.clear()
+        idle = idle_versions(counted, built, list(schemas.values()), options)
+        assert len(said) == 1, said
+        assert idle == set(schemas) - _with_work(connect, schemas, options)
+        return idle
+
+    assert agrees() != set(schemas), "before routing, versions have work"
+    for schema in schemas.values():
+        extract_partition(connect, built, schema, WHOLE, INCREMENTAL, lambda _: None, lambda _: None)
+    assert agrees() == set(schemas), "after a pass, every version is idle"
+    for schema in schemas.values():  # an idle version's report is the one planning it would give
+        planned = extract_partition(connect, built, schema, WHOLE, INCREMENTAL, lambda _: None, lambda _: None)
+        idle = idle_report(built, schema, INCREMENTAL)
+        blank = ExtractionTally()  # a tally compares by its figures, below
+        assert replace(idle, tally=blank) == replace(planned, tally=blank, extract_seconds=0.0)
+        assert (idle.tally.counts, idle.tally.outcomes) == (planned.tally.counts, planned.tally.outcomes) == ({}, {})
+
+    with connect() as con:
+        taken = dict(
+            con.execute(
+                "SELECT schema_version, min(doc_id) FROM document_applicability WHERE taken GROUP BY 1 ORDER BY 1"
+            ).fetchall()
+        )
+        first, second, third = sorted(taken)[:3]
+        con.execute(
+            "UPDATE document_applicability SET rules = 'older' WHERE schema_version = ? AND doc_id = ?",
+            [first, taken[first]],
+        )
+    assert first not in agrees() and second in agrees(), "a decision under other rules"
+    with connect() as con:
+        con.execute(
+            "UPDATE extraction_status SET extractor_version = 'older' WHERE schema_version = ? AND doc_id = ?",
+            [second, taken[second]],
+        )
+        con.execute(
+            "UPDATE extraction_status SET status = 'failed' WHERE schema_version = ? AND doc_id = ?",
+            [third, taken[third]],
+        )
+        tenant = con.execute("SELECT tenant_id FROM raw_documents WHERE doc_id = ?", [taken[second]]).fetchone()[0]  # type: ignore[index]
+        other = con.execute("SELECT min(tenant_id) FROM raw_documents WHERE tenant_id <> ?", [tenant]).fetchone()[0]  # type: ignore[index]
+    assert {first, second, third}.isdisjoint(agrees()), "an extraction out of date, one failed"
+    assert second not in agrees(ExtractOptions(tenant_id=tenant))
+    agrees(ExtractOptions(tenant_id=other))
+    with connect() as con:  # a new document: every version of its kind has it to route
+        con.execute("DELETE FROM document_applicability WHERE doc_id = ?", [taken[first]])
+    assert first not in agrees()
+
+    assert idle_versions(counted, built, list(schemas.values()), ExtractOptions(force=True)) == set()
+    with_model = cast("OrchestratedExtractor", SimpleNamespace(model="a model"))
+    assert idle_versions(counted, with_model, list(schemas.values()), INCREMENTAL) == set()

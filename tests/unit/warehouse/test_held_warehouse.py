@@ -181,6 +181,23 @@ def test_the_runner_gives_the_file_back_when_it_is_done(settings: Settings) -> N
     assert not held_warehouse(settings.warehouse).is_open
 
 
+def test_a_pass_never_closes_the_file_while_it_runs_however_short_the_idle_time(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runner pins the file for the whole pass (`runner._holding`): between steps, between versions and while
+    Dagster stores its events, no idle rule closes and checkpoints it, even one that would close it at once; the pass
+    opens it once, and gives it back at its end."""
+    from extraction_assets.runner import run_pipeline
+
+    monkeypatch.setattr(held_module, "IDLE_S", 0.0)
+    monkeypatch.setattr(held_module, "WATCH_S", 0.001)
+    held = held_warehouse(settings.warehouse)
+    before = held.opened
+    assert all(step.success for step in run_pipeline(settings, schema_keys=["pulse@v1", "email@v1"]))
+    assert held.opened == before + 1, "opened once for the pass: never closed and opened again during it"
+    assert not held.is_open
+
+
 def test_a_step_keeps_the_file_open_between_its_batches_whoever_launched_its_run(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
