@@ -92,7 +92,7 @@ def test_the_shard_processes_started_early_have_imported_their_module_and_are_ha
     parallel.start_shard_pool(2, "tabnanny")  # started once
     early = parallel.shard_pool(2)
     with early as pool:
-        assert len(pool._processes) == 1  # type: ignore[attr-defined]  # already running, before any shard's work
+        assert len(pool._processes) == 1  # already running, before any shard's work
         assert pool.submit(_shard_process_state).result() == ("1", True)  # 4 cores: itself and one worker
     with parallel.shard_pool(2) as pool:  # none left: new processes, with the same share of workers
         assert pool is not early
