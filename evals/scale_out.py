@@ -166,6 +166,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--shards", default="", help="comma-separated shard numbers (default: every shard)")
     parser.add_argument("--versions", default="", help="comma-separated schema versions (default: every one)")
     args = parser.parse_args(argv)
+    shards = [int(s) for s in args.shards.split(",") if s]
+    if "extract" in args.stages and os.environ.get("EXTRACTION_WAREHOUSE", "").startswith("ducklake:"):
+        from extraction_assets.lib.parallel import start_shard_pool
+
+        # the other shards' processes import while this one does (`runner.shard_pool` takes them)
+        start_shard_pool(len(shards) or int(os.environ.get("EXTRACTION_SHARDS") or 1), "extraction_assets.runner")
 
     from extraction_assets.lib.settings import Settings
     from extraction_assets.runner import open_instance, run_pipeline
@@ -175,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         schema_keys=[v for v in args.versions.split(",") if v] or None,
         instance=open_instance(),  # its connections kept (`instance.storage.keep_connections`)
         stages=tuple(args.stages),
-        shards=[int(s) for s in args.shards.split(",") if s] or None,
+        shards=shards or None,
     )
     failed = [r for r in results if not r.success or r.failed_checks]
     for result in failed:

@@ -14,7 +14,7 @@ import threading
 from typing import NoReturn
 
 from extraction_assets.commands import REGISTRY
-from extraction_assets.commands.common import add_warehouse_option, console, lazy_handler
+from extraction_assets.commands.common import add_warehouse_option, console, lazy_handler, settings_from_args
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -55,11 +55,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command in ("run", "watch"):
+        _start_shards_early(args)
     try:
         return int(args.func(args))
     except (ValueError, OSError) as exc:
         console.print(f"[red]error:[/] {exc}")
         return 2
+
+
+def _start_shards_early(args: argparse.Namespace) -> None:
+    """A pass over a sharded lake extracts its shards at once, each but the first in a process of its own: started
+    now, they import what their runs need while this process loads its command (`parallel.start_shard_pool`)."""
+    from extraction_assets.lib.parallel import start_shard_pool
+    from extraction_assets.lib.warehouse.backend import is_lake
+
+    settings = settings_from_args(args)
+    if settings.shards > 1 and is_lake(settings.warehouse):
+        start_shard_pool(settings.shards, "extraction_assets.runner")
 
 
 def run() -> NoReturn:

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import signal
 import threading
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +27,7 @@ from extraction_assets.defs.partitions import (
     schema_versions,
 )
 from extraction_assets.instance import open_instance, pool_turn, run_tags
-from extraction_assets.lib.parallel import WORKER_PROCESSES_VARIABLE, usable_cores
+from extraction_assets.lib.parallel import WORKER_PROCESSES_VARIABLE, shard_pool, shard_processes
 from extraction_assets.lib.prompt_files import discover_schemas, partition_key_of
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import give_back, held_warehouse, is_lake
@@ -334,13 +332,8 @@ def _extract_shards(
     instance and lake are already open), each other one in a spawned process of its own, running its shard's Dagster
     run against the same instance (DAGSTER_HOME, or an in-memory one of its own) and warehouse; the cores are shared
     out among them for their own worker processes."""
-    per_shard = max(0, usable_cores() // len(shards) - 1)
-    with ProcessPoolExecutor(
-        len(shards) - 1,
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=_shard_process,
-        initargs=(per_shard,),
-    ) as pool:
+    _, per_shard = shard_processes(len(shards))
+    with shard_pool(len(shards)) as pool:  # started early where the caller could (`start_shard_pool`)
         elsewhere = [pool.submit(_extract_shard, settings, list(keys), shard, log_level) for shard in shards[1:]]
         with _worker_processes(per_shard):
             mine = here(shards[0])
@@ -359,10 +352,6 @@ def _worker_processes(count: int) -> Iterator[None]:
             os.environ.pop(WORKER_PROCESSES_VARIABLE, None)
         else:
             os.environ[WORKER_PROCESSES_VARIABLE] = before
-
-
-def _shard_process(worker_processes: int) -> None:
-    os.environ[WORKER_PROCESSES_VARIABLE] = str(worker_processes)
 
 
 def _extract_shard(settings: Settings, keys: list[str], shard: int, log_level: str) -> list[StepResult]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+import importlib
 import multiprocessing
 import os
 import signal
@@ -190,3 +191,51 @@ def in_order(
 def working() -> bool:
     """Whether this process's workers have work of a step in progress (the step waits on them, it is not idle)."""
     return _working > 0
+
+
+_shard_pool: tuple[int, int, ProcessPoolExecutor] | None = None  # (processes, worker processes each, pool)
+
+
+def shard_processes(shards: int) -> tuple[int, int]:
+    """The processes `shards` run at once take beside the caller's own (which runs the first), and the worker
+    processes each of those, the caller's included, may use: the usable cores shared out among the shards."""
+    return shards - 1, max(0, usable_cores() // shards - 1)
+
+
+def start_shard_pool(shards: int, warm: str) -> None:
+    """Start the processes of `shards` run at once now, each importing the module `warm` (what its shard's run
+    needs) while the caller still imports and opens its own: a spawned process took about as long to import as the
+    caller took from its start to its first shard's run, so its shard started that much later, and the run's second
+    core idled while the caller started and again while the later shard finished (`shard_pool` hands them out)."""
+    global _shard_pool
+    processes, workers = shard_processes(shards)
+    if processes < 1 or _shard_pool is not None:
+        return
+    pool = ProcessPoolExecutor(
+        processes, mp_context=multiprocessing.get_context("spawn"), initializer=_start_shard, initargs=(workers, warm)
+    )
+    for _ in range(processes):  # a submit finding no idle process spawns one: every process starts now
+        pool.submit(int)
+    _shard_pool = (processes, workers, pool)
+
+
+def shard_pool(shards: int) -> ProcessPoolExecutor:
+    """The processes of `shards` run at once (`shard_processes`): those `start_shard_pool` started for them, else
+    new ones. The caller shuts the pool down."""
+    global _shard_pool
+    processes, workers = shard_processes(shards)
+    early, _shard_pool = _shard_pool, None
+    if early is not None:
+        if early[:2] == (processes, workers):
+            return early[2]
+        early[2].shutdown(wait=False, cancel_futures=True)
+    return ProcessPoolExecutor(
+        processes, mp_context=multiprocessing.get_context("spawn"), initializer=_start_shard, initargs=(workers, "")
+    )
+
+
+def _start_shard(worker_processes: int, warm: str) -> None:
+    """A shard process's first acts: its share of worker processes, and the modules its run needs."""
+    os.environ[WORKER_PROCESSES_VARIABLE] = str(worker_processes)
+    if warm:
+        importlib.import_module(warm)

@@ -2,7 +2,8 @@
 
 Those of the extraction results check the schema versions they are given (every version when None) in one query
 and return the violations of each version that has some, `{version: [violations]}`: a run of many versions costs a
-query per invariant, not one per version.
+query per invariant, not one per version. Given a shard, they look at its documents' rows alone (a shard's run
+checks what it writes, not every shard's rows again).
 
 Asset checks report these; tests call them directly.
 """
@@ -23,6 +24,7 @@ from extraction_assets.lib.warehouse.documents import (
     is_content_hash,
     text_sha256,
 )
+from extraction_assets.lib.warehouse.shards import ALL_DOCUMENTS, Shard, in_shard_sql
 
 if TYPE_CHECKING:  # duckdb loads when a connection opens, not with the code location; schemas (YAML) when read
     import duckdb
@@ -36,7 +38,9 @@ Versions = Sequence[str] | None  # the schema versions to check; None: every one
 Found = dict[str, list[T]]  # schema version -> what breaks the invariant there (only versions with violations)
 
 
-def items_without_evidence(con: duckdb.DuckDBPyConnection, versions: Versions = None) -> Found[str]:
+def items_without_evidence(
+    con: duckdb.DuckDBPyConnection, versions: Versions = None, shard: Shard = ALL_DOCUMENTS
+) -> Found[str]:
     """Machine items asserting a value with no evidence row (a null placeholder awaiting review is the exception).
 
     A person may fill or settle a placeholder: the value is then theirs (audited), not the extractor's claim.
@@ -44,7 +48,7 @@ def items_without_evidence(con: duckdb.DuckDBPyConnection, versions: Versions = 
     scope, params = _among("i.schema_version", versions)
     rows = con.execute(
         f"""SELECT i.schema_version, i.item_id FROM extracted_items i
-           WHERE {scope} AND i.extracted_by <> 'human'
+           WHERE {scope} AND {in_shard_sql(shard, "i.doc_id")} AND i.extracted_by <> 'human'
              AND NOT EXISTS (SELECT 1 FROM evidence e WHERE e.item_id = i.item_id)
              AND NOT (i.status = 'needs_review' AND json_extract_string(i.value, '$.value') IS NULL
                       AND json_exists(i.value, '$.value'))
@@ -54,7 +58,9 @@ def items_without_evidence(con: duckdb.DuckDBPyConnection, versions: Versions = 
     return _by_version(rows)
 
 
-def quote_mismatches(con: duckdb.DuckDBPyConnection, versions: Versions = None) -> Found[str]:
+def quote_mismatches(
+    con: duckdb.DuckDBPyConnection, versions: Versions = None, shard: Shard = ALL_DOCUMENTS
+) -> Found[str]:
     """Evidence whose quote is not exactly raw_documents.text[char_start:char_end] (Python slicing).
 
     Every row is looked at on every run, but cheaply: a row whose fingerprint (`checked_hash`, set when its quote was
@@ -64,7 +70,7 @@ def quote_mismatches(con: duckdb.DuckDBPyConnection, versions: Versions = None) 
     DuckDB compares each quote with its slice (`substring` counts code points, as Python slices), and the rows it
     finds different, and only those, are compared again in Python, which decides.
     """
-    candidates = unverified_quotes(con, versions)
+    candidates = unverified_quotes(con, versions, shard)
     docs = sorted(candidates)
     found: list[tuple[str, str]] = []
     for start in range(0, len(docs), CHECK_BATCH):
@@ -85,10 +91,13 @@ def quote_mismatches(con: duckdb.DuckDBPyConnection, versions: Versions = None) 
     return _by_version(sorted(found))
 
 
-def unverified_quotes(con: duckdb.DuckDBPyConnection, versions: Versions = None) -> dict[str, list[str]]:
+def unverified_quotes(
+    con: duckdb.DuckDBPyConnection, versions: Versions = None, shard: Shard = ALL_DOCUMENTS
+) -> dict[str, list[str]]:
     """The evidence rows the quote check must compare with their text, by document: those whose fingerprint does not
     hold (every row on a DuckLake catalog, which keeps none)."""
     scope, params = _among("e.schema_version", versions)
+    scope = f"{scope} AND {in_shard_sql(shard, 'e.doc_id')}"
     candidates: dict[str, list[str]] = {}
     if on_lake(con):
         listed = con.execute(f"SELECT e.doc_id, e.evidence_id FROM evidence e WHERE {scope}", params).fetchall()
@@ -115,7 +124,7 @@ def unverified_quotes(con: duckdb.DuckDBPyConnection, versions: Versions = None)
 
 
 def confidence_out_of_band(
-    con: duckdb.DuckDBPyConnection, schemas: Sequence[SchemaVersion]
+    con: duckdb.DuckDBPyConnection, schemas: Sequence[SchemaVersion], shard: Shard = ALL_DOCUMENTS
 ) -> Found[tuple[str, str, float]]:
     """Machine-made items whose confidence lies outside their extractor's band (and 1.0 never).
 
@@ -137,6 +146,7 @@ def confidence_out_of_band(
            JOIN (VALUES {", ".join(["(?, ?, ?, ?)"] * len(bands))}) b(schema_version, extracted_by, low, high)
              ON i.schema_version = b.schema_version AND i.extracted_by = b.extracted_by
            WHERE (i.confidence NOT BETWEEN b.low AND b.high OR i.confidence >= 1.0)
+             AND {in_shard_sql(shard, "i.doc_id")}
              AND EXISTS (SELECT 1 FROM evidence e WHERE e.item_id = i.item_id)
            ORDER BY ALL""",
         [value for band in bands for value in band],
@@ -150,26 +160,30 @@ def confidence_out_of_band(
     return _by_version((v, (i, by, c)) for v, i, by, c in rows if outside(v, by, c))
 
 
-def documents_over_cap(con: duckdb.DuckDBPyConnection, schemas: Sequence[SchemaVersion]) -> Found[tuple[str, int]]:
+def documents_over_cap(
+    con: duckdb.DuckDBPyConnection, schemas: Sequence[SchemaVersion], shard: Shard = ALL_DOCUMENTS
+) -> Found[tuple[str, int]]:
     """Documents with more items than their schema's `max_items` (the cap binds extractors: items a reviewer added
     are not counted)."""
     caps = {schema.key: schema.max_items for schema in schemas}
     rows = con.execute(
-        """SELECT i.schema_version, i.doc_id, count(*) AS n
+        f"""SELECT i.schema_version, i.doc_id, count(*) AS n
            FROM extracted_items i JOIN (SELECT unnest(?) AS version, unnest(?) AS cap) c ON c.version = i.schema_version
-           WHERE i.added_by IS NULL
+           WHERE i.added_by IS NULL AND {in_shard_sql(shard, "i.doc_id")}
            GROUP BY i.schema_version, i.doc_id, c.cap HAVING count(*) > c.cap ORDER BY ALL""",
         [list(caps), list(caps.values())],
     ).fetchall()
     return _by_version((version, (doc_id, int(n))) for version, doc_id, n in rows)
 
 
-def review_status_mismatches(con: duckdb.DuckDBPyConnection, versions: Versions = None) -> Found[str]:
+def review_status_mismatches(
+    con: duckdb.DuckDBPyConnection, versions: Versions = None, shard: Shard = ALL_DOCUMENTS
+) -> Found[str]:
     """Machine-owned items whose status disagrees with their review reasons."""
     scope, params = _among("schema_version", versions)
     rows = con.execute(
         f"""SELECT schema_version, item_id FROM extracted_items
-           WHERE {scope} AND extracted_by <> 'human'
+           WHERE {scope} AND {in_shard_sql(shard, "doc_id")} AND extracted_by <> 'human'
              AND ((status = 'draft' AND json_array_length(review_reasons) > 0)
                OR (status = 'needs_review' AND json_array_length(review_reasons) = 0))
            ORDER BY ALL""",
@@ -178,13 +192,16 @@ def review_status_mismatches(con: duckdb.DuckDBPyConnection, versions: Versions 
     return _by_version(rows)
 
 
-def cross_tenant_evidence(con: duckdb.DuckDBPyConnection, versions: Versions = None) -> Found[str]:
+def cross_tenant_evidence(
+    con: duckdb.DuckDBPyConnection, versions: Versions = None, shard: Shard = ALL_DOCUMENTS
+) -> Found[str]:
     """Evidence or items whose tenant differs from their document's: tenant scope must never widen."""
     scope, params = _among("e.schema_version", versions)
     rows = con.execute(
         f"""SELECT e.schema_version, e.evidence_id FROM evidence e JOIN extracted_items i USING (item_id)
            JOIN raw_documents r ON r.doc_id = e.doc_id
-           WHERE {scope} AND (e.tenant_id <> r.tenant_id OR i.tenant_id <> r.tenant_id OR i.doc_id <> e.doc_id)
+           WHERE {scope} AND {in_shard_sql(shard, "e.doc_id")}
+             AND (e.tenant_id <> r.tenant_id OR i.tenant_id <> r.tenant_id OR i.doc_id <> e.doc_id)
            ORDER BY ALL""",
         params,
     ).fetchall()

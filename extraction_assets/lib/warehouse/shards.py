@@ -45,6 +45,19 @@ def shard_of(shard_key: str, count: int) -> int:
     return int.from_bytes(hashlib.sha256(shard_key.encode("utf-8")).digest()[:8], "big") % count
 
 
+def in_shard_sql(shard: Shard, doc_id: str) -> str:
+    """A condition keeping the rows whose document (the column `doc_id`) belongs to `shard`, computed in SQL as
+    `shard_of` computes it on each document's shard key (`shared_records`): TRUE for one shard."""
+    if shard.count == 1:
+        return "TRUE"
+    return f"""{doc_id} IN (
+        SELECT doc_id FROM (SELECT doc_id, tenant_id, json_extract_string(metadata, '$.message_id') AS message_id
+                            FROM raw_documents)
+        WHERE CAST('0x' || sha256(CASE WHEN message_id IS NOT NULL AND message_id <> ''
+                                       THEN tenant_id || chr(31) || message_id ELSE doc_id END)[1:16] AS UBIGINT)
+              % {shard.count:d} = {shard.index:d})"""
+
+
 def shard_documents(con: duckdb.DuckDBPyConnection, shard: Shard, doc_ids: Sequence[str]) -> list[str]:
     """The documents of `shard` among `doc_ids`, each copy of an e-mail with its record (`shared_records`); no query
     for one shard or no documents (an idle run's)."""

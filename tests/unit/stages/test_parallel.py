@@ -77,6 +77,28 @@ def test_shards_run_at_once_on_a_lake(
     assert shards_at_once(Settings(warehouse=Path(warehouse)), shards) == at_once
 
 
+def _shard_process_state() -> tuple[str | None, bool]:
+    import os
+    import sys
+
+    return os.environ.get(parallel.WORKER_PROCESSES_VARIABLE), "tabnanny" in sys.modules
+
+
+def test_the_shard_processes_started_early_have_imported_their_module_and_are_handed_out_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(parallel, "usable_cores", lambda: 4)
+    parallel.start_shard_pool(2, "tabnanny")  # a module a fresh process has not imported
+    parallel.start_shard_pool(2, "tabnanny")  # started once
+    early = parallel.shard_pool(2)
+    with early as pool:
+        assert len(pool._processes) == 1  # already running, before any shard's work
+        assert pool.submit(_shard_process_state).result() == ("1", True)  # 4 cores: itself and one worker
+    with parallel.shard_pool(2) as pool:  # none left: new processes, with the same share of workers
+        assert pool is not early
+        assert pool.submit(_shard_process_state).result() == ("1", False)
+
+
 def test_a_batch_ends_at_its_count_or_its_weight_and_a_heavy_item_is_a_batch_of_its_own() -> None:
     sizes = {"a": 5, "b": 5, "c": 30, "d": 1, "e": 1, "f": 1}
     assert batched(list(sizes), 3) == [["a", "b", "c"], ["d", "e", "f"]]

@@ -8,7 +8,7 @@ import pytest
 
 from extraction_assets.lib.prompt_files import load_schema
 from extraction_assets.lib.settings import DEFAULT_PROMPTS
-from extraction_assets.lib.warehouse import invariants, open_warehouse
+from extraction_assets.lib.warehouse import ALL_DOCUMENTS, Shard, invariants, open_warehouse, shard_of
 
 SCHEMA = load_schema(DEFAULT_PROMPTS, "pulse@v1")
 TEXT = "Supplier delay. Cash is short."
@@ -80,6 +80,29 @@ def test_each_planted_violation_is_found(con) -> None:
     assert invariants.cross_tenant_evidence(con) == {"pulse@v1": ["e1"]}
     con.execute("UPDATE scrubbed_documents SET text = 'Mail dana@acme.com now'")
     assert invariants.unmasked_pii(con) == [("d1", "EMAIL")]
+
+
+def test_a_shard_finds_the_violations_of_its_own_documents_alone(con) -> None:
+    # a shard's run checks its shard's rows (`checks.evaluations`): d1's violations are its shard's, no other's
+    home = Shard(shard_of("d1", 2), 2)
+    other = Shard(1 - home.index, 2)
+    con.execute("DELETE FROM evidence WHERE evidence_id = 'e2'")
+    con.execute("UPDATE evidence SET char_end = 14, tenant_id = 'other'")
+    con.execute("UPDATE extracted_items SET confidence = 1.0, status = 'draft'")
+    capped = SCHEMA.model_copy(update={"max_items": 1})
+    found = {
+        shard: [
+            invariants.items_without_evidence(con, ["pulse@v1"], shard),
+            invariants.quote_mismatches(con, ["pulse@v1"], shard),
+            invariants.confidence_out_of_band(con, [SCHEMA], shard),
+            invariants.documents_over_cap(con, [capped], shard),
+            invariants.review_status_mismatches(con, ["pulse@v1"], shard),
+            invariants.cross_tenant_evidence(con, ["pulse@v1"], shard),
+        ]
+        for shard in (home, other, ALL_DOCUMENTS)
+    }
+    assert all(found[home]) and found[home] == found[ALL_DOCUMENTS]
+    assert not any(found[other])
 
 
 def test_cap_violation(con) -> None:

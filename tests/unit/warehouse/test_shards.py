@@ -23,6 +23,7 @@ from extraction_assets.lib.warehouse import (
     shard_documents,
     shard_of,
 )
+from extraction_assets.lib.warehouse.shards import in_shard_sql
 from extraction_assets.runner import shard_ranges
 
 DOC_IDS = [Document.make_id("acme", "text", f"note {n}") for n in range(400)]
@@ -71,6 +72,21 @@ def test_copies_of_one_message_are_in_one_shard_and_other_documents_by_their_id(
     assert len({shard_of_doc[d.doc_id] for d in elsewhere}) == 4
     assert all(shard_of_doc[d.doc_id] == shard_of(d.doc_id, 4) for d in plain)
     assert all(taken[i] == [d for d in ids if d in taken[i]] for i in range(4))  # in their order
+
+
+def test_the_shard_condition_in_sql_keeps_the_documents_each_shard_takes(tmp_path: Path) -> None:
+    # the checks of a shard's run keep its rows in SQL (`in_shard_sql`); the extraction takes them in Python
+    copies = [_mail("acme", f"<m{n}@example.org>", f"copy {c} of message {n}") for n in range(30) for c in range(2)]
+    plain = [_mail("acme", "", f"no message id {n}") for n in range(60)]
+    documents = copies + plain
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        insert_documents(con, documents)
+        ids = [d.doc_id for d in documents]
+        for count in (1, 2, 3, 4):
+            for index in range(count):
+                shard = Shard(index, count)
+                kept = con.execute(f"SELECT doc_id FROM raw_documents r WHERE {in_shard_sql(shard, 'r.doc_id')}")
+                assert sorted(row[0] for row in kept.fetchall()) == sorted(shard_documents(con, shard, ids))
 
 
 def test_one_shard_is_every_document_in_order() -> None:
