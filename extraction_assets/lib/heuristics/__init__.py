@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from extraction_assets.lib.models import CandidateItem, ExtractionInput
     from extraction_assets.lib.schemas import SchemaVersion
 
-__all__ = ["GATE_VERSION", "HEURISTIC_PACKS", "HeuristicPack", "get_pack", "pack_version"]
+__all__ = ["GATE_VERSION", "HEURISTIC_PACKS", "HeuristicPack", "get_pack", "pack_modules", "pack_version"]
 
 GATE_VERSION = "gates-v1"  # part of every routing decision: a change to `gates.py` re-routes, it does not re-extract
 
@@ -80,6 +80,13 @@ HEURISTIC_PACKS: dict[str, HeuristicPack] = {
         version="heuristic-generic-v1", extractor="generic:extract_generic", gate_name="generic_gate", folders=()
     ),
 }
+
+
+def pack_modules() -> list[str]:
+    """The modules every pack's code is in (its extractor's, the gates'): what a worker process that extracts
+    imports."""
+    extractors = {f"{__name__}.{pack.extractor.partition(':')[0]}" for pack in HEURISTIC_PACKS.values()}
+    return sorted(extractors | {f"{__name__}.gates"})
 
 
 def get_pack(name: str) -> HeuristicPack:

@@ -27,8 +27,9 @@ from extraction_assets.lib.extraction import (
     gate_decision,
     rules_fingerprint,
 )
+from extraction_assets.lib.heuristics import pack_modules
 from extraction_assets.lib.models import Document, ExtractionOutcome, ScrubbedDocument
-from extraction_assets.lib.parallel import in_order, settled_at, workers_for
+from extraction_assets.lib.parallel import in_order, load_in_workers, settled_at, workers_for
 from extraction_assets.lib.review import RerunPreview, preview_rerun
 from extraction_assets.lib.schemas import SchemaVersion
 from extraction_assets.lib.stages.batches import store_finished_batches, submit_deferred
@@ -73,6 +74,7 @@ EXTRACT_BATCH = 128  # per commit: the last commit overlaps no model call, so ke
 BATCH_CHARS = 2_000_000  # offline, a batch's documents' characters at most: its rows (text, turns, scrubbed text) in
 # memory, sent to a worker and back, three batches in flight, stay a few tens of MB whatever the documents' sizes
 Log = Callable[[str], None]
+load_in_workers(__name__, *pack_modules())  # a worker routes and extracts with the packs (`route_and_extract`)
 
 
 @dataclass(frozen=True)

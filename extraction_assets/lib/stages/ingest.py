@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from extraction_assets.lib.models import DeadLetter, Document, ReadFailure
-from extraction_assets.lib.parallel import in_order, settled_at, workers_for
+from extraction_assets.lib.parallel import in_order, load_in_workers, settled_at, workers_for
 from extraction_assets.lib.stages.connect import Connect
 from extraction_assets.lib.warehouse import (
     FileStamp,
@@ -35,6 +35,7 @@ READ_CHUNK_BYTES = 4 * 1024 * 1024  # and at most this many bytes of them (a lar
 # keeps them coarser than nanoseconds, two seconds on some), leaving size and times as they were: its stamp keeps the
 # content's digest, which the next pass compares instead of trusting the stamp.
 RACY_NS = 2_000_000_000
+load_in_workers(__name__, "extraction_assets.lib.readers")  # a worker reads files (`read_to_store`)
 
 if TYPE_CHECKING:
     from extraction_assets.lib.readers import FileRead

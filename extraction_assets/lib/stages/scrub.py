@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from extraction_assets.lib.models import DeadLetter
-from extraction_assets.lib.parallel import in_order, workers_for
+from extraction_assets.lib.parallel import in_order, load_in_workers, workers_for
 from extraction_assets.lib.stages.connect import Connect
 from extraction_assets.lib.warehouse import (
     batched,
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 SCRUB_BATCH = 200
 BATCH_CHARS = 4_000_000  # a batch's documents' characters at most: what it holds in memory, sent and back
+load_in_workers(__name__, "extraction_assets.lib.pii.batch")  # a worker scrubs (`scrub_to_store`)
 
 
 @dataclass

@@ -4,6 +4,10 @@ the step's own process; shards at once on a lake."""
 from __future__ import annotations
 
 import gc
+import multiprocessing
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -54,6 +58,57 @@ def test_results_come_back_in_the_order_of_the_work_in_process_or_in_workers() -
     jobs = [(n,) for n in range(7)]
     assert list(in_order(abs, iter(jobs), 0)) == list(range(7))
     assert list(in_order(pow, iter([(n, 2) for n in range(7)]), 2)) == [n * n for n in range(7)]
+
+
+def _loaded(module: str) -> bool:
+    return module in sys.modules
+
+
+@pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(), reason="no fork on this system")
+def test_workers_start_with_the_code_of_the_steps_work_loaded() -> None:
+    """The steps name what their work imports (the readers, the scrubber, the extraction packs); a worker is forked
+    from a server that imported it once, so it does not import it again, whatever job it gets first."""
+    import extraction_assets.lib.stages  # noqa: F401  # the steps name their modules when imported
+
+    named = sorted(parallel._worker_modules)
+    assert {"extraction_assets.lib.readers", "extraction_assets.lib.pii.batch"} <= set(named)
+    assert "extraction_assets.lib.heuristics.contract" in named
+    for module in named:
+        with parallel.background_pool(1) as pool:
+            assert pool.submit(_loaded, module).result(), module
+
+
+_BUSY_WORKERS = """
+from extraction_assets.lib.parallel import background_pool
+
+def busy(_):
+    return sum(range(4_000_000))
+
+if __name__ == "__main__":
+    pool = background_pool(2)
+    print(list(pool.map(busy, range(8))) and "done", flush=True)
+"""
+
+
+def test_a_runs_cpu_time_counts_its_workers(tmp_path: Path) -> None:
+    """Whoever measures a run by its children's CPU time (the benches, `wait4`) gets the workers' too: they are
+    waited for, as is the server they were forked from, before the run's process ends."""
+    script = tmp_path / "busy.py"
+    script.write_text(_BUSY_WORKERS)
+    child = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+    _, status, usage = os.wait4(child.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert child.stdout is not None and child.stdout.read().strip() == "done"
+    child.stdout.close()
+    alone = _cpu_of(lambda: [sum(range(4_000_000)) for _ in range(8)])
+    assert usage.ru_utime + usage.ru_stime > 0.8 * alone, "the eight jobs' CPU time is the run's"
+
+
+def _cpu_of(work) -> float:
+    started = os.times()
+    work()
+    ended = os.times()
+    return ended.user + ended.system - started.user - started.system
 
 
 def test_workers_collect_cyclic_garbage_less_often_than_the_default() -> None:
