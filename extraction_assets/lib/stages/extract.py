@@ -27,7 +27,6 @@ from extraction_assets.lib.extraction import (
     gate_decision,
     rules_fingerprint,
 )
-from extraction_assets.lib.heuristics import pack_modules
 from extraction_assets.lib.models import Document, ExtractionOutcome, ScrubbedDocument
 from extraction_assets.lib.parallel import in_order, load_in_workers, settled_at, workers_for
 from extraction_assets.lib.review import RerunPreview, preview_rerun
@@ -74,7 +73,7 @@ EXTRACT_BATCH = 128  # per commit: the last commit overlaps no model call, so ke
 BATCH_CHARS = 2_000_000  # offline, a batch's documents' characters at most: its rows (text, turns, scrubbed text) in
 # memory, sent to a worker and back, three batches in flight, stay a few tens of MB whatever the documents' sizes
 Log = Callable[[str], None]
-load_in_workers(__name__, *pack_modules())  # a worker routes and extracts with the packs (`route_and_extract`)
+load_in_workers(__name__, "extraction_assets.lib.heuristics.every_pack")  # what `route_and_extract` uses
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from extraction_assets.lib import parallel
+from extraction_assets.lib.heuristics import pack_modules
 from extraction_assets.lib.parallel import (
     POOL_WORTH,
     WORKER_GC_THRESHOLD,
@@ -72,8 +73,8 @@ def test_workers_start_with_the_code_of_the_steps_work_loaded() -> None:
 
     named = sorted(parallel._worker_modules)
     assert {"extraction_assets.lib.readers", "extraction_assets.lib.pii.batch"} <= set(named)
-    assert "extraction_assets.lib.heuristics.contract" in named
-    for module in named:
+    assert "extraction_assets.lib.heuristics.every_pack" in named
+    for module in [*named, *pack_modules()]:  # every pack's code, not only the module naming them
         with parallel.background_pool(1) as pool:
             assert pool.submit(_loaded, module).result(), module
 
