@@ -144,8 +144,8 @@ def evaluations(
 
 def blocking_failures(con: "duckdb.DuckDBPyConnection", schema: SchemaVersion) -> list[str]:
     """The blocking invariants a schema version breaks now (for a queue rebuilt without its extraction's checks)."""
-    every = ALL_DOCUMENTS
-    return [i.key.to_user_string() for i in INVARIANTS if i.blocking and i.find(con, [schema], every).get(schema.key)]
+    blocking = [i for i in INVARIANTS if i.blocking]
+    return [i.key.to_user_string() for i in blocking if i.find(con, [schema], ALL_DOCUMENTS).get(schema.key)]
 
 
 def _keys(schemas: Sequence[SchemaVersion]) -> list[str]:

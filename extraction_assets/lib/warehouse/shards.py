@@ -47,15 +47,11 @@ def shard_of(shard_key: str, count: int) -> int:
 
 def in_shard_sql(shard: Shard, doc_id: str) -> str:
     """A condition keeping the rows whose document (the column `doc_id`) belongs to `shard`, computed in SQL as
-    `shard_of` computes it on each document's shard key (`shared_records`): TRUE for one shard."""
+    `shard_of` computes it on each document's shard key (`_RECORDS`): TRUE for one shard."""
     if shard.count == 1:
         return "TRUE"
-    return f"""{doc_id} IN (
-        SELECT doc_id FROM (SELECT doc_id, tenant_id, json_extract_string(metadata, '$.message_id') AS message_id
-                            FROM raw_documents)
-        WHERE CAST('0x' || sha256(CASE WHEN message_id IS NOT NULL AND message_id <> ''
-                                       THEN tenant_id || chr(31) || message_id ELSE doc_id END)[1:16] AS UBIGINT)
-              % {shard.count:d} = {shard.index:d})"""
+    return f"""{doc_id} IN (SELECT doc_id FROM {_RECORDS}
+        WHERE CAST('0x' || sha256(coalesce(record, doc_id))[1:16] AS UBIGINT) % {shard.count:d} = {shard.index:d})"""
 
 
 def shard_documents(con: duckdb.DuckDBPyConnection, shard: Shard, doc_ids: Sequence[str]) -> list[str]:
@@ -71,10 +67,13 @@ def shared_records(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> di
     and the Message-ID (`ExtractionInput.record_key`, `pipeline._identity`)."""
     return dict(
         con.execute(
-            """SELECT doc_id, tenant_id || chr(31) || message_id FROM (
-                 SELECT doc_id, tenant_id, json_extract_string(metadata, '$.message_id') AS message_id
-                 FROM raw_documents WHERE doc_id IN (SELECT unnest(?)))
-               WHERE message_id IS NOT NULL AND message_id <> ''""",
+            f"SELECT doc_id, record FROM {_RECORDS} WHERE record IS NOT NULL AND doc_id IN (SELECT unnest(?))",
             [list(doc_ids)],
         ).fetchall()
     )
+
+
+# every document with the record its items are keyed by, where it carries a Message-ID (else NULL): the one SQL form
+# of a copy of an e-mail's shard key, read by `shared_records` and `in_shard_sql`
+_RECORDS = """(SELECT doc_id, CASE WHEN message_id <> '' THEN tenant_id || chr(31) || message_id END AS record
+    FROM (SELECT doc_id, tenant_id, json_extract_string(metadata, '$.message_id') AS message_id FROM raw_documents))"""
