@@ -147,13 +147,6 @@ def write_extraction_batch(
     with transaction(con):
         if first is not None:
             first(con)
-        with id_list(con, doc_ids) as (batch, ids):
-            attempts = dict(
-                con.execute(
-                    f"SELECT doc_id, attempts FROM extraction_status WHERE schema_version = ? AND doc_id IN {batch}",
-                    [schema_version, *ids],
-                ).fetchall()
-            )
         # A record keyed by Message-ID can come from two copies of one message, in this batch or stored by an earlier
         # one (copies share a shard: `shards.py`): the copy in the smallest doc_id owns it, whatever the order the
         # documents were written in.
@@ -209,7 +202,7 @@ def write_extraction_batch(
                     "items_stored": len(o.items),
                     "items_dropped": o.dropped,
                     "error": o.error,
-                    "attempts": attempts.get(o.doc_id, 0) + 1,
+                    "attempts": 1,  # one more than it had
                     "updated_at": stamp,
                 }
                 for o in outcomes
@@ -222,9 +215,9 @@ def write_extraction_batch(
                 "items_stored",
                 "items_dropped",
                 "error",
-                "attempts",
                 "updated_at",
             ],
+            added=["attempts"],
         )
         insert_dead_letters(con, [letter for outcome in outcomes for letter in outcome.dead_letters])
         insert_cache_entries(con, cache_entries)
