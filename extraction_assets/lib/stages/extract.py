@@ -381,6 +381,7 @@ def _extract_offline(
                 [o for o in work.outcomes if o.status != "pending"],
                 overwrite_protected=options.confirm_overwrite,
                 first=partial(_decided_into, decision_counts, schema.key, rules, decisions) if decisions else None,
+                raw_rowids={o.doc_id: window.stored[o.doc_id].raw_rowid for o in work.outcomes},
             )
         totals.update(decision_counts)
         tally.add(work.outcomes, written)

@@ -335,6 +335,34 @@ def test_rows_read_at_known_row_ids_need_no_look_up_and_a_moved_row_is_still_rea
         assert [r["doc_id"] for r in document_rows(con, wanted, swapped)] == wanted
 
 
+def test_quotes_are_stamped_at_the_documents_known_row_ids_and_a_moved_document_is_left_to_the_check(
+    tmp_path: Path,
+) -> None:
+    """The batch's quotes are compared with its documents read at the row ids they were read at (no look-up): a
+    document whose row moved since gets no stamp on its quotes, so the quote check reads its text instead."""
+    from extraction_assets.lib.warehouse import invariants
+
+    docs = [_doc("Supplier delay."), _doc("Cash is short.")]
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        insert_documents(con, docs)
+        rowids = dict(con.execute("SELECT doc_id, rowid FROM raw_documents").fetchall())
+        moved = docs[1]
+        con.execute("DELETE FROM raw_documents WHERE doc_id = ?", [moved.doc_id])
+        insert_documents(con, [moved])
+        said: list[str] = []
+        write_extraction_batch(
+            ListedStatements(con, said),
+            "pulse@v1",
+            [_outcome(doc, [_item(doc, f"i{n}", doc.text)]) for n, doc in enumerate(docs)],
+            raw_rowids=rowids,
+        )
+        stamped = dict(con.execute("SELECT item_id, checked_hash IS NOT NULL FROM evidence").fetchall())
+        mismatches = invariants.quote_mismatches(con)
+    assert stamped == {"i0": True, "i1": False}
+    assert not [sql for sql in said if "rowid FROM raw_documents" in sql]
+    assert mismatches == {}
+
+
 def test_a_list_parameter_searches_no_import_path_for_an_absent_pandas(tmp_path: Path) -> None:
     """DuckDB tries `import pandas` per list element; once the warehouse is open that try costs no path search."""
     import importlib.abc
