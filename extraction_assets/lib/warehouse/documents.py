@@ -278,7 +278,7 @@ def _rows_at(
     at (`rowids`, from `window_work`) without looking them up; should one have moved since (rare: a checkpoint's
     compaction, a row written again), they are looked up and read again, so no row is missed."""
     rows = rows_as_dicts(con, sql.format(by_rowid(con, table, doc_ids, known=rowids)), [list(doc_ids)])
-    if rowids is not None and len(rows) < len(set(doc_ids)):
+    if rowids is not None and all(d in rowids for d in doc_ids) and len(rows) < len(set(doc_ids)):
         rows = rows_as_dicts(con, sql.format(by_rowid(con, table, doc_ids)), [list(doc_ids)])
     return rows
 
