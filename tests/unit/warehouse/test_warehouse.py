@@ -319,7 +319,7 @@ def test_rows_read_at_known_row_ids_need_no_look_up_and_a_moved_row_is_still_rea
         rowids = dict(con.execute("SELECT doc_id, rowid FROM raw_documents").fetchall())
         expected = document_rows(con, wanted)
         said: list[str] = []
-        assert document_rows(ListedStatements(con, said), wanted, rowids) == expected
+        assert document_rows(ListedStatements(con, said), wanted, rowids) == expected  # type: ignore[arg-type]
         assert len(said) == 1, said
         moved = docs[4]
         con.execute("DELETE FROM raw_documents WHERE doc_id = ?", [moved.doc_id])
@@ -329,7 +329,8 @@ def test_rows_read_at_known_row_ids_need_no_look_up_and_a_moved_row_is_still_rea
             != dict(con.execute("SELECT doc_id, rowid FROM raw_documents").fetchall())[moved.doc_id]
         )
         said.clear()
-        assert [r["doc_id"] for r in document_rows(ListedStatements(con, said), wanted, rowids)] == wanted
+        listed = ListedStatements(con, said)
+        assert [r["doc_id"] for r in document_rows(listed, wanted, rowids)] == wanted  # type: ignore[arg-type]
         assert len(said) == 3, said  # the read, the look-up, the read again
         swapped = {**rowids, wanted[0]: rowids[docs[0].doc_id]}  # a row id that is another document's
         assert [r["doc_id"] for r in document_rows(con, wanted, swapped)] == wanted
@@ -351,7 +352,7 @@ def test_quotes_are_stamped_at_the_documents_known_row_ids_and_a_moved_document_
         insert_documents(con, [moved])
         said: list[str] = []
         write_extraction_batch(
-            ListedStatements(con, said),
+            ListedStatements(con, said),  # type: ignore[arg-type]
             "pulse@v1",
             [_outcome(doc, [_item(doc, f"i{n}", doc.text)]) for n, doc in enumerate(docs)],
             raw_rowids=rowids,

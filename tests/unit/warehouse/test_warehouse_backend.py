@@ -90,7 +90,8 @@ def test_merge_rows_adds_to_a_count_of_an_existing_key_without_reading_it_first(
         with open_warehouse(target) as con:
             merge_rows(con, "inbox_files", [_stamp("a", 1)])
             said: list[str] = []
-            merge_rows(ListedStatements(con, said), "inbox_files", [_stamp("a", 2), _stamp("b", 3)], added=["size"])
+            listed = ListedStatements(con, said)
+            merge_rows(listed, "inbox_files", [_stamp("a", 2), _stamp("b", 3)], added=["size"])  # type: ignore[arg-type]
             merge_rows(con, "inbox_files", [_stamp("a", 4)], update=["mtime_ns"], added=["size"])
             assert con.execute("SELECT source_uri, size FROM inbox_files ORDER BY 1").fetchall() == [
                 ("a", 7),
