@@ -37,12 +37,12 @@ from extraction_assets.lib.stages.progress import Throttled
 from extraction_assets.lib.warehouse import (
     Placed,
     Shard,
+    Stored,
     VersionWork,
     batched,
     cache_entries_for,
     document_from_row,
     document_rows,
-    document_sizes,
     documents_to_route,
     extraction_figures,
     load_documents,
@@ -244,7 +244,7 @@ class _Window(NamedTuple):
 
     plans: dict[str, Plan]
     placed: dict[str, tuple[Placed, Decision | GateDecides]]  # the window's documents routed in this pass
-    sizes: dict[str, int]
+    stored: dict[str, Stored]  # where its documents' rows are, and their lengths
     rerun: RerunPreview
     routed: int
     # decisions by place of documents with nothing to extract, committed with the window's first batch (then emptied)
@@ -254,10 +254,11 @@ class _Window(NamedTuple):
 def _plan_window(
     connect: Connect, schema: SchemaVersion, shard: Shard, options: ExtractOptions, version: str, window: range
 ) -> tuple[_Window, Counter[str]]:
-    """A window of raw rows planned: its documents to route and to extract (`Plan`), and the window's documents'
-    sizes. The decisions made by place alone for documents with nothing to extract are stored at once where the
-    window has nothing to extract; else up to a routing batch of them commit with the window's first batch (a commit
-    fewer: a warm pass of a few new documents made one for each version's decisions, then one for its batch)."""
+    """A window of raw rows planned: its documents to route and to extract (`Plan`), and where its documents are
+    stored and their sizes (`Stored`). The decisions made by place alone for documents with nothing to extract are
+    stored at once where the window has nothing to extract; else up to a routing batch of them commit with the
+    window's first batch (a commit fewer: a warm pass of a few new documents made one for each version's decisions,
+    then one for its batch)."""
     rules, kinds, tenant_id, force = rules_fingerprint(schema), schema.document_kinds, options.tenant_id, options.force
     with connect(read_only=True) as con:
         work = window_work(con, schema.key, kinds, rules, version, tenant_id, force, window)
@@ -275,7 +276,6 @@ def _plan_window(
             if not isinstance(decision, Decision) or (decision.taken and doc_id in out_of_date)
         } | {doc_id: Plan(None, True) for doc_id in routed_pending}
         rerun = preview_rerun(con, schema.key, tenant_id, [doc_id for doc_id, plan in plans.items() if plan.extract])
-        sizes = document_sizes(con, list(plans)) if len(plans) > 1 else {}
     totals: Counter[str] = Counter()
     without_text = [
         (d, decision) for d, decision in placed.values() if isinstance(decision, Decision) and d.doc_id not in plans
@@ -284,12 +284,12 @@ def _plan_window(
     for batch in batched(without_text[len(with_first_batch) :], ROUTE_BATCH):
         with connect() as con:
             totals.update(_decided(con, schema.key, rules, batch))
-    return _Window(plans, placed, sizes, rerun, len(to_route), with_first_batch), totals
+    return _Window(plans, placed, work.stored, rerun, len(to_route), with_first_batch), totals
 
 
 def _batches(window: _Window) -> list[list[str]]:
     """A window's documents to read, in batches of `EXTRACT_BATCH` documents or `BATCH_CHARS` characters."""
-    return batched(list(window.plans), EXTRACT_BATCH, lambda doc_id: window.sizes.get(doc_id, 0), BATCH_CHARS)
+    return batched(list(window.plans), EXTRACT_BATCH, lambda doc_id: window.stored[doc_id].chars, BATCH_CHARS)
 
 
 def _sum_previews(schema: SchemaVersion, tenant_id: str | None, previews: list[RerunPreview]) -> RerunPreview:
@@ -358,8 +358,10 @@ def _extract_offline(
         while planned or plan_next():
             window = planned.popleft()
             for batch in _batches(window):
-                with connect(read_only=True) as con:
-                    raw, clean = document_rows(con, batch), scrubbed_rows(con, batch)
+                stored = {doc_id: window.stored[doc_id] for doc_id in batch}
+                with connect(read_only=True) as con:  # at the row ids planning found (no look-up)
+                    raw = document_rows(con, batch, {d: s.raw_rowid for d, s in stored.items()})
+                    clean = scrubbed_rows(con, batch, {d: s.scrubbed_rowid for d, s in stored.items()})
                 in_flight.append(window)
                 yield raw, clean, {doc_id: window.plans[doc_id] for doc_id in batch}, schema, built
 
@@ -379,6 +381,7 @@ def _extract_offline(
                 [o for o in work.outcomes if o.status != "pending"],
                 overwrite_protected=options.confirm_overwrite,
                 first=partial(_decided_into, decision_counts, schema.key, rules, decisions) if decisions else None,
+                raw_rowids={o.doc_id: window.stored[o.doc_id].raw_rowid for o in work.outcomes},
             )
         totals.update(decision_counts)
         tally.add(work.outcomes, written)

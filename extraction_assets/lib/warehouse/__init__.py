@@ -3,6 +3,7 @@ makes, the figures assets report, invariants, summary."""
 
 from extraction_assets.lib.warehouse.applicability import (
     Placed,
+    Stored,
     VersionWork,
     WindowWork,
     documents_to_route,
@@ -105,6 +106,7 @@ __all__ = [
     "Placed",
     "QueueStep",
     "Shard",
+    "Stored",
     "StoredDocument",
     "VersionWork",
     "WarehouseBusy",

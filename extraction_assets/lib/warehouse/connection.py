@@ -196,10 +196,15 @@ def _columns(table: str, rows: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 def merge_rows(
-    con: duckdb.DuckDBPyConnection, table: str, rows: Sequence[Mapping[str, Any]], update: Sequence[str] = ()
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    rows: Sequence[Mapping[str, Any]],
+    update: Sequence[str] = (),
+    added: Sequence[str] = (),
 ) -> None:
     """Insert the rows whose key (the table's, `ddl.KEYS`) is new; a row whose key exists updates the `update`
-    columns, or is left alone when there are none.
+    columns and adds its value to each of the `added` ones (a count: no read of it first), or is left alone when
+    there are none.
 
     One `MERGE INTO` whose source is the rows (one array per column); it needs no key constraint, so it
     is the same upsert on a DuckDB file and on a DuckLake catalog. A key repeated in `rows` counts once: the first
@@ -212,11 +217,13 @@ def merge_rows(
     unique: dict[tuple[Any, ...], Mapping[str, Any]] = {}
     for row in rows:
         row_key = tuple(row[c] for c in key)
-        if update or row_key not in unique:
+        if update or added or row_key not in unique:
             unique[row_key] = row
     names = ", ".join(columns)
     on = " AND ".join(f"t.{c} = s.{c}" for c in key)
-    matched = f"WHEN MATCHED THEN UPDATE SET {', '.join(f'{c} = s.{c}' for c in update)} " if update else ""
+    # a column of objects may come as text (a view of a NumPy object array): a count is cast to add
+    changes = [f"{c} = s.{c}" for c in update] + [f"{c} = t.{c} + CAST(s.{c} AS BIGINT)" for c in added]
+    matched = f"WHEN MATCHED THEN UPDATE SET {', '.join(changes)} " if changes else ""
     insert = f"WHEN NOT MATCHED THEN INSERT ({names}) VALUES ({', '.join(f's.{c}' for c in columns)})"
     with _rows_view(con, columns, list(unique.values())) as (source, params):
         con.execute(

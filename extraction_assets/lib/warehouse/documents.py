@@ -260,15 +260,27 @@ def texts_to_scrub(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> li
     return sorted(rows, key=lambda row: order[row[0]])
 
 
-def document_rows(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> list[dict[str, Any]]:
+def document_rows(
+    con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str], rowids: Mapping[str, int] | None = None
+) -> list[dict[str, Any]]:
     """The raw rows of these documents as stored (`document_from_row` makes each a Document): what a worker
-    process is sent, which parses them itself."""
+    process is sent, which parses them itself. `rowids`: where planning found them (`_rows_at`)."""
     if not doc_ids:
         return []
-    rows = rows_as_dicts(
-        con, f"SELECT * FROM raw_documents WHERE {by_rowid(con, 'raw_documents', doc_ids)}", [list(doc_ids)]
-    )
+    rows = _rows_at(con, "SELECT * FROM raw_documents WHERE {}", "raw_documents", doc_ids, rowids)
     return sorted(rows, key=lambda row: row["doc_id"])  # sorted here: a sort in DuckDB holds every text in memory
+
+
+def _rows_at(
+    con: duckdb.DuckDBPyConnection, sql: str, table: str, doc_ids: Sequence[str], rowids: Mapping[str, int] | None
+) -> list[dict[str, Any]]:
+    """The rows of `sql` (its filter `{}`: `by_rowid`) for these documents, read at the row ids planning found them
+    at (`rowids`, from `window_work`) without looking them up; should one have moved since (rare: a checkpoint's
+    compaction, a row written again), they are looked up and read again, so no row is missed."""
+    rows = rows_as_dicts(con, sql.format(by_rowid(con, table, doc_ids, known=rowids)), [list(doc_ids)])
+    if rowids is not None and all(d in rowids for d in doc_ids) and len(rows) < len(set(doc_ids)):
+        rows = rows_as_dicts(con, sql.format(by_rowid(con, table, doc_ids)), [list(doc_ids)])
+    return rows
 
 
 # Work lists (documents to scrub, route or extract) come in the order the raw rows are stored (`r` is
@@ -292,7 +304,12 @@ def in_window(window: range | None) -> str:
 
 
 def by_rowid(
-    con: duckdb.DuckDBPyConnection, table: str, ids: Sequence[str], key: str = "doc_id", alias: str = ""
+    con: duckdb.DuckDBPyConnection,
+    table: str,
+    ids: Sequence[str],
+    key: str = "doc_id",
+    alias: str = "",
+    known: Mapping[str, int] | None = None,
 ) -> str:
     """A filter on `<key> IN (the ids parameter)` that DuckDB reads as a fetch of those rows alone.
 
@@ -302,19 +319,23 @@ def by_rowid(
     rows of a 32 k warehouse held 51 MB, more as the warehouse grows. So the row ids are looked up first (the key
     column only), and the filter names them as ranges of constants, which the scan reads as a zone filter: only the
     batch's rows are read (about 1 MB whatever the warehouse). The key's own test (`list_contains`, no join) keeps
-    the filter exact should a row id have moved since.
+    the filter exact should a row id have moved since. Row ids `known` for every id (read with the batch's work
+    list) are not looked up again: a row that moved since is then missing from what the filter reads.
     """
-    with id_list(con, ids) as (wanted, params):
-        found = con.execute(f"SELECT rowid FROM {table} WHERE {key} IN {wanted}", params).fetchall()
-    rowids = sorted(row[0] for row in found)
+    if known is not None and all(i in known for i in ids):
+        rowids = sorted(known[i] for i in ids)
+    else:
+        with id_list(con, ids) as (wanted, params):
+            found = con.execute(f"SELECT rowid FROM {table} WHERE {key} IN {wanted}", params).fetchall()
+        rowids = sorted(row[0] for row in found)
     ranges: list[list[int]] = []
     for rowid in rowids:
         if ranges and rowid == ranges[-1][1] + 1:
             ranges[-1][1] = rowid
         else:
             ranges.append([rowid, rowid])
-    rowid, key = (f"{alias}.rowid", f"{alias}.{key}") if alias else ("rowid", key)
-    spans = " OR ".join(f"{rowid} BETWEEN {low:d} AND {high:d}" for low, high in ranges) or "false"
+    column, key = (f"{alias}.rowid", f"{alias}.{key}") if alias else ("rowid", key)
+    spans = " OR ".join(f"{column} BETWEEN {low:d} AND {high:d}" for low, high in ranges) or "false"
     return f"({spans}) AND list_contains(CAST(? AS VARCHAR[]), {key})"
 
 
@@ -435,15 +456,19 @@ def load_scrubbed(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> dic
     return {r["doc_id"]: scrubbed_from_row(r) for r in scrubbed_rows(con, doc_ids)}
 
 
-def scrubbed_rows(con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str]) -> list[dict[str, Any]]:
-    """The scrubbed rows of these documents as stored (`scrubbed_from_row` makes each a ScrubbedDocument)."""
+def scrubbed_rows(
+    con: duckdb.DuckDBPyConnection, doc_ids: Sequence[str], rowids: Mapping[str, int] | None = None
+) -> list[dict[str, Any]]:
+    """The scrubbed rows of these documents as stored (`scrubbed_from_row` makes each a ScrubbedDocument);
+    `rowids`: where planning found them (`_rows_at`)."""
     if not doc_ids:
         return []
-    return rows_as_dicts(
+    return _rows_at(
         con,
-        "SELECT doc_id, tenant_id, text, offset_map, pii_counts, scrubber_version FROM scrubbed_documents "
-        f"WHERE {by_rowid(con, 'scrubbed_documents', doc_ids)}",
-        [list(doc_ids)],
+        "SELECT doc_id, tenant_id, text, offset_map, pii_counts, scrubber_version FROM scrubbed_documents WHERE {}",
+        "scrubbed_documents",
+        doc_ids,
+        rowids,
     )
 
 

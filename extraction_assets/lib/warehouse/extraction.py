@@ -4,7 +4,7 @@ status and routing, written in one transaction."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -132,6 +132,7 @@ def write_extraction_batch(
     overwrite_protected: bool = False,
     cache_entries: Sequence[dict[str, Any]] = (),
     first: Callable[[duckdb.DuckDBPyConnection], object] | None = None,
+    raw_rowids: Mapping[str, int] | None = None,
 ) -> dict[str, int]:
     """Store a batch of documents' items, evidence, dead letters, status and model responses in one transaction.
 
@@ -139,7 +140,8 @@ def write_extraction_batch(
     `overwrite_protected`; machine-owned items of a re-extracted document that were not found again
     are removed; a failed document keeps its previous items untouched. `first`, the caller's own write, is made
     first in the same transaction (again if a lost commit retries it): an offline batch's routing decisions commit
-    with its items or not at all, in one commit.
+    with its items or not at all, in one commit. `raw_rowids`: where the documents' raw rows were read (their
+    quotes are checked there, `stamp_verified_quotes`).
     """
     stamp = now()
     processed = [o for o in outcomes if o.status != "failed"]  # partial ones are stored too, and retried
@@ -147,13 +149,6 @@ def write_extraction_batch(
     with transaction(con):
         if first is not None:
             first(con)
-        with id_list(con, doc_ids) as (batch, ids):
-            attempts = dict(
-                con.execute(
-                    f"SELECT doc_id, attempts FROM extraction_status WHERE schema_version = ? AND doc_id IN {batch}",
-                    [schema_version, *ids],
-                ).fetchall()
-            )
         # A record keyed by Message-ID can come from two copies of one message, in this batch or stored by an earlier
         # one (copies share a shard: `shards.py`): the copy in the smallest doc_id owns it, whatever the order the
         # documents were written in.
@@ -193,7 +188,9 @@ def write_extraction_batch(
         evidence = [evidence_row(ev, stamp) for item in stored for ev in item.evidence]
         insert_rows(con, "evidence", evidence)
         if evidence and not on_lake(con):
-            stamp_verified_quotes(con, [row["evidence_id"] for row in evidence], sorted({o.doc_id for o in processed}))
+            stamp_verified_quotes(
+                con, [row["evidence_id"] for row in evidence], sorted({o.doc_id for o in processed}), raw_rowids
+            )
         merge_rows(
             con,
             "extraction_status",
@@ -209,7 +206,7 @@ def write_extraction_batch(
                     "items_stored": len(o.items),
                     "items_dropped": o.dropped,
                     "error": o.error,
-                    "attempts": attempts.get(o.doc_id, 0) + 1,
+                    "attempts": 1,  # one more than it had
                     "updated_at": stamp,
                 }
                 for o in outcomes
@@ -222,9 +219,9 @@ def write_extraction_batch(
                 "items_stored",
                 "items_dropped",
                 "error",
-                "attempts",
                 "updated_at",
             ],
+            added=["attempts"],
         )
         insert_dead_letters(con, [letter for outcome in outcomes for letter in outcome.dead_letters])
         insert_cache_entries(con, cache_entries)
@@ -238,14 +235,20 @@ def write_extraction_batch(
     }
 
 
-def stamp_verified_quotes(con: duckdb.DuckDBPyConnection, evidence_ids: Sequence[str], doc_ids: Sequence[str]) -> None:
+def stamp_verified_quotes(
+    con: duckdb.DuckDBPyConnection,
+    evidence_ids: Sequence[str],
+    doc_ids: Sequence[str],
+    raw_rowids: Mapping[str, int] | None = None,
+) -> None:
     """Fingerprint the evidence rows just written whose quote is their document's text at their offsets (compared in
     SQL as it is stored: a stamp describes a row that passed), so the quote check reads no text for them again while
-    the row and its document stay as they are (`invariants.quote_mismatches`)."""
+    the row and its document stay as they are (`invariants.quote_mismatches`). The documents are read at
+    `raw_rowids` where given (`by_rowid`): one whose row moved since is left unstamped, and the check reads it."""
     con.execute(
         f"""UPDATE evidence e SET checked_hash = {QUOTE_FINGERPRINT}
             FROM (SELECT doc_id, text, {DOCUMENT_FINGERPRINT} AS fingerprint FROM raw_documents
-                  WHERE {by_rowid(con, "raw_documents", doc_ids)}) r
+                  WHERE {by_rowid(con, "raw_documents", doc_ids, known=raw_rowids)}) r
             WHERE e.doc_id = r.doc_id AND {by_rowid(con, "evidence", evidence_ids, "evidence_id", "e")}
               AND substring(r.text, e.char_start + 1, e.char_end - e.char_start) = e.quote""",
         [list(doc_ids), list(evidence_ids)],

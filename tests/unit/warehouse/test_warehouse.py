@@ -30,6 +30,7 @@ from extraction_assets.lib.warehouse import (
     transaction,
     write_extraction_batch,
 )
+from tests.listed_statements import ListedStatements
 from tests.one_row import one_row
 from tests.records import quoted_item
 
@@ -304,6 +305,63 @@ def test_documents_load_by_id_after_deletes_and_new_rows(tmp_path: Path) -> None
         loaded = load_documents(con, wanted)
     assert [d.doc_id for d in loaded] == sorted(d.doc_id for d in docs[5:35:3] if d not in docs[:10])
     assert {d.doc_id: d.text for d in loaded} == {d.doc_id: d.text for d in docs[10:] if d.doc_id in wanted}
+
+
+def test_rows_read_at_known_row_ids_need_no_look_up_and_a_moved_row_is_still_read(tmp_path: Path) -> None:
+    """A batch read at the row ids its planning found runs one statement; a row that moved since (here: deleted and
+    written again) is looked up and read all the same, and a wrong row id never reads another document."""
+    from extraction_assets.lib.warehouse import document_rows
+
+    docs = [_doc(f"note {i}") for i in range(12)]
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        insert_documents(con, docs)
+        wanted = sorted(d.doc_id for d in docs[2:9:2])
+        rowids = dict(con.execute("SELECT doc_id, rowid FROM raw_documents").fetchall())
+        expected = document_rows(con, wanted)
+        said: list[str] = []
+        assert document_rows(ListedStatements(con, said), wanted, rowids) == expected  # type: ignore[arg-type]
+        assert len(said) == 1, said
+        moved = docs[4]
+        con.execute("DELETE FROM raw_documents WHERE doc_id = ?", [moved.doc_id])
+        insert_documents(con, [moved])
+        assert (
+            rowids[moved.doc_id]
+            != dict(con.execute("SELECT doc_id, rowid FROM raw_documents").fetchall())[moved.doc_id]
+        )
+        said.clear()
+        listed = ListedStatements(con, said)
+        assert [r["doc_id"] for r in document_rows(listed, wanted, rowids)] == wanted  # type: ignore[arg-type]
+        assert len(said) == 3, said  # the read, the look-up, the read again
+        swapped = {**rowids, wanted[0]: rowids[docs[0].doc_id]}  # a row id that is another document's
+        assert [r["doc_id"] for r in document_rows(con, wanted, swapped)] == wanted
+
+
+def test_quotes_are_stamped_at_the_documents_known_row_ids_and_a_moved_document_is_left_to_the_check(
+    tmp_path: Path,
+) -> None:
+    """The batch's quotes are compared with its documents read at the row ids they were read at (no look-up): a
+    document whose row moved since gets no stamp on its quotes, so the quote check reads its text instead."""
+    from extraction_assets.lib.warehouse import invariants
+
+    docs = [_doc("Supplier delay."), _doc("Cash is short.")]
+    with open_warehouse(tmp_path / "w.duckdb") as con:
+        insert_documents(con, docs)
+        rowids = dict(con.execute("SELECT doc_id, rowid FROM raw_documents").fetchall())
+        moved = docs[1]
+        con.execute("DELETE FROM raw_documents WHERE doc_id = ?", [moved.doc_id])
+        insert_documents(con, [moved])
+        said: list[str] = []
+        write_extraction_batch(
+            ListedStatements(con, said),  # type: ignore[arg-type]
+            "pulse@v1",
+            [_outcome(doc, [_item(doc, f"i{n}", doc.text)]) for n, doc in enumerate(docs)],
+            raw_rowids=rowids,
+        )
+        stamped = dict(con.execute("SELECT item_id, checked_hash IS NOT NULL FROM evidence").fetchall())
+        mismatches = invariants.quote_mismatches(con)
+    assert stamped == {"i0": True, "i1": False}
+    assert not [sql for sql in said if "rowid FROM raw_documents" in sql]
+    assert mismatches == {}
 
 
 def test_a_list_parameter_searches_no_import_path_for_an_absent_pandas(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from extraction_assets.lib.warehouse import TABLES, beside_warehouse, is_lake, o
 from extraction_assets.lib.warehouse.backend import extension_folder, lake_target
 from extraction_assets.lib.warehouse.connection import merge_rows
 from extraction_assets.lib.warehouse.ddl import DDL, KEYS, without_keys
+from tests.listed_statements import ListedStatements
 
 needs_lake = pytest.mark.skipif(
     extension_folder() is None, reason="DuckLake extensions not installed (pip install -e '.[scale]')"
@@ -81,6 +82,22 @@ def test_merge_rows_inserts_new_keys_once_and_updates_only_named_columns(tmp_pat
                 ("b", 3),
                 ("c", 6),
             ], target
+
+
+def test_merge_rows_adds_to_a_count_of_an_existing_key_without_reading_it_first(tmp_path: Path) -> None:
+    """A count (`added`): a new key inserts its value, an existing one adds it to its own, in the one statement."""
+    for target in _targets(tmp_path):
+        with open_warehouse(target) as con:
+            merge_rows(con, "inbox_files", [_stamp("a", 1)])
+            said: list[str] = []
+            listed = ListedStatements(con, said)
+            merge_rows(listed, "inbox_files", [_stamp("a", 2), _stamp("b", 3)], added=["size"])  # type: ignore[arg-type]
+            merge_rows(con, "inbox_files", [_stamp("a", 4)], update=["mtime_ns"], added=["size"])
+            assert con.execute("SELECT source_uri, size FROM inbox_files ORDER BY 1").fetchall() == [
+                ("a", 7),
+                ("b", 3),
+            ], target
+            assert len(said) == 1, said
 
 
 @needs_lake
