@@ -313,7 +313,7 @@ def _shaped_phones(scan: Scan, visible: str) -> list[Hit]:
     """Pass 2; a run that fails whole is retried without its leading groups (a postcode glued in front)."""
     text = scan.text
     hits: list[Hit] = []
-    for m in scan.numbers(_PHONE_SHAPE, visible, lead=1):
+    for m in scan.numbers(_PHONE_SHAPE, visible, lead=1, digits=7):
         start, end = m.span()
         while start < end:
             hit = _context_phone(text, visible, start, end)
@@ -361,7 +361,7 @@ def _leading_international(scan: Scan, visible: str) -> list[Hit]:
     """
     text = scan.text
     hits: list[Hit] = []
-    for m in scan.numbers(_INTERNATIONAL_RUN, visible, lead=1):
+    for m in scan.numbers(_INTERNATIONAL_RUN, visible, lead=1, digits=3):
         if _possible_international(m.group()) is not None:
             continue
         group_ends = [g.start() for g in re.finditer(r"[ .\-]", m.group())][1:]
@@ -403,11 +403,11 @@ def find_phones(scan: Scan) -> list[Hit]:
     so a Luhn-valid card is never re-read as a phone.
     """
     text = scan.text
-    runs = [m.span() for m in scan.numbers(_PHONE_HINT, lead=0)]
+    runs = [m.span() for m in scan.numbers(_PHONE_HINT, lead=0, digits=7)]
     if not runs:
         return []
     visible = blank(text, _blocked_spans(scan, runs))
-    if not scan.next_number(_PHONE_HINT, 0, visible, lead=0):
+    if not scan.next_number(_PHONE_HINT, 0, visible, lead=0, digits=7):
         return []
     hits = _leading_international(scan, visible)
     visible = blank(visible, [(h.start, h.end) for h in hits])
@@ -446,7 +446,7 @@ def find_ips(scan: Scan) -> list[Hit]:
     """IPv4 and IPv6 addresses (with their prefix length or zone id); `ipaddress` validates the address part."""
     text = scan.text
     hits: list[Hit] = []
-    for m in scan.numbers(_IPV4, lead=0) if text.count(".") >= 3 else ():
+    for m in scan.numbers(_IPV4, lead=0, digits=4) if text.count(".") >= 3 else ():
         try:
             address = ipaddress.IPv4Address(m.group("address"))  # rejects octets > 255 and leading zeros
         except ValueError:
