@@ -155,10 +155,11 @@ _NOT_PHONE_DIGIT_LED = re.compile(
 # Currency-led amounts and placeholders, one pattern each so that each opens with what the engine can skip to (a
 # currency sign, a code's first letter, "["): together, one pattern of the three would be tried at every position.
 # No match of one can overlap a match of another (an amount holds no "[", a placeholder no digit after a letter).
-_NOT_PHONE_SYMBOL_LED = (
-    re.compile(r"[$€£¥₫₹₽][^\S\n]?\d[\d,.]*"),
-    re.compile(rf"(?:{_CURRENCY_CODES})[^\S\n]?\d[\d,.]*"),
-    PLACEHOLDER,
+# Each with its `Scan.numbers` lead: how far before its first digit a match opens (a placeholder's kind: any length).
+_NOT_PHONE_SYMBOL_LED: tuple[tuple[re.Pattern[str], int | None], ...] = (
+    (re.compile(r"[$€£¥₫₹₽][^\S\n]?\d[\d,.]*"), 2),
+    (re.compile(rf"(?:{_CURRENCY_CODES})[^\S\n]?\d[\d,.]*"), 4),
+    (PLACEHOLDER, None),
 )
 
 # Cheap gate: the phone matcher is the slowest step, so skip it when no run of 7+ digits (the shortest national
@@ -180,7 +181,8 @@ _WHITESPACE = re.compile(r"\s")
 # Written to open with the character a match opens with ("+", "(" or a digit: a class the regex engine skips to, where
 # "(?<!...)(?:\+?\d{1,4}[ .\-]{0,2}\(|\+|\()?\d..." is tried at every position), then, by that character, the same
 # alternatives in the same order: after "+", a country code and "(" or the number; after "(", the number; after a
-# digit, the rest of a country code or trunk prefix and "(", or the rest of the number.
+# digit, the rest of a country code or trunk prefix and "(", or the rest of the number. A "+" or "(" stands right before
+# a digit: the number stretches are searched from one character before their first digit (`Scan.numbers`' lead).
 _PHONE_NUMBER = r"\d(?:[ .\-)]{0,2}\d){6,14}\)?(?![0-9A-Za-z_]|[.,/-]?\d)"
 _PHONE_SHAPE = re.compile(
     r"[+(\d](?<![0-9A-Za-z_+.,/-].)(?:"
@@ -222,8 +224,8 @@ _THOUSANDS = re.compile(r"\d{1,3}(?:([ .])\d{3})(?:\1\d{3})*")
 
 def _blocked_spans(scan: Scan, runs: list[tuple[int, int]]) -> list[tuple[int, int]]:
     text = scan.text
-    blocked = [m.span() for m in scan.numbers(_NOT_PHONE_DIGIT_LED)]
-    blocked.extend(m.span() for pattern in _NOT_PHONE_SYMBOL_LED for m in scan.numbers(pattern))
+    blocked = [m.span() for m in scan.numbers(_NOT_PHONE_DIGIT_LED, lead=0)]
+    blocked.extend(m.span() for pattern, lead in _NOT_PHONE_SYMBOL_LED for m in scan.numbers(pattern, lead=lead))
     blocked.extend((h.start, h.end) for h in scan.hits)
     for start, end in runs:
         if labelled_business_id(text, start):
@@ -311,7 +313,7 @@ def _shaped_phones(scan: Scan, visible: str) -> list[Hit]:
     """Pass 2; a run that fails whole is retried without its leading groups (a postcode glued in front)."""
     text = scan.text
     hits: list[Hit] = []
-    for m in scan.numbers(_PHONE_SHAPE, visible):
+    for m in scan.numbers(_PHONE_SHAPE, visible, lead=1, digits=7):
         start, end = m.span()
         while start < end:
             hit = _context_phone(text, visible, start, end)
@@ -347,7 +349,7 @@ def _matcher_lines(scan: Scan, visible: str) -> list[tuple[int, int]]:
     return lines
 
 
-# A "+"-led run of digit groups, one separator between groups: where two numbers written back to back start.
+# A "+"-led run of digit groups, one separator between groups: where two numbers written back to back start (lead 1).
 _INTERNATIONAL_RUN = re.compile(r"\+(?<![\w+]\+)\d{1,3}(?:[ .\-]\d{1,5}){2,9}(?![\w]|[.\-]\d)")
 
 
@@ -359,7 +361,7 @@ def _leading_international(scan: Scan, visible: str) -> list[Hit]:
     """
     text = scan.text
     hits: list[Hit] = []
-    for m in scan.numbers(_INTERNATIONAL_RUN, visible):
+    for m in scan.numbers(_INTERNATIONAL_RUN, visible, lead=1, digits=3):
         if _possible_international(m.group()) is not None:
             continue
         group_ends = [g.start() for g in re.finditer(r"[ .\-]", m.group())][1:]
@@ -401,11 +403,11 @@ def find_phones(scan: Scan) -> list[Hit]:
     so a Luhn-valid card is never re-read as a phone.
     """
     text = scan.text
-    runs = [m.span() for m in scan.numbers(_PHONE_HINT)]
+    runs = [m.span() for m in scan.numbers(_PHONE_HINT, lead=0, digits=7)]
     if not runs:
         return []
     visible = blank(text, _blocked_spans(scan, runs))
-    if not scan.next_number(_PHONE_HINT, 0, visible):
+    if not scan.next_number(_PHONE_HINT, 0, visible, lead=0, digits=7):
         return []
     hits = _leading_international(scan, visible)
     visible = blank(visible, [(h.start, h.end) for h in hits])
@@ -444,7 +446,7 @@ def find_ips(scan: Scan) -> list[Hit]:
     """IPv4 and IPv6 addresses (with their prefix length or zone id); `ipaddress` validates the address part."""
     text = scan.text
     hits: list[Hit] = []
-    for m in scan.numbers(_IPV4) if text.count(".") >= 3 else ():
+    for m in scan.numbers(_IPV4, lead=0, digits=4) if text.count(".") >= 3 else ():
         try:
             address = ipaddress.IPv4Address(m.group("address"))  # rejects octets > 255 and leading zeros
         except ValueError:

@@ -22,7 +22,9 @@ from extraction_assets.lib.pii.scan import Hit, Scan, digits_of, labelled_busine
 
 # A pattern opens with the digit it needs and tests what stands before it with a lookbehind placed after that digit
 # ("\d(?<![0-9A-Za-z]\d)" for "(?<![0-9A-Za-z])\d"): the same test, but the regex engine skips from digit to digit
-# instead of trying the whole pattern at every position (half the time of these patterns).
+# instead of trying the whole pattern at every position (half the time of these patterns). Such a pattern is searched
+# from each number stretch's first digit on (`Scan.numbers`' lead 0); the IBAN's, from its country code and a
+# separator before the check digits (lead 3).
 
 # --- payment cards -----------------------------------------------------------------------------------------------
 
@@ -103,7 +105,7 @@ def find_cards(scan: Scan) -> list[Hit]:
     hits: list[Hit] = []
     text = scan.text
     pos = 0
-    while (m := scan.next_number(_CARD, pos)) is not None:
+    while (m := scan.next_number(_CARD, pos, lead=0, digits=12)) is not None:
         start, end = m.span()
         value = m.group()
         digits = digits_of(value)
@@ -184,7 +186,7 @@ def find_ibans(scan: Scan) -> list[Hit]:
     goes on from where the IBAN ends (from the next word when none holds), so what the match ran into is read too."""
     hits: list[Hit] = []
     position = 0
-    while m := scan.next_number(_IBAN, position):
+    while m := scan.next_number(_IBAN, position, lead=3, digits=2):
         value = m.group()
         position = m.start() + 1
         while True:
@@ -219,7 +221,7 @@ def find_ssns(scan: Scan) -> list[Hit]:
     """
     hits: list[Hit] = []
     text = scan.text
-    for m in scan.numbers(_SSN):
+    for m in scan.numbers(_SSN, lead=0, digits=9):
         start, end = m.span()
         has_context = near(_SSN_CONTEXT, text, start, end, _SSN_WINDOW)
         digits = m.group(1) + m.group(3) + m.group(4)
@@ -228,7 +230,7 @@ def find_ssns(scan: Scan) -> list[Hit]:
         elif m.group(2) == "-" and std_ssn.is_valid(digits) and not labelled_business_id(text, start):
             hits.append(Hit("US_SSN", start, end, 0.85, m.group(), digits))
     if "\n" in text:
-        for m in scan.numbers(_SSN_WRAPPED):
+        for m in scan.numbers(_SSN_WRAPPED, lead=0, digits=9):
             if "\n" in m.group() and near(_SSN_CONTEXT, text, m.start(), m.end(), _SSN_WINDOW):
                 hits.append(Hit("US_SSN", m.start(), m.end(), 0.9, m.group(), m.group(1) + m.group(3) + m.group(4)))
     return hits
@@ -246,7 +248,7 @@ _CN_RIC = re.compile(r"\d(?<![0-9A-Za-z]\d)\d{16}[\dXx](?![0-9A-Za-z])")
 def find_cn_resident_ids(scan: Scan) -> list[Hit]:
     return [
         Hit("CN_RESIDENT_ID", m.start(), m.end(), 0.95, m.group(), m.group().upper())
-        for m in scan.numbers(_CN_RIC)
+        for m in scan.numbers(_CN_RIC, lead=0, digits=17)
         if cn_ric.is_valid(m.group())
     ]
 
@@ -271,7 +273,7 @@ def is_snils(digits: str) -> bool:
 
 def find_ru_snils(scan: Scan) -> list[Hit]:
     hits: list[Hit] = []
-    for m in scan.numbers(_SNILS):
+    for m in scan.numbers(_SNILS, lead=0, digits=11):
         digits = digits_of(m.group())
         formatted = len(m.group()) > len(digits)
         context = near(_SNILS_CONTEXT, scan.text, m.start(), m.end(), _ID_WINDOW)
@@ -308,7 +310,7 @@ def find_ru_inns(scan: Scan) -> list[Hit]:
     if not scan.mentions(_INN_HINTS):
         return []
     hits = []
-    for m in scan.numbers(_INN):
+    for m in scan.numbers(_INN, lead=0, digits=10):
         digits = digits_of(m.group())
         if not near(_INN_CONTEXT, scan.text, m.start(), m.end(), _ID_WINDOW) or not ru_inn.is_valid(digits):
             continue
@@ -340,7 +342,7 @@ def find_vn_national_ids(scan: Scan) -> list[Hit]:
     if not scan.mentions(_VN_ID_HINTS):
         return []
     hits: list[Hit] = []
-    for m in scan.numbers(_VN_ID):
+    for m in scan.numbers(_VN_ID, lead=0, digits=9):
         value = m.group()
         if len(value) == 12 and int(value[:3]) not in _VN_PROVINCES:
             continue
