@@ -67,7 +67,7 @@ HEURISTIC_PACKS: dict[str, HeuristicPack] = {
         folders=("receipts",),
     ),
     "contract": HeuristicPack(
-        version="heuristic-contract-v30",
+        version="heuristic-contract-v31",
         extractor="contract:extract_contract",
         gate_name="contract_gate",
         folders=("contracts",),

@@ -973,6 +973,9 @@ def _features(contract: _Contract, found: _Found, others: dict[str, _Found]) -> 
             "far_from_clause": float(found.start - contract.parties_clause > CLAUSE_CHARS),
             "address_like": float(bool(_ADDRESS_WORDS.search(value))),  # "Walnut Street, Boulder, CO"
             "signatory_words": float(bool(_SIGNATORY_WORDS.search(value))),  # "K. Chan Chief Executive Officer ..."
+            # a name printed in capitals ("WREN MEDIA, INC.") is a preamble's formal naming of a party; a name in
+            # mixed case is as often a reader's pick from running text
+            "in_capitals": float(value.isupper()),
         }
     elif found.field in _DATE_FIELDS:
         when = date.fromisoformat(value)

@@ -793,6 +793,18 @@ def test_a_title_going_past_its_kind_or_ending_on_a_mark_is_evidence_of_doubt(sc
     assert ending(RUSSIAN)[1:] == (0.0, 0.0)
 
 
+def test_a_party_printed_in_capitals_is_evidence_of_confidence(schema: SchemaVersion) -> None:
+    """A preamble names its parties formally, often in capitals ("WREN MEDIA, INC."); a name in mixed case is as
+    often a reader's pick from running text (evidence for the calibration; the value stays as printed)."""
+    text = (
+        "CONTENT LICENSE AGREEMENT\n\nThis Agreement is made between WREN MEDIA, INC., a Delaware corporation "
+        '("Wren"), and Tern Cable LLC, a Texas limited liability company ("Tern").\n'
+    )
+    found = _fields(text, schema)
+    assert (found["party_a"].value["value"], found["party_b"].value["value"]) == ("WREN MEDIA, INC.", "Tern Cable LLC")
+    assert (found["party_a"].features["in_capitals"], found["party_b"].features["in_capitals"]) == (1.0, 0.0)
+
+
 def test_the_word_lists_a_warm_process_prepares_are_the_ones_a_contract_compiles(schema: SchemaVersion) -> None:
     """`prepare_word_lists` (a watch's warm-up) compiles each lexicon's word lists: reading both contracts afterwards
     compiles only the few lists the reader puts together as it goes (a concatenation, a slice, a list of its own);
