@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fpdf import FPDF
 
 from extraction_assets.lib.models import Document, ReadFailure
 from extraction_assets.lib.readers import PdfError, read_file, read_inbox, read_pdf
@@ -15,6 +14,8 @@ SAMPLE_PDF = SAMPLE_INBOX / "minsk-legal" / "contracts" / "2026-03-03-dogovor-us
 
 
 def _pdf(*pages: str, user_password: str | None = None) -> bytes:
+    from fpdf import FPDF  # a PDF writer and its font tools: imported by the worker that runs these tests alone
+
     pdf = FPDF()
     pdf.set_font("Helvetica", size=11)
     if user_password is not None:
