@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -38,15 +39,17 @@ def test_an_empty_user_password_opens_the_file() -> None:
 
 
 @pytest.mark.parametrize(
-    ("data", "reason"),
+    ("make", "reason"),
     [
-        (b"just text, renamed to .pdf", "not a PDF"),
-        (_pdf("SERVICES AGREEMENT " * 40)[:400], "malformed PDF"),
-        (_pdf(""), "no text layer"),
-        (_pdf("CONFIDENTIAL", user_password="s3cret"), "needs a password"),
+        (lambda: b"just text, renamed to .pdf", "not a PDF"),
+        (lambda: _pdf("SERVICES AGREEMENT " * 40)[:400], "malformed PDF"),
+        (lambda: _pdf(""), "no text layer"),
+        (lambda: _pdf("CONFIDENTIAL", user_password="s3cret"), "needs a password"),
     ],
+    ids=["not-a-pdf", "cut-short", "no-text-layer", "password"],
 )
-def test_unreadable_pdfs_raise_a_clear_reason(data: bytes, reason: str) -> None:
+def test_unreadable_pdfs_raise_a_clear_reason(make: Callable[[], bytes], reason: str) -> None:
+    data = make()  # written when the test runs: collecting the file writes no PDF
     with pytest.raises(PdfError, match=reason):
         read_pdf(data)
 
