@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import signal
@@ -45,6 +46,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if INTEGRATION in Path(str(item.path)).parents:
             item.add_marker(pytest.mark.integration)
     items.sort(key=_longest_first)  # stable: otherwise the order collected
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collecting made (Dagster, the package, every test module: most of a worker's objects) lives as long as
+    the session: frozen, it is no longer scanned by the full collections during the tests nor by pytest's own at the
+    session's end."""
+    gc.freeze()
 
 
 def _longest_first(item: pytest.Item) -> float:

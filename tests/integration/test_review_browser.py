@@ -49,28 +49,31 @@ def serving(path: Path) -> Iterator[str]:
         thread.join(timeout=10)
 
 
-@contextmanager
-def browser_page(tmp_path: Path, reviewer: str) -> Iterator[Any]:
-    """A headless Chromium page signed in as `reviewer`; a screenshot of what it saw when the test fails."""
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for the file's tests (each signs in through a context of its own)."""
     with sync_api.sync_playwright() as playwright:
-        name, token = basic_auth(reviewer)  # the reviewer signs in; the audit names who signed in
-        context = playwright.chromium.launch_persistent_context(
-            str(tmp_path / f"profile-{reviewer}"),
-            executable_path=str(CHROMIUM),
-            headless=True,
-            args=CHROMIUM_FLAGS,
-            http_credentials={"username": name, "password": token},
-        )
-        page = context.new_page()
-        try:
-            yield page
-        except Exception:
-            shot = tmp_path / f"review-page-failure-{reviewer}.png"
-            page.screenshot(path=str(shot), full_page=True)
-            print(f"screenshot of what the browser saw: {shot}")
-            raise
-        finally:
-            context.close()
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS)
+        yield launched
+        launched.close()
+
+
+@contextmanager
+def browser_page(browser: Any, tmp_path: Path, reviewer: str) -> Iterator[Any]:
+    """A page signed in as `reviewer`, in a browser context of its own (no cookie or cache of another test); a
+    screenshot of what it saw when the test fails."""
+    name, token = basic_auth(reviewer)  # the reviewer signs in; the audit names who signed in
+    context = browser.new_context(http_credentials={"username": name, "password": token})
+    page = context.new_page()
+    try:
+        yield page
+    except Exception:
+        shot = tmp_path / f"review-page-failure-{reviewer}.png"
+        page.screenshot(path=str(shot), full_page=True)
+        print(f"screenshot of what the browser saw: {shot}")
+        raise
+    finally:
+        context.close()
 
 
 @pytest.fixture
@@ -81,9 +84,9 @@ def served(tmp_path: Path) -> Iterator[tuple[str, Path, dict[str, str]]]:
         yield base, path, ids
 
 
-def test_open_the_queue_correct_an_item_and_see_the_history_change(served, tmp_path: Path) -> None:
+def test_open_the_queue_correct_an_item_and_see_the_history_change(served, browser, tmp_path: Path) -> None:
     base, path, ids = served
-    with browser_page(tmp_path, "linh") as page:
+    with browser_page(browser, tmp_path, "linh") as page:
         page.goto(f"{base}/")
         links = page.locator("#queue a.item-link")
         assert links.count() == 2
@@ -130,10 +133,10 @@ SHOP_ITEMS = [
 ]
 
 
-def test_select_a_group_and_act_then_correct_part_of_another_in_one_decision(tmp_path: Path) -> None:
+def test_select_a_group_and_act_then_correct_part_of_another_in_one_decision(browser, tmp_path: Path) -> None:
     path = tmp_path / "w.duckdb"
     ids = seed_documents(path, RECEIPTS, SHOP_ITEMS)
-    with serving(path) as base, browser_page(tmp_path, "linh") as page:
+    with serving(path) as base, browser_page(browser, tmp_path, "linh") as page:
         page.goto(f"{base}/")
         shop = page.locator("tr.group", has_text="GREEN LEAF GROCERY")
         assert shop.locator(".size").inner_text() == "3", "three receipts, one group"
@@ -165,12 +168,12 @@ def test_select_a_group_and_act_then_correct_part_of_another_in_one_decision(tmp
     assert len([e for e in entries if e.action == "reject"]) == 2 and report.intact
 
 
-def test_add_a_missed_item_by_selecting_its_evidence_in_the_document(tmp_path: Path) -> None:
+def test_add_a_missed_item_by_selecting_its_evidence_in_the_document(browser, tmp_path: Path) -> None:
     path = tmp_path / "w.duckdb"
     ids = seed_documents(path, RECEIPTS, SHOP_ITEMS)
     with open_warehouse(path) as con:
         [(doc_id,)] = con.execute("SELECT doc_id FROM extracted_items WHERE item_id = ?", [ids["r4:risk"]]).fetchall()
-    with serving(path) as base, browser_page(tmp_path, "ana") as page:
+    with serving(path) as base, browser_page(browser, tmp_path, "ana") as page:
         page.goto(f"{base}/items/{ids['r4:risk']}")
         page.click("#document-link")
         page.wait_for_selector("#add-form")

@@ -3,12 +3,14 @@ body, or its headers too) never trips a per-read timeout, so every call needs a 
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from evals.fake_llm import FakeLLMServer, Faults
 from extraction_assets.lib.extraction import OrchestratedExtractor, extract_stream
@@ -20,16 +22,20 @@ from extraction_assets.lib.settings import DEFAULT_PROMPTS
 
 PULSE = load_schema(DEFAULT_PROMPTS, "pulse@v1")
 TEXT = "We will ship the order by Friday. The supplier delay is a risk for the launch."
-OUTPUT = response_model(PULSE)
+
+
+@functools.cache
+def _output() -> type[BaseModel]:
+    """The version's answer model, built on first use: not by every test worker that only collects this file."""
+    return response_model(PULSE)
 
 
 def _messages(number: int = 1) -> list[dict[str, str]]:
     """A request about document `number` (another number: another request, not answered from the cache)."""
     doc = ExtractionInput(doc_id=f"d{number}", tenant_id="t", kind="text", text=f"{TEXT} ({number})")
-    return build_messages(PULSE, doc, OUTPUT)
+    return build_messages(PULSE, doc, _output())
 
 
-MESSAGES = _messages()
 # an answer of a few hundred bytes at one byte a second takes minutes: far past every bound below
 DRIP_S = 1.0
 TIMEOUT_S = 2.5  # a call's time in all
@@ -70,8 +76,8 @@ def _client(fake: FakeLLMServer, concurrency: int = 1) -> LLMClient:
 @pytest.mark.parametrize("headers", [False, True], ids=["body", "headers"])
 def test_an_answer_sent_a_byte_at_a_time_ends_at_the_calls_deadline_and_leaves_it_pending(headers: bool) -> None:
     with FakeLLMServer(Faults(drip_s=DRIP_S, drip_headers=headers)) as fake:
-        client = _client(fake)
-        _, deferred, took = _within(TIMEOUT_S + SLACK_S, lambda: client.complete(MESSAGES, OUTPUT))
+        client, messages, output = _client(fake), _messages(), _output()
+        _, deferred, took = _within(TIMEOUT_S + SLACK_S, lambda: client.complete(messages, output))
         asked = len(fake.requests)
     assert isinstance(deferred, Deferred) and deferred.reason == "deadline", deferred
     assert took >= TIMEOUT_S, f"the call ended after {took:.1f} s"
@@ -81,7 +87,8 @@ def test_an_answer_sent_a_byte_at_a_time_ends_at_the_calls_deadline_and_leaves_i
 
 def _ask(client: LLMClient, messages: list[dict[str, str]]) -> Any:
     """One call, within its deadline (and the slack): its answer, or what it raised."""
-    result, raised, _ = _within(TIMEOUT_S + SLACK_S, lambda: client.complete(messages, OUTPUT))
+    output = _output()
+    result, raised, _ = _within(TIMEOUT_S + SLACK_S, lambda: client.complete(messages, output))
     return raised or result
 
 
@@ -98,9 +105,9 @@ def test_once_a_wave_of_calls_ran_out_of_time_the_endpoint_is_stuck_and_nothing_
 def test_a_healthy_endpoint_answers_within_the_deadline_and_resets_the_count() -> None:
     with FakeLLMServer(Faults(drip_s=DRIP_S)) as fake:
         client = _client(fake, concurrency=2)
-        assert isinstance(_ask(client, MESSAGES), Deferred)
+        assert isinstance(_ask(client, _messages()), Deferred)
         fake.configure(drip_s=0.0)
-        parsed, stats = _ask(client, MESSAGES)
+        parsed, stats = _ask(client, _messages())
         assert parsed.items and stats.calls == 1
         fake.configure(drip_s=DRIP_S)
         assert isinstance(_ask(client, _messages(2)), Deferred)

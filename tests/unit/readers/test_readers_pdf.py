@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from fpdf import FPDF
 
 from extraction_assets.lib.models import Document, ReadFailure
 from extraction_assets.lib.readers import PdfError, read_file, read_inbox, read_pdf
@@ -15,6 +15,8 @@ SAMPLE_PDF = SAMPLE_INBOX / "minsk-legal" / "contracts" / "2026-03-03-dogovor-us
 
 
 def _pdf(*pages: str, user_password: str | None = None) -> bytes:
+    from fpdf import FPDF  # a PDF writer and its font tools: imported by the worker that runs these tests alone
+
     pdf = FPDF()
     pdf.set_font("Helvetica", size=11)
     if user_password is not None:
@@ -37,15 +39,17 @@ def test_an_empty_user_password_opens_the_file() -> None:
 
 
 @pytest.mark.parametrize(
-    ("data", "reason"),
+    ("make", "reason"),
     [
-        (b"just text, renamed to .pdf", "not a PDF"),
-        (_pdf("SERVICES AGREEMENT " * 40)[:400], "malformed PDF"),
-        (_pdf(""), "no text layer"),
-        (_pdf("CONFIDENTIAL", user_password="s3cret"), "needs a password"),
+        (lambda: b"just text, renamed to .pdf", "not a PDF"),
+        (lambda: _pdf("SERVICES AGREEMENT " * 40)[:400], "malformed PDF"),
+        (lambda: _pdf(""), "no text layer"),
+        (lambda: _pdf("CONFIDENTIAL", user_password="s3cret"), "needs a password"),
     ],
+    ids=["not-a-pdf", "cut-short", "no-text-layer", "password"],
 )
-def test_unreadable_pdfs_raise_a_clear_reason(data: bytes, reason: str) -> None:
+def test_unreadable_pdfs_raise_a_clear_reason(make: Callable[[], bytes], reason: str) -> None:
+    data = make()  # written when the test runs: collecting the file writes no PDF
     with pytest.raises(PdfError, match=reason):
         read_pdf(data)
 

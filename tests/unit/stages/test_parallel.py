@@ -26,6 +26,9 @@ from extraction_assets.lib.parallel import (
 from extraction_assets.lib.settings import Settings
 from extraction_assets.lib.warehouse import batched
 from extraction_assets.runner import shards_at_once
+from tests.process_state import not_loaded, variable_and_loaded
+
+WORKERS = parallel.WORKER_PROCESSES_VARIABLE
 
 
 def test_the_pool_has_a_worker_per_usable_core_or_as_many_as_set(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -61,10 +64,6 @@ def test_results_come_back_in_the_order_of_the_work_in_process_or_in_workers() -
     assert list(in_order(pow, iter([(n, 2) for n in range(7)]), 2)) == [n * n for n in range(7)]
 
 
-def _loaded(module: str) -> bool:
-    return module in sys.modules
-
-
 @pytest.mark.skipif("forkserver" not in multiprocessing.get_all_start_methods(), reason="no fork on this system")
 def test_workers_start_with_the_code_of_the_steps_work_loaded() -> None:
     """The steps name what their work imports (the readers, the scrubber, the extraction packs); a worker is forked
@@ -74,9 +73,9 @@ def test_workers_start_with_the_code_of_the_steps_work_loaded() -> None:
     named = sorted(parallel._worker_modules)
     assert {"extraction_assets.lib.readers", "extraction_assets.lib.pii.batch"} <= set(named)
     assert "extraction_assets.lib.heuristics.every_pack" in named
-    for module in [*named, *pack_modules()]:  # every pack's code, not only the module naming them
-        with parallel.background_pool(1) as pool:
-            assert pool.submit(_loaded, module).result(), module
+    modules = [*named, *pack_modules()]  # every pack's code, not only the module naming them
+    with parallel.background_pool(1) as pool:  # the worker's first job looks (its module imports nothing of ours)
+        assert pool.submit(not_loaded, modules).result() == []
 
 
 _BUSY_WORKERS = """
@@ -133,13 +132,6 @@ def test_shards_run_at_once_on_a_lake(
     assert shards_at_once(Settings(warehouse=Path(warehouse)), shards) == at_once
 
 
-def _shard_process_state() -> tuple[str | None, bool]:
-    import os
-    import sys
-
-    return os.environ.get(parallel.WORKER_PROCESSES_VARIABLE), "tabnanny" in sys.modules
-
-
 def test_the_shard_processes_started_early_have_imported_their_module_and_are_handed_out_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -149,10 +141,11 @@ def test_the_shard_processes_started_early_have_imported_their_module_and_are_ha
     early = parallel.shard_pool(2)
     with early as pool:
         assert len(pool._processes) == 1  # already running, before any shard's work
-        assert pool.submit(_shard_process_state).result() == ("1", True)  # 4 cores: itself and one worker
+        state = pool.submit(variable_and_loaded, WORKERS, "tabnanny").result()
+        assert state == ("1", True)  # 4 cores: itself and one worker
     with parallel.shard_pool(2) as pool:  # none left: new processes, with the same share of workers
         assert pool is not early
-        assert pool.submit(_shard_process_state).result() == ("1", False)
+        assert pool.submit(variable_and_loaded, WORKERS, "tabnanny").result() == ("1", False)
 
 
 def test_a_batch_ends_at_its_count_or_its_weight_and_a_heavy_item_is_a_batch_of_its_own() -> None:
