@@ -20,23 +20,12 @@ DuckDB's next allocations reuse those pages first, so they do not raise the peak
 set again to its value, which purges the allocator) as each lease ended, at most once a second, left the peaks at
 2 k, 8 k and 32 k documents as they were for about 1% more CPU, and is not done.
 
-The limit is also a cache: the table blocks a statement read stay in the pool until it is full, so the pool of a run
-filled up to the limit as the warehouse grew past it (a 2 k-document warehouse, 66 MB, never filled it; at 32 k the
-cached blocks of the tables stood at 75 to 116 MB of 122 between batches), and with it the run's peak. After a
-batch (`trim_cache`, at most every `TRIM_EVERY_S`) the cached blocks of the tables beyond `CACHE_KEEP_MB` are
-dropped: the limit is set to what DuckDB holds less those blocks, which DuckDB evicts first (they are on disk: no
-write), and at once set back, which also returns the freed memory to the system. A later batch reads its blocks
-again from the page cache.
-
 Its threads: the run's worker processes take the cores while DuckDB works in the run's own process, so it gets half
 of them (at least one)."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import threading
-import time
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -46,11 +35,6 @@ if TYPE_CHECKING:
 DEFAULT_MEMORY_MB = 128  # a full run of 32 k documents passes with it; the buffer pool is most of it
 ALLOCATOR_FLUSH_MB = 8  # DuckDB's default 128 MB: freed memory stayed in the process
 SMALL_MACHINE_SHARE = 8  # on a machine with less than 1 GB, an eighth of it
-CACHE_KEEP_MB = 8  # of the tables' cached blocks, this much stays between batches
-TRIM_EVERY_S = 1.0
-_MB = 1024 * 1024
-_last_trim = float("-inf")
-_trim_lock = threading.Lock()
 
 
 def _machine_mb() -> int | None:
@@ -92,27 +76,3 @@ def limit_engine(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
         f"SET allocator_flush_threshold = '{ALLOCATOR_FLUSH_MB}MB'; SET allocator_background_threads = true"
     )
     return con
-
-
-def trim_cache(con: duckdb.DuckDBPyConnection, every_s: float = TRIM_EVERY_S) -> bool:
-    """Drop the cached table blocks of `con`'s database beyond `CACHE_KEEP_MB`, unless that was done less than
-    `every_s` seconds ago in this process; whether it was done. Only while no statement of the database runs (the
-    limit is lowered for a moment): the caller holds every cursor of it."""
-    global _last_trim
-    now = time.monotonic()
-    with _trim_lock:
-        if now - _last_trim < every_s:
-            return False
-        _last_trim = now
-    total, cached = con.execute(
-        "SELECT sum(memory_usage_bytes), sum(memory_usage_bytes) FILTER (tag = 'BASE_TABLE') FROM duckdb_memory()"
-    ).fetchone() or (0, 0)
-    if not cached or cached <= CACHE_KEEP_MB * _MB:
-        return False
-    keep = max(int(total) - int(cached) + CACHE_KEEP_MB * _MB, _MB)
-    import duckdb
-
-    with contextlib.suppress(duckdb.Error):  # what could not be evicted stays: the limit is set back below
-        con.execute(f"SET memory_limit = '{keep // 1024}KiB'")
-    con.execute(f"SET memory_limit = '{engine_config()['memory_limit']}'")
-    return True

@@ -33,7 +33,6 @@ from typing import TYPE_CHECKING
 
 from extraction_assets.lib.freed_memory import give_back_freed_memory
 from extraction_assets.lib.parallel import working
-from extraction_assets.lib.warehouse.engine import trim_cache
 from extraction_assets.lib.warehouse.lock_wait import WRITER_YIELD_S, waiting_processes
 from extraction_assets.lib.warehouse.opening import connect
 
@@ -107,8 +106,6 @@ class HeldWarehouse:
                 self._idle_since = time.monotonic()
                 if not self._leases and self._others_wait():
                     self._give_back(for_waiters=True)
-                elif not self._leases and self._root is not None:
-                    trim_cache(self._root)  # the tables' blocks this batch read (`engine`)
             give_back_freed_memory()  # a batch's rows are let go here: at most once a second (`freed_memory`)
 
     @contextmanager

@@ -11,19 +11,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
-import duckdb
 import pytest
 
 from extraction_assets.defs.resources import WarehouseResource
 from extraction_assets.lib.settings import Settings
-from extraction_assets.lib.warehouse import (
-    HeldWarehouse,
-    engine,
-    give_back,
-    held_warehouse,
-    open_warehouse,
-    transaction,
-)
+from extraction_assets.lib.warehouse import HeldWarehouse, give_back, held_warehouse, open_warehouse, transaction
 from extraction_assets.lib.warehouse import held as held_module
 from extraction_assets.lib.warehouse.held import IDLE_S
 from extraction_assets.lib.warehouse.lock_wait import open_duckdb_file, readers_file
@@ -226,40 +218,3 @@ def test_a_step_keeps_the_file_open_between_its_batches_whoever_launched_its_run
         give_back(warehouse.path)
     with WarehouseResource(path="ducklake:sqlite:" + str(tmp_path / "lake.sqlite")).pinned():
         pass  # a DuckLake catalog is never held: nothing to pin
-
-
-def _memory(con: duckdb.DuckDBPyConnection) -> tuple[float, float, float, str]:
-    """(cached table blocks, blocks of rows appended since the last checkpoint, spilled, MB) and the limit."""
-    cached, appended, spilled = one_row(
-        con.execute(
-            "SELECT sum(memory_usage_bytes) FILTER (tag = 'BASE_TABLE') / 2**20, "
-            "sum(memory_usage_bytes) FILTER (tag = 'IN_MEMORY_TABLE') / 2**20, "
-            "sum(temporary_storage_bytes) / 2**20 FROM duckdb_memory()"
-        )
-    )
-    limit = one_row(con.execute("SELECT current_setting('memory_limit')"))[0]
-    return float(cached or 0), float(appended or 0), float(spilled or 0), str(limit)
-
-
-def test_the_table_blocks_a_batch_read_are_dropped_after_it_and_rows_not_yet_checkpointed_stay(
-    held: HeldWarehouse, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """DuckDB keeps every block a statement read until its limit is reached: a run's pool filled up to the limit as
-    the warehouse grew past it, and its peak memory grew with the warehouse. After a batch the tables' cached blocks
-    beyond `CACHE_KEEP_MB` are dropped (they are on disk); rows appended since the last checkpoint, which only a
-    write to the temporary folder could evict, stay in memory; the limit is the same after."""
-    with held.lease() as con:
-        con.execute("CREATE TABLE notes AS SELECT i, repeat(md5(i::VARCHAR), 20) AS text FROM range(60000) t(i)")
-        con.execute("CHECKPOINT")
-        limit = _memory(con)[3]
-    monkeypatch.setattr(engine, "_last_trim", float("-inf"))
-    with held.lease() as con:
-        con.execute("CREATE TABLE fresh AS SELECT i, repeat(md5(i::VARCHAR), 20) AS text FROM range(10000) t(i)")
-        assert one_row(con.execute("SELECT count(DISTINCT text) FROM notes"))[0] == 60000
-        cached, appended, _, _ = _memory(con)
-        assert cached > 2 * engine.CACHE_KEEP_MB and appended > 0, "the scan's blocks are cached, the new rows held"
-    with held.lease() as con:
-        after = _memory(con)
-    assert after[0] <= engine.CACHE_KEEP_MB, f"{after[0]:.1f} MB of table blocks kept after the batch"
-    assert after[1] == appended and after[2] == 0, "rows not yet checkpointed stay in memory, none spilled"
-    assert after[3] == limit
