@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
 from evals.postgres_server import PostgresServer
 from extraction_assets.defs.partitions import MODEL_POOL
@@ -55,26 +56,45 @@ class FanOut:
         return self.env["EXTRACTION_WAREHOUSE"]
 
     def worker(self, *stages: str, shards: Sequence[int] = (), versions: Sequence[str] = ()) -> subprocess.Popen[bytes]:
-        command = [sys.executable, "-m", "evals.scale_out", *stages]
-        if shards:
-            command += ["--shards", ",".join(str(s) for s in shards)]
-        if versions:
-            command += ["--versions", ",".join(versions)]
         return subprocess.Popen(
-            command, env=self.env, cwd=PROJECT_DIR, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+            [sys.executable, "-m", "evals.scale_out", *worker_arguments(stages, shards, versions)],
+            env=self.env,
+            cwd=PROJECT_DIR,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
         )
 
     def run(self, *stages: str, shards: Sequence[int] = (), versions: Sequence[str] = ()) -> None:
         finish([self.worker(*stages, shards=shards, versions=versions)])
 
 
-def finish(workers: Sequence[subprocess.Popen[bytes]]) -> None:
+def worker_arguments(stages: Sequence[str], shards: Sequence[int] = (), versions: Sequence[str] = ()) -> list[str]:
+    """A worker's command line after `python -m evals.scale_out` (see `main`)."""
+    arguments = list(stages)
+    if shards:
+        arguments += ["--shards", ",".join(str(s) for s in shards)]
+    if versions:
+        arguments += ["--versions", ",".join(versions)]
+    return arguments
+
+
+class Worker(Protocol):
+    """What `finish` needs of a worker process (a `subprocess.Popen` with its output piped, or alike)."""
+
+    args: Any
+    returncode: int | None
+
+    def communicate(self) -> tuple[bytes | None, object]: ...
+
+
+def finish(workers: Sequence[Worker]) -> None:
     """Wait for every worker; a failed one fails with its output."""
     failed = []
     for worker in workers:
         output, _ = worker.communicate()
         if worker.returncode != 0:
-            failed.append(f"{worker.args!s} exited {worker.returncode}:\n{output.decode(errors='replace')[-4000:]}")
+            said = (output or b"").decode(errors="replace")[-4000:]
+            failed.append(f"{worker.args!s} exited {worker.returncode}:\n{said}")
     if failed:
         raise RuntimeError("\n\n".join(failed))
 

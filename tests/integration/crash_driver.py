@@ -4,19 +4,14 @@ Before each write of a stage it appends the stage's name to the file in CRASH_MA
 process (SIGKILL) at a chosen write of a chosen stage; a run that ends appends `exit`. The chosen write (CRASH_AT,
 `<stage>:<nth>`) waits until the test has seen its mark (the test then creates the file CRASH_GO names), so on a
 busy machine the kill still lands just after that write begins, not after a run that went on while the test was
-not scheduled. With `--serve` it imports the pipeline once and forks a run for each JSON line
-`{"env": {...}, "argv": [...], "stderr": path}` on stdin, answering with the run's pid; `wait <pid>` answers with
-its exit code (negative: the signal that killed it).
-A fork skips the seconds of imports a fresh process pays.
+not scheduled. The test forks each run from a server that imported this module, and with it the pipeline, once
+(`python -m tests.integration.forked tests.integration.crash_driver`, see `forked.py`).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import sys
 import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,7 +29,7 @@ import extraction_assets.lib.stages.extract as extract
 import extraction_assets.lib.stages.ingest as ingest
 import extraction_assets.lib.stages.review as review
 import extraction_assets.lib.stages.scrub as scrub
-from extraction_assets.cli import main
+from extraction_assets.cli import main as cli_main
 
 GO_WAIT_S = 60
 
@@ -63,34 +58,10 @@ extract.write_extraction_batch = announced("extract", extract.write_extraction_b
 review.rebuild_review_queue = announced("review_queue", review.rebuild_review_queue)
 
 
-def serve() -> None:
-    for line in sys.stdin:
-        if line.startswith("wait "):
-            _, status = os.waitpid(int(line.split()[1]), 0)
-            print(os.waitstatus_to_exitcode(status), flush=True)
-            continue
-        request = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            os.environ.clear()
-            os.environ.update(request["env"])
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 1)
-            os.dup2(os.open(request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
-            code = 1
-            try:
-                code = main(request["argv"])
-            except BaseException:
-                traceback.print_exc()
-            finally:
-                with Path(os.environ["CRASH_MARKS"]).open("a") as marks:
-                    marks.write("exit\n")
-                os._exit(code)
-        print(pid, flush=True)
-
-
-if __name__ == "__main__":
-    if sys.argv[1:] == ["--serve"]:
-        serve()
-    else:
-        sys.exit(main(sys.argv[1:]))
+def main(argv: list[str]) -> int:
+    """One run of the command line; `exit` announced however it ends (but by a kill)."""
+    try:
+        return cli_main(argv)
+    finally:
+        with Path(os.environ["CRASH_MARKS"]).open("a") as marks:
+            marks.write("exit\n")

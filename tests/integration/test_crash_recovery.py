@@ -8,13 +8,10 @@ turn; a last re-run finishes. The warehouse then holds the same rows, with the s
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import shutil
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,9 +24,9 @@ import pytest
 from extraction_assets.lib.settings import DEFAULT_PROMPTS, PACKAGE_DIR, SAMPLE_INBOX, Settings
 from extraction_assets.lib.warehouse import TABLES
 from extraction_assets.runner import run_pipeline
+from tests.integration.forked import ForkServer
 
 pytestmark = pytest.mark.long(30)
-ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = "pulse@v1"
 FILES = (
     "acme/pulses/2026-11-23-dana.json",
@@ -86,29 +83,14 @@ def clean(small_inbox: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[s
 
 
 @pytest.fixture(scope="module")
-def runs() -> Iterator[subprocess.Popen[str]]:
-    """The driver that forks each run from a process that imported the pipeline once (see `crash_driver.py`)."""
-    driver = subprocess.Popen(
-        [sys.executable, "-m", "tests.integration.crash_driver", "--serve"],
-        cwd=ROOT,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    yield driver
-    driver.kill()
-    driver.wait()
-
-
-def _ask(driver: subprocess.Popen[str], line: str) -> int:
-    assert driver.stdin is not None and driver.stdout is not None
-    driver.stdin.write(line + "\n")
-    driver.stdin.flush()
-    return int(driver.stdout.readline())
+def runs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ForkServer]:
+    """The server that forks each run from a process that imported the pipeline once (see `crash_driver.py`)."""
+    with ForkServer("tests.integration.crash_driver", dict(os.environ), tmp_path_factory.mktemp("runs")) as server:
+        yield server
 
 
 def _run(
-    driver: subprocess.Popen[str],
+    driver: ForkServer,
     env: dict[str, str],
     tmp: Path,
     stage: str | None = None,
@@ -117,30 +99,29 @@ def _run(
 ) -> int:
     """One `extraction-assets run`, killed `delay` seconds after its `nth` write of `stage` begins (the run waits at
     that write until the test has seen it)."""
-    marks, go, stderr = tmp / "marks", tmp / "go", tmp / "stderr"
+    marks, go = tmp / "marks", tmp / "go"
     marks.write_text("")
     go.unlink(missing_ok=True)
     env = {**env, "CRASH_MARKS": str(marks), "CRASH_GO": str(go)} | ({"CRASH_AT": f"{stage}:{nth}"} if stage else {})
-    request = {"env": env, "argv": ["run", "--schema", SCHEMA], "stderr": str(stderr)}
-    pid = _ask(driver, json.dumps(request))
+    run = driver.start(["run", "--schema", SCHEMA], env)
     deadline = time.monotonic() + STUCK_S
     while True:
         announced = marks.read_text().split()
         if stage and announced.count(stage) >= nth:  # the run waits at that write until it is told to go
             go.write_text("")
             time.sleep(delay)
-            os.kill(pid, signal.SIGKILL)
+            os.kill(run.pid, signal.SIGKILL)
             break
         if "exit" in announced:  # the run ended (before that write)
             break
         if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            _ask(driver, f"wait {pid}")
+            os.kill(run.pid, signal.SIGKILL)
+            run.wait()
             pytest.fail(f"the run made no progress in {STUCK_S} s (announced {announced}); waiting for a pool slot?")
         time.sleep(0.005)
-    code = _ask(driver, f"wait {pid}")
-    err = stderr.read_text()
-    assert "Traceback" not in err, err[-3000:]
+    code = run.wait()
+    said = run.said()
+    assert "Traceback" not in said, said[-3000:]
     return code
 
 
@@ -149,7 +130,7 @@ def test_kill_9_anywhere_then_rerun_equals_a_clean_run(
     with_instance: bool,
     small_inbox: Path,
     clean: dict[str, list[tuple[Any, ...]]],
-    runs: subprocess.Popen[str],
+    runs: ForkServer,
     tmp_path: Path,
 ) -> None:
     rng = random.Random(18 + with_instance)

@@ -9,13 +9,14 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
 import pytest
+from click.testing import CliRunner
+from dagster._cli.job import job_launch_command
 
 from extraction_assets.instance import open_instance
 from extraction_assets.instance.daemon import command as daemon_command
@@ -24,7 +25,6 @@ from extraction_assets.lib.settings import PACKAGE_DIR
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.long(25)
-BIN = Path(sys.executable).parent
 LOCATION = '''
 import time
 from pathlib import Path
@@ -89,9 +89,9 @@ def test_a_queued_run_waits_queued_and_a_killed_run_is_failed_and_gives_the_pool
     root, env = home
     monkeypatch.setenv("DAGSTER_HOME", env["DAGSTER_HOME"])
     instance = open_instance()  # as `make ui` opens the home before the daemon starts: the pools get their limit
-    launch = [str(BIN / "dagster"), "job", "launch", "-w", str(root / "workspace.yaml"), "-j", "held_job"]
-    for _ in range(2):
-        subprocess.run(launch, env=env, check=True, capture_output=True, cwd=root)
+    for _ in range(2):  # `dagster job launch`, in this process (the code server it loads the job from runs apart)
+        launched = CliRunner().invoke(job_launch_command, ["-w", str(root / "workspace.yaml"), "-j", "held_job"])
+        assert launched.exit_code == 0, launched.output
     first, second = sorted(instance.get_runs(), key=lambda run: run.tags.get("dagster/run_id", run.run_id))[:2]
 
     def status(run_id: str) -> dg.DagsterRunStatus:

@@ -22,7 +22,7 @@ from evals.bench_throughput import TENANTS
 from evals.postgres_server import PostgresServer
 from evals.scale_out import duplicate_keys, finish, snapshot
 from extraction_assets.lib.warehouse import Shard, open_warehouse, shard_documents
-from tests.integration.scale_out_support import NEEDS_POSTGRES, SHARDS, assert_same_rows, lake, reference
+from tests.integration.scale_out_support import NEEDS_POSTGRES, SHARDS, assert_same_rows, lake, reference, workers
 
 pytestmark = [pytest.mark.long(90), NEEDS_POSTGRES]
 EVERY = 6  # one eval record in six, in each tenant: every kind of document, a sixth of the whole inbox's work
@@ -47,23 +47,24 @@ def test_a_bench_inbox_in_four_parallel_shards_one_killed_mid_write_matches_the_
     expected = reference(tmp_path, inbox)
     fanned = lake(postgres, tmp_path, "bench", inbox)
     server_cpu_before = postgres.cpu_seconds()
-    fanned.run("ingest")
-    victim = fanned.worker("extract", shards=[0])
-    others = [fanned.worker("extract", shards=[shard]) for shard in range(1, SHARDS)]
-    deadline = time.monotonic() + 600
-    while _extracted_in_shard(fanned.warehouse, Shard(0, SHARDS)) == 0:  # shard 0 has committed a batch: it writes
-        if victim.poll() is not None:
-            said = victim.stdout.read().decode(errors="replace")[-3000:] if victim.stdout else ""
-            raise AssertionError(f"shard 0 finished (exit {victim.returncode}) before it could be killed:\n{said}")
-        assert time.monotonic() < deadline
-        time.sleep(0.1)
-    os.kill(victim.pid, signal.SIGKILL)
-    assert victim.wait() == -signal.SIGKILL
-    finish(others)
-    written_before_rerun = _extracted_in_shard(fanned.warehouse, Shard(0, SHARDS))
-    # the re-run (committed batches are kept, the rest is done now), each version's queue after its shard 0, in one
-    # worker (every other shard is done)
-    fanned.run("extract", "queue", shards=[0])
+    with workers(fanned, tmp_path / "workers") as fan:
+        fan.run("ingest")
+        victim = fan.start("extract", shards=[0])
+        others = [fan.start("extract", shards=[shard]) for shard in range(1, SHARDS)]
+        deadline = time.monotonic() + 600
+        while _extracted_in_shard(fanned.warehouse, Shard(0, SHARDS)) == 0:  # shard 0 has committed a batch: it writes
+            if victim.poll() is not None:
+                said = victim.said()[-3000:]
+                raise AssertionError(f"shard 0 finished (exit {victim.returncode}) before it could be killed:\n{said}")
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        os.kill(victim.pid, signal.SIGKILL)
+        assert victim.wait() == -signal.SIGKILL
+        finish(others)
+        written_before_rerun = _extracted_in_shard(fanned.warehouse, Shard(0, SHARDS))
+        # the re-run (committed batches are kept, the rest is done now), each version's queue after its shard 0, in
+        # one worker (every other shard is done)
+        fan.run("extract", "queue", shards=[0])
     assert_same_rows(snapshot(fanned.warehouse), expected, "the lake")
     assert duplicate_keys(fanned.warehouse) == {}
     assert 0 < written_before_rerun < _extracted_in_shard(fanned.warehouse, Shard(0, SHARDS))

@@ -30,6 +30,7 @@ from tests.integration.scale_out_support import (
     dagster_runs,
     lake,
     reference,
+    workers,
 )
 
 pytestmark = [pytest.mark.long(100), NEEDS_POSTGRES]
@@ -70,39 +71,40 @@ def test_every_versions_four_shards_at_once_one_through_the_dagster_cli_match_th
     through `dagster asset materialize` with the multiprocess executor (docs/scale_out/multiprocess.yaml) at the same
     time. Nothing conflicts: the lake holds the rows of one run into a DuckDB file."""
     fanned = lake(postgres, tmp_path, "sample", sample)
-    fanned.run("ingest")  # adds every version's partitions to the instance before the backfills start
-    versions = sorted(discover_schemas(DEFAULT_PROMPTS)[0])
-    assert CLI_VERSION in versions and len(versions) > 1
-    cli = subprocess.Popen(
-        [
-            str(Path(sys.executable).parent / "dagster"),  # the venv's
-            "asset",
-            "materialize",
-            "-m",
-            "extraction_assets.definitions",
-            "--select",
-            "group:extraction",
-            "--partition",
-            f"{CLI_VERSION}|0",
-            "-c",
-            str(PROJECT_DIR / "docs" / "scale_out" / "multiprocess.yaml"),
-        ],
-        env=fanned.env,
-        cwd=PROJECT_DIR,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    others = [version for version in versions if version != CLI_VERSION]
-    workers = [fanned.worker("extract", shards=[0], versions=others)]
-    workers += [fanned.worker("extract", shards=[shard], versions=versions) for shard in range(1, SHARDS)]
-    finish([*workers, cli])
-    fanned.run("queue")
+    with workers(fanned, tmp_path / "workers") as fan:
+        fan.run("ingest")  # adds every version's partitions to the instance before the backfills start
+        versions = sorted(discover_schemas(DEFAULT_PROMPTS)[0])
+        assert CLI_VERSION in versions and len(versions) > 1
+        cli = subprocess.Popen(
+            [
+                str(Path(sys.executable).parent / "dagster"),  # the venv's
+                "asset",
+                "materialize",
+                "-m",
+                "extraction_assets.definitions",
+                "--select",
+                "group:extraction",
+                "--partition",
+                f"{CLI_VERSION}|0",
+                "-c",
+                str(PROJECT_DIR / "docs" / "scale_out" / "multiprocess.yaml"),
+            ],
+            env=fanned.env,
+            cwd=PROJECT_DIR,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        others = [version for version in versions if version != CLI_VERSION]
+        started = [fan.start("extract", shards=[0], versions=others)]
+        started += [fan.start("extract", shards=[shard], versions=versions) for shard in range(1, SHARDS)]
+        finish([*started, cli])
+        fan.run("queue")
     assert_same_rows(snapshot(fanned.warehouse), expected, "the lake")
     assert duplicate_keys(fanned.warehouse) == {}
     runs = dagster_runs(postgres, "sample_dagster")  # Dagster's own storage is PostgreSQL
     # the ingest; a run per worker, each over its versions (a range of them: one run); the CLI's; one queue run for
     # every version
-    assert runs.get("SUCCESS", 0) == 1 + len(workers) + 1 + 1, runs
+    assert runs.get("SUCCESS", 0) == 1 + len(started) + 1 + 1, runs
 
 
 def _cli_run(env: dict[str, str], inbox: Path, *options: str) -> str:
