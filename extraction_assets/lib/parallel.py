@@ -278,9 +278,7 @@ def start_shard_pool(shards: int, warm: str) -> None:
     processes, workers = shard_processes(shards)
     if processes < 1 or _shard_pool is not None:
         return
-    pool = ProcessPoolExecutor(
-        processes, mp_context=multiprocessing.get_context("spawn"), initializer=_start_shard, initargs=(workers, warm)
-    )
+    pool = _new_shard_pool(processes, workers, warm)
     for _ in range(processes):  # a submit finding no idle process spawns one: every process starts now
         pool.submit(int)
     _shard_pool = (processes, workers, pool)
@@ -296,8 +294,13 @@ def shard_pool(shards: int) -> ProcessPoolExecutor:
         if early[:2] == (processes, workers):
             return early[2]
         early[2].shutdown(wait=False, cancel_futures=True)
+    return _new_shard_pool(processes, workers, "")
+
+
+def _new_shard_pool(processes: int, workers: int, warm: str) -> ProcessPoolExecutor:
+    """Spawned shard processes, each with `workers` worker processes of its own and the module `warm` imported."""
     return ProcessPoolExecutor(
-        processes, mp_context=multiprocessing.get_context("spawn"), initializer=_start_shard, initargs=(workers, "")
+        processes, mp_context=multiprocessing.get_context("spawn"), initializer=_start_shard, initargs=(workers, warm)
     )
 
 
